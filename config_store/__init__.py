@@ -1,0 +1,1 @@
+"""Config Store: a Factory+ ConfigDB-compatible service with the Auth subset, and its client."""

@@ -1,0 +1,1 @@
+"""Config Store domain logic: the object model, entries, ACLs, notify. Never imports Flask."""

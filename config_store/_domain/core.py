@@ -1,0 +1,139 @@
+"""The store's shared state and its write transactions.
+
+A :class:`Tx` writes storage and the in-memory graph together and collects change
+events; they are published only after the commit. A failed transaction reloads the graph
+and the grants from storage, so memory never keeps a rolled-back change.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .. import uuids
+from .._storage import GrantRow, SQLiteStorage, Writer
+from .acl import Acl
+from .credentials import Sessions
+from .events import ConfigChanged, Event, EventBus, StructureChanged
+from .graph import Graph, Obj
+from .jsonvalue import canonical
+
+
+def new_uuid() -> str:
+    """A fresh random UUID string."""
+    return str(uuidlib.uuid4())
+
+
+class Tx:
+    """One write transaction over storage and the graph."""
+
+    def __init__(self, core: Core, writer: Writer) -> None:
+        self.core = core
+        self.w = writer
+        self.events: list[Event] = []
+        self.acl_dirty = False
+        self.added_grants: list[GrantRow] = []
+        self.removed_grants: list[str] = []
+
+    # -- objects and relations --------------------------------------------------------
+    def put_object(self, obj: Obj) -> Obj:
+        """Store an object's facts with a fresh Registration etag."""
+        obj = obj.evolve(etag=new_uuid())
+        self.w.put_object(obj.row())
+        self.core.graph.put(obj)
+        self.acl_dirty = True
+        self.events.append(ConfigChanged(uuids.App.Registration, obj.uuid, obj.registration(),
+                                         obj.etag))
+        return obj
+
+    def remove_object(self, uuid: str) -> None:
+        """Delete an object, its entries and the relations where it is the lower end."""
+        for app in self.w.config_apps_of(uuid):
+            self.events.append(ConfigChanged(app, uuid, None, None))
+        self.w.delete_object(uuid)
+        self.core.graph.remove(uuid)
+        self.acl_dirty = True
+        self.events.append(ConfigChanged(uuids.App.Registration, uuid, None, None))
+        self.events.append(StructureChanged())
+
+    def set_member(self, klass: str, member: str, present: bool) -> None:
+        """Add or remove a direct membership."""
+        self.w.set_membership(klass, member, present)
+        self.core.graph.set_member(klass, member, present)
+        self.acl_dirty = True
+        self.events.append(StructureChanged())
+
+    def set_subclass(self, klass: str, sub: str, present: bool) -> None:
+        """Add or remove a direct subclass link."""
+        self.w.set_subclass(klass, sub, present)
+        self.core.graph.set_subclass(klass, sub, present)
+        self.acl_dirty = True
+        self.events.append(StructureChanged())
+
+    # -- config entries ---------------------------------------------------------------
+    def put_config(self, app: str, obj: str, value: Any) -> tuple[str, bool, bool]:
+        """Store an entry; returns ``(etag, created, changed)``. Unchanged keeps its etag."""
+        text = canonical(value)
+        current = self.w.get_config(app, obj)
+        if current is not None and current[0] == text:
+            return current[1], False, False
+        etag = new_uuid()
+        self.w.put_config(app, obj, text, etag)
+        self.events.append(ConfigChanged(app, obj, value, etag))
+        return etag, current is None, True
+
+    def delete_config(self, app: str, obj: str) -> bool:
+        """Delete an entry; True if it existed."""
+        existed = self.w.delete_config(app, obj)
+        if existed:
+            self.events.append(ConfigChanged(app, obj, None, None))
+        return existed
+
+    # -- grants -----------------------------------------------------------------------
+    def put_grant(self, grant: GrantRow) -> None:
+        """Store a grant."""
+        self.w.put_grant(grant)
+        self.added_grants.append(grant)
+
+    def delete_grants(self, uuids_: list[str]) -> None:
+        """Delete grants."""
+        self.w.delete_grants(uuids_)
+        self.removed_grants.extend(uuids_)
+
+
+class Core:
+    """Storage, the in-memory graph, grants, sessions and the event bus."""
+
+    def __init__(self, storage: SQLiteStorage) -> None:
+        self.storage = storage
+        self.graph = Graph()
+        self.acl = Acl(self.graph)
+        self.sessions = Sessions()
+        self.events = EventBus()
+        self.reload()
+
+    def reload(self) -> None:
+        """Load the graph and grants from storage."""
+        reader = self.storage.reader()
+        self.graph.load(reader.objects(), reader.memberships(), reader.subclasses())
+        self.acl.load(reader.grants())
+
+    @contextmanager
+    def transaction(self) -> Iterator[Tx]:
+        """A serialised write; events are published after the commit."""
+        try:
+            with self.storage.write() as writer:
+                tx = Tx(self, writer)
+                yield tx
+        except BaseException:
+            self.reload()
+            raise
+        for grant in tx.added_grants:
+            self.acl.add(grant)
+        if tx.removed_grants:
+            self.acl.remove(tx.removed_grants)
+        if tx.acl_dirty:
+            self.acl.invalidate()
+        self.events.publish(tx.events)

@@ -1,0 +1,91 @@
+"""Passwords (argon2 hashes) and short-lived Bearer tokens.
+
+Verifying an argon2 hash costs tens of milliseconds, so a successful Basic login is
+remembered for a minute under a SHA-256 of the credentials; changing or deleting a
+password forgets it. Tokens follow ACS: 66 random bytes in base64 (88 characters),
+valid three hours, refused in their last minute, held in memory (a restart asks clients
+for a fresh token, which the client library does on 401).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+import threading
+import time
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+TOKEN_LIFETIME_S = 3 * 3600
+TOKEN_GRACE_S = 60
+LOGIN_CACHE_S = 60.0
+
+_hasher = PasswordHasher()
+
+
+def hash_password(password: str) -> str:
+    """An argon2id hash of ``password``."""
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    """True if ``password`` matches ``password_hash``."""
+    if not password_hash:
+        return False
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+class Sessions:
+    """Remembered logins and issued tokens."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._logins: dict[str, tuple[str, float]] = {}
+        self._tokens: dict[str, tuple[str, float]] = {}
+
+    def remembered_login(self, name: str, password: str) -> str | None:
+        """The principal of a recently verified login, or None."""
+        key = _digest(name, password)
+        with self._lock:
+            hit = self._logins.get(key)
+        if hit and hit[1] > time.monotonic():
+            return hit[0]
+        return None
+
+    def remember_login(self, name: str, password: str, principal: str) -> None:
+        """Remember a verified login for a minute."""
+        with self._lock:
+            self._logins[_digest(name, password)] = (principal, time.monotonic() + LOGIN_CACHE_S)
+
+    def forget_principal(self, principal: str) -> None:
+        """Drop remembered logins and tokens of ``principal``."""
+        with self._lock:
+            self._logins = {k: v for k, v in self._logins.items() if v[0] != principal}
+            self._tokens = {k: v for k, v in self._tokens.items() if v[0] != principal}
+
+    def issue_token(self, principal: str) -> tuple[str, int]:
+        """A new token and its expiry in ms since the epoch."""
+        token = base64.b64encode(secrets.token_bytes(66)).decode()
+        expiry = time.time() + TOKEN_LIFETIME_S
+        with self._lock:
+            now = time.time()
+            self._tokens = {k: v for k, v in self._tokens.items() if v[1] > now}
+            self._tokens[_digest(token)] = (principal, expiry)
+        return token, int(expiry * 1000)
+
+    def token_principal(self, token: str) -> str | None:
+        """The principal a valid token was issued to, or None."""
+        with self._lock:
+            hit = self._tokens.get(_digest(token))
+        if hit and hit[1] - TOKEN_GRACE_S > time.time():
+            return hit[0]
+        return None

@@ -1,0 +1,59 @@
+"""Change events published after each committed write."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ConfigChanged:
+    """An entry of ``app`` for ``obj`` now holds ``value`` (``etag`` None: deleted)."""
+
+    app: str
+    obj: str
+    value: Any
+    etag: str | None
+
+
+@dataclass(frozen=True)
+class StructureChanged:
+    """Some class membership or subclass relation changed."""
+
+
+Event = ConfigChanged | StructureChanged
+Listener = Callable[[Sequence[Event]], None]
+
+
+class EventBus:
+    """Fan-out of committed events to listeners (which must not block)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Register ``listener``; returns a function that unregisters it."""
+        with self._lock:
+            self._listeners = [*self._listeners, listener]
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = [x for x in self._listeners if x is not listener]
+
+        return unsubscribe
+
+    def publish(self, events: Sequence[Event]) -> None:
+        """Deliver ``events`` to every listener."""
+        if not events:
+            return
+        for listener in self._listeners:
+            try:
+                listener(events)
+            except Exception:
+                log.exception("event listener failed")

@@ -1,0 +1,164 @@
+"""In-memory object graph: objects, direct relations and their transitive closures.
+
+The store loads it from storage at start and mutates it inside write transactions,
+so class-membership questions (ACL checks, class listings) never touch the database.
+All access goes through one re-entrant lock; closures are computed on demand.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from .._storage import ObjectRow
+
+
+@dataclass(frozen=True)
+class Obj:
+    """An object's registration facts."""
+
+    uuid: str
+    rank: int
+    klass: str | None
+    owner: str
+    deleted: bool
+    etag: str
+
+    def registration(self) -> dict:
+        """The Registration app entry for this object."""
+        reg = {"uuid": self.uuid, "rank": self.rank, "owner": self.owner,
+               "deleted": self.deleted, "strict": True}
+        if self.klass is not None:
+            reg["class"] = self.klass
+        return reg
+
+    def row(self) -> ObjectRow:
+        """The storage row."""
+        return ObjectRow(self.uuid, self.rank, self.klass, self.owner, self.deleted, self.etag)
+
+    def evolve(self, **changes: object) -> Obj:
+        """A copy with ``changes`` applied."""
+        return replace(self, **changes)
+
+
+class Graph:
+    """Objects with direct membership/subclass relations and closure queries."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.objects: dict[str, Obj] = {}
+        self._members: dict[str, set[str]] = defaultdict(set)
+        self._member_of: dict[str, set[str]] = defaultdict(set)
+        self._subs: dict[str, set[str]] = defaultdict(set)
+        self._supers: dict[str, set[str]] = defaultdict(set)
+
+    def load(self, objects: Iterable[ObjectRow], members: Iterable[tuple[str, str]],
+             subclasses: Iterable[tuple[str, str]]) -> None:
+        """Replace the whole graph with stored state."""
+        with self.lock:
+            self.__init__()  # type: ignore[misc]
+            for r in objects:
+                self.objects[r.uuid] = Obj(r.uuid, r.rank, r.klass, r.owner, r.deleted, r.etag)
+            for klass, member in members:
+                self.set_member(klass, member, True)
+            for klass, sub in subclasses:
+                self.set_subclass(klass, sub, True)
+
+    # -- mutation ---------------------------------------------------------------------
+    def put(self, obj: Obj) -> None:
+        """Insert or replace an object's facts."""
+        with self.lock:
+            self.objects[obj.uuid] = obj
+
+    def remove(self, uuid: str) -> None:
+        """Forget an object and the relations where it is the lower end."""
+        with self.lock:
+            self.objects.pop(uuid, None)
+            for klass in self._member_of.pop(uuid, set()):
+                self._members[klass].discard(uuid)
+            for klass in self._supers.pop(uuid, set()):
+                self._subs[klass].discard(uuid)
+
+    def set_member(self, klass: str, member: str, present: bool) -> None:
+        """Add or remove a direct membership."""
+        with self.lock:
+            if present:
+                self._members[klass].add(member)
+                self._member_of[member].add(klass)
+            else:
+                self._members[klass].discard(member)
+                self._member_of[member].discard(klass)
+
+    def set_subclass(self, klass: str, sub: str, present: bool) -> None:
+        """Add or remove a direct subclass link."""
+        with self.lock:
+            if present:
+                self._subs[klass].add(sub)
+                self._supers[sub].add(klass)
+            else:
+                self._subs[klass].discard(sub)
+                self._supers[sub].discard(klass)
+
+    # -- queries ----------------------------------------------------------------------
+    def get(self, uuid: str) -> Obj | None:
+        """An object's facts, or None."""
+        return self.objects.get(uuid)
+
+    def direct_members(self, klass: str) -> set[str]:
+        """Direct members of a class."""
+        with self.lock:
+            return set(self._members.get(klass, ()))
+
+    def direct_subclasses(self, klass: str) -> set[str]:
+        """Direct subclasses of a class."""
+        with self.lock:
+            return set(self._subs.get(klass, ()))
+
+    def direct_superclasses(self, klass: str) -> set[str]:
+        """Direct superclasses of a class."""
+        with self.lock:
+            return set(self._supers.get(klass, ()))
+
+    def direct_classes(self, obj: str) -> set[str]:
+        """Classes an object is a direct member of."""
+        with self.lock:
+            return set(self._member_of.get(obj, ()))
+
+    def _walk(self, start: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(start)
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                stack.extend(edges.get(node, ()))
+        return seen
+
+    def subclasses(self, klass: str) -> set[str]:
+        """Reflexive transitive subclasses of a class."""
+        with self.lock:
+            return self._walk([klass], self._subs)
+
+    def superclasses(self, klass: str) -> set[str]:
+        """Reflexive transitive superclasses of a class."""
+        with self.lock:
+            return self._walk([klass], self._supers)
+
+    def members(self, klass: str) -> set[str]:
+        """Transitive members: direct members of any subclass of ``klass``."""
+        with self.lock:
+            out: set[str] = set()
+            for sub in self._walk([klass], self._subs):
+                out |= self._members.get(sub, set())
+            return out
+
+    def classes_of(self, obj: str) -> set[str]:
+        """Every class ``obj`` is a transitive member of."""
+        with self.lock:
+            return self._walk(self._member_of.get(obj, ()), self._supers)
+
+    def is_member(self, obj: str, klass: str) -> bool:
+        """True if ``obj`` is a transitive member of ``klass``."""
+        return klass in self.classes_of(obj)

@@ -1,0 +1,81 @@
+"""v1 search over an app's entries (reference §1.6).
+
+Query items: ``path=value`` (value a JSON scalar or ``undefined``: the path must be
+absent) and ``@name=path`` (select ``path`` into result key ``name``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import BadRequest
+
+_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_MISSING = object()
+
+
+def _scalar(text: str) -> Any:
+    if text == "undefined":
+        return _MISSING
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise BadRequest(f"search value is not a JSON scalar: {text!r}") from None
+    if isinstance(value, dict | list):
+        raise BadRequest(f"search value is not a JSON scalar: {text!r}")
+    return value
+
+
+def _lookup(doc: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(doc, dict) or part not in doc:
+            return _MISSING
+        doc = doc[part]
+    return doc
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
+class Query:
+    """A parsed search: conditions and selections."""
+
+    def __init__(self, items: Iterable[tuple[str, str]]) -> None:
+        self.where: list[tuple[str, Any]] = []
+        self.select: dict[str, str] = {}
+        for key, value in items:
+            if key.startswith("@"):
+                name = key[1:]
+                if not name or name == "uuid" or not _PATH.match(value):
+                    raise BadRequest(f"bad selection {key}={value}")
+                self.select[name] = value
+            elif _PATH.match(key):
+                self.where.append((key, _scalar(value)))
+            else:
+                raise BadRequest(f"bad search term {key!r}")
+
+    def matches(self, doc: Any) -> bool:
+        """True if ``doc`` satisfies every condition."""
+        for path, want in self.where:
+            got = _lookup(doc, path)
+            if want is _MISSING:
+                if got is not _MISSING:
+                    return False
+            elif got is _MISSING or not _same(got, want):
+                return False
+        return True
+
+    def run(self, entries: Iterable[tuple[str, Any]]) -> list[str] | dict[str, dict[str, Any]]:
+        """Matching uuids, or ``{uuid: {name: value}}`` when selecting (nulls dropped)."""
+        hits = [(obj, doc) for obj, doc in entries if self.matches(doc)]
+        if not self.select:
+            return [obj for obj, _ in hits]
+        out: dict[str, dict[str, Any]] = {}
+        for obj, doc in hits:
+            picked = {name: _lookup(doc, path) for name, path in self.select.items()}
+            out[obj] = {k: v for k, v in picked.items() if v is not _MISSING and v is not None}
+        return out

@@ -1,0 +1,81 @@
+"""Opening a Config Store: storage, seeding and the root principal."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import uuids
+from .._storage import SQLiteStorage
+from .core import Core, new_uuid
+from .credentials import hash_password, verify_password
+from .graph import Obj
+from .schemas import SchemaCache
+from .seed import seed
+
+log = logging.getLogger(__name__)
+
+ROOT_NAME = "admin"
+DB_FILE = "config-store.db"
+PASSWORD_FILE = "admin-password"  # noqa: S105 - a file name
+
+
+@dataclass
+class Store:
+    """An open Config Store: shared state plus the schema cache."""
+
+    core: Core
+    schemas: SchemaCache
+    data_dir: Path
+
+    @property
+    def root(self) -> str:
+        """The root principal's uuid."""
+        assert self.core.acl.root is not None
+        return self.core.acl.root
+
+
+def open_store(data_dir: Path, admin_password: str | None = None) -> Store:
+    """Open (creating if needed) the store in ``data_dir`` and ensure its root principal.
+
+    The root password is ``admin_password`` when given; otherwise one is generated on
+    first start into ``<data_dir>/admin-password`` (mode 0600) and reused afterwards.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    storage = SQLiteStorage(data_dir / DB_FILE)
+    core = Core(storage)
+    with core.transaction() as tx:
+        seed(tx)
+    core.acl.root = _ensure_root(core, data_dir, admin_password)
+    return Store(core, SchemaCache(storage), data_dir)
+
+
+def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
+    password = admin_password or _stored_or_new_password(data_dir)
+    found = core.storage.reader().principal_by_name(ROOT_NAME)
+    if found is not None and verify_password(found[1], password):
+        return found[0]
+    uuid = found[0] if found else new_uuid()
+    with core.transaction() as tx:
+        if core.graph.get(uuid) is None:
+            tx.put_object(Obj(uuid, 0, uuids.Class.Principal, uuids.Special.Unowned, False, ""))
+            tx.set_member(uuids.Class.Principal, uuid, True)
+            tx.put_config(uuids.App.Info, uuid, {"name": "Administrator"})
+        tx.w.put_principal(uuid, ROOT_NAME, hash_password(password))
+    core.sessions.forget_principal(uuid)
+    return uuid
+
+
+def _stored_or_new_password(data_dir: Path) -> str:
+    path = data_dir / PASSWORD_FILE
+    if path.exists():
+        return path.read_text().strip()
+    password = secrets.token_urlsafe(18)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(password + "\n")
+    print(f"Generated the admin password (saved in {path}): {password}", flush=True)
+    return password

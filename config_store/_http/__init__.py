@@ -1,0 +1,1 @@
+"""Config Store HTTP layer: routes parse and authorise, then call the domain."""

@@ -1,0 +1,40 @@
+"""The Config Store's Flask application factory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask
+
+from .._domain.store import Store
+from . import app_routes, auth, auth_routes, errors, misc_routes, object_routes, v1_routes
+from .notify_ws import bp as notify_bp
+from .params import UUIDConverter
+
+
+@dataclass(frozen=True)
+class Settings:
+    """HTTP settings."""
+
+    body_limit: int = 1024 * 1024
+    device_uuid: str | None = None
+
+
+def create_app(store: Store, settings: Settings | None = None) -> Flask:
+    """A Flask app serving ``store``."""
+    settings = settings or Settings()
+    app = Flask("config_store")
+    app.config["MAX_CONTENT_LENGTH"] = settings.body_limit
+    app.config["DEVICE_UUID"] = settings.device_uuid
+    app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
+    app.json.sort_keys = False
+    app.extensions["config_store"] = store
+    app.url_map.converters["uuid"] = UUIDConverter
+    app.url_map.strict_slashes = False
+    app.before_request(auth.authenticate)
+    errors.register(app)
+    for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
+               notify_bp):
+        app.register_blueprint(bp)
+    app.wsgi_app = v1_routes.forward_v1(app.wsgi_app)  # type: ignore[method-assign]
+    return app

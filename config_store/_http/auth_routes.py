@@ -1,0 +1,144 @@
+"""The Auth subset: tokens, principals, grants, ACLs and whoami."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify
+
+from .. import uuids
+from .._domain import principals
+from .._domain.errors import NotFound, Unprocessable
+from .._domain.ids import is_uuid
+from .auth import allowed, caller, require, store
+from .params import json_body
+
+bp = Blueprint("auth", __name__)
+A = uuids.AuthPerm
+
+
+@bp.post("/token")
+def token() -> Response:
+    value, expiry = store().core.sessions.issue_token(caller())
+    return jsonify({"token": value, "expiry": expiry})
+
+
+@bp.get("/v2/whoami")
+def whoami() -> Response:
+    core = store().core
+    name = core.storage.reader().principal_name(caller())
+    return jsonify({"uuid": caller(), "name": name})
+
+
+@bp.get("/v2/whoami/uuid")
+def whoami_uuid() -> Response:
+    return jsonify(caller())
+
+
+@bp.get("/v2/principal")
+def list_principals() -> Response:
+    require(A.ReadKerberos, uuids.NULL)
+    return jsonify(principals.listing(store().core))
+
+
+@bp.post("/v2/principal")
+def create_principal() -> tuple[Response, int]:
+    body = json_body()
+    if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+        raise Unprocessable('body must be {"name": str, "password"?: str, "uuid"?, "class"?}')
+    password = body.get("password")
+    if password is not None and (not isinstance(password, str) or not password):
+        raise Unprocessable("password must be a non-empty string")
+    klass = body.get("class", uuids.Class.Principal)
+    if not is_uuid(klass) or (body.get("uuid") is not None and not is_uuid(body["uuid"])):
+        raise Unprocessable("class and uuid must be lower-case UUIDs")
+    require(A.WriteKerberos, klass)
+    require(uuids.ConfigDBPerm.CreateObj, klass)
+    uuid, created = principals.create(store().core, caller(), body["name"], password,
+                                      body.get("uuid"), klass)
+    return jsonify({"uuid": uuid, "name": body["name"]}), 201 if created else 200
+
+
+@bp.get("/v2/principal/<uuid:principal>")
+def get_principal(principal: str) -> Response:
+    require(A.ReadKerberos, principal)
+    return jsonify(principals.describe(store().core, principal))
+
+
+@bp.put("/v2/principal/<uuid:principal>/password")
+def set_password(principal: str) -> tuple[str, int]:
+    require(A.WriteKerberos, principal)
+    password = json_body()
+    if not isinstance(password, str) or not password:
+        raise Unprocessable("body must be a non-empty JSON string")
+    principals.set_password(store().core, principal, password)
+    return "", 204
+
+
+@bp.delete("/v2/principal/<uuid:principal>")
+def delete_principal(principal: str) -> tuple[str, int]:
+    require(A.WriteKerberos, principal)
+    principals.remove(store().core, principal)
+    return "", 204
+
+
+@bp.get("/v2/identity/kerberos/<path:name>")
+def identity(name: str) -> Response:
+    require(A.ReadKerberos, uuids.NULL)
+    found = principals.find(store().core, name)
+    if found is None:
+        raise NotFound(f"no principal named {name!r}")
+    return jsonify(found)
+
+
+@bp.get("/v2/acl/<uuid:principal>")
+def acl(principal: str) -> Response:
+    return jsonify(_readable_acl(principal))
+
+
+@bp.get("/v2/acl/kerberos/<path:name>")
+def acl_by_name(name: str) -> Response:
+    found = principals.find(store().core, name)
+    if found is None:
+        raise NotFound(f"no principal named {name!r}")
+    return jsonify(_readable_acl(found))
+
+
+def _readable_acl(principal: str) -> list[dict[str, str]]:
+    """The ACL filtered to permissions the caller may read (ReadACL on each)."""
+    entries = store().core.acl.expanded(principal)
+    return [e for e in entries if allowed(A.ReadACL, e["permission"])]
+
+
+@bp.post("/v2/grant")
+def add_grant() -> tuple[Response, int]:
+    grant = principals.parse_grant(json_body())
+    require(A.WriteACL, grant.permission)
+    uuid, created = principals.add_grant(store().core, grant)
+    return jsonify({"uuid": uuid}), 201 if created else 200
+
+
+@bp.post("/v2/grant/find")
+def find_grants() -> Response:
+    pattern: Any = json_body()
+    if not isinstance(pattern, dict):
+        raise Unprocessable("pattern must be a JSON object")
+    found = store().core.acl.find(pattern.get("principal"), pattern.get("permission"),
+                                  pattern.get("target"), pattern.get("plural"),
+                                  pattern.get("object"))
+    return jsonify(sorted(g.uuid for g in found if allowed(A.ReadACL, g.permission)))
+
+
+@bp.get("/v2/grant/<uuid:grant>")
+def get_grant(grant: str) -> Response:
+    found = principals.get_grant(store().core, grant)
+    require(A.ReadACL, found.permission)
+    return jsonify(principals.grant_json(found))
+
+
+@bp.delete("/v2/grant/<uuid:grant>")
+def delete_grant(grant: str) -> tuple[str, int]:
+    found = principals.get_grant(store().core, grant)
+    require(A.WriteACL, found.permission)
+    principals.delete_grant(store().core, grant)
+    return "", 204

@@ -1,0 +1,113 @@
+"""``/v2/object`` and ``/v2/class`` routes: objects and class relations."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify
+
+from .. import uuids
+from .._domain import objects
+from .._domain.errors import NotFound, Unprocessable
+from .._domain.ids import is_uuid
+from .auth import caller, require, store
+from .params import json_body
+
+bp = Blueprint("objects", __name__)
+P = uuids.ConfigDBPerm
+
+
+@bp.get("/v2/object")
+def list_objects() -> Response:
+    require(P.ListObj, uuids.NULL)
+    return jsonify(sorted(store().core.graph.objects))
+
+
+@bp.get("/v2/object/rank")
+def rank_roots() -> Response:
+    require(P.ListObj, uuids.NULL)
+    return jsonify(objects.rank_roots())
+
+
+@bp.post("/v2/object")
+def create_object() -> tuple[Response, int]:
+    body = json_body()
+    if not isinstance(body, dict) or not isinstance(body.get("class"), str) or "rank" in body:
+        raise Unprocessable('body must be {"class": uuid, "uuid"?: uuid, "owner"?: uuid}')
+    klass, uuid, owner = body["class"], body.get("uuid"), body.get("owner")
+    for field, value in (("class", klass), ("uuid", uuid), ("owner", owner)):
+        if value is not None and not is_uuid(value):
+            raise Unprocessable(f"{field} must be a lower-case UUID")
+    require(P.CreateSpecificObj if uuid else P.CreateObj, klass)
+    obj, created = objects.create(store().core, caller(), klass, uuid, owner)
+    return jsonify(obj.registration()), 201 if created else 200
+
+
+@bp.delete("/v2/object/<uuid:obj>")
+def delete_object(obj: str) -> tuple[str, int]:
+    require(P.DeleteObj, obj)
+    objects.delete(store().core, obj)
+    return "", 204
+
+
+@bp.get("/v2/class")
+def list_classes() -> Response:
+    return class_relation(uuids.Class.R1Class, "member")
+
+
+@bp.get("/v2/app")
+def list_apps() -> Response:
+    return class_relation(uuids.Class.App, "member")
+
+
+@bp.get("/v2/class/<uuid:klass>")
+def class_summary(klass: str) -> Response:
+    require(P.ReadMembers, klass)
+    require(P.ReadSubclasses, klass)
+    core = store().core
+    return jsonify({"members": objects.class_view(core, klass, "member", False),
+                    "subclasses": objects.class_view(core, klass, "subclass", False)})
+
+
+_READ = {"member": P.ReadMembers, "subclass": P.ReadSubclasses}
+_WRITE = {"member": (P.WriteMembers, P.WriteMemberships),
+          "subclass": (P.WriteSubclasses, P.WriteSuperclasses)}
+
+
+@bp.get("/v2/class/<uuid:klass>/<any(member, subclass):rel>")
+def class_relation(klass: str, rel: str) -> Response:
+    require(_READ[rel], klass)
+    return jsonify(objects.class_view(store().core, klass, rel, direct=False))
+
+
+@bp.get("/v2/class/<uuid:klass>/<any(member, subclass):rel>/<uuid:obj>")
+def class_relation_one(klass: str, rel: str, obj: str) -> tuple[str, int]:
+    require(_READ[rel], klass)
+    if obj not in objects.class_view(store().core, klass, rel, direct=False):
+        raise NotFound(f"{obj} is not a {rel} of {klass}")
+    return "", 204
+
+
+@bp.get("/v2/class/<uuid:klass>/direct/<any(member, subclass):rel>")
+def direct_relation(klass: str, rel: str) -> Response:
+    require(_WRITE[rel][0], klass)
+    return jsonify(objects.class_view(store().core, klass, rel, direct=True))
+
+
+@bp.get("/v2/class/<uuid:klass>/direct/<any(member, subclass):rel>/<uuid:obj>")
+def direct_relation_one(klass: str, rel: str, obj: str) -> tuple[str, int]:
+    require(_WRITE[rel][0], klass)
+    if obj not in objects.class_view(store().core, klass, rel, direct=True):
+        raise NotFound(f"{obj} is not a direct {rel} of {klass}")
+    return "", 204
+
+
+@bp.route("/v2/class/<uuid:klass>/direct/<any(member, subclass):rel>/<uuid:obj>",
+          methods=["PUT", "DELETE"])
+def write_relation(klass: str, rel: str, obj: str) -> tuple[str, int]:
+    from flask import request
+
+    class_perm, object_perm = _WRITE[rel]
+    require(class_perm, klass)
+    require(object_perm, obj)
+    setter = objects.set_member if rel == "member" else objects.set_subclass
+    setter(store().core, klass, obj, request.method == "PUT")
+    return "", 204

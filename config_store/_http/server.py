@@ -1,0 +1,37 @@
+"""Serving a WSGI app with gunicorn (one process, threads) from inside our own commands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+
+class EmbeddedServer(BaseApplication):
+    """gunicorn running an already-built WSGI app.
+
+    One worker process with threads: the Config Store keeps its object graph, sessions and
+    notify subscriptions in memory, so it must be a single process.
+    """
+
+    def __init__(self, app: Callable, options: dict[str, Any]) -> None:
+        self.application = app
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Callable:
+        return self.application
+
+
+def serve(app: Callable, host: str, port: int, threads: int = 256) -> None:
+    """Run ``app`` until SIGTERM/SIGINT."""
+    EmbeddedServer(app, {
+        "bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread",
+        "threads": threads, "timeout": 0, "graceful_timeout": 5, "keepalive": 75,
+        "accesslog": None, "loglevel": "warning",
+    }).run()

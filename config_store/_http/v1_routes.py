@@ -1,0 +1,77 @@
+"""The v1 API: internal forwards to v2 (reference §1.6) and the v1-only search."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from .. import uuids
+from .._domain import configs
+from .._domain.errors import DomainError, Forbidden
+from .._domain.jsonvalue import parse
+from .._domain.search import Query
+from .auth import require, store
+
+bp = Blueprint("v1", __name__)
+_SEG = r"([^/]+)"
+_C = uuids.Class
+FORWARDS: list[tuple[re.Pattern[str], str]] = [(re.compile(f"^{p}/?$"), t) for p, t in [
+    ("/v1/app", f"/v2/class/{_C.App}/member"),
+    (f"/v1/app/{_SEG}/config", r"/v2/app/\1/object/\1"),
+    (f"/v1/app/{_SEG}/config-schema", rf"/v2/app/{uuids.App.ConfigSchema}/object/\1"),
+    (f"/v1/app/{_SEG}/device", rf"/v2/app/\1/class/{_C.Device}"),
+    (f"/v1/app/{_SEG}/schema", rf"/v2/app/\1/class/{_C.Schema}"),
+    (f"/v1/app/{_SEG}/app", rf"/v2/app/\1/class/{_C.App}"),
+    (f"/v1/app/{_SEG}/object", r"/v2/app/\1/object"),
+    (f"/v1/app/{_SEG}/(?:device|schema|app|object)/{_SEG}", r"/v2/app/\1/object/\2"),
+    (f"/v1/app/{_SEG}/class/{_SEG}", r"/v2/app/\1/class/\2"),
+    ("/v1/class", "/v2/class"),
+    (f"/v1/class/{_SEG}", r"/v2/class/\1/member"),
+    ("/v1/object", "/v2/object"),
+    (f"/v1/object/{_SEG}", r"/v2/object/\1"),
+]]
+
+
+def forward_v1(wsgi_app: Callable) -> Callable:
+    """WSGI middleware rewriting v1 paths to their v2 equivalents."""
+
+    def app(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/v1/") and not path.endswith("/search"):
+            refused = environ["REQUEST_METHOD"] == "POST" and path.rstrip("/") == "/v1/app"
+            for pattern, target in FORWARDS:
+                if not refused and pattern.match(path):
+                    environ["PATH_INFO"] = pattern.sub(target, path)
+                    break
+        return wsgi_app(environ, start_response)
+
+    return app
+
+
+@bp.post("/v1/app")
+@bp.get("/v1/app/<_app>")
+def refused(_app: str = "") -> None:
+    raise Forbidden("not available in v1")
+
+
+@bp.get("/v1/app/<uuid:app>/search")
+@bp.get("/v1/app/<uuid:app>/class/<uuid:klass>/search")
+def search(app: str, klass: str | None = None) -> Response:
+    require(uuids.ConfigDBPerm.ReadApp, app)
+    query = Query(request.args.items(multi=True))
+    core = store().core
+    try:
+        objs = (configs.app_class_objects(core, app, klass) if klass
+                else configs.app_objects(core, app))
+    except DomainError:
+        return jsonify([])
+    wanted = set(objs)
+    if app == uuids.App.Registration:
+        entries = [(o, core.graph.objects[o].registration()) for o in objs]
+    else:
+        entries = [(o, parse(t)) for o, t, _ in core.storage.reader().config_entries(app)
+                   if o in wanted]
+    return jsonify(query.run(entries))

@@ -1,0 +1,44 @@
+-- Config Store schema (SQLite). Objects and their class structure, config entries, and the
+-- Auth subset (principals with password hashes, grants).
+CREATE TABLE IF NOT EXISTS object (
+    uuid    TEXT PRIMARY KEY,
+    rank    INTEGER NOT NULL,
+    class   TEXT,                      -- primary class; NULL only for the top rank root
+    owner   TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    etag    TEXT NOT NULL              -- etag of the object's Registration entry
+);
+CREATE TABLE IF NOT EXISTS membership (
+    class  TEXT NOT NULL,
+    member TEXT NOT NULL,
+    PRIMARY KEY (class, member)
+);
+CREATE INDEX IF NOT EXISTS membership_by_member ON membership (member);
+CREATE TABLE IF NOT EXISTS subclass (
+    class    TEXT NOT NULL,
+    subclass TEXT NOT NULL,
+    PRIMARY KEY (class, subclass)
+);
+CREATE INDEX IF NOT EXISTS subclass_by_subclass ON subclass (subclass);
+CREATE TABLE IF NOT EXISTS config (
+    app    TEXT NOT NULL,
+    object TEXT NOT NULL,
+    json   TEXT NOT NULL,
+    etag   TEXT NOT NULL,
+    PRIMARY KEY (app, object)
+);
+CREATE INDEX IF NOT EXISTS config_by_object ON config (object);
+CREATE TABLE IF NOT EXISTS principal (
+    uuid          TEXT PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    password_hash TEXT
+);
+CREATE TABLE IF NOT EXISTS acl_grant (
+    uuid       TEXT PRIMARY KEY,
+    principal  TEXT NOT NULL,
+    permission TEXT NOT NULL,
+    target     TEXT NOT NULL,
+    plural     INTEGER NOT NULL DEFAULT 0,
+    object     TEXT                    -- extension: restrict an app grant to one entry
+);
+CREATE INDEX IF NOT EXISTS acl_grant_by_principal ON acl_grant (principal);

@@ -1,0 +1,47 @@
+"""``config-store`` command: serve the Config Store."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+from ._domain.store import open_store
+from ._http.app import Settings, create_app
+from ._http.server import serve
+
+
+def _database_path(url: str | None, data_dir: Path) -> Path:
+    if url is None:
+        return data_dir
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///")).parent
+    raise SystemExit(f"config-store: unsupported --database {url.split(':', 1)[0]}:// "
+                     "(supported: sqlite:///path/to/config-store.db)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(prog="config-store", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("serve", help="serve the Config Store over HTTP")
+    run.add_argument("--data-dir", type=Path, required=True, help="state directory")
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8701)
+    run.add_argument("--database", help="sqlite:///FILE (default: DATA_DIR/config-store.db)")
+    run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
+    run.add_argument("--threads", type=int, default=256, help="request/WebSocket threads")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    store = open_store(_database_path(args.database, args.data_dir),
+                       os.environ.get("FPLUS_ADMIN_PASSWORD"))
+    app = create_app(store, Settings(body_limit=args.body_limit))
+    print(f"Config Store listening on http://{args.host}:{args.port} "
+          f"(data: {store.data_dir}, admin user: admin)", flush=True)
+    serve(app, args.host, args.port, args.threads)
+
+
+if __name__ == "__main__":
+    main()
