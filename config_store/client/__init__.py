@@ -1,0 +1,56 @@
+"""Client library for the Config Store: the only way other packages reach it.
+
+Services (Git server, Cluster Manager, Edge Sync, ...) talk to the Config Store over
+HTTP with :class:`ConfigStoreClient` and follow changes over notify/v2 with
+:class:`NotifyClient`; they never import the server's own modules.
+
+Example::
+
+    from config_store.client import client_from_env, NotifyClient
+
+    cs = client_from_env()
+    cs.put_config(app, obj, {"name": "x"})
+    with NotifyClient(cs) as notify:
+        notify.watch(app, obj, print)
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    BadRequest,
+    ConfigStoreError,
+    Conflict,
+    ConnectionFailed,
+    Forbidden,
+    Gone,
+    MethodNotAllowed,
+    NotFound,
+    PreconditionFailed,
+    ServerError,
+    Unauthorized,
+    Unprocessable,
+    UnsupportedMediaType,
+)
+from .http import ConfigStoreClient, client_from_env
+from .notify import NotifyClient
+from .subscription import Subscription
+
+__all__ = [
+    "BadRequest",
+    "ConfigStoreClient",
+    "ConfigStoreError",
+    "Conflict",
+    "ConnectionFailed",
+    "Forbidden",
+    "Gone",
+    "MethodNotAllowed",
+    "NotFound",
+    "NotifyClient",
+    "PreconditionFailed",
+    "ServerError",
+    "Subscription",
+    "Unauthorized",
+    "Unprocessable",
+    "UnsupportedMediaType",
+    "client_from_env",
+]

@@ -1,0 +1,107 @@
+"""The auth subset of the client: principals, identities, grants and ACLs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._paths import seg
+from ._transport import Transport
+from .errors import ConfigStoreError
+
+
+def _uuid_of(body: Any, what: str) -> str:
+    """The ``uuid`` of a creation answer (a JSON object, or a bare JSON string)."""
+    if isinstance(body, dict) and isinstance(body.get("uuid"), str):
+        return body["uuid"]
+    if isinstance(body, str):
+        return body
+    raise ConfigStoreError(200, body, f"{what}: answer carries no uuid")
+
+
+class AuthApi:
+    """Methods for the auth endpoints; mixed into :class:`ConfigStoreClient`."""
+
+    _t: Transport
+
+    def whoami(self) -> dict[str, Any]:
+        """``{"uuid", "name"}`` of the authenticated principal."""
+        return self._t.call("GET", "/v2/whoami")
+
+    def create_principal(
+        self,
+        name: str,
+        password: str | None = None,
+        uuid: str | None = None,
+        klass: str | None = None,
+    ) -> str:
+        """Create a principal (optionally with a password, uuid and class); return its uuid."""
+        body: dict[str, Any] = {"name": name}
+        if password is not None:
+            body["password"] = password
+        if uuid is not None:
+            body["uuid"] = uuid
+        if klass is not None:
+            body["class"] = klass
+        return _uuid_of(self._t.call("POST", "/v2/principal", body=body), "create_principal")
+
+    def set_password(self, principal: str, password: str) -> None:
+        """Set a principal's password."""
+        self._t.call("PUT", f"/v2/principal/{seg(principal)}/password", body=password)
+
+    def delete_principal(self, principal: str) -> None:
+        """Delete a principal; already absent is fine."""
+        self._t.call_or_none("DELETE", f"/v2/principal/{seg(principal)}")
+
+    def find_principal(self, name: str) -> str | None:
+        """The uuid of the principal with Kerberos name ``name``, or None."""
+        return self._t.call_or_none("GET", f"/v2/identity/kerberos/{seg(name)}")
+
+    def add_grant(
+        self,
+        principal: str,
+        permission: str,
+        target: str,
+        plural: bool = False,
+        object: str | None = None,
+    ) -> str:
+        """Create a grant; return its uuid."""
+        body: dict[str, Any] = {
+            "principal": principal,
+            "permission": permission,
+            "target": target,
+            "plural": plural,
+        }
+        if object is not None:
+            body["object"] = object
+        return _uuid_of(self._t.call("POST", "/v2/grant", body=body), "add_grant")
+
+    def find_grants(
+        self,
+        principal: str | None = None,
+        permission: str | None = None,
+        target: str | None = None,
+        plural: bool | None = None,
+        object: str | None = None,
+    ) -> list[str]:
+        """Uuids of grants matching every given field (None fields match anything)."""
+        fields = {
+            "principal": principal,
+            "permission": permission,
+            "target": target,
+            "plural": plural,
+            "object": object,
+        }
+        body = {k: v for k, v in fields.items() if v is not None}
+        return self._t.call("POST", "/v2/grant/find", body=body) or []
+
+    def get_grant(self, uuid: str) -> dict[str, Any]:
+        """A grant's ``{"principal", "permission", "target", "plural", ...}``."""
+        return self._t.call("GET", f"/v2/grant/{seg(uuid)}")
+
+    def delete_grant(self, uuid: str) -> None:
+        """Delete a grant; already absent is fine."""
+        self._t.call_or_none("DELETE", f"/v2/grant/{seg(uuid)}")
+
+    def get_acl(self, principal: str) -> list[dict[str, Any]]:
+        """The principal's effective ``[{"permission", "target"}, ...]``."""
+        return self._t.call("GET", f"/v2/acl/{seg(principal)}") or []

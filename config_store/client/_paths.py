@@ -1,0 +1,25 @@
+"""URL path segments and search query encoding."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+
+def seg(value: str) -> str:
+    """Quote one path segment (UUIDs pass unchanged)."""
+    return quote(str(value), safe="@")
+
+
+def search_params(
+    query: Mapping[str, Any], select: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """Encode a ConfigDB search: ``path=<JSON value>`` (None → ``undefined``), ``@name=path``."""
+    params = [
+        (key, "undefined" if value is None else json.dumps(value, separators=(",", ":")))
+        for key, value in query.items()
+    ]
+    params.extend((f"@{name}", sel) for name, sel in (select or {}).items())
+    return params

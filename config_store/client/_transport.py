@@ -1,0 +1,185 @@
+"""HTTP transport: pooled session, Bearer auth, retries and error mapping."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from ._token import TokenCache, parse_token_response
+from .errors import ConfigStoreError, ConnectionFailed, NotFound, Unauthorized, error_for
+
+log = logging.getLogger(__name__)
+
+NO_BODY: Any = object()
+"""Sentinel: send no request body (``None`` means the JSON value ``null``)."""
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+_IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+
+Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
+
+
+def parse_body(resp: requests.Response) -> Any:
+    """The response body as JSON if parseable, else text, else None when empty."""
+    if resp.status_code == 204 or not resp.content:
+        return None
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text
+
+
+def strip_etag(header: str | None) -> str | None:
+    """``W/"abc"`` or ``"abc"`` → ``abc``; None stays None."""
+    if not header:
+        return None
+    tag = header.strip()
+    if tag.startswith("W/"):
+        tag = tag[2:]
+    return tag.strip('"') or None
+
+
+class Transport:
+    """Sends requests to one Config Store; thread-safe."""
+
+    def __init__(
+        self,
+        base_url: str,
+        username: str | None,
+        password: str | None,
+        *,
+        timeout: float,
+        retries: int,
+        backoff: float,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._username = username
+        self._password = password
+        self.timeout = timeout
+        self.retries = max(0, retries)
+        self.backoff = max(0.0, backoff)
+        self.session = requests.Session()
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=32)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.tokens = TokenCache(self._fetch_token)
+
+    @property
+    def has_credentials(self) -> bool:
+        """Whether requests are authenticated at all."""
+        return self._username is not None
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self.session.close()
+
+    def token(self) -> str:
+        """A valid Bearer token (cached; fetched when missing or about to expire)."""
+        if not self.has_credentials:
+            raise Unauthorized(401, None, "no Config Store credentials configured")
+        return self.tokens.get()
+
+    def _fetch_token(self) -> tuple[str, float]:
+        """``POST /token`` with HTTP Basic auth."""
+        auth = (self._username or "", self._password or "")
+        resp = self._send("POST", "/token", basic=auth)
+        try:
+            token, expires = parse_token_response(parse_body(resp), time.time())
+        except ValueError as exc:
+            raise ConfigStoreError(resp.status_code, None, f"bad token response: {exc}") from None
+        log.debug("fetched a new Config Store token")
+        return token, expires
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = NO_BODY,
+        content_type: str = JSON,
+        headers: Mapping[str, str] | None = None,
+        params: Params = None,
+        auth: bool = True,
+    ) -> requests.Response:
+        """Send ``method path`` and return the 2xx response, else raise ConfigStoreError.
+
+        With ``auth``, a Bearer token is attached; a 401 refetches it and retries once.
+        """
+        data = None if body is NO_BODY else json.dumps(body).encode()
+        hdrs = dict(headers or {})
+        if data is not None:
+            hdrs["Content-Type"] = content_type
+        if not (auth and self.has_credentials):
+            return self._send(method, path, data=data, headers=hdrs, params=params)
+        token = self.tokens.get()
+        try:
+            return self._send(method, path, data=data, headers=hdrs, params=params, token=token)
+        except Unauthorized:
+            log.info("%s %s: 401, refreshing the token and retrying once", method, path)
+            self.tokens.invalidate(token)
+        token = self.tokens.get()
+        return self._send(method, path, data=data, headers=hdrs, params=params, token=token)
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Like :meth:`request` but return the parsed body (None when empty)."""
+        return parse_body(self.request(method, path, **kwargs))
+
+    def call_or_none(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Like :meth:`call` but a 404 answers None."""
+        try:
+            return self.call(method, path, **kwargs)
+        except NotFound:
+            return None
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        data: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        params: Params = None,
+        token: str | None = None,
+        basic: tuple[str, str] | None = None,
+    ) -> requests.Response:
+        """One logical request: retries connection errors and 5xx with jittered back-off."""
+        url = self.base_url + path
+        hdrs = dict(headers or {})
+        hdrs.setdefault("Accept", JSON)
+        if token is not None:
+            hdrs["Authorization"] = f"Bearer {token}"
+        context = f"{method} {path}"
+        attempt = 0
+        while True:
+            try:
+                resp = self.session.request(
+                    method, url, data=data, headers=hdrs, params=params,
+                    auth=basic, timeout=self.timeout,
+                )
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                retryable = isinstance(exc, requests.ConnectionError) or method in _IDEMPOTENT
+                if not retryable or attempt >= self.retries:
+                    raise ConnectionFailed(0, None, f"{context}: {type(exc).__name__}") from exc
+                log.warning("%s: %s, retrying", context, type(exc).__name__)
+            else:
+                status = resp.status_code
+                log.debug("%s -> %d", context, status)
+                if 200 <= status < 300:
+                    return resp
+                if status < 500 or attempt >= self.retries:
+                    raise error_for(status, parse_body(resp), context)
+                log.warning("%s: %d, retrying", context, status)
+            time.sleep(self._delay(attempt))
+            attempt += 1
+
+    def _delay(self, attempt: int) -> float:
+        """Exponential back-off with jitter, capped at 10 s plus jitter."""
+        return min(self.backoff * (2**attempt), 10.0) + random.uniform(0, self.backoff)  # noqa: S311

@@ -1,0 +1,234 @@
+"""The Config Store HTTP client: ConfigDB entries, objects, classes and the auth subset."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..uuids import App
+from ._auth_api import AuthApi
+from ._paths import search_params, seg
+from ._transport import MERGE_PATCH, Transport, parse_body, strip_etag
+from .errors import ConfigStoreError, NotFound, PreconditionFailed
+
+DEFAULT_URL = "http://127.0.0.1:8701"
+
+
+def _conditions(if_match: str | None, if_none_match: str | None = None) -> dict[str, str]:
+    """``If-Match``/``If-None-Match`` headers; bare etags get quoted, ``*`` stays."""
+    headers = {}
+    for name, tag in (("If-Match", if_match), ("If-None-Match", if_none_match)):
+        if tag is not None:
+            headers[name] = tag if tag == "*" or tag.endswith('"') else f'"{tag}"'
+    return headers
+
+
+class ConfigStoreClient(AuthApi):
+    """A thread-safe client for one Config Store.
+
+    Authenticates with a Bearer token from ``POST /token`` (HTTP Basic), cached until
+    60 s before expiry and refetched once on a 401. Connection errors and 5xx answers
+    are retried with jittered exponential back-off; 4xx answers raise the matching
+    :class:`~config_store.client.errors.ConfigStoreError` subclass at once.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        username: str | None = None,
+        password: str | None = None,
+        *,
+        timeout: float = 10.0,
+        retries: int = 5,
+        backoff: float = 0.2,
+    ) -> None:
+        self._t = Transport(
+            base_url, username, password, timeout=timeout, retries=retries, backoff=backoff
+        )
+
+    def __repr__(self) -> str:
+        return f"ConfigStoreClient({self._t.base_url!r})"
+
+    @property
+    def base_url(self) -> str:
+        """The service's base URL (no trailing slash)."""
+        return self._t.base_url
+
+    def token(self) -> str:
+        """A valid Bearer token, fetched or refreshed as needed."""
+        return self._t.token()
+
+    def invalidate_token(self) -> None:
+        """Forget the cached token so the next request fetches a new one."""
+        self._t.tokens.invalidate()
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._t.close()
+
+    def __enter__(self) -> ConfigStoreClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ping(self) -> dict[str, Any]:
+        """``GET /ping`` (unauthenticated)."""
+        return self._t.call("GET", "/ping", auth=False)
+
+    # -- config entries -------------------------------------------------------
+
+    @staticmethod
+    def _entry(app: str, obj: str) -> str:
+        return f"/v2/app/{seg(app)}/object/{seg(obj)}"
+
+    def get_config(self, app: str, obj: str) -> Any | None:
+        """The entry of ``app`` for ``obj``, or None if absent."""
+        return self._t.call_or_none("GET", self._entry(app, obj))
+
+    def get_config_with_etag(self, app: str, obj: str) -> tuple[Any | None, str | None]:
+        """``(value, etag)`` of an entry; ``(None, None)`` if absent."""
+        try:
+            resp = self._t.request("GET", self._entry(app, obj))
+        except NotFound:
+            return None, None
+        return parse_body(resp), strip_etag(resp.headers.get("ETag"))
+
+    def put_config(
+        self,
+        app: str,
+        obj: str,
+        value: Any,
+        *,
+        if_match: str | None = None,
+        if_none_match: str | None = None,
+    ) -> str | None:
+        """Create or replace an entry; return its new etag if the server sent one."""
+        resp = self._t.request(
+            "PUT", self._entry(app, obj), body=value,
+            headers=_conditions(if_match, if_none_match),
+        )
+        return strip_etag(resp.headers.get("ETag"))
+
+    def patch_config(
+        self, app: str, obj: str, patch: Any, *, if_match: str | None = None
+    ) -> str | None:
+        """Apply a JSON merge patch; a ``None`` patch deletes the entry."""
+        if patch is None:
+            self.delete_config(app, obj, if_match=if_match)
+            return None
+        resp = self._t.request(
+            "PATCH", self._entry(app, obj), body=patch, content_type=MERGE_PATCH,
+            headers=_conditions(if_match),
+        )
+        return strip_etag(resp.headers.get("ETag"))
+
+    def delete_config(self, app: str, obj: str, *, if_match: str | None = None) -> None:
+        """Delete an entry; already absent is fine unless ``if_match`` is given."""
+        try:
+            self._t.request("DELETE", self._entry(app, obj), headers=_conditions(if_match))
+        except NotFound:
+            if if_match is not None:
+                raise
+
+    def list_app_objects(self, app: str) -> list[str]:
+        """Objects having an entry for ``app``."""
+        return self._t.call("GET", f"/v2/app/{seg(app)}/object") or []
+
+    def list_app_class(self, app: str, klass: str) -> list[str]:
+        """Members of ``klass`` having an entry for ``app``."""
+        return self._t.call("GET", f"/v2/app/{seg(app)}/class/{seg(klass)}") or []
+
+    def search(
+        self,
+        app: str,
+        query: Mapping[str, Any],
+        select: Mapping[str, str] | None = None,
+        klass: str | None = None,
+    ) -> Any:
+        """Search ``app``'s entries: ``query`` maps paths to required values (None: absent).
+
+        Without ``select`` the answer is a list of object uuids; with it a dict of
+        ``uuid → {name: value at path}``.
+        """
+        where = f"/class/{seg(klass)}" if klass is not None else ""
+        return self._t.call(
+            "GET", f"/v1/app/{seg(app)}{where}/search", params=search_params(query, select)
+        )
+
+    def set_name(self, obj: str, name: str) -> None:
+        """Set ``name`` in the object's Info entry, creating the entry if needed."""
+        try:
+            self.patch_config(App.Info, obj, {"name": name})
+            return
+        except NotFound:
+            pass
+        try:
+            self.put_config(App.Info, obj, {"name": name}, if_none_match="*")
+        except PreconditionFailed:
+            self.patch_config(App.Info, obj, {"name": name})
+
+    def load_dump(self, dump: Mapping[str, Any]) -> None:
+        """Load a ConfigDB dump (``POST /load``)."""
+        self._t.call("POST", "/load", body=dict(dump))
+
+    # -- objects and classes --------------------------------------------------
+
+    def create_object(
+        self, klass: str, uuid: str | None = None, owner: str | None = None
+    ) -> str:
+        """Create (or find, when ``uuid`` exists) an object of ``klass``; return its uuid."""
+        body: dict[str, Any] = {"class": klass}
+        if uuid is not None:
+            body["uuid"] = uuid
+        if owner is not None:
+            body["owner"] = owner
+        reg = self._t.call("POST", "/v2/object", body=body)
+        if isinstance(reg, dict) and isinstance(reg.get("uuid"), str):
+            return reg["uuid"]
+        raise ConfigStoreError(200, reg, "create_object: answer carries no uuid")
+
+    def delete_object(self, obj: str) -> None:
+        """Delete an object; already absent is fine."""
+        self._t.call_or_none("DELETE", f"/v2/object/{seg(obj)}")
+
+    def list_objects(self) -> list[str]:
+        """Every object uuid."""
+        return self._t.call("GET", "/v2/object") or []
+
+    def class_members(self, klass: str) -> list[str]:
+        """All (direct and indirect) members of ``klass``."""
+        return self._t.call("GET", f"/v2/class/{seg(klass)}/member") or []
+
+    def class_subclasses(self, klass: str) -> list[str]:
+        """All (direct and indirect) subclasses of ``klass``."""
+        return self._t.call("GET", f"/v2/class/{seg(klass)}/subclass") or []
+
+    def add_member(self, klass: str, obj: str) -> None:
+        """Make ``obj`` a direct member of ``klass``."""
+        self._t.call("PUT", f"/v2/class/{seg(klass)}/direct/member/{seg(obj)}")
+
+    def remove_member(self, klass: str, obj: str) -> None:
+        """Remove ``obj`` from the direct members of ``klass``."""
+        self._t.call("DELETE", f"/v2/class/{seg(klass)}/direct/member/{seg(obj)}")
+
+    def add_subclass(self, klass: str, sub: str) -> None:
+        """Make ``sub`` a direct subclass of ``klass``."""
+        self._t.call("PUT", f"/v2/class/{seg(klass)}/direct/subclass/{seg(sub)}")
+
+    def remove_subclass(self, klass: str, sub: str) -> None:
+        """Remove ``sub`` from the direct subclasses of ``klass``."""
+        self._t.call("DELETE", f"/v2/class/{seg(klass)}/direct/subclass/{seg(sub)}")
+
+
+def client_from_env(base_url: str | None = None) -> ConfigStoreClient:
+    """A client configured from ``CONFIG_STORE_URL``, ``FPLUS_USER`` and ``FPLUS_PASSWORD``.
+
+    The password falls back to ``FPLUS_ADMIN_PASSWORD``; the user defaults to ``admin``
+    and the URL to ``http://127.0.0.1:8701``.
+    """
+    url = base_url or os.environ.get("CONFIG_STORE_URL") or DEFAULT_URL
+    user = os.environ.get("FPLUS_USER") or "admin"
+    password = os.environ.get("FPLUS_PASSWORD") or os.environ.get("FPLUS_ADMIN_PASSWORD")
+    return ConfigStoreClient(url, user, password)

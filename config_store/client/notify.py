@@ -1,0 +1,284 @@
+"""A notify/v2 WebSocket client: WATCH single entries and SEARCH whole apps.
+
+One WebSocket per :class:`NotifyClient`, served by a daemon thread that authenticates
+with a Bearer token, (re)sends every live subscription under a fresh uuid after each
+(re)connection, folds server updates and calls the subscribers' callbacks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import uuid as uuidlib
+from collections.abc import Callable
+from typing import Any
+
+import websocket
+
+from ._fold import MISSING, SearchFold, WatchFold
+from ._paths import seg
+from .http import ConfigStoreClient
+from .subscription import Callback, Subscription
+
+log = logging.getLogger(__name__)
+
+
+def ws_url(base_url: str) -> str:
+    """``http[s]://host/prefix`` → ``ws[s]://host/prefix/notify/v2``."""
+    base = base_url.rstrip("/")
+    if base.startswith("https://"):
+        base = "wss://" + base[len("https://") :]
+    elif base.startswith("http://"):
+        base = "ws://" + base[len("http://") :]
+    return base + "/notify/v2"
+
+
+class NotifyClient:
+    """Shared notify/v2 connection for a :class:`ConfigStoreClient`; thread-safe.
+
+    Subscribing starts the background thread if :meth:`start` was not called yet.
+    """
+
+    def __init__(
+        self,
+        client: ConfigStoreClient,
+        *,
+        reconnect_delay: tuple[float, float] = (5.0, 7.0),
+        ping_interval: float = 30.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self._client = client
+        self.url = ws_url(client.base_url)
+        self._delay = reconnect_delay
+        self._ping_interval = ping_interval
+        self._connect_timeout = connect_timeout
+        self._lock = threading.RLock()
+        self._subs: list[Subscription] = []
+        self._by_uuid: dict[str, Subscription] = {}
+        self._conn: websocket.WebSocket | None = None
+        self._ws: websocket.WebSocket | None = None
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the connection thread (idempotent)."""
+        with self._lock:
+            if self._stop.is_set():
+                raise RuntimeError("NotifyClient is closed")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="notify-v2", daemon=True)
+                self._thread.start()
+
+    def close(self) -> None:
+        """Drop every subscription, close the WebSocket and stop the thread."""
+        with self._lock:
+            self._stop.set()
+            for sub in self._subs:
+                sub.closed = True
+            self._subs.clear()
+            self._by_uuid.clear()
+            conn, thread = self._conn, self._thread
+        if conn is not None:
+            conn.abort()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5.0)
+
+    def __enter__(self) -> NotifyClient:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the WebSocket is connected and authenticated."""
+        return self._ready.wait(timeout)
+
+    @property
+    def connected(self) -> bool:
+        """Whether the WebSocket is currently connected and authenticated."""
+        return self._ready.is_set()
+
+    # -- subscriptions --------------------------------------------------------
+
+    def watch(self, app: str, obj: str, callback: Callback) -> Subscription:
+        """Watch one entry: ``callback(value)`` on each change, ``callback(None)`` if absent."""
+        return self.watch_url(f"v2/app/{seg(app)}/object/{seg(obj)}", callback)
+
+    def watch_url(self, url: str, callback: Callback) -> Subscription:
+        """Watch any service URL (relative, e.g. ``v2/app/<app>/object/<obj>``)."""
+        request = {"method": "WATCH", "request": {"url": url.lstrip("/")}}
+        return self._add(request, WatchFold, callback)
+
+    def search(
+        self,
+        app: str,
+        callback: Callable[[dict[str, Any]], None],
+        filter: dict[str, Any] | None = None,
+    ) -> Subscription:
+        """Watch every entry of ``app``: ``callback({obj: value, ...})`` after each change."""
+        request: dict[str, Any] = {"method": "SEARCH", "parent": f"v2/app/{seg(app)}/object/"}
+        if filter is not None:
+            request["filter"] = filter
+        return self._add(request, SearchFold, callback)
+
+    def _add(
+        self,
+        request: dict[str, Any],
+        fold: Callable[[], WatchFold | SearchFold],
+        callback: Callback,
+    ) -> Subscription:
+        sub = Subscription(self, request, fold, callback)
+        with self._lock:
+            self.start()
+            self._subs.append(sub)
+            if self._ws is not None:
+                self._send_sub(self._ws, sub)
+        return sub
+
+    def _send_sub(self, ws: websocket.WebSocket, sub: Subscription) -> None:
+        """(Re)send ``sub`` under a new uuid with fresh fold state; caller holds the lock."""
+        if sub.uuid is not None:
+            self._by_uuid.pop(sub.uuid, None)
+        sub.uuid = str(uuidlib.uuid4())
+        sub.fold = sub._new_fold()
+        self._by_uuid[sub.uuid] = sub
+        try:
+            ws.send(json.dumps({"uuid": sub.uuid, **sub.request}))
+        except (websocket.WebSocketException, OSError) as exc:
+            log.warning("notify: sending a subscription failed (%s); reconnecting", exc)
+            ws.abort()
+
+    def _close_sub(self, sub: Subscription) -> None:
+        with self._lock:
+            if sub.closed:
+                return
+            sub.closed = True
+            if sub in self._subs:
+                self._subs.remove(sub)
+            wire = sub.uuid
+            if wire is None or self._by_uuid.pop(wire, None) is None or self._ws is None:
+                return
+            try:
+                self._ws.send(json.dumps({"uuid": wire, "method": "CLOSE"}))
+            except (websocket.WebSocketException, OSError) as exc:
+                log.debug("notify: sending CLOSE failed: %s", exc)
+
+    # -- connection thread ----------------------------------------------------
+
+    def _run(self) -> None:
+        quick_retry = True
+        while not self._stop.is_set():
+            outcome = "failed"
+            try:
+                outcome = self._session()
+            except (websocket.WebSocketException, OSError) as exc:
+                if not self._stop.is_set():
+                    log.warning("notify: connection to %s lost: %s", self.url, exc)
+            except Exception:
+                log.exception("notify: connection to %s failed", self.url)
+            finally:
+                self._disconnected()
+            if outcome == "authenticated":
+                quick_retry = True
+            if outcome == "unauthorized" and quick_retry:
+                quick_retry = False
+                continue
+            low, high = self._delay
+            self._stop.wait(random.uniform(low, high))  # noqa: S311
+
+    def _session(self) -> str:
+        """Connect, authenticate, resubscribe and pump updates until the socket fails."""
+        ws = websocket.create_connection(self.url, timeout=self._connect_timeout)
+        with self._lock:
+            self._conn = ws
+            if self._stop.is_set():
+                return "stopped"
+        ws.send(f"Bearer {self._client.token()}")
+        reply = ws.recv()
+        reply = (reply.decode() if isinstance(reply, bytes) else reply).strip()
+        if reply == "401":
+            log.warning("notify: token refused; fetching a new one")
+            self._client.invalidate_token()
+            return "unauthorized"
+        if reply != "200":
+            log.warning("notify: authentication answered %r", reply[:40])
+            return "failed"
+        ws.settimeout(self._ping_interval)
+        with self._lock:
+            if self._stop.is_set():
+                return "stopped"
+            self._ws = ws
+            for sub in list(self._subs):
+                self._send_sub(ws, sub)
+            self._ready.set()
+        log.info("notify: connected to %s", self.url)
+        self._pump(ws)
+        return "authenticated"
+
+    def _pump(self, ws: websocket.WebSocket) -> None:
+        """Receive frames until close; ping when idle, give up after two silent intervals."""
+        silent = 0
+        while not self._stop.is_set():
+            try:
+                opcode, data = ws.recv_data(control_frame=True)
+            except websocket.WebSocketTimeoutException:
+                if silent >= 1:
+                    log.warning("notify: no answer to ping; reconnecting")
+                    return
+                silent += 1
+                ws.ping()
+                continue
+            silent = 0
+            if opcode == websocket.ABNF.OPCODE_CLOSE:
+                log.info("notify: server closed the connection")
+                return
+            if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
+                self._dispatch(data)
+
+    def _disconnected(self) -> None:
+        with self._lock:
+            conn = self._conn
+            self._conn = self._ws = None
+            self._ready.clear()
+            self._by_uuid.clear()
+            for sub in self._subs:
+                sub.uuid = None
+        if conn is not None:
+            try:
+                conn.close(timeout=1.0)
+            except Exception:
+                log.debug("notify: closing the socket failed", exc_info=True)
+
+    def _dispatch(self, data: bytes | str) -> None:
+        """Fold one server message into its subscription and deliver the result."""
+        try:
+            msg = json.loads(data)
+        except ValueError:
+            log.warning("notify: ignoring a non-JSON message")
+            return
+        if not isinstance(msg, dict) or not isinstance(msg.get("uuid"), str):
+            return
+        status = msg.get("status")
+        with self._lock:
+            sub = self._by_uuid.get(msg["uuid"])
+            if sub is None or sub.closed:
+                return
+            sub.status = status if isinstance(status, int) else None
+            if isinstance(status, int) and status >= 400:
+                del self._by_uuid[msg["uuid"]]
+                if sub in self._subs:
+                    self._subs.remove(sub)
+                sub.ended = True
+                log.warning("notify: server ended %s subscription (%d)",
+                            sub.request["method"], status)
+                sub._delivered.set()
+                return
+        value = sub.fold.apply(msg)
+        if value is not MISSING:
+            sub._deliver(value)

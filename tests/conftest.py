@@ -1,0 +1,86 @@
+"""Shared fixtures: a real Config Store per test session, and per-test isolation helpers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from config_store import uuids
+from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
+
+
+@pytest.fixture(scope="session")
+def config_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConfigStoreProcess]:
+    """One Config Store for the whole session (tests create their own objects)."""
+    server = ConfigStoreProcess(tmp_path_factory.mktemp("cs") / "data").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_store(tmp_path) -> Iterator[ConfigStoreProcess]:
+    """A Config Store of this test's own (for restarts and kills)."""
+    server = ConfigStoreProcess(tmp_path / "data").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def admin(config_store: ConfigStoreProcess) -> Api:
+    """An HTTP session authenticated as the root principal."""
+    return Api(config_store.url, ("admin", ADMIN_PASSWORD))
+
+
+@pytest.fixture
+def anon(config_store: ConfigStoreProcess) -> Api:
+    """An HTTP session without credentials."""
+    return Api(config_store.url)
+
+
+@pytest.fixture
+def new_app(admin: Api) -> str:
+    """A fresh application object."""
+    r = admin.post("/v2/object", json={"class": uuids.Class.App})
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"]
+
+
+@pytest.fixture
+def new_obj(admin: Api) -> str:
+    """A fresh individual (rank 0) object."""
+    return make_object(admin, uuids.Class.Device)
+
+
+def make_object(api: Api, klass: str, uuid_: str | None = None) -> str:
+    """Create an object in ``klass`` and return its uuid."""
+    body = {"class": klass} | ({"uuid": uuid_} if uuid_ else {})
+    r = api.post("/v2/object", json=body)
+    assert r.status_code in (200, 201), r.text
+    return r.json()["uuid"]
+
+
+def make_class(api: Api) -> str:
+    """Create a rank-1 class."""
+    return make_object(api, uuids.Class.R1Class)
+
+
+def make_user(api: Api, name: str | None = None,
+              password: str = "pw-" + "x" * 8) -> tuple[str, Api]:
+    """Create a principal; returns its uuid and a session authenticated as it."""
+    name = name or f"user-{uuid.uuid4().hex[:10]}"
+    r = api.post("/v2/principal", json={"name": name, "password": password})
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"], Api(api.base, (name, password))
+
+
+def grant(api: Api, principal: str, permission: str, target: str, plural: bool = False,
+          obj: str | None = None) -> str:
+    """Add a grant and return its uuid."""
+    body = {"principal": principal, "permission": permission, "target": target, "plural": plural}
+    if obj:
+        body["object"] = obj
+    r = api.post("/v2/grant", json=body)
+    assert r.status_code in (200, 201), r.text
+    return r.json()["uuid"]

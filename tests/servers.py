@@ -1,0 +1,78 @@
+"""Starting real services for tests: free loopback ports, temp dirs, cleanup by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+ADMIN_PASSWORD = "test-admin-password"
+
+
+def free_port() -> int:
+    """A currently free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class ConfigStoreProcess:
+    """A ``config-store serve`` subprocess."""
+
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+    extra_args: tuple[str, ...] = ()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ConfigStoreProcess:
+        env = dict(os.environ, FPLUS_ADMIN_PASSWORD=ADMIN_PASSWORD, LOG_LEVEL="WARNING")
+        log = open(self.data_dir.parent / f"config-store-{self.port}.log", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "config_store.cli", "serve", "--data-dir", str(self.data_dir),
+             "--port", str(self.port), *self.extra_args],
+            env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"config-store exited with {self.proc.returncode}")
+            try:
+                if requests.get(self.url + "/ping", timeout=1).ok:
+                    return self
+            except requests.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("config-store did not start")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+
+class Api(requests.Session):
+    """A requests session bound to a base URL (``api.get("/v2/object")``)."""
+
+    def __init__(self, base: str, auth: tuple[str, str] | None = None) -> None:
+        super().__init__()
+        self.base = base
+        self.auth = auth
+
+    def request(self, method, url, *args, **kwargs):
+        kwargs.setdefault("timeout", 10)
+        return super().request(method, self.base + url, *args, **kwargs)
