@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -42,7 +43,7 @@ class ConfigStoreProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "config_store.cli", "serve", "--data-dir", str(self.data_dir),
              "--port", str(self.port), *self.extra_args],
-            env=env, stdout=log, stderr=subprocess.STDOUT)
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -55,13 +56,17 @@ class ConfigStoreProcess:
         raise RuntimeError("config-store did not start")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Signal the server's process group (gunicorn master and worker) and reap it."""
         if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, sig)
+            os.killpg(self.proc.pid, sig)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
+                os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        if self.proc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # stragglers of a killed master
         self.proc = None
 
 

@@ -123,12 +123,14 @@ class Core:
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
         """A serialised write; events are published after the commit."""
+        tx: Tx | None = None
         try:
             with self.storage.write() as writer:
                 tx = Tx(self, writer)
                 yield tx
         except BaseException:
-            self.reload()
+            if tx is not None and tx.acl_dirty:
+                self.reload()  # memory saw changes that were rolled back
             raise
         for grant in tx.added_grants:
             self.acl.add(grant)

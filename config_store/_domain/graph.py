@@ -56,15 +56,18 @@ class Graph:
 
     def load(self, objects: Iterable[ObjectRow], members: Iterable[tuple[str, str]],
              subclasses: Iterable[tuple[str, str]]) -> None:
-        """Replace the whole graph with stored state."""
+        """Replace the whole graph with stored state (readers never see it half-built)."""
+        fresh = Graph()
+        for r in objects:
+            fresh.objects[r.uuid] = Obj(r.uuid, r.rank, r.klass, r.owner, r.deleted, r.etag)
+        for klass, member in members:
+            fresh.set_member(klass, member, True)
+        for klass, sub in subclasses:
+            fresh.set_subclass(klass, sub, True)
         with self.lock:
-            self.__init__()  # type: ignore[misc]
-            for r in objects:
-                self.objects[r.uuid] = Obj(r.uuid, r.rank, r.klass, r.owner, r.deleted, r.etag)
-            for klass, member in members:
-                self.set_member(klass, member, True)
-            for klass, sub in subclasses:
-                self.set_subclass(klass, sub, True)
+            self.objects, self._members, self._member_of = (
+                fresh.objects, fresh._members, fresh._member_of)
+            self._subs, self._supers = fresh._subs, fresh._supers
 
     # -- mutation ---------------------------------------------------------------------
     def put(self, obj: Obj) -> None:

@@ -9,7 +9,7 @@ from flask import Flask
 from .._domain.store import Store
 from . import app_routes, auth, auth_routes, errors, misc_routes, object_routes, v1_routes
 from .notify_ws import bp as notify_bp
-from .params import UUIDConverter
+from .params import UUIDConverter, refuse_oversized
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app.extensions["config_store"] = store
     app.url_map.converters["uuid"] = UUIDConverter
     app.url_map.strict_slashes = False
+    app.before_request(refuse_oversized)
     app.before_request(auth.authenticate)
     errors.register(app)
     for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,

@@ -41,6 +41,13 @@ def create_object() -> tuple[Response, int]:
     return jsonify(obj.registration()), 201 if created else 200
 
 
+@bp.get("/v2/object/<uuid:obj>")
+def get_object(obj: str) -> Response:
+    """An object's Registration (as ``GET /v2/app/<Registration>/object/<obj>``)."""
+    require(P.ReadApp, uuids.App.Registration, obj=obj)
+    return jsonify(objects.require(store().core, obj).registration())
+
+
 @bp.delete("/v2/object/<uuid:obj>")
 def delete_object(obj: str) -> tuple[str, int]:
     require(P.DeleteObj, obj)
