@@ -23,7 +23,7 @@ class Settings:
 def create_app(store: Store, settings: Settings | None = None) -> Flask:
     """A Flask app serving ``store``."""
     settings = settings or Settings()
-    app = Flask("config_store")
+    app = Flask("config_store", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings.body_limit
     app.config["DEVICE_UUID"] = settings.device_uuid
     app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}

@@ -13,7 +13,7 @@ from .._domain.errors import Forbidden, Unauthorized
 from .._domain.store import Store
 
 _SCHEME = re.compile(r"^([A-Za-z]+) +([A-Za-z0-9._~+/=-]+)$")
-PUBLIC = frozenset({"misc.ping", "misc.openapi", "notify.notify", "static"})
+PUBLIC = frozenset({"misc.ping", "misc.openapi", "notify.notify", "notify.not_upgraded"})
 
 
 def store() -> Store:

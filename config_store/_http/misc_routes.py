@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from .. import uuids
 from .._domain import dump
-from .._domain.errors import Forbidden
+from .._domain.errors import Forbidden, NotFound
 from .auth import allowed, caller, store
 from .params import json_body
 
@@ -34,9 +34,10 @@ def ping() -> Response:
 
 @bp.get("/openapi.yaml")
 def openapi() -> Response:
-    text = resources.files("spec").joinpath("config-store.yaml").read_text() \
-        if resources.files("spec").joinpath("config-store.yaml").is_file() else ""
-    return Response(text, mimetype="application/yaml")
+    doc = resources.files("spec").joinpath("config-store.yaml")
+    if not doc.is_file():
+        raise NotFound("no OpenAPI document installed")
+    return Response(doc.read_text(), mimetype="application/yaml")
 
 
 @bp.post("/load")

@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 
-from flask import Blueprint, current_app
+from flask import Blueprint, Response, current_app, jsonify
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
@@ -18,6 +18,12 @@ log = logging.getLogger(__name__)
 bp = Blueprint("notify", __name__)
 sock = Sock()
 _BEARER = re.compile(r"^Bearer ([A-Za-z0-9+/=]+)$")
+
+
+@bp.get("/notify/v2")
+def not_upgraded() -> tuple[Response, int]:
+    """A plain GET: the endpoint only speaks WebSocket."""
+    return jsonify({"error": "notify/v2 is a WebSocket endpoint"}), 426
 
 
 @sock.route("/notify/v2", bp=bp)
