@@ -32,18 +32,23 @@ class ConfigStoreProcess:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     extra_args: tuple[str, ...] = ()
+    admin_password: str | None = ADMIN_PASSWORD
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ConfigStoreProcess:
-        env = dict(os.environ, FPLUS_ADMIN_PASSWORD=ADMIN_PASSWORD, LOG_LEVEL="WARNING")
-        log = open(self.data_dir.parent / f"config-store-{self.port}.log", "ab")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "config_store.cli", "serve", "--data-dir", str(self.data_dir),
-             "--port", str(self.port), *self.extra_args],
-            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        env = dict(os.environ, LOG_LEVEL="WARNING")
+        env.pop("FPLUS_ADMIN_PASSWORD", None)
+        if self.admin_password is not None:
+            env["FPLUS_ADMIN_PASSWORD"] = self.admin_password
+        self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.data_dir.parent / f"config-store-{self.port}.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "config_store.cli", "serve", "--data-dir",
+                 str(self.data_dir), "--port", str(self.port), *self.extra_args],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -1,0 +1,217 @@
+"""Config Store benchmark: PATCH and GET throughput, notify latency; prints one JSON object.
+
+Compares, in the same run:
+- ours: keep-alive clients with Bearer tokens against ``config-store serve`` (SQLite);
+- naive: a fresh connection and Basic login per request (what a simple script does);
+- floor: the same merge-patch writes straight into the storage layer, no HTTP.
+
+Usage: ``python bench/config_store.py [--seconds 5] [--clients 8] [--subscribers 100]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import http.client
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import websocket
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from config_store import uuids  # noqa: E402
+from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess  # noqa: E402
+
+MERGE = "application/merge-patch+json"
+
+
+def _conn(port: int) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+
+def _call(conn: http.client.HTTPConnection, method: str, path: str, headers: dict,
+          body: bytes | None = None) -> tuple[int, bytes]:
+    conn.request(method, path, body=body, headers=headers)
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+def _basic() -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(
+        f"admin:{ADMIN_PASSWORD}".encode()).decode()}
+
+
+def _bearer(port: int) -> dict[str, str]:
+    status, body = _call(_conn(port), "POST", "/token", _basic())
+    assert status == 200
+    return {"Authorization": "Bearer " + json.loads(body)["token"]}
+
+
+def _setup(port: int, n_objects: int) -> tuple[str, list[str]]:
+    conn, auth = _conn(port), _basic() | {"Content-Type": "application/json"}
+
+    def create(klass: str) -> str:
+        status, body = _call(conn, "POST", "/v2/object", auth, json.dumps({"class": klass}).encode())
+        assert status == 201, body
+        return json.loads(body)["uuid"]
+
+    app = create(uuids.Class.App)
+    objs = [create(uuids.Class.Device) for _ in range(n_objects)]
+    for obj in objs:
+        _call(conn, "PUT", f"/v2/app/{app}/object/{obj}", auth, b'{"n": 0}')
+    return app, objs
+
+
+def _rate(port: int, seconds: float, clients: int, make_request, fresh: bool = False) -> float:
+    """Requests per second over ``clients`` threads issuing ``make_request(i, n)``."""
+    stop = time.monotonic() + seconds
+    counts = [0] * clients
+    errors: list[int] = []
+
+    def worker(i: int) -> None:
+        conn = _conn(port)
+        n = 0
+        while time.monotonic() < stop:
+            if fresh:
+                conn.close()
+                conn = _conn(port)
+            method, path, headers, body = make_request(i, n)
+            status, _ = _call(conn, method, path, headers, body)
+            if status >= 300:
+                errors.append(status)
+            n += 1
+        counts[i] = n
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed requests, e.g. {errors[:3]}")
+    return sum(counts) / (time.monotonic() - start)
+
+
+def _notify_latency(port: int, app: str, obj: str, subscribers: int, writes: int) -> list[float]:
+    """Milliseconds from a PATCH's start to each subscriber receiving its update."""
+    token = _bearer(port)["Authorization"].split(" ", 1)[1]
+    sent: dict[int, float] = {}
+    samples: list[float] = []
+    lock = threading.Lock()
+    ready = threading.Barrier(subscribers + 1)
+
+    def subscriber(i: int) -> None:
+        ws = websocket.create_connection(f"ws://127.0.0.1:{port}/notify/v2", timeout=30)
+        ws.send(f"Bearer {token}")
+        assert ws.recv() == "200"
+        ws.send(json.dumps({"uuid": f"00000000-0000-4000-8000-{i:012d}", "method": "WATCH",
+                            "request": {"url": f"v2/app/{app}/object/{obj}"}}))
+        ws.recv()  # initial
+        ready.wait()
+        seen = 0
+        while seen < writes:
+            update = json.loads(ws.recv())
+            seq = update["response"]["body"]["seq"]
+            now = time.perf_counter()
+            with lock:
+                samples.append((now - sent[seq]) * 1000)
+            seen += 1
+        ws.close()
+
+    threads = [threading.Thread(target=subscriber, args=(i,)) for i in range(subscribers)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    conn, headers = _conn(port), _bearer(port) | {"Content-Type": MERGE}
+    for seq in range(writes):
+        sent[seq] = time.perf_counter()
+        status, _ = _call(conn, "PATCH", f"/v2/app/{app}/object/{obj}", headers,
+                          json.dumps({"seq": seq}).encode())
+        assert status == 204
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    return samples
+
+
+def _floor_patch_rate(seconds: float) -> float:
+    """Merge-patch writes through the domain layer directly (no HTTP, no auth)."""
+    from config_store._domain import configs
+    from config_store._domain.store import open_store
+
+    store = open_store(Path(tempfile.mkdtemp()) / "floor", "pw")
+    from config_store._domain import objects
+
+    app = objects.create(store.core, store.root, uuids.Class.App)[0].uuid
+    obj = objects.create(store.core, store.root, uuids.Class.Device)[0].uuid
+    n, stop = 0, time.monotonic() + seconds
+    start = time.monotonic()
+    while time.monotonic() < stop:
+        configs.patch(store.core, store.schemas, store.root, app, obj, {"n": n})
+        n += 1
+    return n / (time.monotonic() - start)
+
+
+def _pct(values: list[float], q: float) -> float:
+    return round(statistics.quantiles(values, n=100)[int(q) - 1], 2) if len(values) > 1 else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--subscribers", type=int, default=100)
+    parser.add_argument("--writes", type=int, default=50)
+    args = parser.parse_args()
+
+    server = ConfigStoreProcess(Path(tempfile.mkdtemp()) / "data").start()
+    try:
+        app, objs = _setup(server.port, args.clients)
+        bearer = _bearer(server.port)
+        patch_headers = bearer | {"Content-Type": MERGE}
+
+        def patch(i: int, n: int):  # noqa: ANN202
+            return "PATCH", f"/v2/app/{app}/object/{objs[i]}", patch_headers, \
+                json.dumps({"n": n}).encode()
+
+        def get(i: int, n: int):  # noqa: ANN202
+            return "GET", f"/v2/app/{app}/object/{objs[i]}", bearer, None
+
+        naive_headers = _basic() | {"Content-Type": MERGE}
+
+        def naive_patch(i: int, n: int):  # noqa: ANN202
+            return "PATCH", f"/v2/app/{app}/object/{objs[i]}", naive_headers, \
+                json.dumps({"n": n}).encode()
+
+        patch_rate = _rate(server.port, args.seconds, args.clients, patch)
+        get_rate = _rate(server.port, args.seconds, args.clients, get)
+        naive_rate = _rate(server.port, args.seconds, args.clients, naive_patch, fresh=True)
+        latencies = _notify_latency(server.port, app, objs[0], args.subscribers, args.writes)
+    finally:
+        server.stop()
+    floor_rate = _floor_patch_rate(args.seconds)
+    print(json.dumps({
+        "storage": "sqlite",
+        "clients": args.clients,
+        "patch_per_s": round(patch_rate, 1),
+        "get_per_s": round(get_rate, 1),
+        "naive_patch_per_s": round(naive_rate, 1),
+        "floor_patch_per_s": round(floor_rate, 1),
+        "ratio_vs_naive": round(patch_rate / naive_rate, 2),
+        "subscribers": args.subscribers,
+        "notify_samples": len(latencies),
+        "notify_p50_ms": _pct(latencies, 50),
+        "notify_p99_ms": _pct(latencies, 99),
+        "targets": {"patch_per_s": 1000, "notify_p99_ms": 50},
+    }))
+
+
+if __name__ == "__main__":
+    main()
