@@ -51,7 +51,7 @@ def put(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, value
         schemas.validate(app, value)
         if app == uuids.App.ConfigSchema:
             schemas.check_new_schema(tx.w, obj, value)
-        etag, created, _ = tx.put_config(app, obj, value)
+        etag, created, _ = tx.put_config(app, obj, value, stored)
         return created, etag
 
 
@@ -74,7 +74,7 @@ def patch(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, pat
         schemas.validate(app, merged)
         if app == uuids.App.ConfigSchema:
             schemas.check_new_schema(tx.w, obj, merged)
-        etag, created, _ = tx.put_config(app, obj, merged)
+        etag, created, _ = tx.put_config(app, obj, merged, stored)
         return created, etag
 
 

@@ -73,10 +73,11 @@ class Tx:
         self.events.append(StructureChanged())
 
     # -- config entries ---------------------------------------------------------------
-    def put_config(self, app: str, obj: str, value: Any) -> tuple[str, bool, bool]:
-        """Store an entry; returns ``(etag, created, changed)``. Unchanged keeps its etag."""
+    def put_config(self, app: str, obj: str, value: Any,
+                   current: tuple[str, str] | None) -> tuple[str, bool, bool]:
+        """Store an entry over ``current`` (its stored ``(json, etag)``, read in this
+        transaction); returns ``(etag, created, changed)``. Unchanged keeps its etag."""
         text = canonical(value)
-        current = self.w.get_config(app, obj)
         if current is not None and current[0] == text:
             return current[1], False, False
         etag = new_uuid()

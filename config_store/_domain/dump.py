@@ -73,7 +73,7 @@ def _load_object(core: Core, tx: Tx, caller: str, klass: str, uuid: str, spec: d
         stored = tx.w.get_config(uuids.App.Info, uuid)
         info = parse(stored[0]) if stored else {}
         tx.put_config(uuids.App.Info, uuid, {**(info if isinstance(info, dict) else {}),
-                                             "name": spec["name"]})
+                                             "name": spec["name"]}, stored)
     if "memberOf" in spec:
         _replace(tx, set(spec["memberOf"]) | {obj.klass or klass},
                  graph.direct_classes(uuid), lambda c, on: tx.set_member(c, uuid, on),

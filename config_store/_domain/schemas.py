@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -11,6 +12,7 @@ from jsonschema.exceptions import SchemaError
 from .. import uuids
 from .._storage import Reader, SQLiteStorage
 from .errors import Conflict, Unprocessable
+from .events import ConfigChanged, Event, EventBus
 from .jsonvalue import parse
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
@@ -35,26 +37,32 @@ def errors_of(validator: Draft202012Validator, value: Any) -> list[str]:
 
 
 class SchemaCache:
-    """Compiled validators keyed by the schema entry's etag."""
+    """Compiled validators per app, dropped when the app's ConfigSchema entry changes."""
 
-    def __init__(self, storage: SQLiteStorage) -> None:
+    def __init__(self, storage: SQLiteStorage, events: EventBus) -> None:
         self.storage = storage
         self._lock = threading.Lock()
-        self._compiled: dict[str, tuple[str, Draft202012Validator]] = {}
+        self._compiled: dict[str, Draft202012Validator | None] = {}
+        events.subscribe(self._on_events)
+
+    def _on_events(self, events: Sequence[Event]) -> None:
+        changed = [e.obj for e in events
+                   if isinstance(e, ConfigChanged) and e.app == uuids.App.ConfigSchema]
+        if changed:
+            with self._lock:
+                for app in changed:
+                    self._compiled.pop(app, None)
 
     def validator(self, app: str) -> Draft202012Validator | None:
         """The validator for ``app``'s entries, or None if it has no schema."""
+        with self._lock:
+            if app in self._compiled:
+                return self._compiled[app]
         stored = self.storage.reader().get_config(uuids.App.ConfigSchema, app)
-        if stored is None:
-            return None
-        text, etag = stored
+        validator = (Draft202012Validator(parse(stored[0]), format_checker=_FORMATS)
+                     if stored else None)
         with self._lock:
-            hit = self._compiled.get(app)
-        if hit and hit[0] == etag:
-            return hit[1]
-        validator = Draft202012Validator(parse(text), format_checker=_FORMATS)
-        with self._lock:
-            self._compiled[app] = (etag, validator)
+            self._compiled[app] = validator
         return validator
 
     def validate(self, app: str, value: Any) -> None:

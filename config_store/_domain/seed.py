@@ -68,7 +68,7 @@ def _ensure(tx: Tx, uuid: str, klass: str | None, rank: int, name: str) -> bool:
     tx.put_object(Obj(uuid, rank, klass, U.Special.Unowned, False, ""))
     if klass is not None:
         tx.set_member(klass, uuid, True)
-    tx.put_config(U.App.Info, uuid, {"name": name})
+    tx.put_config(U.App.Info, uuid, {"name": name}, None)  # a new object has no entries
     return True
 
 

@@ -50,7 +50,7 @@ def open_store(data_dir: Path, admin_password: str | None = None) -> Store:
     with core.transaction() as tx:
         seed(tx)
     core.acl.root = _ensure_root(core, data_dir, admin_password)
-    return Store(core, SchemaCache(storage), data_dir)
+    return Store(core, SchemaCache(storage, core.events), data_dir)
 
 
 def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
@@ -63,7 +63,7 @@ def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
         if core.graph.get(uuid) is None:
             tx.put_object(Obj(uuid, 0, uuids.Class.Principal, uuids.Special.Unowned, False, ""))
             tx.set_member(uuids.Class.Principal, uuid, True)
-            tx.put_config(uuids.App.Info, uuid, {"name": "Administrator"})
+            tx.put_config(uuids.App.Info, uuid, {"name": "Administrator"}, None)
         tx.w.put_principal(uuid, ROOT_NAME, hash_password(password))
     core.sessions.forget_principal(uuid)
     return uuid
