@@ -187,11 +187,15 @@ class _AppSearch(_Sub):
 
     def _child(self, e: ConfigChanged) -> list[dict]:
         if not self._visible(e.obj):
-            if self.can(P.ReadApp, self.app) or not self.selected - {e.obj}:
+            rest = self.selected - {e.obj}
+            if self.selected and not any(self._visible(o) for o in rest):
+                # nothing shown to this principal is readable any more
                 self.no_access, self.selected = True, set()
                 return [{"response": {"status": 403}}]
-            self.selected.discard(e.obj)
-            return [{"child": e.obj, "response": {"status": 403}}]
+            if e.obj in self.selected:
+                self.selected.discard(e.obj)
+                return [{"child": e.obj, "response": {"status": 403}}]
+            return []  # never shown to this principal: stay silent
         if self._selects(e.value, e.etag):
             self.selected.add(e.obj)
             return [{"child": e.obj, "response": _entry_response(e.value, e.etag)}]
