@@ -25,8 +25,8 @@ import websocket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from config_store import uuids  # noqa: E402
-from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess  # noqa: E402
+from config_store import uuids
+from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
 
 MERGE = "application/merge-patch+json"
 
@@ -57,7 +57,8 @@ def _setup(port: int, n_objects: int) -> tuple[str, list[str]]:
     conn, auth = _conn(port), _basic() | {"Content-Type": "application/json"}
 
     def create(klass: str) -> str:
-        status, body = _call(conn, "POST", "/v2/object", auth, json.dumps({"class": klass}).encode())
+        body_in = json.dumps({"class": klass}).encode()
+        status, body = _call(conn, "POST", "/v2/object", auth, body_in)
         assert status == 201, body
         return json.loads(body)["uuid"]
 
@@ -177,16 +178,16 @@ def main() -> None:
         bearer = _bearer(server.port)
         patch_headers = bearer | {"Content-Type": MERGE}
 
-        def patch(i: int, n: int):  # noqa: ANN202
+        def patch(i: int, n: int):
             return "PATCH", f"/v2/app/{app}/object/{objs[i]}", patch_headers, \
                 json.dumps({"n": n}).encode()
 
-        def get(i: int, n: int):  # noqa: ANN202
+        def get(i: int, n: int):
             return "GET", f"/v2/app/{app}/object/{objs[i]}", bearer, None
 
         naive_headers = _basic() | {"Content-Type": MERGE}
 
-        def naive_patch(i: int, n: int):  # noqa: ANN202
+        def naive_patch(i: int, n: int):
             return "PATCH", f"/v2/app/{app}/object/{objs[i]}", naive_headers, \
                 json.dumps({"n": n}).encode()
 

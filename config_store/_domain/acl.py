@@ -120,8 +120,11 @@ class Acl:
         return grant.plural and self.graph.is_member(target, t)
 
     def expanded(self, principal: str) -> list[dict[str, str]]:
-        """The principal's ACL as ``[{permission, target}]`` (plural/Self/Mine expanded)."""
-        out: set[tuple[str, str]] = set()
+        """The principal's ACL as ``[{permission, target}]`` (plural/Self/Mine expanded).
+
+        An entry from an object-restricted grant also carries ``object``.
+        """
+        out: set[tuple[str, str, str | None]] = set()
         for perm, grants in self._entries(principal).items():
             for g in grants:
                 if g.target == uuids.Special.Self:
@@ -133,5 +136,6 @@ class Acl:
                     targets = self.graph.members(g.target)
                 else:
                     targets = {g.target}
-                out |= {(perm, t) for t in targets}
-        return [{"permission": p, "target": t} for p, t in sorted(out)]
+                out |= {(perm, t, g.object) for t in targets}
+        return [{"permission": p, "target": t} | ({"object": o} if o else {})
+                for p, t, o in sorted(out, key=lambda e: (e[0], e[1], e[2] or ""))]

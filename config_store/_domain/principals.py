@@ -94,7 +94,9 @@ def set_password(core: Core, uuid: str, password: str) -> None:
 
 
 def remove(core: Core, uuid: str) -> None:
-    """Delete a principal's credentials and the grants naming it."""
+    """Delete a principal's credentials and the grants naming it (never the root's)."""
+    if core.acl.is_root(uuid):
+        raise Conflict("the root principal cannot be deleted")
     with core.transaction() as tx:
         if not tx.w.delete_principal(uuid):
             raise NotFound(f"principal {uuid} not found")

@@ -54,7 +54,14 @@ def create_principal() -> tuple[Response, int]:
         raise Unprocessable("class and uuid must be lower-case UUIDs")
     require(A.WriteKerberos, klass)
     require(uuids.ConfigDBPerm.CreateObj, klass)
-    uuid, created = principals.create(store().core, caller(), body["name"], password,
+    core = store().core
+    # Re-passwording an existing principal, or making an existing object a principal,
+    # acts on that object: it needs WriteKerberos on it, not just on the class.
+    target = body.get("uuid") or principals.find_exact(core, body["name"])
+    if target is not None and core.graph.get(target) is not None and (
+            password is not None or not core.graph.is_member(target, uuids.Class.Principal)):
+        require(A.WriteKerberos, target)
+    uuid, created = principals.create(core, caller(), body["name"], password,
                                       body.get("uuid"), klass)
     return jsonify({"uuid": uuid, "name": body["name"]}), 201 if created else 200
 

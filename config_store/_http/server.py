@@ -32,6 +32,6 @@ def serve(app: Callable, host: str, port: int, threads: int = 256) -> None:
     """Run ``app`` until SIGTERM/SIGINT."""
     EmbeddedServer(app, {
         "bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread",
-        "threads": threads, "timeout": 0, "graceful_timeout": 5, "keepalive": 75,
+        "threads": threads, "timeout": 0, "graceful_timeout": 2, "keepalive": 75,
         "accesslog": None, "loglevel": "warning",
     }).run()
