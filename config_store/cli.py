@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--port", type=int, default=8701)
     run.add_argument("--database", help="sqlite:///FILE (default: DATA_DIR/config-store.db)")
     run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
-    run.add_argument("--threads", type=int, default=256, help="request/WebSocket threads")
+    run.add_argument("--connections", type=int, default=2000,
+                     help="concurrent HTTP and WebSocket connections")
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     app = create_app(store, Settings(body_limit=args.body_limit))
     print(f"Config Store listening on http://{args.host}:{args.port} "
           f"(data: {store.data_dir}, admin user: admin)", flush=True)
-    serve(app, args.host, args.port, args.threads)
+    serve(app, args.host, args.port, args.connections)
 
 
 if __name__ == "__main__":

@@ -28,10 +28,14 @@ class EmbeddedServer(BaseApplication):
         return self.application
 
 
-def serve(app: Callable, host: str, port: int, threads: int = 256) -> None:
-    """Run ``app`` until SIGTERM/SIGINT."""
+def serve(app: Callable, host: str, port: int, connections: int = 2000) -> None:
+    """Run ``app`` until SIGTERM/SIGINT.
+
+    The gevent worker serves many keep-alive and WebSocket connections in one process
+    with far less overhead per request than a thread pool.
+    """
     EmbeddedServer(app, {
-        "bind": f"{host}:{port}", "workers": 1, "worker_class": "gthread",
-        "threads": threads, "timeout": 0, "graceful_timeout": 2, "keepalive": 75,
-        "accesslog": None, "loglevel": "warning",
+        "bind": f"{host}:{port}", "workers": 1, "worker_class": "gevent",
+        "worker_connections": connections, "timeout": 0, "graceful_timeout": 2,
+        "keepalive": 75, "accesslog": None, "loglevel": "warning",
     }).run()
