@@ -21,6 +21,19 @@ def _database_path(url: str | None, data_dir: Path) -> Path:
                      "(supported: sqlite:///path/to/config-store.db)")
 
 
+def _print_welcome(url: str, data_dir: Path) -> None:
+    if os.environ.get("FPLUS_ADMIN_PASSWORD"):
+        where, shell = "from $FPLUS_ADMIN_PASSWORD", "$FPLUS_ADMIN_PASSWORD"
+    else:
+        path = data_dir / "admin-password"
+        where, shell = f"in {path}", f"$(cat {path})"
+    print(f"""Config Store listening on {url}  (data: {data_dir})
+  root principal: admin, password {where}
+  try:  curl -u "admin:{shell}" {url}/v2/app
+  API:  {url}/openapi.yaml  ·  notify/v2 WebSocket: {url.replace("http", "ws", 1)}/notify/v2
+""", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(prog="config-store", description=__doc__)
@@ -39,8 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     store = open_store(_database_path(args.database, args.data_dir),
                        os.environ.get("FPLUS_ADMIN_PASSWORD"))
     app = create_app(store, Settings(body_limit=args.body_limit))
-    print(f"Config Store listening on http://{args.host}:{args.port} "
-          f"(data: {store.data_dir}, admin user: admin)", flush=True)
+    _print_welcome(f"http://{args.host}:{args.port}", store.data_dir)
     serve(app, args.host, args.port, args.connections)
 
 
