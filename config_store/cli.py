@@ -7,9 +7,10 @@ import logging
 import os
 from pathlib import Path
 
+from serving import serve
+
 from ._domain.store import open_store
 from ._http.app import Settings, create_app
-from ._http.server import serve
 
 
 def _database_path(url: str | None, data_dir: Path) -> Path:

@@ -25,40 +25,42 @@ def free_port() -> int:
 
 
 @dataclass
-class ConfigStoreProcess:
-    """A ``config-store serve`` subprocess."""
+class ServiceProcess:
+    """One of our ``<command> serve`` subprocesses in its own process group."""
 
     data_dir: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     extra_args: tuple[str, ...] = ()
     admin_password: str | None = ADMIN_PASSWORD
+    module: str = "config_store.cli"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> ConfigStoreProcess:
+    def start(self) -> ServiceProcess:
         env = dict(os.environ, LOG_LEVEL="WARNING")
         env.pop("FPLUS_ADMIN_PASSWORD", None)
         if self.admin_password is not None:
             env["FPLUS_ADMIN_PASSWORD"] = self.admin_password
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.data_dir.parent / f"config-store-{self.port}.log", "ab") as log:
+        name = self.module.split(".")[0]
+        with open(self.data_dir.parent / f"{name}-{self.port}.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "config_store.cli", "serve", "--data-dir",
+                [sys.executable, "-m", self.module, "serve", "--data-dir",
                  str(self.data_dir), "--port", str(self.port), *self.extra_args],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"config-store exited with {self.proc.returncode}")
+                raise RuntimeError(f"{self.module} exited with {self.proc.returncode}")
             try:
                 if requests.get(self.url + "/ping", timeout=1).ok:
                     return self
             except requests.ConnectionError:
                 time.sleep(0.05)
-        raise RuntimeError("config-store did not start")
+        raise RuntimeError(f"{self.module} did not start")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Signal the server's process group (gunicorn master and worker) and reap it."""
@@ -73,6 +75,16 @@ class ConfigStoreProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)  # stragglers of a killed master
         self.proc = None
+
+
+ConfigStoreProcess = ServiceProcess
+
+
+def git_server_process(data_dir: Path, config_store_url: str) -> ServiceProcess:
+    """A ``git-server serve`` against a Config Store (as its admin)."""
+    return ServiceProcess(data_dir, module="git_server.cli",
+                          extra_args=("--config-store", config_store_url,
+                                      "--acl-cache-seconds", "0.5"))
 
 
 class Api(requests.Session):

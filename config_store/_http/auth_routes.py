@@ -27,7 +27,7 @@ def token() -> Response:
 def whoami() -> Response:
     core = store().core
     name = core.storage.reader().principal_name(caller())
-    return jsonify({"uuid": caller(), "name": name})
+    return jsonify({"uuid": caller(), "name": name, "root": core.acl.is_root(caller())})
 
 
 @bp.get("/v2/whoami/uuid")

@@ -6,7 +6,7 @@ from typing import Any
 
 from ._paths import seg
 from ._transport import Transport
-from .errors import ConfigStoreError
+from .errors import ConfigStoreError, Unauthorized
 
 
 def _uuid_of(body: Any, what: str) -> str:
@@ -26,6 +26,19 @@ class AuthApi:
     def whoami(self) -> dict[str, Any]:
         """``{"uuid", "name"}`` of the authenticated principal."""
         return self._t.call("GET", "/v2/whoami")
+
+    def identify(self, authorization: str) -> dict[str, Any] | None:
+        """Who a caller's ``Authorization`` header proves: ``{"uuid", "name", "root"}``.
+
+        None when it proves nobody. For services that accept Config Store credentials
+        (Basic or Bearer) on their own routes: the header is forwarded as is, never logged.
+        ``root`` marks the root principal, which every permission check allows.
+        """
+        try:
+            return self._t.call("GET", "/v2/whoami", auth=False,
+                                headers={"Authorization": authorization})
+        except Unauthorized:
+            return None
 
     def create_principal(
         self,

@@ -1,4 +1,4 @@
-"""Serving a WSGI app with gunicorn (one process, threads) from inside our own commands."""
+"""gunicorn embedded in our own commands: one process, gevent worker."""
 
 from __future__ import annotations
 
@@ -28,14 +28,20 @@ class EmbeddedServer(BaseApplication):
         return self.application
 
 
-def serve(app: Callable, host: str, port: int, connections: int = 2000) -> None:
+def serve(app: Callable, host: str, port: int, connections: int = 2000,
+          on_start: Callable[[], None] | None = None) -> None:
     """Run ``app`` until SIGTERM/SIGINT.
 
     The gevent worker serves many keep-alive and WebSocket connections in one process
-    with far less overhead per request than a thread pool.
+    with far less overhead per request than a thread pool. ``on_start`` runs inside the
+    worker once it is ready: start background threads there, not before (they would
+    stay behind in the master process when gunicorn forks).
     """
-    EmbeddedServer(app, {
+    options: dict[str, Any] = {
         "bind": f"{host}:{port}", "workers": 1, "worker_class": "gevent",
         "worker_connections": connections, "timeout": 0, "graceful_timeout": 2,
         "keepalive": 75, "accesslog": None, "loglevel": "warning",
-    }).run()
+    }
+    if on_start is not None:
+        options["post_worker_init"] = lambda worker: on_start()
+    EmbeddedServer(app, options).run()

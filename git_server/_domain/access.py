@@ -1,0 +1,76 @@
+"""Who is calling, and may they pull or push: answered by the Config Store, cached briefly.
+
+Credentials (Basic or a Config Store Bearer token) are verified by forwarding the
+``Authorization`` header to the Config Store; a principal's ACL is read with the
+server's own credentials. Both answers are cached for a few seconds, so a revoked
+grant stops working within ``ttl`` seconds and a busy clone does not hit the store
+for every request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from config_store import uuids
+from config_store.client import ConfigStoreClient
+
+DEFAULT_TTL = 5.0
+
+
+class _TTLCache:
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._items: dict[str, tuple[float, Any]] = {}
+
+    def get(self, key: str, compute: Callable[[], Any]) -> Any:
+        now = time.monotonic()
+        with self._lock:
+            hit = self._items.get(key)
+        if hit and hit[0] > now:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            if len(self._items) > 10_000:
+                self._items = {k: v for k, v in self._items.items() if v[0] > now}
+            self._items[key] = (now + self.ttl, value)
+        return value
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authenticated principal."""
+
+    uuid: str
+    root: bool = False
+
+
+class Access:
+    """Authentication and Git permission checks against the Config Store."""
+
+    def __init__(self, client: ConfigStoreClient, ttl: float = DEFAULT_TTL) -> None:
+        self.client = client
+        self._principals = _TTLCache(ttl)
+        self._acls = _TTLCache(ttl)
+
+    def principal(self, authorization: str | None) -> Caller | None:
+        """Who an ``Authorization`` header proves, or None."""
+        if not authorization:
+            return None
+        key = hashlib.sha256(authorization.encode()).hexdigest()
+        found = self._principals.get(key, lambda: self.client.identify(authorization))
+        return Caller(found["uuid"], bool(found.get("root"))) if found else None
+
+    def allowed(self, caller: Caller, permission: str, target: str, *, wild: bool = True) -> bool:
+        """``check_acl(caller, permission, target, wild)`` (plural grants come expanded)."""
+        if caller.root:
+            return True
+        acl = self._acls.get(caller.uuid, lambda: self.client.get_acl(caller.uuid))
+        targets = (target, uuids.NULL) if wild else (target,)
+        return any(e["permission"] == permission and e["target"] in targets
+                   and "object" not in e for e in acl)

@@ -1,0 +1,64 @@
+"""Which repos exist: one per Git repository configuration entry, followed through notify.
+
+The notify SEARCH keeps a map uuid → entry; a miss falls back to reading the entry
+directly, so a repo configured a moment ago is served before its notification lands.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from config_store import uuids
+from config_store.client import ConfigStoreClient, NotifyClient
+
+log = logging.getLogger(__name__)
+APP = uuids.App.GitRepoConfig
+
+
+class RepoRegistry:
+    """Configured repos: ``{uuid: {"path": "group/name", ...}}``."""
+
+    def __init__(self, client: ConfigStoreClient) -> None:
+        self.client = client
+        self._lock = threading.Lock()
+        self._repos: dict[str, dict[str, Any]] = {}
+        self._notify: NotifyClient | None = None
+
+    def start(self) -> None:
+        """Follow the Git repository configuration app."""
+        self._notify = NotifyClient(self.client, reconnect_delay=(1.0, 2.0))
+        self._notify.search(APP, self._replace)
+
+    def stop(self) -> None:
+        """Stop following."""
+        if self._notify is not None:
+            self._notify.close()
+
+    def _replace(self, state: dict[str, Any]) -> None:
+        with self._lock:
+            self._repos = {k: v for k, v in state.items() if isinstance(v, dict)}
+
+    def get(self, uuid: str) -> dict[str, Any] | None:
+        """The repo's configuration, or None if it is not configured."""
+        with self._lock:
+            found = self._repos.get(uuid)
+        if found is not None:
+            return found
+        entry = self.client.get_config(APP, uuid)
+        return entry if isinstance(entry, dict) else None
+
+    def by_path(self, path: str) -> list[str]:
+        """Repo uuids configured with ``path`` (``group/name``)."""
+        with self._lock:
+            hits = [u for u, c in self._repos.items() if c.get("path") == path]
+        if hits:
+            return hits
+        found = self.client.search(APP, {"path": path})
+        return found if isinstance(found, list) else []
+
+    def configured(self) -> list[str]:
+        """Every configured repo uuid known from notify."""
+        with self._lock:
+            return sorted(self._repos)

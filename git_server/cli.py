@@ -1,0 +1,51 @@
+"""``git-server`` command: serve per-cluster Git repositories over smart HTTP."""
+
+from __future__ import annotations
+
+from gevent import monkey
+
+monkey.patch_all()  # before requests/ssl are imported: the server runs on gevent
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from config_store.client import client_from_env  # noqa: E402
+from serving import serve  # noqa: E402
+
+from ._domain.access import Access  # noqa: E402
+from ._domain.registry import RepoRegistry  # noqa: E402
+from ._domain.setup import ensure_setup  # noqa: E402
+from ._domain.storage import RepoStorage  # noqa: E402
+from ._http.app import GitServer, create_app  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(prog="git-server", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("serve", help="serve repositories over smart HTTP")
+    run.add_argument("--data-dir", type=Path, required=True, help="repositories live here")
+    run.add_argument("--config-store", default=os.environ.get("CONFIG_STORE_URL",
+                                                             "http://127.0.0.1:8701"))
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8702)
+    run.add_argument("--acl-cache-seconds", type=float, default=5.0,
+                     help="how long a principal's credentials and ACL are cached")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    client = client_from_env(args.config_store)
+    ensure_setup(client)
+    registry = RepoRegistry(client)
+    server = GitServer(Access(client, args.acl_cache_seconds), registry,
+                       RepoStorage(args.data_dir))
+    app = create_app(server)
+    print(f"Git server listening on http://{args.host}:{args.port}  (repos: "
+          f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
+    serve(app, args.host, args.port, on_start=registry.start)
+
+
+if __name__ == "__main__":
+    main()
