@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,13 +17,12 @@ import pytest
 
 from config_store import uuids
 from config_store._domain import credentials
-from tests.config_store.test_acl import (
+from tests.config_store.actors import (
     Actor,
     add_member,
     bearer,
     exists,
     grants_of,
-    new_actor,
 )
 from tests.conftest import grant, make_class, make_object, make_user
 from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
@@ -34,18 +33,6 @@ C = uuids.Class
 S = uuids.Special
 NULL = uuids.NULL
 
-
-@pytest.fixture(scope="module")
-def shared_actor(config_store: ConfigStoreProcess) -> Actor:
-    return new_actor(config_store)
-
-
-@pytest.fixture
-def actor(shared_actor: Actor) -> Iterator[Actor]:
-    """A logged-in user holding no grants at the start of the test."""
-    shared_actor.cleanup()
-    yield shared_actor
-    shared_actor.cleanup()
 
 
 VICTIM_PASSWORD = "victim-password"
@@ -352,11 +339,13 @@ def test_identity_as_admin(admin: Api) -> None:
 # -- whoami and tokens ----------------------------------------------------------------------
 def test_whoami(actor: Actor, admin: Api) -> None:
     for api in (actor.basic(), actor.bearer()):
-        assert api.get("/v2/whoami").json() == {"uuid": actor.uuid, "name": actor.name}
+        assert api.get("/v2/whoami").json() == {"uuid": actor.uuid, "name": actor.name,
+                                                "root": False}
         r = api.get("/v2/whoami/uuid")
         assert r.status_code == 200 and r.json() == actor.uuid
     me = admin.get("/v2/whoami").json()
     assert me["name"] == "admin" and me["uuid"] == admin.get("/v2/whoami/uuid").json()
+    assert me["root"] is True
 
 
 def test_token_shape_and_use(actor: Actor) -> None:
