@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= .data
-PORT ?= 8701
+PORT ?= 8700
 
 .PHONY: run test lint bench clean
 
@@ -15,7 +15,7 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/config-store serve --data-dir $(DATA_DIR)/config-store --port $(PORT)
+	$(BIN)/cluster-manager up --data-dir $(DATA_DIR) --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,0 +1,52 @@
+"""``cluster-manager up``: the all-in-one stack starts, answers, and stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from tests.servers import free_port
+
+
+def _wait(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(url, timeout=1).ok:
+                return
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} never answered")
+
+
+def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
+    proc = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+                             str(tmp_path / "data"), "--port", str(port)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        _wait(f"http://127.0.0.1:{port + 2}/ping")  # the Git server starts last
+        password = (tmp_path / "data/config-store/admin-password").read_text().strip()
+        auth = ("admin", password)
+        assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth).ok
+        assert requests.get(f"http://127.0.0.1:{port + 2}/v1/status", auth=auth).json() == []
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "Ctrl-C stops everything" in out
+    assert out.count(password) == 1  # generated on first start and printed once
+    for p in (port + 1, port + 2):  # children are gone too
+        try:
+            requests.get(f"http://127.0.0.1:{p}/ping", timeout=1)
+            raise AssertionError(f"port {p} still answers")
+        except requests.ConnectionError:
+            pass
