@@ -1,0 +1,87 @@
+"""Template rendering with npm ``json-templates`` semantics (reference §3.5).
+
+Every string, and every object key, is scanned for ``{{ key }}`` / ``{{ key:default }}``
+where ``key`` is a dotted path into the context. A string that is exactly one placeholder
+is replaced by the raw context value (any JSON type; an undefined value drops the key or
+list item, as JSON serialisation of ``undefined`` does). Otherwise every placeholder is
+interpolated as text (``null``/undefined → empty string).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"{{([\w\s:.,@/()?=*$+-]+)}}")
+_MISSING = object()
+
+
+class TemplateError(ValueError):
+    """A template that cannot be rendered (e.g. a key that becomes a non-string)."""
+
+
+def _lookup(context: Any, path: str) -> Any:
+    value = context
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _MISSING
+    return value
+
+
+def _resolve(spec: str, context: Any) -> Any:
+    key, sep, default = spec.partition(":")
+    value = _lookup(context, key.strip())
+    if value is _MISSING and sep:
+        return default.strip()
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is _MISSING or value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def render_string(template: str, context: Any) -> Any:
+    """Render one string: a lone placeholder yields the raw value (possibly missing)."""
+    whole = _PLACEHOLDER.fullmatch(template)
+    if whole:
+        return copy.deepcopy(_resolve(whole[1], context))  # the output owns its values
+    return _PLACEHOLDER.sub(lambda m: _text(_resolve(m[1], context)), template)
+
+
+def render(template: Any, context: Any) -> Any:
+    """Render a JSON value: strings, list items, object keys and values, recursively."""
+    rendered = _render(template, context)
+    return None if rendered is _MISSING else rendered
+
+
+def _render(node: Any, context: Any) -> Any:
+    if isinstance(node, str):
+        return render_string(node, context)
+    if isinstance(node, list):
+        items = (_render(item, context) for item in node)
+        return [item for item in items if item is not _MISSING]
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            new_key = render_string(key, context)
+            if new_key is _MISSING:
+                continue
+            if not isinstance(new_key, str):
+                new_key = _text(new_key)
+            new_value = _render(value, context)
+            if new_value is not _MISSING:
+                out[new_key] = new_value
+        return out
+    return node
