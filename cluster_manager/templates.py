@@ -56,7 +56,8 @@ def render_string(template: str, context: Any) -> Any:
     """Render one string: a lone placeholder yields the raw value (possibly missing)."""
     whole = _PLACEHOLDER.fullmatch(template)
     if whole:
-        return copy.deepcopy(_resolve(whole[1], context))  # the output owns its values
+        value = _resolve(whole[1], context)
+        return value if value is _MISSING else copy.deepcopy(value)  # output owns its values
     return _PLACEHOLDER.sub(lambda m: _text(_resolve(m[1], context)), template)
 
 
