@@ -60,5 +60,9 @@ class RepoStorage:
         if not path.exists():
             return False
         self.archive.mkdir(exist_ok=True)
-        path.rename(self.archive / f"{uuid}.{time.strftime('%Y%m%dT%H%M%S')}.git")
+        stamp = f"{time.strftime('%Y%m%dT%H%M%S')}.{time.time_ns() % 1_000_000_000:09d}"
+        try:
+            path.rename(self.archive / f"{uuid}.{stamp}.git")
+        except FileNotFoundError:  # a concurrent delete moved it first
+            return False
         return True

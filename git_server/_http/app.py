@@ -47,13 +47,27 @@ def _authenticate() -> Caller | Response:
 
 
 def _is_push(rest: str) -> bool:
-    return rest.endswith("git-receive-pack") or request.args.get("service") == "git-receive-pack"
+    return (rest.endswith("git-receive-pack")
+            or "git-receive-pack" in request.args.getlist("service"))
+
+
+def _bad_rest(rest: str) -> str | None:
+    """Why ``rest`` must not reach http-backend (it answers 500 to these), or None."""
+    if "\0" in rest:
+        return "NUL in path"
+    if any(part in (".", "..") for part in rest.split("/")):
+        return "dot segments in path"
+    if len(request.args.getlist("service")) > 1:
+        return "more than one service parameter"
+    return None
 
 
 def _serve_repo(repo: str, rest: str) -> Response:
     """Authenticate, check Pull/Push on the repo, then check it is configured (as ACS)."""
     if not UUID.match(repo):
         return _error(410, f"malformed repo uuid {repo!r}")
+    if (why := _bad_rest(rest)) is not None:
+        return _error(400, why)
     principal = _authenticate()
     if isinstance(principal, Response):
         return principal
@@ -79,8 +93,13 @@ def by_path(group: str, name: str, rest: str) -> Response:
     principal = _authenticate()
     if isinstance(principal, Response):
         return principal
-    found = _server().registry.by_path(f"{group}/{name}")
+    server = _server()
+    found = server.registry.by_path(f"{group}/{name}")
     if not found:
+        # As ACS (an unknown path is /uuid/undefined): only a wildcard holder learns "404".
+        permission = uuids.GitPerm.Push if _is_push(rest) else uuids.GitPerm.Pull
+        if not server.access.allowed(principal, permission, uuids.NULL):
+            return _error(403, "permission denied")
         return _error(404, "no such repository")
     if len(found) > 1:
         return _error(503, f"{group}/{name} names {len(found)} repositories")
