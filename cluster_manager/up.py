@@ -1,6 +1,7 @@
 """``cluster-manager up``: the all-in-one stack on one machine, for trying it out.
 
-Starts the Config Store on P+1 and the Git server on P+2 (127.0.0.1) as child processes
+Starts the Cluster Manager on P, the Config Store on P+1 and the Git server on P+2
+(127.0.0.1) as child processes
 in their own process groups, waits for each to answer ``/ping``, prints how to use them,
 and stops them all on Ctrl-C or SIGTERM.
 """
@@ -76,7 +77,10 @@ def up(data_dir: Path, port: int) -> None:
                   ["--data-dir", str(data_dir / "config-store")])
     git = Child("Git server", "git_server.cli", port + 2,
                 ["--data-dir", str(data_dir / "git"), "--config-store", store.url])
-    children = [store, git]
+    manager = Child("Cluster Manager", "cluster_manager.cli", port,
+                    ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url,
+                     "--git", git.url, "--git-repos", str(data_dir / "git" / "repos")])
+    children = [store, git, manager]
     stop = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -90,9 +94,10 @@ def up(data_dir: Path, port: int) -> None:
         store.wait_ready()
         services_env = dict(os.environ, FPLUS_USER="admin",
                             FPLUS_PASSWORD=_admin_password(data_dir))
-        git.start(services_env)
-        git.wait_ready()
-        _print_walkthrough(store.url, git.url, data_dir)
+        for child in (git, manager):
+            child.start(services_env)
+            child.wait_ready()
+        _print_walkthrough(manager.url, store.url, git.url, data_dir)
         while not stop and all(c.proc and c.proc.poll() is None for c in children):
             time.sleep(0.5)
     finally:
@@ -100,11 +105,12 @@ def up(data_dir: Path, port: int) -> None:
             child.stop()
 
 
-def _print_walkthrough(store_url: str, git_url: str, data_dir: Path) -> None:
+def _print_walkthrough(manager_url: str, store_url: str, git_url: str, data_dir: Path) -> None:
     secret = ("$FPLUS_ADMIN_PASSWORD" if os.environ.get("FPLUS_ADMIN_PASSWORD")
               else f"$(cat {data_dir / 'config-store' / 'admin-password'})")
     print(f"""
-Up:  Config Store  {store_url}   (API: {store_url}/openapi.yaml)
+Up:  Cluster Manager {manager_url}
+     Config Store  {store_url}   (API: {store_url}/openapi.yaml)
      Git server    {git_url}
      data          {data_dir}
 Root principal: admin, password {secret}

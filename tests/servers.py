@@ -98,3 +98,12 @@ class Api(requests.Session):
     def request(self, method, url, *args, **kwargs):
         kwargs.setdefault("timeout", 10)
         return super().request(method, self.base + url, *args, **kwargs)
+
+
+def cluster_manager_process(data_dir: Path, config_store_url: str, git_url: str,
+                            git_repos: Path, *extra: str) -> ServiceProcess:
+    """A ``cluster-manager serve`` writing straight into a local Git server's repos."""
+    return ServiceProcess(data_dir, module="cluster_manager.cli",
+                          extra_args=("--config-store", config_store_url, "--git", git_url,
+                                      "--git-repos", str(git_repos), "--backoff", "0.5",
+                                      *extra))

@@ -1,0 +1,92 @@
+"""The reconcile loop: Edge cluster configuration entries in, commissioned clusters out.
+
+A notify SEARCH follows every configuration entry; each changed, new or removed entry
+queues its cluster. A change of the Flux template re-renders every cluster. At start,
+setup status entries without a configuration entry are queued for decommissioning.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from config_store import uuids
+from config_store.client import ConfigStoreClient, NotifyClient
+
+from .commission import STATUS, Commissioner
+from .workqueue import KeyedWorkQueue
+
+log = logging.getLogger(__name__)
+CONFIG = uuids.App.EdgeClusterConfiguration
+
+
+class Reconciler:
+    """Keeps every cluster at its configured state."""
+
+    def __init__(self, cs: ConfigStoreClient, commissioner: Commissioner, workers: int = 8,
+                 backoff_initial: float = 2.0, backoff_max: float = 300.0) -> None:
+        self.cs, self.commissioner = cs, commissioner
+        self.queue = KeyedWorkQueue(self._handle, workers, backoff_initial, backoff_max)
+        self._lock = threading.Lock()
+        self._desired: dict[str, Any] | None = None
+        self._force: set[str] = set()
+        self._template_seen = False
+        self._notify: NotifyClient | None = None
+        self.ready = threading.Event()
+
+    def start(self) -> None:
+        """Subscribe and start the workers."""
+        self.queue.start()
+        self._notify = NotifyClient(self.cs, reconnect_delay=(1.0, 3.0))
+        self._notify.search(CONFIG, self._on_configs)
+        self._notify.watch(uuids.App.FluxTemplate, uuids.App.FluxTemplate, self._on_template)
+
+    def stop(self) -> None:
+        """Unsubscribe and stop the workers."""
+        if self._notify is not None:
+            self._notify.close()
+        self.queue.stop()
+
+    def _on_configs(self, state: dict[str, Any]) -> None:
+        with self._lock:
+            previous, self._desired = self._desired, dict(state)
+        if previous is None:
+            known = set(self.cs.list_app_objects(STATUS))
+            changed = set(state) | (known - set(state))
+            self.ready.set()
+        else:
+            changed = {k for k in set(state) | set(previous)
+                       if state.get(k) != previous.get(k) or k not in state or k not in previous}
+        for cluster in changed:
+            self.queue.submit(cluster)
+
+    def _on_template(self, template: Any) -> None:
+        if not self._template_seen:
+            self._template_seen = True
+            return
+        with self._lock:
+            clusters = list(self._desired or {})
+            self._force.update(clusters)
+        log.info("Flux template changed: re-rendering %d clusters", len(clusters))
+        for cluster in clusters:
+            self.queue.submit(cluster)
+
+    def _handle(self, cluster: str) -> None:
+        with self._lock:
+            desired = (self._desired or {}).get(cluster)
+            force = cluster in self._force
+            self._force.discard(cluster)
+        if desired is None:
+            self.commissioner.delete(cluster)
+            return
+        config, etag = self.cs.get_config_with_etag(CONFIG, cluster)
+        if config is None:  # deleted since the notification; the next one will say so
+            return
+        try:
+            self.commissioner.update(cluster, config, etag, force=force)
+        except Exception:
+            if force:
+                with self._lock:
+                    self._force.add(cluster)
+            raise

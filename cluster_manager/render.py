@@ -1,0 +1,74 @@
+"""What a cluster's repo holds: README plus ``edo/cluster/*.yaml`` rendered from templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .repo import ChangeSet, render_documents
+from .settings import Settings
+from .templates import render
+
+CLUSTER_DIR = "edo/cluster"
+README = """\
+# Edge cluster repository
+
+This repo is managed by the Edge Deployment Operator (the Cluster Manager). As such some
+conventions need to be observed:
+
+* Manifests created by hand go under the `by-hand` directory.
+* These must not conflict with the generated manifests.
+* Other manifests must not be edited: `edo/cluster/` is regenerated on every change, and
+  `edo/secrets/` holds SealedSecrets written by the Cluster Manager.
+
+Generated manifests are named `SERVICE/SUBSYSTEM/*`, where SERVICE will normally be `edo`.
+"""
+
+
+@dataclass(frozen=True)
+class RepoContent:
+    """The rendered repo files and the self-link manifests for the bootstrap script."""
+
+    files: dict[str, str]
+    self_link: str
+
+    def change_set(self) -> ChangeSet:
+        """Replace ``edo/cluster/`` wholesale; leave ``edo/secrets/`` and ``by-hand/`` alone."""
+        return ChangeSet(writes=self.files, replace_dirs=frozenset({CLUSTER_DIR}))
+
+
+def context(settings: Settings, uuid: str, config: dict[str, Any],
+            helm: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The values the Flux template is rendered with."""
+    ctx: dict[str, Any] = {
+        "uuid": uuid,
+        "name": config["name"],
+        "namespace": config["namespace"],
+        "url": {"self": f"{settings.git_url.rstrip('/')}/uuid/{uuid}",
+                "config_store": settings.edge_store_url},
+        "edge_sync": {"image": settings.edge_sync_image,
+                      "credentials_secret": "edge-sync-credentials"},
+        "flux": {"secret": "flux-secrets"},
+        "sealed_secrets": {"namespace": settings.sealed_secrets_namespace,
+                           "controller": "sealed-secrets-controller",
+                           "chart_version": settings.sealed_secrets_chart_version,
+                           "repo_url": "https://bitnami-labs.github.io/sealed-secrets"},
+        "values": config.get("values", {}),
+    }
+    if helm is not None:
+        ctx["helm"] = helm
+    return ctx
+
+
+def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any]) -> RepoContent:
+    """Render every template file; files whose manifests all render away are left out."""
+    rendered = render(flux_template, ctx)
+    if not isinstance(rendered, dict) or "self-link.yaml" not in rendered:
+        raise ValueError("the Flux template must be an object with a self-link.yaml key")
+    files = {"README.md": README}
+    for name, docs in rendered.items():
+        if not isinstance(docs, list):
+            raise ValueError(f"Flux template {name}: expected a list of manifests")
+        if docs:
+            files[f"{CLUSTER_DIR}/{name}"] = render_documents(docs)
+    return RepoContent(files, render_documents(rendered["self-link.yaml"]))

@@ -1,0 +1,47 @@
+"""Where cluster repos are written: straight into the Git server's bare repos when they are
+on this machine, otherwise through the remote adapter over HTTP."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import requests
+
+from .repo import ChangeSet, RemoteRepoWriter, WriteResult, writer_for
+from .settings import Settings
+
+
+class Repos:
+    """Writes and archives cluster repos."""
+
+    def __init__(self, settings: Settings, username: str, password: str) -> None:
+        self.settings = settings
+        self._auth = (username, password)
+        self._remote: dict[str, RemoteRepoWriter] = {}
+        self._lock = threading.Lock()
+
+    def _base(self) -> str:
+        return self.settings.git_url.rstrip("/")
+
+    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
+        """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""
+        if self.settings.git_repos is not None:
+            return writer_for(self.settings.git_repos / f"{cluster}.git").apply(changes, message)
+        with self._lock:
+            writer = self._remote.get(cluster)
+            if writer is None:
+                writer = self._remote[cluster] = RemoteRepoWriter(
+                    f"{self._base()}/uuid/{cluster}", self._cache_dir() / cluster,
+                    self._auth[0], self._auth[1])
+        return writer.apply(changes, message)
+
+    def _cache_dir(self) -> Path:
+        return self.settings.data_dir / "repo-cache"
+
+    def archive(self, cluster: str) -> None:
+        """Ask the Git server to archive the repo's storage (a missing repo is fine)."""
+        resp = requests.delete(f"{self._base()}/v1/storage/{cluster}", auth=self._auth,
+                               timeout=30)
+        if resp.status_code not in (204, 404):
+            resp.raise_for_status()

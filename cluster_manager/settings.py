@@ -1,0 +1,36 @@
+"""Cluster Manager settings (command-line flags and environment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FLUX_VERSION = "2.7.5"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the Cluster Manager needs to know about its surroundings."""
+
+    config_store_url: str
+    git_url: str
+    """Base URL of the Git server as the edge sees it (``<git>/uuid/<cluster>``)."""
+    data_dir: Path
+    git_repos: Path | None = None
+    """The Git server's repos directory, when on this machine: written directly."""
+    organisation: str = "ACS"
+    """Prefix of Sparkplug group ids: ``<organisation>-<cluster name>``."""
+    edge_config_store_url: str | None = None
+    """The Config Store URL as the edge sees it (default: ``config_store_url``)."""
+    edge_sync_image: str = "ghcr.io/fplus-edge-manager/edge-sync:0.1.0"
+    sealed_secrets_namespace: str = "sealed-secrets"
+    sealed_secrets_chart_version: str = "2.17.3"
+    workers: int = 8
+    backoff_initial: float = 2.0
+    backoff_max: float = 300.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def edge_store_url(self) -> str:
+        """The Config Store URL written into edge manifests."""
+        return self.edge_config_store_url or self.config_store_url

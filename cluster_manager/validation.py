@@ -1,0 +1,40 @@
+"""Checks on Edge cluster configuration entries before anything is created for them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "values"}
+
+
+class InvalidConfig(ValueError):
+    """An Edge cluster configuration entry that cannot be commissioned."""
+
+
+def check_config(config: Any) -> dict[str, Any]:
+    """The entry if it can be commissioned; otherwise :class:`InvalidConfig` saying why.
+
+    ``name`` must be a DNS-1123 label (it names Kubernetes objects and principals, and is a
+    valid Sparkplug group-id part because it has no ``+``, ``/`` or ``#``); so must
+    ``namespace``.
+    """
+    if not isinstance(config, dict):
+        raise InvalidConfig("the configuration must be a JSON object")
+    unknown = set(config) - ALLOWED_KEYS
+    if unknown:
+        raise InvalidConfig(f"unknown keys: {', '.join(sorted(unknown))}")
+    for key in ("name", "namespace"):
+        value = config.get(key)
+        if not isinstance(value, str) or not DNS_LABEL.match(value):
+            raise InvalidConfig(f"{key} must be a DNS-1123 label (lower-case letters, digits "
+                                f"and '-', at most 63 characters), not {value!r}")
+    if "chart" in config and not (isinstance(config["chart"], str) and UUID.match(config["chart"])):
+        raise InvalidConfig("chart must be a Helm chart template UUID")
+    if not isinstance(config.get("bare", False), bool):
+        raise InvalidConfig("bare must be true or false")
+    if not isinstance(config.get("values", {}), dict):
+        raise InvalidConfig("values must be a JSON object")
+    return config

@@ -1,0 +1,104 @@
+"""Per-key serialised work on a bounded pool of threads.
+
+A key is never handled by two workers at once; submitting a key that is queued or running
+marks it to run (again) once, with the newest state (the handler reads it when it runs).
+A failing key is retried with exponential back-off; a new submission cancels the wait.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+
+class KeyedWorkQueue:
+    """Run ``handler(key)`` for submitted keys on ``workers`` threads."""
+
+    def __init__(self, handler: Callable[[str], None], workers: int = 8,
+                 backoff_initial: float = 2.0, backoff_max: float = 300.0) -> None:
+        self.handler = handler
+        self.workers = workers
+        self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
+        self._cond = threading.Condition()
+        self._due: dict[str, float] = {}
+        self._running: set[str] = set()
+        self._failures: dict[str, int] = {}
+        self._threads: list[threading.Thread] = []
+        self._stopping = False
+        self.handled = 0
+        self.failed = 0
+
+    def start(self) -> None:
+        """Start the workers."""
+        for i in range(self.workers):
+            thread = threading.Thread(target=self._work, name=f"reconcile-{i}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        """Stop taking work (running handlers finish)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+
+    def submit(self, key: str) -> None:
+        """Run ``key`` as soon as a worker is free (and it is not running)."""
+        with self._cond:
+            self._due[key] = time.monotonic()
+            self._failures.pop(key, None)
+            self._cond.notify()
+
+    def depth(self) -> int:
+        """Keys waiting (including those backing off)."""
+        with self._cond:
+            return len(self._due)
+
+    def idle(self) -> bool:
+        """True when nothing is due now or running (back-offs may still be pending)."""
+        with self._cond:
+            now = time.monotonic()
+            return not self._running and all(t > now for t in self._due.values())
+
+    def _next(self) -> str | None:
+        with self._cond:
+            while not self._stopping:
+                now = time.monotonic()
+                ready = [(t, k) for k, t in self._due.items()
+                         if t <= now and k not in self._running]
+                if ready:
+                    _, key = min(ready)
+                    del self._due[key]
+                    self._running.add(key)
+                    return key
+                waits = [t - now for k, t in self._due.items() if k not in self._running]
+                self._cond.wait(timeout=min(waits) if waits else None)
+            return None
+
+    def _work(self) -> None:
+        while (key := self._next()) is not None:
+            try:
+                self.handler(key)
+            except Exception as exc:
+                self._retry_later(key, exc)
+            else:
+                with self._cond:
+                    self._failures.pop(key, None)
+                    self.handled += 1
+            finally:
+                with self._cond:
+                    self._running.discard(key)
+                    self._cond.notify_all()
+
+    def _retry_later(self, key: str, exc: Exception) -> None:
+        with self._cond:
+            self.failed += 1
+            n = self._failures.get(key, 0) + 1
+            self._failures[key] = n
+            delay = min(self.backoff_initial * 2 ** (n - 1), self.backoff_max)
+            if key not in self._due:  # a newer submission runs at once instead
+                self._due[key] = time.monotonic() + delay
+        log.warning("%s failed (attempt %d, retrying in %.0f s): %s", key, n, delay, exc)
