@@ -1,0 +1,67 @@
+"""Keep the number of packs bounded: merge many small packs into one, dropping no object.
+
+Every commit adds a small pack, and lookups get slower with each pack. Once there are enough
+small ones, all their objects (reachable or not: a writer in another process may not have
+moved its ref yet) are copied into one new pack, which is in place before any old one goes.
+Readers that miss an object in a vanished pack rescan the directory, as git and libgit2 do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import pygit2
+
+from cluster_manager.repo._pack import RawObject, pack_ids, write_pack
+from cluster_manager.repo._refs import break_if_stale
+
+SMALL_PACK_BYTES = 1 << 20
+_LOCK = "merge-packs.lock"
+
+
+def small_packs(pack_dir: Path) -> list[Path]:
+    """Index files of the packs below ``SMALL_PACK_BYTES`` that may be merged."""
+    found = []
+    for idx in pack_dir.glob("pack-*.idx"):
+        if any(idx.with_suffix(s).exists() for s in (".keep", ".promisor")):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            if idx.with_suffix(".pack").stat().st_size < SMALL_PACK_BYTES:
+                found.append(idx)
+    return found
+
+
+def merge_small_packs(repo: pygit2.Repository, min_count: int = 32) -> int:
+    """Merge the small packs if there are at least ``min_count``; return how many were merged."""
+    pack_dir = Path(repo.path) / "objects" / "pack"
+    if (pack_dir / "multi-pack-index").exists():
+        return 0  # leave repos maintained by git's own tooling alone
+    candidates = small_packs(pack_dir)
+    if len(candidates) < max(min_count, 2):
+        return 0
+    lock = pack_dir / _LOCK
+    try:
+        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        break_if_stale(lock, 120.0)
+        return 0  # someone else is merging
+    try:
+        objects: dict[bytes, RawObject] = {}
+        for idx in candidates:
+            for raw in pack_ids(idx):
+                if raw not in objects:
+                    otype, data = repo.odb.read(pygit2.Oid(raw=raw))
+                    objects[raw] = (int(otype), data)
+        write_pack(pack_dir, objects)
+        for idx in candidates:
+            for suffix in (".idx", ".pack", ".rev", ".bitmap"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(idx.with_suffix(suffix))
+        return len(candidates)
+    except (pygit2.GitError, KeyError, OSError, ValueError):
+        return 0  # a concurrent merge or gc removed a pack under us: try again later
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)

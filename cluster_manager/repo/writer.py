@@ -1,0 +1,137 @@
+"""Commit change sets straight into a branch of a bare repository (no clone, no work tree)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import secrets
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import RepositoryOpenFlag
+
+from cluster_manager.repo._batch import GroupCommitter
+from cluster_manager.repo._build import Pending, build_commit, check_identity
+from cluster_manager.repo._maintenance import merge_small_packs
+from cluster_manager.repo._refs import compare_and_swap, read_ref
+from cluster_manager.repo.changes import ChangeSet, WriteResult
+
+log = logging.getLogger(__name__)
+
+AUTHOR_NAME = "Edge deployment operator"
+AUTHOR_EMAIL = "cluster-manager@localhost"
+
+
+class RefConflict(RuntimeError):
+    """The branch kept moving under us for more than the allowed number of attempts."""
+
+
+def open_repository(path: Path) -> pygit2.Repository:
+    """Open exactly ``path`` as a repository (never a parent directory's)."""
+    return pygit2.Repository(str(path), RepositoryOpenFlag.NO_SEARCH)
+
+
+def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
+    """Open the bare repo at ``path``, creating it (HEAD → ``branch``) if missing.
+
+    Creation happens in a scratch directory renamed into place, so concurrent creators (other
+    threads or processes, or the git server) end up sharing one intact repository.
+    """
+    path = Path(path)
+    try:
+        return open_repository(path)
+    except pygit2.GitError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
+    pygit2.init_repository(scratch, bare=True, initial_head=branch)
+    try:
+        os.rename(scratch, path)  # replaces a missing path or an empty directory
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return open_repository(path)
+
+
+class RepoWriter:
+    """Applies :class:`ChangeSet` s to one branch of one bare repository, batching callers.
+
+    Thread-safe: concurrent ``apply`` calls are grouped into one commit. Safe against other
+    processes too (another writer, ``git receive-pack``): the ref moves only by compare-and-swap
+    under git's lock file, and a lost race rebuilds the batch on the new head.
+    """
+
+    def __init__(self, repo_path: Path, branch: str = "main",
+                 author_name: str = AUTHOR_NAME, author_email: str = AUTHOR_EMAIL, *,
+                 stale_lock_after: float = 10.0, lock_timeout: float = 30.0,
+                 max_attempts: int = 100, max_small_packs: int = 32) -> None:
+        self.ref = f"refs/heads/{branch}"
+        if not pygit2.reference_is_valid_name(self.ref):
+            raise ValueError(f"invalid branch name: {branch!r}")
+        self.repo_path = Path(repo_path)
+        self.branch = branch
+        check_identity(author_name, author_email)
+        self._author = (author_name, author_email)
+        self._stale_after, self._lock_timeout = stale_lock_after, lock_timeout
+        self._max_attempts = max_attempts
+        self._max_small_packs, self._commits = max_small_packs, 0
+        self._repo = ensure_bare_repo(self.repo_path, branch)
+        self._git_dir = Path(self._repo.path)
+        self._group = GroupCommitter(self._commit_batch)
+
+    def apply(self, changes: ChangeSet, message: str) -> WriteResult:
+        """Commit ``changes`` with ``message`` (unless they change nothing); return the head."""
+        return self._group.submit(changes, message)
+
+    def head(self) -> str | None:
+        """The branch's current commit id, or None if the branch does not exist yet."""
+        return read_ref(self._git_dir, self.ref)
+
+    def _commit_batch(self, batch: list[Pending]) -> list[WriteResult]:
+        for _ in range(self._max_attempts):
+            parent = read_ref(self._git_dir, self.ref)
+            built = build_commit(self._repo, parent, batch, self._author)
+            if built.commit is None:
+                return [WriteResult(parent, False)] * len(batch)
+            if compare_and_swap(self._git_dir, self.ref, built.commit, parent,
+                                stale_after=self._stale_after, timeout=self._lock_timeout):
+                self._after_commit()
+                return [WriteResult(built.commit, changed) for changed in built.changed]
+            time.sleep(random.uniform(0, 0.005))  # noqa: S311 - jitter, not crypto
+        raise RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
+
+    def _after_commit(self) -> None:
+        """Every few commits, merge the small packs they left once there are too many."""
+        self._commits += 1
+        if self._commits % 8 == 0:
+            try:
+                merge_small_packs(self._repo, self._max_small_packs)
+            except Exception:  # the commit is done; maintenance retries later
+                log.exception("merging small packs in %s failed", self.repo_path)
+
+
+_registry: dict[tuple[Path, str], RepoWriter] = {}
+_registry_lock = threading.Lock()
+
+
+def _forget_after_fork() -> None:
+    """A forked child must not inherit writers (their locks may be held by a dead thread)."""
+    global _registry_lock
+    _registry.clear()
+    _registry_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def writer_for(repo_path: Path, branch: str = "main") -> RepoWriter:
+    """The process-wide shared writer for (repo, branch): where batching happens."""
+    key = (Path(os.path.abspath(repo_path)), branch)
+    with _registry_lock:
+        writer = _registry.get(key)
+        if writer is None:
+            writer = _registry[key] = RepoWriter(key[0], branch)
+        return writer

@@ -1,0 +1,57 @@
+"""Reading files at a ref straight from the bare repository."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from cluster_manager.repo import ChangeSet, InvalidPath, RepoWriter, list_files, read_file
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    w = RepoWriter(tmp_path / "r.git")
+    w.apply(ChangeSet(writes={"flux-system/flux-system.yaml": "kind: x\n", "README.md": b"r\x00"}),
+            "one")
+    return tmp_path / "r.git"
+
+
+def test_read_file(repo: Path) -> None:
+    assert read_file(repo, "flux-system/flux-system.yaml") == b"kind: x\n"
+    assert read_file(repo, "README.md", ref="main") == b"r\x00"
+    assert read_file(repo, "missing.yaml") is None
+    assert read_file(repo, "flux-system") is None  # a directory is not a file
+    assert read_file(repo, "README.md", ref="refs/heads/nope") is None
+    assert read_file(repo.parent / "nope.git", "README.md") is None
+    with pytest.raises(InvalidPath):
+        read_file(repo, "../etc/passwd")
+
+
+def test_reader_sees_new_commits_and_late_repos(repo: Path, tmp_path: Path) -> None:
+    late = tmp_path / "late.git"
+    assert read_file(late, "a") is None  # a miss is not cached
+    RepoWriter(late).apply(ChangeSet(writes={"a": "1"}), "a")
+    assert read_file(late, "a") == b"1"
+    first = RepoWriter(repo).apply(ChangeSet(writes={"README.md": "v2"}), "v2").commit
+    assert read_file(repo, "README.md") == b"v2"
+    RepoWriter(repo).apply(ChangeSet(deletes={"README.md"}), "gone")
+    assert read_file(repo, "README.md") is None
+    assert read_file(repo, "README.md", ref=first) == b"v2"
+
+
+def test_list_files(repo: Path) -> None:
+    assert list_files(repo) == ["README.md", "flux-system/flux-system.yaml"]
+    assert list_files(repo, "flux-system/") == ["flux-system/flux-system.yaml"]
+    assert list_files(repo, "README.md") == ["README.md"]
+    assert list_files(repo, "nope") == []
+    assert list_files(repo, ref="nope") == []
+    assert list_files(repo.parent / "nope.git") == []
+
+
+def test_reader_is_thread_safe(repo: Path) -> None:
+    with ThreadPoolExecutor(16) as pool:
+        got = list(pool.map(lambda _: read_file(repo, "flux-system/flux-system.yaml"),
+                            range(2000)))
+    assert set(got) == {b"kind: x\n"}
