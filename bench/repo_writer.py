@@ -6,8 +6,9 @@ Compares, in the same run:
   smart HTTP with the same concurrency, ``git pull --rebase`` and push again when rejected;
 - floor: one pygit2 commit per change, single thread, no batching, no server.
 
-The ACS pattern runs against a throwaway ``git http-backend`` server unless ``--git-url`` names
-a repository (credentials may be embedded: ``http://user:pass@host/git/group/name``).
+The ACS pattern runs against this project's Git server (with its Config Store, started here
+on free ports) unless ``--git-url`` names a repository (credentials may be embedded:
+``http://user:pass@host/git/group/name``).
 
 Usage: ``python bench/repo_writer.py [--changes 400] [--writers 16] [--acs-changes 64]``
 """
@@ -15,6 +16,7 @@ Usage: ``python bench/repo_writer.py [--changes 400] [--writers 16] [--acs-chang
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -23,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,8 +34,9 @@ import pygit2
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cluster_manager.repo import ChangeSet, RepoWriter
-from tests.cluster_manager.git_http import GitHttpServer
+from config_store import uuids
 from tests.cluster_manager.gitcli import GIT_ENV
+from tests.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 
 
 def _ours(root: Path, changes: int, writers: int) -> tuple[float, int]:
@@ -117,6 +121,24 @@ def _acs_both(args: argparse.Namespace, url: str, root: Path) -> tuple[float, in
     return acs, retries, single
 
 
+@contextlib.contextmanager
+def _our_git_server(root: Path) -> Iterator[str]:
+    """A Config Store and Git server with one configured, seeded repo; yields its URL."""
+    store = ServiceProcess(root / "cs").start()
+    git = git_server_process(root / "git", store.url).start()
+    try:
+        admin = Api(store.url, ("admin", ADMIN_PASSWORD))
+        klass = admin.post("/v2/object", json={"class": uuids.Class.R1Class}).json()["uuid"]
+        repo = admin.post("/v2/object", json={"class": klass}).json()["uuid"]
+        admin.put(f"/v2/app/{uuids.App.GitRepoConfig}/object/{repo}", json={"path": "bench/acs"})
+        RepoWriter(root / "git" / "repos" / f"{repo}.git").apply(
+            ChangeSet(writes={"README.md": "seed\n"}), "seed")
+        yield f"http://admin:{ADMIN_PASSWORD}@127.0.0.1:{git.port}/uuid/{repo}"
+    finally:
+        git.stop()
+        store.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--changes", type=int, default=400)
@@ -135,11 +157,8 @@ def main() -> None:
         if args.git_url:
             acs, retries, acs_single = _acs_both(args, args.git_url, root)
         else:
-            served = root / "srv"
-            RepoWriter(served / "acs.git").apply(ChangeSet(writes={"README.md": "seed\n"}),
-                                                 "seed")
-            with GitHttpServer(served) as server:
-                acs, retries, acs_single = _acs_both(args, server.url("acs.git"), root)
+            with _our_git_server(root / "srv") as url:
+                acs, retries, acs_single = _acs_both(args, url, root)
 
     print(json.dumps({
         "changes": args.changes,
@@ -151,7 +170,7 @@ def main() -> None:
         "acs_pattern_ops_per_s": round(acs, 2),
         "acs_push_retries": retries,
         "acs_pattern_ops_per_s_1_writer": round(acs_single, 2),
-        "acs_git_url": args.git_url or "throwaway git http-backend on 127.0.0.1",
+        "acs_git_url": args.git_url or "this project's git server on 127.0.0.1",
         "floor_ops_per_s": round(floor, 1),
         "ratio_vs_acs": round(ops / acs, 1),
         "ratio_vs_floor": round(ops / floor, 2),
