@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from .settings import Settings
 from .templates import render
 
 CLUSTER_DIR = "edo/cluster"
+FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
 README = """\
 # Edge cluster repository
 
@@ -67,6 +69,8 @@ def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any]) -> RepoCont
         raise ValueError("the Flux template must be an object with a self-link.yaml key")
     files = {"README.md": README}
     for name, docs in rendered.items():
+        if not FILE_NAME.fullmatch(name):
+            raise ValueError(f"Flux template key {name!r} is not a plain .yaml file name")
         if not isinstance(docs, list):
             raise ValueError(f"Flux template {name}: expected a list of manifests")
         if docs:

@@ -28,10 +28,11 @@ def check_config(config: Any) -> dict[str, Any]:
         raise InvalidConfig(f"unknown keys: {', '.join(sorted(unknown))}")
     for key in ("name", "namespace"):
         value = config.get(key)
-        if not isinstance(value, str) or not DNS_LABEL.match(value):
+        if not isinstance(value, str) or not DNS_LABEL.fullmatch(value):
             raise InvalidConfig(f"{key} must be a DNS-1123 label (lower-case letters, digits "
                                 f"and '-', at most 63 characters), not {value!r}")
-    if "chart" in config and not (isinstance(config["chart"], str) and UUID.match(config["chart"])):
+    chart = config.get("chart")
+    if "chart" in config and not (isinstance(chart, str) and UUID.fullmatch(chart)):
         raise InvalidConfig("chart must be a Helm chart template UUID")
     if not isinstance(config.get("bare", False), bool):
         raise InvalidConfig("bare must be true or false")

@@ -1,0 +1,49 @@
+"""Which Edge cluster configuration entries the Cluster Manager will commission."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cluster_manager.render import repo_content
+from cluster_manager.validation import InvalidConfig, check_config
+
+GOOD = {"name": "line-1", "namespace": "fplus-edge"}
+
+
+@pytest.mark.parametrize("config", [
+    GOOD,
+    GOOD | {"bare": True, "values": {"a": 1}},
+    GOOD | {"chart": "0badc0de-0000-4000-8000-000000000000"},
+    {"name": "a" * 63, "namespace": "n"},
+])
+def test_accepted(config: dict[str, Any]) -> None:
+    assert check_config(config) == config
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ([], "JSON object"),
+    ({"namespace": "x"}, "name"),
+    (GOOD | {"name": "Shop-Floor"}, "DNS-1123"),
+    (GOOD | {"name": "line-1\n"}, "DNS-1123"),
+    (GOOD | {"name": "../x"}, "DNS-1123"),
+    (GOOD | {"name": "a+b"}, "DNS-1123"),
+    (GOOD | {"name": "a" * 64}, "DNS-1123"),
+    (GOOD | {"name": ""}, "DNS-1123"),
+    (GOOD | {"namespace": "kube_system"}, "namespace"),
+    (GOOD | {"chart": "not-a-uuid"}, "chart"),
+    (GOOD | {"bare": "yes"}, "bare"),
+    (GOOD | {"values": []}, "values"),
+    (GOOD | {"colour": "blue"}, "unknown keys"),
+])
+def test_refused(config: Any, words: str) -> None:
+    with pytest.raises(InvalidConfig, match=words):
+        check_config(config)
+
+
+@pytest.mark.parametrize("key", ["../escape.yaml", "sub/dir.yaml", "x.txt", ".hidden.yaml"])
+def test_template_file_names_are_plain(key: str) -> None:
+    template = {"self-link.yaml": [{"kind": "A"}], key: [{"kind": "B"}]}
+    with pytest.raises(ValueError, match=r"plain \.yaml file name"):
+        repo_content(template, {})
