@@ -51,11 +51,14 @@ class Commissioner:
         self.cs.patch_config(STATUS, cluster, patch)
 
     # -- commissioning ----------------------------------------------------------------
-    def update(self, cluster: str, config: Any, etag: str | None, *, force: bool = False) -> str:
+    def update(self, cluster: str, config: Any, etag: str | None, *, force: bool = False,
+               flux_template: Any = None, same_name: tuple[str, ...] = ()) -> str:
         """Commission or re-render ``cluster``; returns the phase reached.
 
-        Invalid configuration is recorded as ``phase: Failed`` and is not retried until
-        the entry changes; anything else that fails raises, for the caller to retry.
+        ``flux_template`` is the current Flux template (read here when not given);
+        ``same_name`` lists other clusters configured with the same name. Invalid
+        configuration is recorded as ``phase: Failed`` and is not retried until the entry
+        changes; anything else that fails raises, for the caller to retry.
         """
         status = self.cs.get_config(STATUS, cluster) or {}
         if (not force and status.get("ready") and status.get("observedEtag") == etag
@@ -67,12 +70,13 @@ class Commissioner:
             if sticky and sticky != config["name"] and status.get("flux"):
                 raise InvalidConfig(f"the name of a commissioned cluster cannot change (it is "
                                     f"{sticky!r}); delete the entry and create a new one")
-            clash = [u for u in self.cs.search(STATUS, {"spec.name": config["name"]}) or []
-                     if u != cluster]
-            if clash:
-                raise InvalidConfig(f"the name {config['name']!r} is used by cluster {clash[0]}")
+            for other in same_name:
+                if self._holds_name(other, config["name"]):
+                    raise InvalidConfig(f"the name {config['name']!r} is used by cluster {other}")
             helm = self._helm_release(cluster, config)
-            flux_template = self.cs.get_config(uuids.App.FluxTemplate, uuids.App.FluxTemplate)
+            if flux_template is None:
+                flux_template = self.cs.get_config(uuids.App.FluxTemplate,
+                                                   uuids.App.FluxTemplate)
             if not isinstance(flux_template, dict):
                 raise InvalidConfig("no Flux template is configured")
             content = repo_content(flux_template, context(self.settings, cluster, config, helm))
@@ -88,22 +92,28 @@ class Commissioner:
         name = config["name"]
         self.cs.put_config(uuids.App.SparkplugAddress, cluster,
                            {"group_id": f"{self.settings.organisation}-{name}"})
-        for role in accounts.ROLES:
+        done: dict[str, Any] = {}
+        for role in accounts.ROLES:  # found by name again after a crash: no duplicates
             state = status.get(role.key) or {}
             if not state.get("done"):
                 principal = accounts.ensure_account(self.cs, role, cluster, name,
                                                     self.groups[role.key])
-                self._patch(cluster, {role.key: {"uuid": principal, "done": True}})
+                done[role.key] = {"uuid": principal, "done": True}
         self.cs.put_config(uuids.App.GitRepoConfig, cluster,
                            {"path": f"{self.repo_path}/{name}"})
         self.cs.add_member(self.groups["cluster"], cluster)
         result = self.repos.write(cluster, content.change_set(), "Cluster flux update")
         self._patch(cluster, {
-            "self_link": content.self_link, "ready": True, "fluxVersion": FLUX_VERSION,
+            **done, "self_link": content.self_link, "ready": True, "fluxVersion": FLUX_VERSION,
             "phase": "Ready", "error": None, "observedEtag": etag, "commit": result.commit,
             "conditions": [condition("Ready", True, "Commissioned",
                                      f"repository at {result.commit}")]})
         return "Ready"
+
+    def _holds_name(self, other: str, name: str) -> bool:
+        """True if ``other`` was commissioned (or is being) under ``name``."""
+        status = self.cs.get_config(STATUS, other) or {}
+        return (status.get("spec") or {}).get("name") == name and status.get("phase") != "Failed"
 
     def _helm_release(self, cluster: str, config: dict[str, Any]) -> dict[str, Any] | None:
         """The cluster's HelmRelease from its chart template (only when ``chart`` is set)."""

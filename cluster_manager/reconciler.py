@@ -32,6 +32,7 @@ class Reconciler:
         self._desired: dict[str, Any] | None = None
         self._force: set[str] = set()
         self._template_seen = False
+        self._flux_template: Any = None
         self._notify: NotifyClient | None = None
         self.ready = threading.Event()
 
@@ -62,6 +63,7 @@ class Reconciler:
             self.queue.submit(cluster)
 
     def _on_template(self, template: Any) -> None:
+        self._flux_template = template
         if not self._template_seen:
             self._template_seen = True
             return
@@ -83,8 +85,13 @@ class Reconciler:
         config, etag = self.cs.get_config_with_etag(CONFIG, cluster)
         if config is None:  # deleted since the notification; the next one will say so
             return
+        name = config.get("name") if isinstance(config, dict) else None
+        with self._lock:
+            same_name = tuple(k for k, v in (self._desired or {}).items()
+                              if k != cluster and isinstance(v, dict) and v.get("name") == name)
         try:
-            self.commissioner.update(cluster, config, etag, force=force)
+            self.commissioner.update(cluster, config, etag, force=force, same_name=same_name,
+                                     flux_template=self._flux_template)
         except Exception:
             if force:
                 with self._lock:

@@ -10,11 +10,13 @@ from typing import Any
 import yaml
 
 _END = "...\n"
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the wheel has it
 
 
 def render_document(doc: Any) -> str:
     """One document as block YAML, keys in insertion order, without any document marker."""
-    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    text = yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True)
     # safe_dump ends a bare top-level scalar with an explicit end marker; we place our own
     return text.removesuffix(_END)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -67,6 +68,11 @@ class Transport:
         self.retries = max(0, retries)
         self.backoff = max(0.0, backoff)
         self.session = requests.Session()
+        # Resolve proxy/CA settings from the environment once, not on every request.
+        self.session.proxies.update(requests.utils.get_environ_proxies(self.base_url))
+        self.session.trust_env = False
+        if os.environ.get("REQUESTS_CA_BUNDLE"):
+            self.session.verify = os.environ["REQUESTS_CA_BUNDLE"]
         adapter = HTTPAdapter(pool_connections=4, pool_maxsize=32)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
