@@ -17,6 +17,19 @@ import requests
 ADMIN_PASSWORD = "test-admin-password"
 
 
+def wait_until_up(url: str, timeout: float = 60.0) -> None:
+    """Poll ``url`` until it answers 2xx."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(url, timeout=1).ok:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
 def free_port() -> int:
     """A currently free TCP port on 127.0.0.1."""
     with socket.socket() as s:

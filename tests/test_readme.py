@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
-from tests.servers import ConfigStoreProcess
+from tests.servers import free_port, wait_until_up
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -27,19 +29,30 @@ def test_readme_top_has_exactly_the_two_commands() -> None:
 
 
 def test_walkthrough_runs(tmp_path: Path) -> None:
-    # as `make run` lays it out: .data/config-store with a generated admin password
-    server = ConfigStoreProcess(tmp_path / ".data" / "config-store", admin_password=None).start()
+    """The walkthrough against ``cluster-manager up``, laid out as ``make run`` does."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
+    stack = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+                              str(tmp_path / ".data"), "--port", str(port)],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
     try:
-        env = dict(os.environ, CS=server.url)
-        result = subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough()], cwd=tmp_path,
-                                env=env, capture_output=True, text=True, timeout=60)
+        wait_until_up(f"http://127.0.0.1:{port}/ping")
+        env |= {"CS": f"http://127.0.0.1:{port + 1}", "GIT_HOST": f"127.0.0.1:{port + 2}",
+                "GIT_TERMINAL_PROMPT": "0"}
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough()],
+                                cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=120)
     finally:
-        server.stop()
+        os.killpg(stack.pid, signal.SIGTERM)
+        stack.wait(timeout=30)
     assert result.returncode == 0, result.stderr + result.stdout
     out = result.stdout
     assert '"service":"af15f175-78a0-4e05-97c0-2a0bb82b9f3b"' in out
     assert '{"mode":"auto"}' in out.replace(" ", "")  # merge-patch deleted speed
     assert re.search(r'ETag: "[0-9a-f-]{36}"', out)
     lines = out.splitlines()
-    assert "422" in lines and lines[-1] == "403"
+    assert "422" in lines and "403" in lines
+    assert "Ready {'name': 'line-1', 'namespace': 'fplus-edge'}" in lines
+    assert {"self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"} <= set(lines)
     assert (tmp_path / ".data/config-store/admin-password").stat().st_mode & 0o077 == 0

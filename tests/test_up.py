@@ -6,23 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import requests
 
-from tests.servers import free_port
-
-
-def _wait(url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(url, timeout=1).ok:
-                return
-        except requests.ConnectionError:
-            time.sleep(0.1)
-    raise AssertionError(f"{url} never answered")
+from tests.servers import free_port, wait_until_up
 
 
 def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
@@ -33,7 +21,7 @@ def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
     try:
-        _wait(f"http://127.0.0.1:{port + 2}/ping")  # the Git server starts last
+        wait_until_up(f"http://127.0.0.1:{port}/ping")  # the Cluster Manager starts last
         password = (tmp_path / "data/config-store/admin-password").read_text().strip()
         auth = ("admin", password)
         assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth).ok
@@ -44,7 +32,7 @@ def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert "Ctrl-C stops everything" in out
     assert out.count(password) == 1  # generated on first start and printed once
-    for p in (port + 1, port + 2):  # children are gone too
+    for p in (port, port + 1, port + 2):  # children are gone too
         try:
             requests.get(f"http://127.0.0.1:{p}/ping", timeout=1)
             raise AssertionError(f"port {p} still answers")
