@@ -7,11 +7,19 @@ import logging
 import os
 import random
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import requests
-from requests.adapters import HTTPAdapter
+import urllib3
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+)
 
 from ._token import TokenCache, parse_token_response
 from .errors import ConfigStoreError, ConnectionFailed, NotFound, Unauthorized, error_for
@@ -28,7 +36,41 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
 
 
-def parse_body(resp: requests.Response) -> Any:
+_CONNECTION_ERRORS = (NewConnectionError, ConnectTimeoutError, ProtocolError)
+
+
+@dataclass(frozen=True)
+class Response:
+    """What the client needs of an HTTP response."""
+
+    status_code: int
+    content: bytes
+    headers: Mapping[str, str]
+
+    def json(self) -> Any:
+        """The body parsed as JSON (ValueError if it is not)."""
+        return json.loads(self.content)
+
+    @property
+    def text(self) -> str:
+        """The body as text."""
+        return self.content.decode("utf-8", "replace")
+
+
+def _pool_for(base_url: str) -> urllib3.PoolManager:
+    """A connection pool, through the environment's proxy for this URL if it names one."""
+    parts = urllib.parse.urlsplit(base_url)
+    options: dict[str, Any] = {"maxsize": 32, "retries": False, "block": False}
+    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("SSL_CERT_FILE")
+    if ca_bundle:
+        options["ca_certs"] = ca_bundle
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        return urllib3.ProxyManager(proxy, **options)
+    return urllib3.PoolManager(**options)
+
+
+def parse_body(resp: Response) -> Any:
     """The response body as JSON if parseable, else text, else None when empty."""
     if resp.status_code == 204 or not resp.content:
         return None
@@ -67,15 +109,7 @@ class Transport:
         self.timeout = timeout
         self.retries = max(0, retries)
         self.backoff = max(0.0, backoff)
-        self.session = requests.Session()
-        # Resolve proxy/CA settings from the environment once, not on every request.
-        self.session.proxies.update(requests.utils.get_environ_proxies(self.base_url))
-        self.session.trust_env = False
-        if os.environ.get("REQUESTS_CA_BUNDLE"):
-            self.session.verify = os.environ["REQUESTS_CA_BUNDLE"]
-        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=32)
-        self.session.mount("http://", adapter)
-        self.session.mount("https://", adapter)
+        self.pool = _pool_for(self.base_url)
         self.tokens = TokenCache(self._fetch_token)
 
     @property
@@ -85,7 +119,7 @@ class Transport:
 
     def close(self) -> None:
         """Release pooled connections."""
-        self.session.close()
+        self.pool.clear()
 
     def token(self) -> str:
         """A valid Bearer token (cached; fetched when missing or about to expire)."""
@@ -114,7 +148,7 @@ class Transport:
         headers: Mapping[str, str] | None = None,
         params: Params = None,
         auth: bool = True,
-    ) -> requests.Response:
+    ) -> Response:
         """Send ``method path`` and return the 2xx response, else raise ConfigStoreError.
 
         With ``auth``, a Bearer token is attached; a 401 refetches it and retries once.
@@ -155,27 +189,30 @@ class Transport:
         params: Params = None,
         token: str | None = None,
         basic: tuple[str, str] | None = None,
-    ) -> requests.Response:
+    ) -> Response:
         """One logical request: retries connection errors and 5xx with jittered back-off."""
         url = self.base_url + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params, doseq=True)
         hdrs = dict(headers or {})
         hdrs.setdefault("Accept", JSON)
         if token is not None:
             hdrs["Authorization"] = f"Bearer {token}"
+        elif basic is not None:
+            hdrs.update(urllib3.util.make_headers(basic_auth=f"{basic[0]}:{basic[1]}"))
         context = f"{method} {path}"
         attempt = 0
         while True:
             try:
-                resp = self.session.request(
-                    method, url, data=data, headers=hdrs, params=params,
-                    auth=basic, timeout=self.timeout,
-                )
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                retryable = isinstance(exc, requests.ConnectionError) or method in _IDEMPOTENT
+                raw = self.pool.request(method, url, body=data, headers=hdrs,
+                                        timeout=self.timeout, redirect=False)
+            except (*_CONNECTION_ERRORS, ReadTimeoutError) as exc:
+                retryable = not isinstance(exc, ReadTimeoutError) or method in _IDEMPOTENT
                 if not retryable or attempt >= self.retries:
                     raise ConnectionFailed(0, None, f"{context}: {type(exc).__name__}") from exc
                 log.warning("%s: %s, retrying", context, type(exc).__name__)
             else:
+                resp = Response(raw.status, raw.data, raw.headers)
                 status = resp.status_code
                 log.debug("%s -> %d", context, status)
                 if 200 <= status < 300:
