@@ -188,3 +188,40 @@ def test_template_change_rerenders_every_cluster(stack: Stack) -> None:
         assert text and cluster.encode() in text
     del template["extra.yaml"]
     admin.put(url, json=template)
+
+
+def _failed(stack: Stack, cluster: str) -> dict:
+    return wait_for(lambda: (s := status(stack.admin, cluster)) and s["phase"] == "Failed" and s,
+                    what=f"{cluster} Failed")
+
+
+def test_bad_entry_creates_nothing_until_fixed(stack: Stack) -> None:
+    admin = stack.admin
+    cluster = create_cluster(admin, "unlucky", chart="0badc0de-0000-4000-8000-000000000000")
+    failed = _failed(stack, cluster)
+    assert "unknown chart" in failed["error"] and not failed.get("flux")
+    assert not (stack.repos / f"{cluster}.git").exists()
+    for app in (uuids.App.GitRepoConfig, uuids.App.SparkplugAddress):
+        assert admin.get(f"/v2/app/{app}/object/{cluster}").status_code == 404
+    assert admin.get("/v2/identity/kerberos/op1flux/unlucky").status_code == 404
+    admin.put(f"/v2/app/{CONFIG}/object/{cluster}", json={"name": "unlucky", "namespace": "ns"})
+    assert ready(stack, cluster)["phase"] == "Ready"
+
+
+def test_schema_refuses_invalid_names_at_write_time(stack: Stack) -> None:
+    admin = stack.admin
+    cluster = admin.post("/v2/object", json={"class": uuids.Class.EdgeCluster}).json()["uuid"]
+    for name in ("Shop_Floor", "../x", "a" * 64, ""):
+        r = admin.put(f"/v2/app/{CONFIG}/object/{cluster}", json={"name": name, "namespace": "n"})
+        assert r.status_code == 422, (name, r.text)
+    assert status(admin, cluster) is None
+
+
+def test_a_name_in_use_is_refused(stack: Stack) -> None:
+    admin = stack.admin
+    first = create_cluster(admin, "twin")
+    ready(stack, first)
+    second = create_cluster(admin, "twin")
+    failed = _failed(stack, second)
+    assert first in failed["error"] and not failed.get("flux")
+    assert ready(stack, first)["flux"]["done"]  # the first one is untouched
