@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -28,6 +29,14 @@ def wait_until_up(url: str, timeout: float = 60.0) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{url} did not come up")
+
+
+def start_all_in_one(data_dir: Path, port: int, **popen: Any) -> subprocess.Popen:
+    """``cluster-manager up`` in its own process group, without FPLUS_ADMIN_PASSWORD set."""
+    env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
+    return subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+                             str(data_dir), "--port", str(port)],
+                            env=env, start_new_session=True, **popen)
 
 
 def free_port() -> int:

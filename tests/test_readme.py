@@ -6,10 +6,9 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.servers import free_port, wait_until_up
+from tests.servers import free_port, start_all_in_one, wait_until_up
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -31,13 +30,11 @@ def test_readme_top_has_exactly_the_two_commands() -> None:
 def test_walkthrough_runs(tmp_path: Path) -> None:
     """The walkthrough against ``cluster-manager up``, laid out as ``make run`` does."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
-    stack = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
-                              str(tmp_path / ".data"), "--port", str(port)],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+    stack = start_all_in_one(tmp_path / ".data", port, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/ping")
+        env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
         env |= {"CS": f"http://127.0.0.1:{port + 1}", "GIT_HOST": f"127.0.0.1:{port + 2}",
                 "GIT_TERMINAL_PROMPT": "0"}
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough()],

@@ -5,21 +5,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import requests
 
-from tests.servers import free_port, wait_until_up
+from tests.servers import free_port, start_all_in_one, wait_until_up
 
 
 def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
-    proc = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
-                             str(tmp_path / "data"), "--port", str(port)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    proc = start_all_in_one(tmp_path / "data", port, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/ping")  # the Cluster Manager starts last
         password = (tmp_path / "data/config-store/admin-password").read_text().strip()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pygit2
 
+from cluster_manager.repo._registry import ProcessRegistry
 from cluster_manager.repo.changes import validate_path
 from cluster_manager.repo.writer import open_repository
 
@@ -19,35 +20,20 @@ class _Cached:
         self.repo, self.lock = repo, threading.Lock()
 
 
-_cache: dict[str, _Cached] = {}
-_cache_lock = threading.Lock()
-
-
-def _forget_all_after_fork() -> None:
-    global _cache_lock
-    _cache.clear()
-    _cache_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_all_after_fork)
+_cache: ProcessRegistry[str, _Cached] = ProcessRegistry()
 
 
 def _repository(repo_path: Path) -> _Cached | None:
     """The cached Repository for ``repo_path`` (misses are not cached: it may appear later)."""
     key = os.path.abspath(repo_path)
-    with _cache_lock:
-        cached = _cache.get(key)
-        if cached is None:
-            try:
-                cached = _cache[key] = _Cached(open_repository(Path(key)))
-            except pygit2.GitError:
-                return None
-        return cached
+    try:
+        return _cache.get(key, lambda: _Cached(open_repository(Path(key))))
+    except pygit2.GitError:
+        return None
 
 
 def _forget(repo_path: Path) -> None:
-    with _cache_lock:
-        _cache.pop(os.path.abspath(repo_path), None)
+    _cache.forget(os.path.abspath(repo_path))
 
 
 def _tree(repo: pygit2.Repository, ref: str) -> pygit2.Tree | None:

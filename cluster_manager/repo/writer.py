@@ -7,7 +7,6 @@ import os
 import random
 import secrets
 import shutil
-import threading
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from cluster_manager.repo._batch import GroupCommitter
 from cluster_manager.repo._build import Pending, build_commit, check_identity
 from cluster_manager.repo._maintenance import merge_small_packs
 from cluster_manager.repo._refs import compare_and_swap, read_ref
+from cluster_manager.repo._registry import ProcessRegistry
 from cluster_manager.repo.changes import ChangeSet, WriteResult
 
 log = logging.getLogger(__name__)
@@ -113,25 +113,10 @@ class RepoWriter:
                 log.exception("merging small packs in %s failed", self.repo_path)
 
 
-_registry: dict[tuple[Path, str], RepoWriter] = {}
-_registry_lock = threading.Lock()
-
-
-def _forget_after_fork() -> None:
-    """A forked child must not inherit writers (their locks may be held by a dead thread)."""
-    global _registry_lock
-    _registry.clear()
-    _registry_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
+_writers: ProcessRegistry[tuple[Path, str], RepoWriter] = ProcessRegistry()
 
 
 def writer_for(repo_path: Path, branch: str = "main") -> RepoWriter:
     """The process-wide shared writer for (repo, branch): where batching happens."""
     key = (Path(os.path.abspath(repo_path)), branch)
-    with _registry_lock:
-        writer = _registry.get(key)
-        if writer is None:
-            writer = _registry[key] = RepoWriter(key[0], branch)
-        return writer
+    return _writers.get(key, lambda: RepoWriter(key[0], branch))
