@@ -28,13 +28,18 @@ class Acl:
         self.graph = graph
         self.root = root
         self.grants: dict[str, GrantRow] = {}
+        self._by_principal: dict[str, dict[str, GrantRow]] = defaultdict(dict)
         self._lock = threading.Lock()
         self._cache: dict[str, dict[str, list[GrantRow]]] = {}
 
     def load(self, grants: list[GrantRow]) -> None:
         """Replace the grant set."""
+        by_principal: dict[str, dict[str, GrantRow]] = defaultdict(dict)
+        for g in grants:
+            by_principal[g.principal][g.uuid] = g
         with self._lock:
             self.grants = {g.uuid: g for g in grants}
+            self._by_principal = by_principal
             self._cache.clear()
 
     def invalidate(self) -> None:
@@ -46,22 +51,27 @@ class Acl:
         """Record a committed grant."""
         with self._lock:
             self.grants[grant.uuid] = grant
+            self._by_principal[grant.principal][grant.uuid] = grant
             self._cache.clear()
 
     def remove(self, uuids_: list[str]) -> None:
         """Forget committed deletions."""
         with self._lock:
             for u in uuids_:
-                self.grants.pop(u, None)
+                gone = self.grants.pop(u, None)
+                if gone is not None:
+                    self._by_principal[gone.principal].pop(u, None)
             self._cache.clear()
 
     def find(self, principal: str | None = None, permission: str | None = None,
              target: str | None = None, plural: bool | None = None,
              obj: str | None = None) -> list[GrantRow]:
         """Grants matching a pattern (None fields match anything)."""
-        pattern = {"principal": principal, "permission": permission, "target": target,
-                   "plural": plural, "object": obj}
-        return [g for g in list(self.grants.values())
+        pattern = {"permission": permission, "target": target, "plural": plural, "object": obj}
+        with self._lock:
+            pool = list((self._by_principal.get(principal) or {}).values() if principal
+                        else self.grants.values())
+        return [g for g in pool
                 if all(v is None or getattr(g, k) == v for k, v in pattern.items())]
 
     def _permissions(self, permission: str) -> set[str]:
@@ -76,11 +86,12 @@ class Acl:
         if cached is not None:
             return cached
         holders = {principal} | self.graph.classes_of(principal)
+        with self._lock:
+            held = [g for h in holders for g in (self._by_principal.get(h) or {}).values()]
         by_perm: dict[str, list[GrantRow]] = defaultdict(list)
-        for grant in list(self.grants.values()):
-            if grant.principal in holders:
-                for perm in self._permissions(grant.permission):
-                    by_perm[perm].append(grant)
+        for grant in held:
+            for perm in self._permissions(grant.permission):
+                by_perm[perm].append(grant)
         result = dict(by_perm)
         with self._lock:
             self._cache[principal] = result
