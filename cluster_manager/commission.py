@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from config_store import uuids
-from config_store.client import ConfigStoreClient
+from config_store.client import ConfigStoreClient, Forbidden
 
 from . import accounts
 from .render import context, repo_content
@@ -141,23 +141,41 @@ class Commissioner:
         if status is None:
             return
         self._patch(cluster, {"phase": "Deleting", "ready": False})
+        name = (status.get("spec") or {}).get("name")
         for role in accounts.ROLES:
             principal = (status.get(role.key) or {}).get("uuid")
             if principal:
-                accounts.remove_account(self.cs, principal)
+                self._remove_account(role, principal, name)
                 self._patch(cluster, {role.key: None})
-        name = (status.get("spec") or {}).get("name")
         if name:  # a crash may have left a principal before its uuid was recorded
             for role in accounts.ROLES:
                 orphan = self.cs.find_principal(role.principal_name(name))
-                if orphan and self._serves(orphan, cluster):
+                # ours, or one a crash left between creating it and granting it anything
+                if orphan and (self._serves(orphan, cluster)
+                               or not self.cs.find_grants(principal=orphan)):
+                    # recorded first: a crash halfway through is resumed above, by uuid
+                    self._patch(cluster, {role.key: {"uuid": orphan, "done": False}})
                     accounts.remove_account(self.cs, orphan)
+                    self._patch(cluster, {role.key: None})
         self.cs.delete_config(uuids.App.GitRepoConfig, cluster)
         self._remove_member(self.groups["cluster"], cluster)
         self.cs.delete_config(uuids.App.SparkplugAddress, cluster)
         self.cs.delete_config(uuids.App.EdgeClusterStatus, cluster)
         self.repos.archive(cluster)
         self.cs.delete_config(STATUS, cluster)
+
+    def _remove_account(self, role: accounts.Role, principal: str, name: str | None) -> None:
+        """Remove a recorded account; one an earlier, killed run already removed is done.
+
+        Once its object is gone it is no Edge account any more, and the Config Store
+        refuses (403, not 404) to delete it again.
+        """
+        try:
+            accounts.remove_account(self.cs, principal)
+        except Forbidden:
+            if name is None or self.cs.find_principal(role.principal_name(name)) == principal:
+                raise  # still there under its name: a real permission problem
+            log.info("account %s was already removed", principal)
 
     def _serves(self, principal: str, cluster: str) -> bool:
         """True if one of the principal's grants is for ``cluster``."""
