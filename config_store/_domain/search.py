@@ -69,6 +69,23 @@ class Query:
                 return False
         return True
 
+    def sql_conditions(self) -> list[tuple[str, str, Any]]:
+        """The conditions in the storage's terms (see ``Reader.search_entries``)."""
+        out: list[tuple[str, str, Any]] = []
+        for path, want in self.where:
+            json_path = "$." + path
+            if want is _MISSING:
+                out.append((json_path, "missing", None))
+            elif want is None:
+                out.append((json_path, "null", None))
+            elif isinstance(want, bool):
+                out.append((json_path, "true" if want else "false", None))
+            elif isinstance(want, int | float):
+                out.append((json_path, "number", want))
+            else:
+                out.append((json_path, "text", want))
+        return out
+
     def run(self, entries: Iterable[tuple[str, Any]]) -> list[str] | dict[str, dict[str, Any]]:
         """Matching uuids, or ``{uuid: {name: value}}`` when selecting (nulls dropped)."""
         hits = [(obj, doc) for obj, doc in entries if self.matches(doc)]

@@ -71,7 +71,7 @@ def search(app: str, klass: str | None = None) -> Response:
     wanted = set(objs)
     if app == uuids.App.Registration:
         entries = [(o, core.graph.objects[o].registration()) for o in objs]
-    else:
-        entries = [(o, parse(t)) for o, t, _ in core.storage.reader().config_entries(app)
-                   if o in wanted]
+    else:  # SQLite filters; only matching entries are parsed (and checked again)
+        rows = core.storage.reader().search_entries(app, query.sql_conditions())
+        entries = [(o, parse(t)) for o, t in rows if o in wanted]
     return jsonify(query.run(entries))

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,33 @@ class Reader:
             "SELECT object, json, etag FROM config WHERE app = ? ORDER BY object", (app,)
         )
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def search_entries(self, app: str, where: list[tuple[str, str, Any]]) -> list[tuple[str, str]]:
+        """``(object, json_text)`` of ``app``'s entries meeting every condition.
+
+        A condition is ``(json_path, json_type, value)``: the value at ``json_path`` (``$.a.b``)
+        must have SQLite JSON type ``json_type`` (``true``, ``false``, ``null``, ``text``,
+        ``number`` for integer or real, or ``missing``) and, for text and numbers, equal
+        ``value``. Evaluated by SQLite, so non-matching entries are never parsed.
+        """
+        sql = ["SELECT object, json FROM config WHERE app = ?"]
+        args: list[Any] = [app]
+        for path, kind, value in where:
+            if kind == "missing":
+                sql.append("AND json_type(json, ?) IS NULL")
+                args.append(path)
+            elif kind == "number":
+                sql.append("AND json_type(json, ?) IN ('integer', 'real') "
+                           "AND json_extract(json, ?) = ?")
+                args += [path, path, value]
+            elif kind == "text":
+                sql.append("AND json_type(json, ?) = 'text' AND json_extract(json, ?) = ?")
+                args += [path, path, value]
+            else:
+                sql.append("AND json_type(json, ?) = ?")
+                args += [path, kind]
+        rows = self.conn.execute(" ".join(sql) + " ORDER BY object", args)
+        return [(r[0], r[1]) for r in rows]
 
     def config_apps_of(self, obj: str) -> list[str]:
         """Apps having an entry for ``obj``."""
