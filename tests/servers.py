@@ -18,10 +18,13 @@ import requests
 ADMIN_PASSWORD = "test-admin-password"
 
 
-def wait_until_up(url: str, timeout: float = 60.0) -> None:
-    """Poll ``url`` until it answers 2xx."""
+def wait_until_up(url: str, timeout: float = 60.0,
+                  proc: subprocess.Popen | None = None) -> None:
+    """Poll ``url`` until it answers 2xx; fail at once if ``proc`` exits meanwhile."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"exited with {proc.returncode} before {url} came up")
         try:
             if requests.get(url, timeout=1).ok:
                 return
@@ -29,6 +32,25 @@ def wait_until_up(url: str, timeout: float = 60.0) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{url} did not come up")
+
+
+def free_port_block(size: int) -> int:
+    """A port P with P..P+size-1 all free on 127.0.0.1 (for ``cluster-manager up``)."""
+    for _ in range(100):
+        base = free_port()
+        sockets = []
+        try:
+            for port in range(base, base + size):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError(f"no {size} consecutive free ports")
 
 
 def start_all_in_one(data_dir: Path, port: int, **popen: Any) -> subprocess.Popen:

@@ -8,7 +8,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.servers import free_port, start_all_in_one, wait_until_up
+from tests.servers import free_port_block, start_all_in_one, wait_until_up
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -29,11 +29,11 @@ def test_readme_top_has_exactly_the_two_commands() -> None:
 
 def test_walkthrough_runs(tmp_path: Path) -> None:
     """The walkthrough against ``cluster-manager up``, laid out as ``make run`` does."""
-    port = free_port()
+    port = free_port_block(3)
     stack = start_all_in_one(tmp_path / ".data", port, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     try:
-        wait_until_up(f"http://127.0.0.1:{port}/ping")
+        wait_until_up(f"http://127.0.0.1:{port}/ping", proc=stack)
         env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
         env |= {"CS": f"http://127.0.0.1:{port + 1}", "GIT_HOST": f"127.0.0.1:{port + 2}",
                 "GIT_TERMINAL_PROMPT": "0"}

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import requests
 
-from tests.servers import free_port, start_all_in_one, wait_until_up
+from tests.servers import free_port_block, start_all_in_one, wait_until_up
 
 
 def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
-    port = free_port()
+    port = free_port_block(3)
     proc = start_all_in_one(tmp_path / "data", port, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        wait_until_up(f"http://127.0.0.1:{port}/ping")  # the Cluster Manager starts last
+        wait_until_up(f"http://127.0.0.1:{port}/ping", proc=proc)  # the manager starts last
         password = (tmp_path / "data/config-store/admin-password").read_text().strip()
         auth = ("admin", password)
         assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth).ok

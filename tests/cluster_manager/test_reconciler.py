@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-import pytest
 import yaml
 
 from cluster_manager.repo import list_files, read_file
@@ -18,20 +16,12 @@ from tests.cluster_manager.stack import (
     CONFIG,
     Stack,
     create_cluster,
-    start_stack,
     status,
     wait_for,
 )
 from tests.servers import Api
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("stack"))
-    yield running
-    running.stop()
 
 
 def ready(stack: Stack, cluster: str, timeout: float = 30.0) -> dict:

@@ -29,20 +29,13 @@ from tests.cluster_manager.faults import (
     search,
     service_groups,
 )
-from tests.cluster_manager.stack import STATUS, Stack, start_stack
+from tests.cluster_manager.stack import STATUS, Stack
 
 CLUSTERS = 200
 NAMESPACE = "fplus-edge"
 READY_TIMEOUT = 120.0
 GONE_TIMEOUT = 120.0
 FSCK_SAMPLE = 10
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("scale"))
-    yield running
-    running.stop()
 
 
 @pytest.fixture(scope="module")
