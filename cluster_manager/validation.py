@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+from .sealing.names import DNS1123_LABEL
+from .sealing.names import NAMESPACE_MAX as LABEL_MAX
+
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "values"}
 
@@ -28,9 +30,10 @@ def check_config(config: Any) -> dict[str, Any]:
         raise InvalidConfig(f"unknown keys: {', '.join(sorted(unknown))}")
     for key in ("name", "namespace"):
         value = config.get(key)
-        if not isinstance(value, str) or not DNS_LABEL.fullmatch(value):
+        if (not isinstance(value, str) or len(value) > LABEL_MAX
+                or not DNS1123_LABEL.fullmatch(value)):
             raise InvalidConfig(f"{key} must be a DNS-1123 label (lower-case letters, digits "
-                                f"and '-', at most 63 characters), not {value!r}")
+                                f"and '-', at most {LABEL_MAX} characters), not {value!r}")
     chart = config.get("chart")
     if "chart" in config and not (isinstance(chart, str) and UUID.fullmatch(chart)):
         raise InvalidConfig("chart must be a Helm chart template UUID")
