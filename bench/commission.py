@@ -50,7 +50,7 @@ from cluster_manager.settings import Settings
 from config_store import uuids
 from tests.cluster_manager.gitcli import GIT_ENV, files_at
 from tests.cluster_manager.stack import CONFIG, STATUS, Stack, start_stack
-from tests.servers import ADMIN_PASSWORD, Api
+from tests.servers import ADMIN_PASSWORD, Api, ThreadSessions
 
 NAMESPACE = "fplus-edge"
 WRITERS = 8
@@ -72,30 +72,6 @@ def _ok(resp: requests.Response, *codes: int) -> requests.Response:
     if resp.status_code not in codes:
         raise RuntimeError(f"{resp.request.method} {resp.url}: {resp.status_code} {resp.text}")
     return resp
-
-
-class Sessions:
-    """One admin session per thread (keep-alive), all closed at the end."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self._local = threading.local()
-        self._all: list[Api] = []
-        self._lock = threading.Lock()
-
-    @property
-    def api(self) -> Api:
-        api = getattr(self._local, "api", None)
-        if api is None:
-            api = self._local.api = Api(self.base, ("admin", ADMIN_PASSWORD))
-            with self._lock:
-                self._all.append(api)
-        return api
-
-    def close(self) -> None:
-        with self._lock:
-            for api in self._all:
-                api.close()
 
 
 def _new_object(admin: Api, klass: str) -> str:
@@ -132,7 +108,7 @@ def _stack_cpu(stack: Stack) -> dict[str, float]:
 
 # -- ours: bulk ----------------------------------------------------------------------------
 def _bulk(stack: Stack, n: int, poll_s: float) -> dict[str, Any]:
-    sessions = Sessions(stack.store.url)
+    sessions = ThreadSessions(stack.store.url)
     names = [f"bench-{i:05d}" for i in range(n)]
     try:
         with ThreadPoolExecutor(WRITERS) as pool:

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,3 +152,30 @@ def cluster_manager_process(data_dir: Path, config_store_url: str, git_url: str,
                           extra_args=("--config-store", config_store_url, "--git", git_url,
                                       "--git-repos", str(git_repos), "--backoff", "0.5",
                                       *extra))
+
+
+class ThreadSessions:
+    """One keep-alive admin session per thread against a service; all closed together."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._local = threading.local()
+        self._sessions: list[Api] = []
+        self._lock = threading.Lock()
+
+    @property
+    def api(self) -> Api:
+        """This thread's session."""
+        api: Api | None = getattr(self._local, "api", None)
+        if api is None:
+            api = self._local.api = Api(self.base, ("admin", ADMIN_PASSWORD))
+            with self._lock:
+                self._sessions.append(api)
+        return api
+
+    def close(self) -> None:
+        """Close every session opened so far."""
+        with self._lock:
+            for api in self._sessions:
+                api.close()
+            self._sessions.clear()

@@ -9,7 +9,6 @@ matches the spec; ``git fsck --strict`` clean.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +22,7 @@ from cluster_manager.repo import read_file
 from config_store import uuids
 from tests.cluster_manager.gitcli import fsck_clean
 from tests.cluster_manager.stack import CONFIG, STATUS, Stack
-from tests.servers import ADMIN_PASSWORD, Api
+from tests.servers import Api, ThreadSessions
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -32,37 +31,17 @@ ROLES = {"flux": "op1flux", "sync": "op1sync"}  # role (setup status key) -> nam
 Grant = tuple[str, str, bool, str | None]  # permission, target, plural, object
 
 
-class AdminPool:
+class AdminPool(ThreadSessions):
     """Admin sessions against the Config Store, one per worker thread."""
 
     def __init__(self, stack: Stack, workers: int = 8) -> None:
-        self.base = stack.store.url
+        super().__init__(stack.store.url)
         self.workers = workers
-        self._local = threading.local()
-        self._sessions: list[Api] = []
-        self._lock = threading.Lock()
-
-    @property
-    def api(self) -> Api:
-        """This thread's session."""
-        api: Api | None = getattr(self._local, "api", None)
-        if api is None:
-            api = self._local.api = Api(self.base, ("admin", ADMIN_PASSWORD))
-            with self._lock:
-                self._sessions.append(api)
-        return api
 
     def map(self, fn: Callable[[Api, T], R], items: Iterable[T]) -> list[R]:
         """``fn(session, item)`` for every item, on the pool; results in order."""
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(lambda item: fn(self.api, item), items))
-
-    def close(self) -> None:
-        """Close every session opened so far."""
-        with self._lock:
-            for api in self._sessions:
-                api.close()
-            self._sessions.clear()
 
 
 def poll(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.5,
