@@ -14,12 +14,12 @@ from typing import Any
 
 from config_store import uuids
 from config_store.client import ConfigStoreClient, Forbidden
+from templating import render
 
 from . import accounts
 from .render import context, repo_content
 from .repos import Repos
 from .settings import FLUX_VERSION, Settings
-from .templates import render
 from .validation import InvalidConfig, check_config
 
 log = logging.getLogger(__name__)

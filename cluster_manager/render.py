@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from templating import render
+
 from .repo import ChangeSet, render_documents
 from .settings import Settings
-from .templates import render
 
 CLUSTER_DIR = "edo/cluster"
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import manifests
-from cluster_manager.templates import render
+from templating import render
 
 # The context keys the default Flux template consumes (dotted paths), exactly.
 CONSUMED_KEYS = frozenset({

@@ -8,7 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import manifests
-from cluster_manager.templates import render
+from templating import render
 from tests.manifests.crds import CustomResource
 from tests.manifests.meta import meta_errors
 from tests.manifests.samples import FLUX_GA, strings

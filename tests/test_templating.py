@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.templates import render
+from templating import render
 
 CTX = {"name": "Shop-Floor", "uuid": "c1d2", "n": 3, "flag": False, "none": None,
        "url": {"self": "http://git/uuid/c1d2", "helm": "http://git/uuid/h"},
