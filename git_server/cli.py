@@ -11,10 +11,9 @@ import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from config_store.client import client_from_env  # noqa: E402
+from config_store.client import Access, client_from_env  # noqa: E402
 from serving import serve  # noqa: E402
 
-from ._domain.access import Access  # noqa: E402
 from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.setup import ensure_setup  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+from .access import Access, Caller
 from .errors import (
     BadRequest,
     ConfigStoreError,
@@ -36,7 +37,9 @@ from .notify import NotifyClient
 from .subscription import Subscription
 
 __all__ = [
+    "Access",
     "BadRequest",
+    "Caller",
     "ConfigStoreClient",
     "ConfigStoreError",
     "Conflict",

@@ -8,9 +8,8 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from config_store import uuids
-from config_store.client import ConfigStoreError
+from config_store.client import Access, Caller, ConfigStoreError
 
-from .._domain.access import Access, Caller
 from .._domain.registry import RepoRegistry
 from .._domain.storage import UUID, RepoStorage
 from .backend import run_backend

@@ -1,10 +1,11 @@
-"""Who is calling, and may they pull or push: answered by the Config Store, cached briefly.
+"""Who is calling, and what may they do: answered by the Config Store, cached briefly.
 
-Credentials (Basic or a Config Store Bearer token) are verified by forwarding the
-``Authorization`` header to the Config Store; a principal's ACL is read with the
-server's own credentials. Both answers are cached for a few seconds, so a revoked
-grant stops working within ``ttl`` seconds and a busy clone does not hit the store
-for every request.
+For services that authenticate their own callers against the Config Store (the Git
+server, the Cluster Manager). Credentials (Basic or a Config Store Bearer token) are
+verified by forwarding the ``Authorization`` header to the Config Store; a principal's
+ACL is read with the service's own credentials. Both answers are cached for a few
+seconds, so a revoked grant stops working within ``ttl`` seconds and a busy client does
+not hit the store for every request.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from config_store import uuids
-from config_store.client import ConfigStoreClient
+from .. import uuids
+from .http import ConfigStoreClient
 
 DEFAULT_TTL = 5.0
 
@@ -51,7 +52,7 @@ class Caller:
 
 
 class Access:
-    """Authentication and Git permission checks against the Config Store."""
+    """Authentication and permission checks against the Config Store."""
 
     def __init__(self, client: ConfigStoreClient, ttl: float = DEFAULT_TTL) -> None:
         self.client = client
