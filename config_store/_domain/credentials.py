@@ -1,5 +1,9 @@
-"""Passwords (argon2 hashes) and short-lived Bearer tokens.
+"""Passwords (argon2 hashes), generated secrets (SHA-256) and short-lived Bearer tokens.
 
+Passwords people choose are stored as argon2id hashes. Secrets the server generates
+itself (256 random bits, for machine accounts such as an edge's Flux pull credential)
+cannot be guessed, so a salted SHA-256 protects them as well as argon2 would and costs
+microseconds instead of tens of milliseconds to set and verify.
 Verifying an argon2 hash costs tens of milliseconds, so a successful Basic login is
 remembered for a minute under a SHA-256 of the credentials; changing or deleting a
 password forgets it. Tokens follow ACS: 66 random bytes in base64 (88 characters),
@@ -30,10 +34,23 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
+GENERATED_PREFIX = "$sha256-generated$"
+
+
+def generate_secret() -> tuple[str, str]:
+    """A new random secret (43 URL-safe characters) and its stored hash."""
+    secret = secrets.token_urlsafe(32)
+    salt = secrets.token_hex(16)
+    return secret, f"{GENERATED_PREFIX}{salt}${_digest(salt, secret)}"
+
+
 def verify_password(password_hash: str | None, password: str) -> bool:
-    """True if ``password`` matches ``password_hash``."""
+    """True if ``password`` matches ``password_hash`` (argon2 or a generated secret's)."""
     if not password_hash:
         return False
+    if password_hash.startswith(GENERATED_PREFIX):
+        salt, _, digest = password_hash[len(GENERATED_PREFIX):].partition("$")
+        return secrets.compare_digest(_digest(salt, password), digest)
     try:
         return _hasher.verify(password_hash, password)
     except (VerificationError, InvalidHashError):

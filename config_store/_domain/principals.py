@@ -9,7 +9,7 @@ from .. import uuids
 from .._storage import GrantRow
 from . import objects
 from .core import Core, new_uuid
-from .credentials import hash_password, verify_password
+from .credentials import generate_secret, hash_password, verify_password
 from .errors import Conflict, NotFound, Unprocessable
 from .ids import is_uuid
 
@@ -86,8 +86,18 @@ def find_exact(core: Core, name: str) -> str | None:
 
 def set_password(core: Core, uuid: str, password: str) -> None:
     """Replace a principal's password (forgets its sessions)."""
+    _store_hash(core, uuid, hash_password(password))
+
+
+def generate_password(core: Core, uuid: str) -> str:
+    """Replace a principal's password with a generated secret, returned once."""
+    secret, hashed = generate_secret()
+    _store_hash(core, uuid, hashed)
+    return secret
+
+
+def _store_hash(core: Core, uuid: str, hashed: str) -> None:
     name = describe(core, uuid)["name"]
-    hashed = hash_password(password)
     with core.transaction() as tx:
         tx.w.put_principal(uuid, name, hashed)
     core.sessions.forget_principal(uuid)

@@ -82,6 +82,12 @@ def set_password(principal: str) -> tuple[str, int]:
     return "", 204
 
 
+@bp.post("/v2/principal/<uuid:principal>/password")
+def generate_password(principal: str) -> Response:
+    require(A.WriteKerberos, principal)
+    return jsonify({"password": principals.generate_password(store().core, principal)})
+
+
 @bp.delete("/v2/principal/<uuid:principal>")
 def delete_principal(principal: str) -> tuple[str, int]:
     require(A.WriteKerberos, principal)

@@ -61,6 +61,13 @@ class AuthApi:
         """Set a principal's password."""
         self._t.call("PUT", f"/v2/principal/{seg(principal)}/password", body=password)
 
+    def generate_password(self, principal: str) -> str:
+        """Give a principal a new server-generated password and return it (shown once)."""
+        body = self._t.call("POST", f"/v2/principal/{seg(principal)}/password")
+        if not isinstance(body, dict) or not isinstance(body.get("password"), str):
+            raise ConfigStoreError(0, "generate_password: no password in the answer")
+        return body["password"]
+
     def delete_principal(self, principal: str) -> None:
         """Delete a principal; already absent is fine."""
         self._t.call_or_none("DELETE", f"/v2/principal/{seg(principal)}")

@@ -241,6 +241,54 @@ def test_change_password(admin: Api) -> None:
     assert bearer(admin.base, token).get("/v2/whoami/uuid").status_code == 401
 
 
+def test_generated_password(admin: Api) -> None:
+    """POST .../password replaces the password with a generated one, shown once; the old
+    password and tokens stop working, and the hash stored is not argon2 but salted SHA-256."""
+    uid, api = make_user(admin, password="old-password")
+    assert api.auth is not None
+    name = api.auth[0]
+    token = api.post("/token").json()["token"]
+    r = admin.post(f"/v2/principal/{uid}/password")
+    assert r.status_code == 200, r.text
+    first = r.json()["password"]
+    assert len(first) >= 43
+    assert login(admin.base, name, "old-password") == 401
+    assert bearer(admin.base, token).get("/v2/whoami/uuid").status_code == 401
+    assert login(admin.base, name, first) == 200
+    second = admin.post(f"/v2/principal/{uid}/password").json()["password"]
+    assert second != first
+    assert login(admin.base, name, first) == 401
+    assert login(admin.base, name, second) == 200
+    assert login(admin.base, name, second[:-1]) == 401
+
+
+def test_generated_password_needs_write_kerberos(actor: Actor) -> None:
+    target, _ = make_principal(actor.admin)
+    api = actor.basic()
+    assert api.post(f"/v2/principal/{target}/password").status_code == 403
+    actor.grant(A.WriteKerberos, target)
+    assert api.post(f"/v2/principal/{target}/password").status_code == 200
+    assert actor.admin.post(f"/v2/principal/{uuid.uuid4()}/password").status_code == 404
+
+
+@pytest.mark.parametrize(("stored", "given", "ok"), [
+    ("generated", "right", True),
+    ("generated", "wrong", False),
+    ("generated", "", False),
+    ("argon2", "right", True),
+    ("argon2", "wrong", False),
+    ("none", "right", False),
+])
+def test_verify_password_table(stored: str, given: str, ok: bool) -> None:
+    secret, hashed = credentials.generate_secret()
+    if stored == "argon2":
+        secret, hashed = "s3cret", credentials.hash_password("s3cret")
+    elif stored == "none":
+        hashed = None  # type: ignore[assignment]
+    candidate = {"right": secret, "wrong": secret + "x", "": ""}[given]
+    assert credentials.verify_password(hashed, candidate) is ok
+
+
 @pytest.mark.parametrize(("raw", "content_type", "status"), [
     ('{"password": "x"}', "application/json", 422),
     ('""', "application/json", 422),
