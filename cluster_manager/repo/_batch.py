@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from cluster_manager.repo._build import Pending
 from cluster_manager.repo.changes import ChangeSet, WriteResult
 
-CommitBatch = Callable[[Sequence[Pending]], list[WriteResult]]
+CommitBatch = Callable[[Sequence[Pending]], list[WriteResult | Exception]]
 
 
 class _Ticket:
@@ -65,7 +65,10 @@ class GroupCommitter:
         try:
             results = self._commit_batch([(t.changes, t.message) for t in batch])
             for t, r in zip(batch, results, strict=True):
-                t.result = r
+                if isinstance(r, Exception):
+                    t.error = r
+                else:
+                    t.result = r
         except BaseException as exc:
             for t in batch:
                 t.error = exc

@@ -11,18 +11,23 @@ import pygit2
 
 from cluster_manager.repo._pack import git_hash, write_pack
 from cluster_manager.repo._tree import EMPTY_TREE, MutableTree
-from cluster_manager.repo.changes import ChangeSet
+from cluster_manager.repo.changes import ChangeSet, WriteResult, edited_content
 
 Pending = tuple[ChangeSet, str]  # a change set and its commit message
+Outcome = bool | Exception  # whether a change set mattered, or why it was left out
 COMMIT_TYPE = 1
 
 
 @dataclass(frozen=True)
 class Built:
-    """The new commit (None: the tree did not change) and, per change set, whether it mattered."""
+    """The new commit (None: the tree did not change) and, per change set, its outcome."""
 
     commit: str | None
-    changed: list[bool]
+    changed: list[Outcome]
+
+    def results(self, head: str | None) -> list[WriteResult | Exception]:
+        """Per change set: its result at ``head`` (the new commit or the unchanged parent)."""
+        return [c if isinstance(c, Exception) else WriteResult(head, c) for c in self.changed]
 
 
 def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pending],
@@ -32,8 +37,8 @@ def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pe
     tree = MutableTree(repo, None if base == EMPTY_TREE else base)
     changed = [_apply(tree, changes) for changes, _ in batch]
     if tree.digest() == base:
-        return Built(None, [False] * len(batch))
-    messages = [msg for (_, msg), did in zip(batch, changed, strict=True) if did]
+        return Built(None, [c if isinstance(c, Exception) else False for c in changed])
+    messages = [msg for (_, msg), did in zip(batch, changed, strict=True) if did is True]
     tree_id, objects = tree.finish()
     body = commit_object(str(tree_id), [parent] if parent else [], author,
                          commit_message(messages))
@@ -43,18 +48,23 @@ def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pe
     return Built(commit.hex(), changed)
 
 
-def _apply(tree: MutableTree, changes: ChangeSet) -> bool:
-    """Apply one change set; whether it changed the tree."""
+def _apply(tree: MutableTree, changes: ChangeSet) -> Outcome:
+    """Apply one change set; whether it changed the tree (or the exception an edit raised,
+    in which case nothing of it was applied)."""
+    try:  # edited paths are disjoint from everything else the set touches: compute them first
+        edited = {p: edited_content(p, fn(tree.read(p))) for p, fn in changes.edits.items()}
+    except Exception as exc:
+        return exc
     if not changes.replace_dirs:
-        return _edit(tree, changes)
+        return _edit(tree, changes, edited)
     before = tree.digest()  # a regenerated directory may well come out the same: compare ids
     for path in sorted(changes.replace_dirs):
         tree.remove_dir(path)
-    _edit(tree, changes)
+    _edit(tree, changes, edited)
     return tree.digest() != before
 
 
-def _edit(tree: MutableTree, changes: ChangeSet) -> bool:
+def _edit(tree: MutableTree, changes: ChangeSet, edited: dict[str, bytes | None]) -> bool:
     """Deletes, then writes. Paths are distinct and writes never clash file-vs-directory, so
     any effective edit is a change of the tree."""
     changed = False
@@ -62,6 +72,8 @@ def _edit(tree: MutableTree, changes: ChangeSet) -> bool:
         changed |= tree.delete(path)
     for path, data in changes.writes.items():
         changed |= tree.put(path, data)
+    for path, content in edited.items():
+        changed |= tree.delete(path) if content is None else tree.put(path, content)
     return changed
 
 

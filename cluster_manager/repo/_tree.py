@@ -81,6 +81,7 @@ class MutableTree:
     """A branch tree being edited; ``digest()`` is cheap, ``finish()`` yields the new objects."""
 
     def __init__(self, repo: pygit2.Repository, tree: pygit2.Oid | None) -> None:
+        self._repo = repo
         self._root = _Dir(repo, tree)
         self._blobs: dict[bytes, RawObject] = {}
 
@@ -108,6 +109,18 @@ class MutableTree:
         for d in chain:
             d.invalidate()
         return True
+
+    def read(self, path: str) -> bytes | None:
+        """A file's current content (including edits so far), or None if no such file."""
+        *dirs, name = [p.encode() for p in path.split("/")]
+        node: _Dir | None = self._root
+        for part in dirs:
+            node = node.child(part, create=False) if node is not None else None
+        entry = node.entries.get(name) if node is not None else None
+        if not isinstance(entry, tuple) or entry[0] not in (FILE_MODE, EXEC_MODE):
+            return None
+        staged = self._blobs.get(entry[1].raw)
+        return staged[1] if staged else self._repo.get(entry[1]).data
 
     def delete(self, path: str) -> bool:
         """Remove a file (or symlink/submodule entry); missing paths and directories are left."""

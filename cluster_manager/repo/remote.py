@@ -77,20 +77,20 @@ class RemoteRepoWriter:
         ref = self._repo.references.get(self._tracking)
         return str(ref.target) if ref is not None else None
 
-    def _commit_batch(self, batch: list[Pending]) -> list[WriteResult]:
+    def _commit_batch(self, batch: list[Pending]) -> list[WriteResult | Exception]:
         last_error = ""
         for _ in range(self._max_attempts):
             parent = self._fetch()
             built = build_commit(self._repo, parent, batch, self._author)
             if built.commit is None:
-                return [WriteResult(parent, False)] * len(batch)
+                return built.results(parent)
             last_error = self._push(built.commit)
             if not last_error:
                 tracking = pygit2.Oid(hex=built.commit)
                 self._repo.references.create(self._tracking, tracking, force=True)
                 with contextlib.suppress(Exception):  # pushed already; maintenance can wait
                     merge_small_packs(self._repo)
-                return [WriteResult(built.commit, changed) for changed in built.changed]
+                return built.results(built.commit)
             time.sleep(random.uniform(0.005, 0.05))  # noqa: S311 - jitter, not crypto
         raise PushRejected(f"push to {self.url} rejected {self._max_attempts} times: {last_error}")
 

@@ -90,16 +90,16 @@ class RepoWriter:
         """The branch's current commit id, or None if the branch does not exist yet."""
         return read_ref(self._git_dir, self.ref)
 
-    def _commit_batch(self, batch: list[Pending]) -> list[WriteResult]:
+    def _commit_batch(self, batch: list[Pending]) -> list[WriteResult | Exception]:
         for _ in range(self._max_attempts):
             parent = read_ref(self._git_dir, self.ref)
             built = build_commit(self._repo, parent, batch, self._author)
             if built.commit is None:
-                return [WriteResult(parent, False)] * len(batch)
+                return built.results(parent)
             if compare_and_swap(self._git_dir, self.ref, built.commit, parent,
                                 stale_after=self._stale_after, timeout=self._lock_timeout):
                 self._after_commit()
-                return [WriteResult(built.commit, changed) for changed in built.changed]
+                return built.results(built.commit)
             time.sleep(random.uniform(0, 0.005))  # noqa: S311 - jitter, not crypto
         raise RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
 

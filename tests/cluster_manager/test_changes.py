@@ -12,9 +12,9 @@ BAD_PATHS = ["../x", "a/../../x", "/abs", "a//b", "a/./b", "./a", "a/", ".git/co
 
 
 @pytest.mark.parametrize("path", BAD_PATHS)
-@pytest.mark.parametrize("kind", ["writes", "deletes", "replace_dirs"])
+@pytest.mark.parametrize("kind", ["writes", "deletes", "replace_dirs", "edits"])
 def test_unsafe_paths_are_refused(path: str, kind: str) -> None:
-    arg = {path: b"x"} if kind == "writes" else {path}
+    arg = {path: b"x"} if kind == "writes" else {path: bytes} if kind == "edits" else {path}
     with pytest.raises(InvalidPath):
         ChangeSet(**{kind: arg})
 
