@@ -1,5 +1,6 @@
 """Serving a WSGI app in-process with gunicorn; shared by every service. Imports nothing of ours."""
 
 from .gunicorn import serve
+from .limits import refuse_oversized
 
-__all__ = ["serve"]
+__all__ = ["refuse_oversized", "serve"]

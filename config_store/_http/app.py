@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from flask import Flask
 
+from serving import refuse_oversized
+
 from .._domain.store import Store
 from . import app_routes, auth, auth_routes, errors, misc_routes, object_routes, v1_routes
 from .notify_ws import bp as notify_bp
-from .params import UUIDConverter, refuse_oversized
+from .params import UUIDConverter
 
 
 @dataclass(frozen=True)
