@@ -11,34 +11,59 @@ import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from config_store.client import ConfigStoreClient, client_from_env  # noqa: E402
+from config_store.client import Access, ConfigStoreClient, client_from_env  # noqa: E402
 from serving import serve  # noqa: E402
 
 from ._http.app import create_app  # noqa: E402
+from ._http.context import ApiServices  # noqa: E402
+from .bootstrap_script import ScriptBuilder  # noqa: E402
 from .commission import Commissioner  # noqa: E402
+from .metrics import Metrics  # noqa: E402
 from .reconciler import Reconciler  # noqa: E402
 from .repos import Repos  # noqa: E402
+from .secrets import SecretService  # noqa: E402
 from .settings import Settings  # noqa: E402
 from .setup import own_principal, seed  # noqa: E402
+from .tokens import BootstrapTokens  # noqa: E402
 from .up import up  # noqa: E402
 
 
-def _serve(args: argparse.Namespace) -> None:
-    settings = Settings(
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings(
         config_store_url=args.config_store, git_url=args.git, data_dir=args.data_dir,
         git_repos=args.git_repos, organisation=args.organisation,
         edge_config_store_url=args.edge_config_store, edge_sync_image=args.edge_sync_image,
-        workers=args.workers, backoff_initial=args.backoff)
+        workers=args.workers, backoff_initial=args.backoff,
+        external_url=args.external_url or f"http://{args.host}:{args.port}",
+        bootstrap_token_ttl=args.bootstrap_token_ttl, public_bootstrap=args.public_bootstrap,
+        flux_install_file=args.flux_install_file, body_limit=args.body_limit)
+
+
+def _serve(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    if settings.flux_install_file is not None and not settings.flux_install_file.is_file():
+        raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
     admin = client_from_env(settings.config_store_url)
     service = seed(admin)
     name, password = own_principal(admin, service, settings.data_dir)
     cs = ConfigStoreClient(settings.config_store_url, name, password)
-    commissioner = Commissioner(cs, settings, service, Repos(settings, name, password))
-    reconciler = Reconciler(cs, commissioner, settings.workers, settings.backoff_initial,
-                            settings.backoff_max)
+    repos = Repos(settings, name, password)
+    metrics = Metrics()
+    reconciler = Reconciler(cs, Commissioner(cs, settings, service, repos), settings.workers,
+                            settings.backoff_initial, settings.backoff_max, metrics)
+    api = ApiServices(
+        cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),
+        tokens=BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
+                               settings.bootstrap_token_ttl),
+        scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
+                              wait_timeout=settings.bootstrap_wait_timeout,
+                              with_credentials=not settings.public_bootstrap),
+        metrics=metrics, external_url=settings.external_url or "",
+        public_bootstrap=settings.public_bootstrap, reconciler=reconciler)
     print(f"Cluster Manager listening on http://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url})", flush=True)
-    serve(create_app(reconciler), args.host, args.port, on_start=reconciler.start)
+    serve(create_app(api, settings.body_limit), args.host, args.port,
+          on_start=reconciler.start)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -60,6 +85,19 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--edge-sync-image", default=Settings.edge_sync_image)
     run.add_argument("--workers", type=int, default=8, help="clusters reconciled at once")
     run.add_argument("--backoff", type=float, default=2.0, help="first retry delay (s)")
+    run.add_argument("--external-url",
+                     help="this service's URL as users and edges reach it "
+                          "(default http://HOST:PORT)")
+    run.add_argument("--bootstrap-token-ttl", type=float, default=3600.0,
+                     help="seconds a bootstrap URL stays valid")
+    run.add_argument("--public-bootstrap", action="store_true",
+                     help="ACS-style bootstrap URLs without a token; the script then "
+                          "carries no credentials")
+    run.add_argument("--flux-install-file", type=Path,
+                     help="`flux install --export` output to embed in bootstrap scripts "
+                          "(air-gapped edges) instead of the pinned release URL")
+    run.add_argument("--body-limit", type=int, default=1024 * 1024,
+                     help="largest request body in bytes (413 above)")
     stack = sub.add_parser("up", help="run the all-in-one stack on 127.0.0.1")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,

@@ -15,6 +15,7 @@ from config_store import uuids
 from config_store.client import ConfigStoreClient, NotifyClient
 
 from .commission import STATUS, Commissioner
+from .metrics import Metrics
 from .workqueue import KeyedWorkQueue
 
 log = logging.getLogger(__name__)
@@ -25,9 +26,12 @@ class Reconciler:
     """Keeps every cluster at its configured state."""
 
     def __init__(self, cs: ConfigStoreClient, commissioner: Commissioner, workers: int = 8,
-                 backoff_initial: float = 2.0, backoff_max: float = 300.0) -> None:
+                 backoff_initial: float = 2.0, backoff_max: float = 300.0,
+                 metrics: Metrics | None = None) -> None:
         self.cs, self.commissioner = cs, commissioner
-        self.queue = KeyedWorkQueue(self._handle, workers, backoff_initial, backoff_max)
+        self.metrics = metrics or Metrics()
+        self.queue = KeyedWorkQueue(self._timed_handle, workers, backoff_initial, backoff_max)
+        self.metrics.track_queue(self.queue.depth)
         self._lock = threading.Lock()
         self._desired: dict[str, Any] | None = None
         self._force: set[str] = set()
@@ -73,6 +77,10 @@ class Reconciler:
         log.info("Flux template changed: re-rendering %d clusters", len(clusters))
         for cluster in clusters:
             self.queue.submit(cluster)
+
+    def _timed_handle(self, cluster: str) -> None:
+        with self.metrics.reconcile():
+            self._handle(cluster)
 
     def _handle(self, cluster: str) -> None:
         with self._lock:

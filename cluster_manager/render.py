@@ -12,6 +12,10 @@ from .repo import ChangeSet, render_documents
 from .settings import Settings
 
 CLUSTER_DIR = "edo/cluster"
+FLUX_SECRET = "flux-secrets"  # noqa: S105 - a Secret's name
+"""The edge Secret holding the Flux pull credentials (created by the bootstrap script)."""
+EDGE_SYNC_SECRET = "edge-sync-credentials"  # noqa: S105 - a Secret's name
+"""The edge Secret holding Edge Sync's Config Store credentials."""
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
 README = """\
 # Edge cluster repository
@@ -50,8 +54,8 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
         "url": {"self": f"{settings.git_url.rstrip('/')}/uuid/{uuid}",
                 "config_store": settings.edge_store_url},
         "edge_sync": {"image": settings.edge_sync_image,
-                      "credentials_secret": "edge-sync-credentials"},
-        "flux": {"secret": "flux-secrets"},
+                      "credentials_secret": EDGE_SYNC_SECRET},
+        "flux": {"secret": FLUX_SECRET},
         "sealed_secrets": {"namespace": settings.sealed_secrets_namespace,
                            "controller": "sealed-secrets-controller",
                            "chart_version": settings.sealed_secrets_chart_version,

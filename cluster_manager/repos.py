@@ -8,7 +8,7 @@ from pathlib import Path
 
 import requests
 
-from .repo import ChangeSet, RemoteRepoWriter, WriteResult, writer_for
+from .repo import ChangeSet, RemoteRepoWriter, WriteResult, list_files, read_file, writer_for
 from .settings import Settings
 
 
@@ -28,13 +28,24 @@ class Repos:
         """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""
         if self.settings.git_repos is not None:
             return writer_for(self.settings.git_repos / f"{cluster}.git").apply(changes, message)
+        return self._remote_writer(cluster).apply(changes, message)
+
+    def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
+        """Every file under ``prefix`` on the cluster's ``main`` branch (path → content)."""
+        if self.settings.git_repos is None:
+            return self._remote_writer(cluster).fetch_files(prefix)
+        repo = self.settings.git_repos / f"{cluster}.git"
+        return {p: data for p in list_files(repo, prefix)
+                if (data := read_file(repo, p)) is not None}
+
+    def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
         with self._lock:
             writer = self._remote.get(cluster)
             if writer is None:
                 writer = self._remote[cluster] = RemoteRepoWriter(
                     f"{self._base()}/uuid/{cluster}", self._cache_dir() / cluster,
                     self._auth[0], self._auth[1])
-        return writer.apply(changes, message)
+            return writer
 
     def _cache_dir(self) -> Path:
         return self.settings.data_dir / "repo-cache"

@@ -28,6 +28,16 @@ class Settings:
     workers: int = 8
     backoff_initial: float = 2.0
     backoff_max: float = 300.0
+    external_url: str | None = None
+    """This service's URL as users and edges reach it (bootstrap URLs start with it)."""
+    bootstrap_token_ttl: float = 3600.0
+    public_bootstrap: bool = False
+    """ACS-style token-less bootstrap URLs; the script then carries no credentials."""
+    flux_install_file: Path | None = None
+    """A ``flux install --export`` file to embed in bootstrap scripts (air-gapped edges)."""
+    bootstrap_wait_timeout: str = "300s"
+    body_limit: int = 1024 * 1024
+    auth_cache_seconds: float = 5.0
     extra: dict = field(default_factory=dict)
 
     @property

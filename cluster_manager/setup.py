@@ -42,6 +42,7 @@ SCHEMAS = {  # manifests/schemas.yaml key -> app
     "flux-template": A.FluxTemplate,
     "helm-chart-template": A.HelmChartTemplate,
     "k8s-resource-template": A.K8sResourceTemplate,
+    "bootstrap-script": A.BootstrapScript,
 }
 RESOURCES = {"HelmRelease": uuids.K8sResource.HelmRelease,
              "GitRepository": uuids.K8sResource.GitRepository}
@@ -85,6 +86,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
             cs.put_config(A.ConfigSchema, SCHEMAS[key], schema)
     _put_if_absent(cs, A.ServiceConfig, uuids.Service.Clusters, service)
     _put_if_absent(cs, A.FluxTemplate, A.FluxTemplate, manifests.load("flux-template"))
+    _put_if_absent(cs, A.BootstrapScript, A.BootstrapScript, manifests.load("bootstrap-script"))
     for kind, entry in manifests.load("k8s-resource-templates").items():
         _put_if_absent(cs, A.K8sResourceTemplate, RESOURCES[kind], entry)
     return cs.get_config(A.ServiceConfig, uuids.Service.Clusters)
@@ -122,6 +124,9 @@ def _grants(groups: dict[str, Any]) -> list[tuple[str, str, bool]]:
                (uuids.AuthPerm.WriteKerberos, C.EdgeAccount, False),
                (uuids.AuthPerm.WriteKerberos, C.EdgeAccount, True),
                (uuids.AuthPerm.ReadKerberos, uuids.NULL, False),
+               # to check its own API's callers: their grants of these two permissions
+               (uuids.AuthPerm.ReadACL, uuids.EdgePerm.Clusters, False),
+               (uuids.AuthPerm.ReadACL, uuids.EdgePerm.Secrets, False),
                (uuids.GitPerm.ManageStorage, uuids.NULL, False)]
     grants += [(perm, g, False) for g in group_uuids for perm in (P.WriteMembers, P.ReadMembers)]
     for delegated in (uuids.GitPerm.Pull, P.ReadApp, P.WriteApp):

@@ -1,29 +1,27 @@
-"""The Cluster Manager's Flask app (ping and reconciler health for now)."""
+"""The Cluster Manager's Flask application factory."""
 
 from __future__ import annotations
 
-from flask import Flask, Response, jsonify
+from flask import Flask
 
-from config_store import uuids
+from serving import refuse_oversized
 
-from ..reconciler import Reconciler
+from . import cluster_routes, errors, secret_routes, service_routes
+from .context import ApiServices
+from .params import ClusterConverter
 
-VERSION = "0.1.0"
+DEFAULT_BODY_LIMIT = 1024 * 1024
 
 
-def create_app(reconciler: Reconciler) -> Flask:
-    """A Flask app for the running ``reconciler``."""
+def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
+    """A Flask app serving the Cluster Manager's HTTP API with ``api``."""
     app = Flask("cluster_manager", static_folder=None)
-
-    @app.get("/ping")
-    def ping() -> Response:
-        return jsonify({"service": uuids.Service.Clusters, "version": VERSION,
-                        "software": {"vendor": "fplus-edge-manager",
-                                     "application": "cluster-manager"}})
-
-    @app.get("/healthz")
-    def healthz() -> tuple[Response, int]:
-        ready = reconciler.ready.is_set()
-        return jsonify({"synced": ready, "queue": reconciler.queue.depth()}), 200 if ready else 503
-
+    app.config["MAX_CONTENT_LENGTH"] = body_limit
+    app.json.sort_keys = False
+    app.extensions["cluster_manager"] = api
+    app.url_map.converters["cluster"] = ClusterConverter
+    app.before_request(refuse_oversized)
+    errors.register(app)
+    for bp in (service_routes.bp, cluster_routes.bp, secret_routes.bp):
+        app.register_blueprint(bp)
     return app

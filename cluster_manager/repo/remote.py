@@ -18,6 +18,7 @@ from cluster_manager.repo._batch import GroupCommitter
 from cluster_manager.repo._build import Pending, build_commit, check_identity
 from cluster_manager.repo._maintenance import merge_small_packs
 from cluster_manager.repo.changes import ChangeSet, WriteResult
+from cluster_manager.repo.reader import list_files, read_file
 from cluster_manager.repo.writer import AUTHOR_EMAIL, AUTHOR_NAME, ensure_bare_repo
 
 _REJECTION_HINTS = ("fastforward", "fast-forward", "not present locally", "fetch first",
@@ -68,6 +69,13 @@ class RemoteRepoWriter:
     def apply(self, changes: ChangeSet, message: str) -> WriteResult:
         """Commit ``changes`` to the remote branch (unless they change nothing); return its head."""
         return self._group.submit(changes, message)
+
+    def fetch_files(self, prefix: str) -> dict[str, bytes]:
+        """Every file under ``prefix`` at the remote branch head, freshly fetched."""
+        self._fetch()
+        path = Path(self._repo.path)
+        return {p: data for p in list_files(path, prefix, self._tracking)
+                if (data := read_file(path, p, self._tracking)) is not None}
 
     def _fetch(self) -> str | None:
         """Fetch the branch; return its remote head (None if the remote has no such branch)."""

@@ -1,0 +1,80 @@
+"""``/v1/cluster/<c>/status``, ``…/bootstrap-url`` and ``…/bootstrap`` (ACS §3.7)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from flask import Blueprint, Response, jsonify, request
+
+from config_store import uuids
+
+from ..errors import NotFound
+from ..status_view import cluster_status
+from .context import require, services
+
+bp = Blueprint("clusters", __name__)
+SETUP = uuids.App.EdgeClusterSetupStatus
+CONFIG = uuids.App.EdgeClusterConfiguration
+
+
+def _setup(cluster: str) -> dict[str, Any] | None:
+    setup = services().cs.get_config(SETUP, cluster)
+    return setup if isinstance(setup, dict) else None
+
+
+def _ready_setup(cluster: str) -> dict[str, Any]:
+    setup = _setup(cluster)
+    if setup is None:
+        raise NotFound(f"unknown cluster {cluster}")
+    if not setup.get("ready"):
+        raise NotFound(f"cluster {cluster} is not ready yet (phase "
+                       f"{setup.get('phase', 'Pending')}); try again when it is")
+    return setup
+
+
+@bp.get("/v1/cluster/<cluster:cluster>/status")
+def status(cluster: str) -> Response:
+    require(uuids.EdgePerm.Clusters, cluster)
+    api = services()
+    setup = _setup(cluster)
+    if setup is None:
+        if api.cs.get_config(CONFIG, cluster) is None:
+            raise NotFound(f"unknown cluster {cluster}")
+        return jsonify({"phase": "Pending", "ready": False})
+    edge = api.cs.get_config(uuids.App.EdgeClusterStatus, cluster)
+    return jsonify(cluster_status(setup, edge if isinstance(edge, dict) else None,
+                                  datetime.now(UTC), api.liveness))
+
+
+@bp.post("/v1/cluster/<cluster:cluster>/bootstrap-url")
+def bootstrap_url(cluster: str) -> Response:
+    require(uuids.EdgePerm.Clusters, cluster)
+    api = services()
+    _ready_setup(cluster)
+    url = f"{api.external_url.rstrip('/')}/v1/cluster/{cluster}/bootstrap"
+    if not api.public_bootstrap:
+        url += "?token=" + quote(api.tokens.issue(cluster), safe="")
+    api.metrics.bootstrap.labels("url", "issued").inc()
+    return jsonify(url)
+
+
+@bp.get("/v1/cluster/<cluster:cluster>/bootstrap")
+def bootstrap(cluster: str) -> Response:
+    api = services()
+    token = request.args.get("token")
+    try:
+        if not api.public_bootstrap:
+            api.tokens.check(cluster, token)  # before anything else: no probing without one
+        setup = _ready_setup(cluster)
+        if not api.public_bootstrap:
+            api.tokens.redeem(cluster, token)
+        script = api.scripts.build(cluster, setup)
+    except Exception:
+        api.metrics.bootstrap.labels("script", "refused").inc()
+        raise
+    api.metrics.bootstrap.labels("script", "served").inc()
+    resp = Response(script, mimetype="text/plain")
+    resp.headers["Cache-Control"] = "no-store"
+    return resp

@@ -1,0 +1,58 @@
+"""Refusals and failures as JSON ``{"error": message}`` answers."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response, jsonify
+from werkzeug.exceptions import HTTPException
+
+from config_store.client import ConfigStoreError
+
+from ..errors import ApiError
+from ..sealing import InvalidName, ScopeError, SealingError
+from .context import services
+
+log = logging.getLogger(__name__)
+
+
+def _error(status: int, message: str) -> Response:
+    resp = jsonify({"error": message})
+    resp.status_code = status
+    if status == 401:
+        resp.headers["WWW-Authenticate"] = 'Basic realm="Factory+", Bearer'
+    return resp
+
+
+def register(app: Flask) -> None:
+    """Install the error handlers."""
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError) -> Response:
+        resp = _error(exc.status, exc.message)
+        if exc.retry_after is not None:
+            resp.headers["Retry-After"] = str(exc.retry_after)
+        return resp
+
+    @app.errorhandler(SealingError)
+    def sealing_error(exc: SealingError) -> Response:
+        # bad path segments or ?scope= are the request's fault; checked before any write
+        return _error(400 if isinstance(exc, InvalidName | ScopeError) else 422, str(exc))
+
+    @app.errorhandler(ConfigStoreError)
+    def config_store_error(exc: ConfigStoreError) -> Response:
+        log.warning("Config Store request failed: %s", exc)
+        services().metrics.errors.labels("config_store").inc()
+        resp = _error(503, "the Config Store could not answer; try again")
+        resp.headers["Retry-After"] = "5"
+        return resp
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        return _error(exc.code or 500, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def server_error(exc: Exception) -> Response:
+        log.exception("unhandled error")
+        services().metrics.errors.labels("http").inc()
+        return _error(500, "internal server error")

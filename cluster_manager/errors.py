@@ -1,0 +1,50 @@
+"""Refusals of the Cluster Manager's API operations; each carries the HTTP status to answer.
+
+The domain raises these; the HTTP layer turns them into ``{"error": message}`` answers.
+Messages are safe to show: they never contain secrets or tokens.
+"""
+
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    """A refused request."""
+
+    status = 500
+
+    def __init__(self, message: str, *, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+class BadRequest(ApiError):
+    status = 400
+
+
+class Unauthorized(ApiError):
+    status = 401
+
+
+class Forbidden(ApiError):
+    status = 403
+
+
+class NotFound(ApiError):
+    status = 404
+
+
+class Conflict(ApiError):
+    status = 409
+
+
+class Gone(ApiError):
+    status = 410
+
+
+class Unprocessable(ApiError):
+    status = 422
+
+
+class Unavailable(ApiError):
+    status = 503

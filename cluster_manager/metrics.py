@@ -1,0 +1,55 @@
+"""Prometheus metrics of the Cluster Manager (served at ``GET /metrics``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+class Metrics:
+    """The process's metrics, in a registry of their own (tests can make several)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.reconcile_seconds = Histogram(
+            "cluster_manager_reconcile_seconds", "Time to reconcile one cluster.",
+            ["outcome"], registry=self.registry,
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+        self.queue_depth = Gauge("cluster_manager_queue_depth",
+                                 "Clusters waiting to be reconciled (including back-offs).",
+                                 registry=self.registry)
+        self.seals = Counter("cluster_manager_secret_operations_total",
+                             "Secret seal/remove requests by operation and outcome.",
+                             ["operation", "outcome"], registry=self.registry)
+        self.bootstrap = Counter("cluster_manager_bootstrap_total",
+                                 "Bootstrap URLs issued and scripts served or refused.",
+                                 ["kind", "outcome"], registry=self.registry)
+        self.errors = Counter("cluster_manager_errors_total",
+                              "Failures by component (reconcile, http).",
+                              ["component"], registry=self.registry)
+
+    def track_queue(self, depth: Callable[[], int]) -> None:
+        """Report ``depth()`` as the queue depth at every scrape."""
+        self.queue_depth.set_function(depth)
+
+    @contextmanager
+    def reconcile(self) -> Iterator[None]:
+        """Time one reconcile; a raised exception counts as an error."""
+        start = time.perf_counter()
+        try:
+            yield
+        except Exception:
+            self.reconcile_seconds.labels("error").observe(time.perf_counter() - start)
+            self.errors.labels("reconcile").inc()
+            raise
+        self.reconcile_seconds.labels("ok").observe(time.perf_counter() - start)
+
+    def exposition(self) -> bytes:
+        """The Prometheus text format of every metric."""
+        return generate_latest(self.registry)

@@ -1,0 +1,122 @@
+"""Sealed secrets for an edge cluster: seal a value to the edge's certificate and commit it.
+
+Each secret ``<namespace>/<name>`` is one SealedSecret at ``edo/secrets/<ns>/<name>.yaml``
+in the cluster's repo; each PUT sets one key of it. The value is encrypted here, in-process,
+exactly as ``kubeseal --raw`` would (see :mod:`cluster_manager.sealing`). The file is
+changed with a read-modify-write edit inside the repo writer's group commit, so concurrent
+PUTs of different keys to one secret all land. Plaintext never leaves this module and is
+never logged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from config_store import uuids
+from config_store.client import ConfigStoreClient
+
+from . import sealing
+from .errors import Conflict, NotFound, Unavailable, Unprocessable
+from .repo import ChangeSet, load_documents, render_document
+
+SETUP = uuids.App.EdgeClusterSetupStatus
+EDGE = uuids.App.EdgeClusterStatus
+
+
+class SecretService:
+    """Seal, remove and list the secrets of commissioned clusters."""
+
+    def __init__(self, cs: ConfigStoreClient, repos: Any) -> None:
+        self.cs, self.repos = cs, repos
+
+    def _commissioned(self, cluster: str) -> None:
+        setup = self.cs.get_config(SETUP, cluster)
+        if not isinstance(setup, dict) or not setup.get("commit"):
+            raise NotFound(f"cluster {cluster} is unknown or has no repository yet")
+
+    def _public_key(self, cluster: str) -> Any:
+        edge = self.cs.get_config(EDGE, cluster)
+        if not isinstance(edge, dict):
+            raise NotFound(f"cluster {cluster} has not been bootstrapped: Edge Sync has not "
+                           "reported its status yet")
+        pem = edge.get("kubeseal_cert")
+        if not isinstance(pem, str) or not pem:
+            raise Unavailable(f"cluster {cluster} has not reported its sealing certificate "
+                              "yet; try again once the Sealed Secrets controller runs",
+                              retry_after=30)
+        try:
+            return sealing.load_certificate(pem)
+        except sealing.CertificateError as exc:
+            raise Unprocessable(f"the sealing certificate of cluster {cluster} is unusable: "
+                                f"{exc}") from exc
+
+    def seal(self, cluster: str, namespace: str, name: str, key: str, value: bytes, *,
+             scope: str | None = None, dryrun: bool = False) -> str | None:
+        """Seal ``value`` as ``key`` of ``namespace/name``; return the commit (None: dry run)."""
+        path = sealing.secret_path(namespace, name)
+        sealing.validate_key(key)
+        scope = sealing.parse_scope(scope)
+        self._commissioned(cluster)
+        ciphertext = sealing.encrypt_value(self._public_key(cluster), value, scope,
+                                           namespace, name)
+        if dryrun:
+            return None
+
+        def edit(old: bytes | None) -> str:
+            return render_document(sealing.merge_key(_document(old), namespace, name, key,
+                                                     ciphertext, scope))
+
+        return self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
+
+    def remove(self, cluster: str, namespace: str, name: str, key: str, *,
+               dryrun: bool = False) -> str | None:
+        """Remove ``key`` from ``namespace/name`` (the file goes with its last key)."""
+        path = sealing.secret_path(namespace, name)
+        sealing.validate_key(key)
+        self._commissioned(cluster)
+        if not isinstance(self.cs.get_config(EDGE, cluster), dict):
+            raise NotFound(f"cluster {cluster} has not been bootstrapped")
+        if dryrun:
+            return None
+
+        def edit(old: bytes | None) -> str | None:
+            doc = sealing.remove_key(_document(old), key)
+            return None if doc is None else render_document(doc)
+
+        return self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
+
+    def listing(self, cluster: str) -> list[dict[str, Any]]:
+        """``[{namespace, name, scope, keys}]`` of every sealed secret (never values)."""
+        self._commissioned(cluster)
+        found = []
+        for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
+                                    .items()):
+            try:
+                doc = _document(content)
+                meta = doc["metadata"] if doc else {}
+                found.append({"namespace": meta.get("namespace"), "name": meta.get("name"),
+                              "scope": sealing.manifest_scope(doc or {}),
+                              "keys": sealing.sealed_keys(doc)})
+            except sealing.SealingError as exc:
+                found.append({"path": path, "error": str(exc)})
+        return found
+
+    def _write(self, cluster: str, path: str, edit: Any, message: str) -> str | None:
+        try:
+            return self.repos.write(cluster, ChangeSet(edits={path: edit}), message).commit
+        except sealing.ScopeConflict as exc:
+            raise Conflict(str(exc)) from exc
+        except sealing.ManifestError as exc:
+            raise Conflict(f"{path} in the cluster's repo is not a SealedSecret we can change: "
+                           f"{exc}") from exc
+
+
+def _document(content: bytes | None) -> dict[str, Any] | None:
+    """The first YAML document of a secret file (None if absent or empty)."""
+    if not content:
+        return None
+    try:
+        docs = load_documents(content)
+    except Exception as exc:  # unparsable YAML in the repo
+        raise sealing.ManifestError(f"unparsable YAML: {exc}") from exc
+    return docs[0] if docs else None

@@ -1,0 +1,85 @@
+"""What ``GET /v1/cluster/<c>/status`` shows: the setup status plus a derived ``phase``.
+
+The setup status (written by the reconciler) knows whether the repo and credentials are
+in place; the Edge cluster status (written by Edge Sync on the edge) knows whether the
+edge ever came up and when it last reported. The derived phase combines both:
+
+========== ==================================================================
+Pending     no setup status yet (the reconciler has not seen the entry)
+Failed      the configuration is invalid (see ``error``)
+Provisioning commissioning in progress (or being retried after an error)
+Ready       commissioned; Edge Sync has not reported yet (run the bootstrap)
+Online      Edge Sync's heartbeat is recent
+Stale       the heartbeat is late (more than ``stale_after`` old)
+Offline     the heartbeat is older than ``offline_after``
+========== ==================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """Heartbeat ages (seconds) at which an edge counts as Stale, then Offline."""
+
+    stale_after: float = 90.0
+    offline_after: float = 600.0
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def edge_state(edge: dict[str, Any] | None, now: datetime,
+               liveness: Liveness = Liveness()) -> str | None:
+    """Online / Stale / Offline from Edge Sync's ``lastSeen``; None if it never reported."""
+    if not edge:
+        return None
+    seen = _parse_time(edge.get("lastSeen"))
+    if seen is None:
+        return "Stale"  # reported hosts or a certificate, but no heartbeat we can read
+    age = (now - seen).total_seconds()
+    if age > liveness.offline_after:
+        return "Offline"
+    return "Stale" if age > liveness.stale_after else "Online"
+
+
+def derive_phase(setup: dict[str, Any] | None, edge: dict[str, Any] | None, now: datetime,
+                 liveness: Liveness = Liveness()) -> str:
+    """The cluster's phase (see the module docstring)."""
+    if not setup:
+        return "Pending"
+    if setup.get("phase") == "Failed":
+        return "Failed"
+    if not setup.get("ready"):
+        return "Provisioning"
+    return edge_state(edge, now, liveness) or "Ready"
+
+
+def cluster_status(setup: dict[str, Any], edge: dict[str, Any] | None, now: datetime,
+                   liveness: Liveness = Liveness()) -> dict[str, Any]:
+    """The setup status with the derived ``phase`` and a summary of what the edge reported
+    (never the certificate itself, only whether there is one)."""
+    view = dict(setup)
+    view["setupPhase"] = setup.get("phase")
+    view["phase"] = derive_phase(setup, edge, now, liveness)
+    if edge:
+        hosts = edge.get("hosts")
+        view["edge"] = {
+            "state": edge_state(edge, now, liveness),
+            "lastSeen": edge.get("lastSeen"),
+            "version": edge.get("version"),
+            "hosts": len(hosts) if isinstance(hosts, list) else 0,
+            "sealingCertificate": isinstance(edge.get("kubeseal_cert"), str),
+        }
+    return view
