@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from config_store import uuids
 from tests.servers import (
@@ -84,3 +87,14 @@ def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condi
             return result
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def clone_url(stack: Stack, name: str, password: str, cluster: str) -> str:
+    user = quote(name, safe="")
+    return f"http://{user}:{password}@127.0.0.1:{stack.git.port}/uuid/{cluster}"

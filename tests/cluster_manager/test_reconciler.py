@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
-from urllib.parse import quote
 
 import yaml
 
@@ -15,7 +12,9 @@ from config_store import uuids
 from tests.cluster_manager.stack import (
     CONFIG,
     Stack,
+    clone_url,
     create_cluster,
+    git,
     status,
     wait_for,
 )
@@ -32,17 +31,6 @@ def ready(stack: Stack, cluster: str, timeout: float = 30.0) -> dict:
 def principal_with_password(admin: Api, principal: str, password: str) -> None:
     r = admin.put(f"/v2/principal/{principal}/password", json=password)
     assert r.status_code == 204, r.text
-
-
-def git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1")
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=60)
-
-
-def clone_url(stack: Stack, name: str, password: str, cluster: str) -> str:
-    user = quote(name, safe="")
-    return f"http://{user}:{password}@127.0.0.1:{stack.git.port}/uuid/{cluster}"
 
 
 def test_entry_becomes_a_ready_cluster_with_its_repo(stack: Stack, tmp_path: Path) -> None:
