@@ -45,6 +45,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import manifests
+from bench._common import ok, pct, stack_cpu
 from cluster_manager.render import context, repo_content
 from cluster_manager.settings import Settings
 from config_store import uuids
@@ -60,50 +61,16 @@ TARGETS = {"clusters": 1000, "seconds_to_all_ready": 30, "cores": 2, "ratio_vs_a
            "single_p50_ms": 200}
 
 
-def _pct(values: list[float], q: int) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return round(values[0], 1)
-    return round(statistics.quantiles(values, n=100, method="inclusive")[q - 1], 1)
-
-
-def _ok(resp: requests.Response, *codes: int) -> requests.Response:
-    if resp.status_code not in codes:
-        raise RuntimeError(f"{resp.request.method} {resp.url}: {resp.status_code} {resp.text}")
-    return resp
-
-
 def _new_object(admin: Api, klass: str) -> str:
-    return _ok(admin.post("/v2/object", json={"class": klass}), 201).json()["uuid"]
+    return ok(admin.post("/v2/object", json={"class": klass}), 201).json()["uuid"]
 
 
 def _write_entry(admin: Api, cluster: str, name: str) -> float:
     """PUT the cluster's configuration entry; the monotonic time the write started."""
     start = time.monotonic()
-    _ok(admin.put(f"/v2/app/{CONFIG}/object/{cluster}",
+    ok(admin.put(f"/v2/app/{CONFIG}/object/{cluster}",
                   json={"name": name, "namespace": NAMESPACE}), 201, 204)
     return start
-
-
-def _cpu_seconds(pgid: int) -> float:
-    """User + system CPU (own and reaped children's) of every process in a process group."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:  # fields[0] is the state; pgrp is field 5 of stat
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return total / tick
-
-
-def _stack_cpu(stack: Stack) -> dict[str, float]:
-    return {name: _cpu_seconds(service.proc.pid) if service.proc else 0.0
-            for name, service in (("config_store", stack.store), ("git_server", stack.git),
-                                  ("cluster_manager", stack.manager))}
 
 
 # -- ours: bulk ----------------------------------------------------------------------------
@@ -141,7 +108,7 @@ def _bulk(stack: Stack, n: int, poll_s: float) -> dict[str, Any]:
                 admin.close()
 
         timeout = max(120.0, n * 0.3)
-        cpu_before = _stack_cpu(stack)
+        cpu_before = stack_cpu(stack)
         watcher = threading.Thread(target=poller, daemon=True)
         watcher.start()
         with ThreadPoolExecutor(WRITERS) as pool:
@@ -152,7 +119,7 @@ def _bulk(stack: Stack, n: int, poll_s: float) -> dict[str, Any]:
         watcher.join(timeout)
         done.set()
         watcher.join(5)
-        cpu_after = _stack_cpu(stack)
+        cpu_after = stack_cpu(stack)
     finally:
         sessions.close()
     if len(ready_at) < n:
@@ -237,7 +204,7 @@ class AcsPattern:
         if data is not None and not merge:
             headers["Content-Type"] = "application/json"
         resp = self.cs.request(method, self.base + path, data=data, headers=headers, timeout=30)
-        return _ok(resp, *(codes or (200, 201, 204)))
+        return ok(resp, *(codes or (200, 201, 204)))
 
     def _status(self, repo: str, patch: dict[str, Any]) -> None:
         self._call("PATCH", f"/v2/app/{self.status_app}/object/{repo}", patch, merge=True)
@@ -351,8 +318,8 @@ def main() -> None:
         "clusters": args.clusters,
         "seconds_to_all_ready": round(seconds, 2),
         "clusters_per_s": round(args.clusters / seconds, 1),
-        "p50_ms": _pct(bulk["latencies_ms"], 50),
-        "p99_ms": _pct(bulk["latencies_ms"], 99),
+        "p50_ms": pct(bulk["latencies_ms"], 50),
+        "p99_ms": pct(bulk["latencies_ms"], 99),
         "entry_writes_seconds": round(bulk["entry_writes_seconds"], 2),
         "first_ready_seconds": round(bulk["first_ready_seconds"], 2),
         "ready_poll_interval_ms": args.poll_ms,
@@ -360,8 +327,8 @@ def main() -> None:
         "ready_poll_mean_ms": round(bulk["poll_mean_ms"], 1),
         "cpu_seconds_during_bulk": bulk["cpu_seconds"],
         "single_samples": len(single),
-        "single_p50_ms": _pct(single, 50),
-        "single_p99_ms": _pct(single, 99),
+        "single_p50_ms": pct(single, 50),
+        "single_p99_ms": pct(single, 99),
         "acs_pattern_seconds": round(acs_seconds, 1),
         "acs_measured_clusters": args.acs_clusters,
         "acs_per_cluster_ms": round(acs_ms, 1),
@@ -376,7 +343,7 @@ def main() -> None:
             "seconds_to_all_ready": (seconds <= TARGETS["seconds_to_all_ready"]
                                      if args.clusters >= TARGETS["clusters"] else None),
             "ratio_vs_acs": acs_seconds / seconds >= TARGETS["ratio_vs_acs"],
-            "single_p50_ms": (_pct(single, 50) < TARGETS["single_p50_ms"]
+            "single_p50_ms": (pct(single, 50) < TARGETS["single_p50_ms"]
                               if single else None),
         },
     }

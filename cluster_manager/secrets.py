@@ -10,6 +10,7 @@ never logged.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from config_store import uuids
@@ -24,10 +25,30 @@ EDGE = uuids.App.EdgeClusterStatus
 
 
 class SecretService:
-    """Seal, remove and list the secrets of commissioned clusters."""
+    """Seal, remove and list the secrets of commissioned clusters.
 
-    def __init__(self, cs: ConfigStoreClient, repos: Any) -> None:
+    A cluster's sealing key is remembered for ``key_ttl`` seconds after it was read (only
+    successful reads), so a burst of seals does not re-read two entries per secret; a
+    rotated certificate is used from at most that long after Edge Sync reports it.
+    """
+
+    def __init__(self, cs: ConfigStoreClient, repos: Any, key_ttl: float = 2.0) -> None:
         self.cs, self.repos = cs, repos
+        self.key_ttl = key_ttl
+        self._keys: dict[str, tuple[float, Any]] = {}
+
+    def _sealing_key(self, cluster: str) -> Any:
+        """The public key to seal to (checks the cluster is commissioned and bootstrapped)."""
+        now = time.monotonic()
+        hit = self._keys.get(cluster)
+        if hit and hit[0] > now:
+            return hit[1]
+        self._commissioned(cluster)
+        key = self._public_key(cluster)
+        if len(self._keys) > 4096:
+            self._keys = {c: v for c, v in self._keys.items() if v[0] > now}
+        self._keys[cluster] = (now + self.key_ttl, key)
+        return key
 
     def _commissioned(self, cluster: str) -> None:
         setup = self.cs.get_config(SETUP, cluster)
@@ -56,8 +77,7 @@ class SecretService:
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
         scope = sealing.parse_scope(scope)
-        self._commissioned(cluster)
-        ciphertext = sealing.encrypt_value(self._public_key(cluster), value, scope,
+        ciphertext = sealing.encrypt_value(self._sealing_key(cluster), value, scope,
                                            namespace, name)
         if dryrun:
             return None

@@ -11,6 +11,7 @@ import yaml
 
 _END = "...\n"
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the wheel has it
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def render_document(doc: Any) -> str:
@@ -28,4 +29,4 @@ def render_documents(docs: list[Any]) -> str:
 
 def load_documents(text: str | bytes) -> list[Any]:
     """All documents of a multi-document YAML text (empty documents dropped)."""
-    return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]

@@ -1,0 +1,188 @@
+"""Sealing benchmark: secrets sealed and committed per second over HTTP; prints one JSON object.
+
+Measures, in the same run:
+- ours: the whole stack (Config Store, Git server, Cluster Manager); one commissioned cluster
+  whose Edge cluster status carries a 4096-bit controller certificate (the controller's
+  default). ``--clients`` threads (default 16), each with its own keep-alive session, PUT
+  ``--secrets`` values to ``/v1/cluster/<c>/secret/<ns>/<name>/<key>`` (64 secret names, so
+  several clients write keys of one secret at once) → ``secrets_per_s``, ``p50_ms``,
+  ``p99_ms``; every key is checked in the repo afterwards.
+- floor: :func:`cluster_manager.sealing.encrypt_value` alone, in this process, one thread →
+  ``floor_per_s`` (what sealing costs without HTTP, auth or Git).
+- ACS pattern: per secret a ``kubeseal``-like subprocess (``openssl pkeyutl`` wrapping a
+  fresh session key with RSA-OAEP-SHA256 and the scope label, the process start and RSA work
+  kubeseal does per call), then ``git clone --depth 1`` → write the SealedSecret →
+  ``git commit`` → ``git push`` over smart HTTP to the same Git server (pull --rebase and
+  push again when rejected), ``--clients`` at once, for ``--acs-secrets`` secrets →
+  ``acs_per_s`` and ``ratio_vs_acs``.
+
+Usage: ``python bench/seal.py [--secrets 3000] [--clients 16] [--acs-secrets 48]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import ok, pct, stack_cpu
+from cluster_manager import sealing
+from cluster_manager.repo import load_documents
+from config_store import uuids
+from tests.cluster_manager.certs import make_cert
+from tests.cluster_manager.gitcli import GIT_ENV, bare
+from tests.cluster_manager.stack import Stack, create_cluster, start_stack, status, wait_for
+from tests.servers import ThreadSessions
+
+NAMESPACE = "bench"
+SECRET_NAMES = 64
+TARGETS = {"secrets_per_s": 500, "ratio_vs_acs": 30}
+
+
+def _cluster(stack: Stack, key: rsa.RSAPrivateKey) -> str:
+    cluster = create_cluster(stack.admin, "seal-bench")
+    wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), 60, "cluster ready")
+    ok(stack.admin.patch(f"/v2/app/{uuids.App.EdgeClusterStatus}/object/{cluster}",
+                         json={"kubeseal_cert": make_cert(key)},
+                         headers={"Content-Type": "application/merge-patch+json"}), 204)
+    return cluster
+
+
+def _ours(stack: Stack, cluster: str, n: int, clients: int) -> tuple[float, list[float]]:
+    sessions = ThreadSessions(stack.manager.url)
+
+    def put(i: int) -> float:
+        url = (f"/v1/cluster/{cluster}/secret/{NAMESPACE}/s-{i % SECRET_NAMES:02d}/"
+               f"k-{i:05d}")
+        start = time.perf_counter()
+        ok(sessions.api.put(url, data=f"value {i}".encode(),
+                            headers={"Content-Type": "application/octet-stream"}), 204)
+        return (time.perf_counter() - start) * 1000
+
+    try:
+        start = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            latencies = list(pool.map(put, range(n)))
+        elapsed = time.perf_counter() - start
+    finally:
+        sessions.close()
+    return n / elapsed, latencies
+
+
+def _check(stack: Stack, cluster: str, n: int) -> None:
+    repo = stack.repos / f"{cluster}.git"
+    keys = set()
+    for i in range(SECRET_NAMES):
+        text = bare(repo, "show", f"main:edo/secrets/{NAMESPACE}/s-{i:02d}.yaml", check=False)
+        if text:
+            keys |= set(load_documents(text)[0]["spec"]["encryptedData"])
+    if len(keys) != n:
+        raise RuntimeError(f"only {len(keys)} of {n} sealed keys are in the repo")
+
+
+def _floor(key: rsa.RSAPrivateKey, seconds: float = 2.0) -> float:
+    public = key.public_key()
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        sealing.encrypt_value(public, b"value", "strict", NAMESPACE, "floor")
+        count += 1
+    return count / (time.perf_counter() - start)
+
+
+def _git(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *map(str, args)], cwd=cwd, env=os.environ | GIT_ENV,
+                          capture_output=True, text=True, check=False)
+
+
+def _acs_seal(pem: Path, work: Path, i: int) -> str:
+    """What kubeseal does per call, in a subprocess: wrap a fresh session key with RSA-OAEP."""
+    label = f"{NAMESPACE}/acs-{i % SECRET_NAMES:02d}".encode()
+    run = subprocess.run(
+        ["openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", str(pem),
+         "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256",
+         "-pkeyopt", "rsa_mgf1_md:sha256", "-pkeyopt", f"rsa_oaep_label:{label.hex()}"],
+        input=os.urandom(32), capture_output=True, check=True)
+    return run.stdout.hex()
+
+
+def _acs_one(url: str, pem: Path, work: Path, i: int) -> None:
+    ciphertext = _acs_seal(pem, work, i)
+    clone = work / f"acs-{i}"
+    if _git("clone", "-q", "--depth", "1", "--branch", "main", url, clone).returncode:
+        raise RuntimeError(f"clone of {url} failed")
+    path = clone / "edo" / "secrets" / NAMESPACE / f"acs-{i % SECRET_NAMES:02d}-{i}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\n"
+                    f"spec:\n  encryptedData:\n    k: {ciphertext}\n")
+    _git("add", "-A", cwd=clone)
+    _git("commit", "-q", "-m", f"Updated sealed secret {i}", cwd=clone)
+    for _ in range(100):
+        push = _git("push", "-q", "origin", "main", cwd=clone)
+        if push.returncode == 0:
+            return
+        _git("pull", "-q", "--rebase", "origin", "main", cwd=clone)
+    raise RuntimeError(f"secret {i}: push kept failing")
+
+
+def _acs(stack: Stack, cluster: str, key: rsa.RSAPrivateKey, n: int, clients: int,
+         work: Path) -> float:
+    pem = work / "cert-public.pem"
+    pem.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+    user, password = stack.admin.auth
+    url = f"http://{user}:{password}@127.0.0.1:{stack.git.port}/uuid/{cluster}"
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(lambda i: _acs_one(url, pem, work, i), range(n)))
+    return n / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--secrets", type=int, default=3000)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--acs-secrets", type=int, default=48)
+    args = parser.parse_args()
+    key = rsa.generate_private_key(public_exponent=65537, key_size=4096)
+    floor = _floor(key)
+    with tempfile.TemporaryDirectory(prefix="bench-seal-") as tmp:
+        stack = start_stack(Path(tmp) / "stack")
+        try:
+            cluster = _cluster(stack, key)
+            cpu_before = stack_cpu(stack)
+            rate, latencies = _ours(stack, cluster, args.secrets, args.clients)
+            cpu_after = stack_cpu(stack)
+            _check(stack, cluster, args.secrets)
+            acs = _acs(stack, cluster, key, args.acs_secrets, args.clients, Path(tmp))
+        finally:
+            stack.stop()
+    result = {
+        "secrets": args.secrets, "clients": args.clients, "key_bits": 4096,
+        "secrets_per_s": round(rate, 1),
+        "p50_ms": pct(latencies, 50), "p99_ms": pct(latencies, 99),
+        "floor_per_s": round(floor, 1),
+        "acs_per_s": round(acs, 2), "acs_measured_secrets": args.acs_secrets,
+        "ratio_vs_acs": round(rate / acs, 1),
+        "cpu_seconds": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_after},
+        "cpus": os.cpu_count(),
+        "targets": TARGETS,
+        "targets_met": {"secrets_per_s": rate >= TARGETS["secrets_per_s"],
+                        "ratio_vs_acs": rate / acs >= TARGETS["ratio_vs_acs"]},
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
