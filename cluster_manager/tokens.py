@@ -38,6 +38,7 @@ class BootstrapTokens:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # a lost token on power loss is harmless
         self._db.execute(_SCHEMA)
 
     def issue(self, cluster: str) -> str:

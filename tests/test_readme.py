@@ -36,7 +36,7 @@ def test_walkthrough_runs(tmp_path: Path) -> None:
         wait_until_up(f"http://127.0.0.1:{port}/ping", proc=stack)
         env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
         env |= {"CS": f"http://127.0.0.1:{port + 1}", "GIT_HOST": f"127.0.0.1:{port + 2}",
-                "GIT_TERMINAL_PROMPT": "0"}
+                "CM": f"http://127.0.0.1:{port}", "GIT_TERMINAL_PROMPT": "0"}
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough()],
                                 cwd=tmp_path, env=env, capture_output=True, text=True,
                                 timeout=120)
@@ -52,4 +52,7 @@ def test_walkthrough_runs(tmp_path: Path) -> None:
     assert "422" in lines and "403" in lines
     assert "Ready {'name': 'line-1', 'namespace': 'fplus-edge'}" in lines
     assert {"self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"} <= set(lines)
+    assert "phase: Ready" in lines
+    assert "#!/bin/sh" in lines and "410" in lines and "204" in lines
+    assert '"keys":["password"]' in out and '"name":"db"' in out and "hunter2" not in out
     assert (tmp_path / ".data/config-store/admin-password").stat().st_mode & 0o077 == 0
