@@ -11,7 +11,8 @@ import manifests
 
 
 def test_names() -> None:
-    assert manifests.names() == ["flux-template", "k8s-resource-templates", "schemas"]
+    assert manifests.names() == ["bootstrap-script", "flux-template", "k8s-resource-templates",
+                                 "schemas"]
 
 
 @pytest.mark.parametrize("name", manifests.names())

@@ -33,9 +33,15 @@ def _ok(app: str, value: Any) -> bool:
 
 
 def test_the_apps() -> None:
-    assert sorted(SCHEMAS) == ["edge-cluster-configuration", "edge-cluster-setup-status",
-                               "edge-cluster-status", "flux-template", "helm-chart-template",
-                               "k8s-resource-template"]
+    assert sorted(SCHEMAS) == ["bootstrap-script", "edge-cluster-configuration",
+                               "edge-cluster-setup-status", "edge-cluster-status",
+                               "flux-template", "helm-chart-template", "k8s-resource-template"]
+
+
+def test_default_bootstrap_script_fits_its_schema() -> None:
+    Draft202012Validator(SCHEMAS["bootstrap-script"]).validate(manifests.load("bootstrap-script"))
+    bad = {"files": {"../x": "y"}, "wrapper": "#!/bin/sh"}
+    assert not Draft202012Validator(SCHEMAS["bootstrap-script"]).is_valid(bad)
 
 
 @pytest.mark.parametrize("app", sorted(SCHEMAS))

@@ -12,6 +12,7 @@ import yaml
 
 from cluster_manager.errors import Gone, Unauthorized
 from cluster_manager.tokens import BootstrapTokens
+from tests.bootstrap.edge import FakeEdge
 from tests.cluster_manager.api.conftest import Cluster
 from tests.cluster_manager.stack import Stack, clone_url, git
 from tests.servers import Api
@@ -121,3 +122,26 @@ def test_a_refused_fetch_does_not_use_up_the_token(stack: Stack, root: Api,
     assert Api("").get(f"{stack.manager.url}/v1/cluster/{uuid.uuid4()}/bootstrap"
                        f"?token={token}").status_code == 401
     assert Api("").get(url).status_code == 200
+
+
+def test_served_script_runs_twice_on_an_edge(stack: Stack, root: Api, bootstrapped: Cluster,
+                                             tmp_path: Path) -> None:
+    """The script as served, run with sh against the recording kubectl of tests/bootstrap:
+    the edge ends with the newest fetch's credentials, and those pull the repo."""
+    (tmp_path / "edge").mkdir()
+    (tmp_path / "cache").mkdir()
+    edge = FakeEdge(tmp_path / "edge", tmp_path / "cache")
+    first = edge.run(Api("").get(new_url(root, bootstrapped.uuid)).text, "-y")
+    assert first.returncode == 0 and first.stdout.splitlines()[-1] == "Done.", first.stderr
+    assert ["create", "namespace", "fplus-edge"] in first.argvs
+    second_script = Api("").get(new_url(root, bootstrapped.uuid)).text
+    second = edge.run(second_script, "-y")
+    assert second.returncode == 0, second.stderr
+    assert ["create", "namespace", "fplus-edge"] not in second.argvs
+    on_edge = edge.secrets("fplus-edge")
+    assert {name: (s["username"], s["password"]) for name, s in on_edge.items()} == \
+        credentials(second_script)
+    user, password = credentials(second_script)["flux-secrets"]
+    pulled = git("clone", "-q", clone_url(stack, user, password, bootstrapped.uuid),
+                 str(tmp_path / "pulled"))
+    assert pulled.returncode == 0, pulled.stderr
