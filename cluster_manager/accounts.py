@@ -44,17 +44,13 @@ def ensure_account(cs: ConfigStoreClient, role: Role, cluster: str, cluster_name
                    group: str) -> str:
     """Create (or find) the role's principal for a cluster, name it, group it, grant it.
 
-    Every call is idempotent: the principal is found by name, grants and memberships are
-    set-like, so a crash at any point is mended by running this again.
+    One request (the Config Store's principal extension). Idempotent: the principal is found
+    by name, grants and memberships are set-like, so a crash at any point is mended by
+    running this again.
     """
-    principal = cs.create_principal(role.principal_name(cluster_name),
-                                     klass=uuids.Class.EdgeAccount)
-    cs.set_name(principal, f"{role.label}: {cluster_name}")
-    cs.add_member(group, principal)
-    for grant in role.grants(cluster):
-        cs.add_grant(principal, grant["permission"], grant["target"], False,
-                     grant.get("object"))
-    return principal
+    return cs.create_principal(role.principal_name(cluster_name), klass=uuids.Class.EdgeAccount,
+                               label=f"{role.label}: {cluster_name}", groups=[group],
+                               grants=role.grants(cluster))
 
 
 def remove_account(cs: ConfigStoreClient, principal: str) -> None:

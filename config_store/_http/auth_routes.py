@@ -7,14 +7,16 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
-from .._domain import principals
+from .._domain import configs, objects, principals
 from .._domain.errors import NotFound, Unprocessable
 from .._domain.ids import is_uuid
+from .._storage import GrantRow
 from .auth import allowed, caller, require, store
 from .params import json_body
 
 bp = Blueprint("auth", __name__)
 A = uuids.AuthPerm
+P = uuids.ConfigDBPerm
 
 
 @bp.post("/token")
@@ -45,15 +47,21 @@ def list_principals() -> Response:
 def create_principal() -> tuple[Response, int]:
     body = json_body()
     if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-        raise Unprocessable('body must be {"name": str, "password"?: str, "uuid"?, "class"?}')
+        raise Unprocessable('body must be {"name": str, "password"?: str, "uuid"?, "class"?, '
+                            '"label"?: str, "groups"?: [uuid], "grants"?: [grant]}')
     password = body.get("password")
     if password is not None and (not isinstance(password, str) or not password):
         raise Unprocessable("password must be a non-empty string")
     klass = body.get("class", uuids.Class.Principal)
     if not is_uuid(klass) or (body.get("uuid") is not None and not is_uuid(body["uuid"])):
         raise Unprocessable("class and uuid must be lower-case UUIDs")
+    label, groups, grants = _extras(body)
     require(A.WriteKerberos, klass)
     require(uuids.ConfigDBPerm.CreateObj, klass)
+    for group in groups:
+        require(P.WriteMembers, group)
+    for grant in grants:
+        require(A.WriteACL, grant.permission)
     core = store().core
     # Re-passwording an existing principal, or making an existing object a principal,
     # acts on that object: it needs WriteKerberos on it, not just on the class.
@@ -63,7 +71,37 @@ def create_principal() -> tuple[Response, int]:
         require(A.WriteKerberos, target)
     uuid, created = principals.create(core, caller(), body["name"], password,
                                       body.get("uuid"), klass)
+    _apply_extras(uuid, label, groups, grants)
     return jsonify({"uuid": uuid, "name": body["name"]}), 201 if created else 200
+
+
+def _extras(body: dict[str, Any]) -> tuple[str | None, list[str], list[GrantRow]]:
+    """The extension fields: an Info name, class memberships and grants, validated."""
+    label, groups, grants = body.get("label"), body.get("groups", []), body.get("grants", [])
+    if label is not None and (not isinstance(label, str) or not label):
+        raise Unprocessable("label must be a non-empty string")
+    if not isinstance(groups, list) or not all(is_uuid(g) for g in groups):
+        raise Unprocessable("groups must be a list of class UUIDs")
+    if not isinstance(grants, list) or not all(isinstance(g, dict) for g in grants):
+        raise Unprocessable("grants must be a list of {permission, target, plural?, object?}")
+    parsed = [principals.parse_grant({**g, "principal": uuids.NULL}) for g in grants]
+    return label, groups, parsed
+
+
+def _apply_extras(uuid: str, label: str | None, groups: list[str],
+                  grants: list[GrantRow]) -> None:
+    """Name, group and grant a principal, as the separate routes would (idempotent)."""
+    core = store().core
+    if groups:
+        require(P.WriteMemberships, uuid)
+    for group in groups:
+        objects.set_member(core, group, uuid, True)
+    if label is not None:
+        require(P.WriteApp, uuids.App.Info, obj=uuid)
+        configs.patch(core, store().schemas, caller(), uuids.App.Info, uuid, {"name": label})
+    for grant in grants:
+        principals.add_grant(core, GrantRow("", uuid, grant.permission, grant.target,
+                                            grant.plural, grant.object))
 
 
 @bp.get("/v2/principal/<uuid:principal>")

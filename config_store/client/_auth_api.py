@@ -46,8 +46,17 @@ class AuthApi:
         password: str | None = None,
         uuid: str | None = None,
         klass: str | None = None,
+        *,
+        label: str | None = None,
+        groups: list[str] | None = None,
+        grants: list[dict[str, Any]] | None = None,
     ) -> str:
-        """Create a principal (optionally with a password, uuid and class); return its uuid."""
+        """Create a principal (optionally with a password, uuid and class); return its uuid.
+
+        Extension, in the same request: ``label`` (its Info name), ``groups`` (classes it
+        becomes a direct member of) and ``grants`` (``{permission, target, plural?,
+        object?}``); each needs the permission its own route would, and all are idempotent.
+        """
         body: dict[str, Any] = {"name": name}
         if password is not None:
             body["password"] = password
@@ -55,6 +64,12 @@ class AuthApi:
             body["uuid"] = uuid
         if klass is not None:
             body["class"] = klass
+        if label is not None:
+            body["label"] = label
+        if groups:
+            body["groups"] = groups
+        if grants:
+            body["grants"] = [{"plural": False, **g} for g in grants]
         return _uuid_of(self._t.call("POST", "/v2/principal", body=body), "create_principal")
 
     def set_password(self, principal: str, password: str) -> None:

@@ -175,6 +175,53 @@ def test_principal_routes_need_kerberos_permissions(actor: Actor) -> None:
                            ).json()["owner"] == actor.uuid
 
 
+def test_create_principal_with_label_groups_and_grants(admin: Api) -> None:
+    """The extension: one request names, groups and grants the new principal; repeating it
+    changes nothing (no duplicate grants)."""
+    group, app = make_class(admin), make_object(admin, C.App)
+    body = {"name": unique("edge"), "label": "Edge flux: line-1", "groups": [group],
+            "grants": [{"permission": P.ReadApp, "target": app},
+                       {"permission": P.WriteApp, "target": app, "object": group}]}
+    r = admin.post("/v2/principal", json=body)
+    assert r.status_code == 201, r.text
+    uid = r.json()["uuid"]
+    assert admin.get(f"/v2/app/{uuids.App.Info}/object/{uid}").json() == \
+        {"name": "Edge flux: line-1"}
+    assert admin.get(f"/v2/class/{group}/direct/member/{uid}").status_code == 204
+    grants = [admin.get(f"/v2/grant/{g}").json() for g in grants_of(admin, uid)]
+    assert sorted((g["permission"], g["target"], g.get("object")) for g in grants) == sorted(
+        [(P.ReadApp, app, None), (P.WriteApp, app, group)])
+    again = admin.post("/v2/principal", json=body)
+    assert again.status_code == 200 and again.json()["uuid"] == uid
+    assert len(grants_of(admin, uid)) == 2
+
+
+@pytest.mark.parametrize("extra", [
+    {"label": ""}, {"label": 5}, {"groups": "not-a-list"}, {"groups": ["not-a-uuid"]},
+    {"grants": [{"permission": "x", "target": NULL}]}, {"grants": ["x"]},
+    {"grants": [{"permission": NULL, "target": NULL, "bogus": 1}]},
+])
+def test_create_principal_extension_rejects(admin: Api, extra: dict[str, Any]) -> None:
+    name = unique()
+    r = admin.post("/v2/principal", json={"name": name, **extra})
+    assert r.status_code == 422, r.text
+    assert name not in principal_names(admin)
+
+
+def test_create_principal_extension_needs_each_permission(actor: Actor) -> None:
+    """Grouping needs WriteMembers on the group; granting needs WriteACL on the permission —
+    checked before anything is created."""
+    group = make_class(actor.admin)
+    actor.grant(A.WriteKerberos, C.Principal)
+    actor.grant(P.CreateObj, C.Principal)
+    api = actor.basic()
+    name = unique()
+    assert api.post("/v2/principal", json={"name": name, "groups": [group]}).status_code == 403
+    grant = {"permission": P.ReadApp, "target": NULL}
+    assert api.post("/v2/principal", json={"name": name, "grants": [grant]}).status_code == 403
+    assert name not in principal_names(actor.admin)
+
+
 @dataclass(frozen=True)
 class TakeoverCase:
     name: str
