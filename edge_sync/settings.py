@@ -1,0 +1,153 @@
+"""Edge Sync settings from the environment (the ``cluster-config`` ConfigMap and a Secret)."""
+
+from __future__ import annotations
+
+import re
+import uuid as uuidlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .retry import Backoff
+
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+class SettingsError(ValueError):
+    """The environment does not describe a usable Edge Sync (every problem is listed)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What Edge Sync needs to know; see :func:`from_env` for the variables."""
+
+    cluster_uuid: str
+    cluster_name: str
+    config_store_url: str
+    username: str
+    password: str = field(repr=False)
+    namespace: str | None = None
+    """Where deployments are applied; None: the service account's namespace."""
+    sealed_secrets_namespace: str = "sealed-secrets"
+    sealed_secrets_controller: str = "sealed-secrets-controller"
+    sealed_secrets_port: str | None = None
+    """Port (name or number) of the controller's Service; None: its first port."""
+    realm: str | None = None
+    directory_url: str | None = None
+    git_url: str | None = None
+    """Base URL of the Git server for chart sources; None: derived from the self-link."""
+    heartbeat_interval: float = 30.0
+    cert_interval: float = 3600.0
+    cert_retry: float = 60.0
+    resync_interval: float = 600.0
+    watch_timeout: float = 300.0
+    backoff: Backoff = field(default_factory=Backoff)
+
+
+def _read_file(path: str, what: str, problems: list[str]) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError as exc:
+        problems.append(f"{what}: cannot read {path}: {exc.strerror or exc}")
+        return None
+
+
+def _secret(env: Mapping[str, str], name: str, problems: list[str]) -> str | None:
+    """``NAME`` from the environment, or the content of the file named by ``NAME_FILE``."""
+    if env.get(f"{name}_FILE"):
+        return _read_file(env[f"{name}_FILE"], f"{name}_FILE", problems)
+    return env.get(name) or None
+
+
+def _number(env: Mapping[str, str], name: str, default: float, problems: list[str]) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        problems.append(f"{name} must be a positive number of seconds, not {raw!r}")
+        return default
+    return value
+
+
+def _check(value: str | None, name: str, valid: Callable[[str], bool], rule: str,
+           problems: list[str]) -> str:
+    if not value:
+        problems.append(f"{name} is required")
+        return ""
+    if not valid(value):
+        problems.append(f"{name} must be {rule}, not {value!r}")
+    return value
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        return str(uuidlib.UUID(value)) == value
+    except ValueError:
+        return False
+
+
+def default_namespace(env: Mapping[str, str],
+                      sa_file: Path = SERVICE_ACCOUNT_NAMESPACE) -> str | None:
+    """``POD_NAMESPACE`` (downward API), else the mounted service account's namespace."""
+    if env.get("POD_NAMESPACE"):
+        return env["POD_NAMESPACE"]
+    try:
+        return sa_file.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
+    """Settings from environment variables.
+
+    Required: ``CLUSTER_UUID``, ``CLUSTER_NAME``, ``CONFIG_STORE_URL``, and credentials
+    ``FPLUS_USER`` / ``FPLUS_PASSWORD`` (or ``FPLUS_USER_FILE`` / ``FPLUS_PASSWORD_FILE``
+    naming files, e.g. a mounted Secret). Optional: ``POD_NAMESPACE``,
+    ``SEALED_SECRETS_NAMESPACE``, ``SEALED_SECRETS_CONTROLLER``, ``SEALED_SECRETS_PORT``,
+    ``REALM``, ``DIRECTORY_URL``, ``GIT_URL`` and the intervals (seconds)
+    ``HEARTBEAT_INTERVAL``, ``CERT_INTERVAL``, ``CERT_RETRY``, ``RESYNC_INTERVAL``,
+    ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``. Raises :class:`SettingsError`.
+    """
+    problems: list[str] = []
+    uuid = _check(env.get("CLUSTER_UUID"), "CLUSTER_UUID", _is_uuid,
+                  "a lower-case UUID", problems)
+    name = _check(env.get("CLUSTER_NAME"), "CLUSTER_NAME", _DNS1123_LABEL.fullmatch,
+                  "a DNS-1123 label", problems)
+    url = _check(env.get("CONFIG_STORE_URL"), "CONFIG_STORE_URL",
+                 lambda u: u.startswith(("http://", "https://")), "an http(s) URL", problems)
+    user = _secret(env, "FPLUS_USER", problems)
+    password = _secret(env, "FPLUS_PASSWORD", problems)
+    if not user or not password:
+        problems.append("credentials are required: FPLUS_USER and FPLUS_PASSWORD "
+                        "(or FPLUS_USER_FILE and FPLUS_PASSWORD_FILE)")
+    numbers = {key: _number(env, var, default, problems) for key, var, default in (
+        ("heartbeat_interval", "HEARTBEAT_INTERVAL", 30.0),
+        ("cert_interval", "CERT_INTERVAL", 3600.0),
+        ("cert_retry", "CERT_RETRY", 60.0),
+        ("resync_interval", "RESYNC_INTERVAL", 600.0),
+        ("watch_timeout", "WATCH_TIMEOUT", 300.0),
+        ("retry_initial", "RETRY_INITIAL", 5.0),
+        ("retry_max", "RETRY_MAX", 320.0))}
+    if problems:
+        raise SettingsError("; ".join(problems))
+    backoff = Backoff(numbers.pop("retry_initial"), numbers.pop("retry_max"))
+    values: dict[str, Any] = {
+        "cluster_uuid": uuid, "cluster_name": name, "config_store_url": url.rstrip("/"),
+        "username": user, "password": password, "namespace": default_namespace(env),
+        "sealed_secrets_namespace": env.get("SEALED_SECRETS_NAMESPACE") or "sealed-secrets",
+        "sealed_secrets_controller": (env.get("SEALED_SECRETS_CONTROLLER")
+                                      or "sealed-secrets-controller"),
+        "sealed_secrets_port": env.get("SEALED_SECRETS_PORT") or None,
+        "realm": env.get("REALM") or None,
+        "directory_url": env.get("DIRECTORY_URL") or None,
+        "git_url": (env.get("GIT_URL") or "").rstrip("/") or None,
+        "backoff": backoff, **numbers,
+    }
+    values.update(overrides)
+    return Settings(**values)

@@ -1,0 +1,181 @@
+"""Building blocks for Edge Sync tests: edges, nodes, certificates, entries."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import functools
+import secrets
+import uuid as uuidlib
+from dataclasses import dataclass
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+from cluster_manager import accounts
+from cluster_manager.setup import seed
+from config_store import uuids
+from config_store.client import ConfigStoreClient
+from tests.cluster_manager.stack import wait_for
+
+NAMESPACE = "fplus-edge"
+SS_NAMESPACE = "sealed-secrets"
+CONTROLLER = "sealed-secrets-controller"
+STATUS = uuids.App.EdgeClusterStatus
+EDGE_READS = (uuids.App.EdgeDeployment, uuids.App.HelmChartTemplate,
+              uuids.App.K8sResourceTemplate)
+"""Apps Edge Sync reads besides its status entry; the tests grant them to the Sync group."""
+
+__all__ = ["wait_for"]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An edge cluster and its Edge Sync principal."""
+
+    uuid: str
+    name: str
+    principal: str
+    username: str
+    password: str
+
+
+def seed_store(cs: ConfigStoreClient) -> None:
+    """Seed as the Cluster Manager does, plus what Edge Sync needs that it lacks yet.
+
+    That is: the classes of Helm charts and Edge deployments, and read access for the Edge
+    Sync group to the apps Edge Sync reads.
+    """
+    service = seed(cs)
+    cs.load_dump({"service": uuids.Service.ConfigDB, "version": 2, "objects": {
+        uuids.Class.R1Class: {uuids.Class.HelmChart: {"name": "Helm chart"},
+                              uuids.Class.EdgeDeployment: {"name": "Edge deployment"}}}})
+    group = service["group"]["sync"]["uuid"]
+    for app in EDGE_READS:
+        if not cs.find_grants(principal=group, permission=uuids.ConfigDBPerm.ReadApp,
+                              target=app):
+            cs.add_grant(group, uuids.ConfigDBPerm.ReadApp, app)
+
+
+def make_edge(cs: ConfigStoreClient, name: str | None = None) -> Edge:
+    """An Edge cluster object and its ``op1sync/<name>`` principal with a password."""
+    name = name or f"edge-{secrets.token_hex(4)}"
+    cluster = cs.create_object(uuids.Class.EdgeCluster)
+    service = cs.get_config(uuids.App.ServiceConfig, uuids.Service.Clusters)
+    principal = accounts.ensure_account(cs, accounts.SYNC, cluster, name,
+                                        service["group"]["sync"]["uuid"])
+    password = secrets.token_urlsafe(12)
+    cs.set_password(principal, password)
+    return Edge(cluster, name, principal, accounts.SYNC.principal_name(name), password)
+
+
+def agent_env(edge: Edge, store_url: str, **overrides: str) -> dict[str, str]:
+    """Environment for an agent with test-sized intervals."""
+    env = {
+        "CLUSTER_UUID": edge.uuid, "CLUSTER_NAME": edge.name, "CONFIG_STORE_URL": store_url,
+        "FPLUS_USER": edge.username, "FPLUS_PASSWORD": edge.password,
+        "POD_NAMESPACE": NAMESPACE, "SEALED_SECRETS_NAMESPACE": SS_NAMESPACE,
+        "SEALED_SECRETS_CONTROLLER": CONTROLLER, "REALM": "EXAMPLE.COM",
+        "DIRECTORY_URL": "https://directory.example.com",
+        "HEARTBEAT_INTERVAL": "0.5", "CERT_INTERVAL": "0.5", "CERT_RETRY": "0.3",
+        "RESYNC_INTERVAL": "30", "WATCH_TIMEOUT": "2", "RETRY_INITIAL": "0.2",
+        "RETRY_MAX": "1",
+    }
+    env.update(overrides)
+    return env
+
+
+def status(cs: ConfigStoreClient, edge: Edge) -> dict[str, Any]:
+    """The edge's status entry ({} while absent)."""
+    return cs.get_config(STATUS, edge.uuid) or {}
+
+
+# -- Kubernetes objects -----------------------------------------------------------------
+def node(name: str, *, ready: bool = True, control_plane: bool = False,
+         specialised: str | None = None, arch: str = "amd64") -> dict[str, Any]:
+    """A Node as the API server returns it (every nodeInfo field the client requires)."""
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/arch": arch}
+    if control_plane:
+        labels["node-role.kubernetes.io/control-plane"] = "true"
+    spec: dict[str, Any] = {}
+    if specialised is not None:
+        spec["taints"] = [{"key": "factoryplus.app.amrc.co.uk/specialised",
+                           "value": specialised, "effect": "NoSchedule"}]
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels}, "spec": spec,
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "nodeInfo": {"architecture": arch, "bootID": "b", "containerRuntimeVersion":
+                         "containerd://1.7", "kernelVersion": "6.8.0", "kubeProxyVersion":
+                         "v1.30.4+k3s1", "kubeletVersion": "v1.30.4+k3s1", "machineID": "m",
+                         "operatingSystem": "linux", "osImage": "Ubuntu 24.04 LTS",
+                         "systemUUID": "s"}},
+    }
+
+
+@functools.cache
+def _key(index: int) -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def certificate(index: int = 0, *, days_ago: int = 0) -> str:
+    """A self-signed certificate like the controller's (key ``index``, issued days ago)."""
+    key = _key(index)
+    not_before = dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago, minutes=1)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"sealed-secrets-{index}")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(not_before)
+            .not_valid_after(not_before + dt.timedelta(days=3650))
+            .sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def key_secret(name: str, cert_pem: str, *, active: bool = True) -> dict[str, Any]:
+    """A Sealed Secrets key Secret (``tls.key`` is a placeholder: never read)."""
+    labels = {"sealedsecrets.bitnami.com/sealed-secrets-key": "active" if active else "old"}
+    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": name, "namespace": SS_NAMESPACE, "labels": labels},
+            "data": {"tls.crt": base64.b64encode(cert_pem.encode()).decode(),
+                     "tls.key": base64.b64encode(b"not-a-key").decode()}}
+
+
+def controller_service() -> dict[str, Any]:
+    """The controller's Service as the upstream chart makes it."""
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": CONTROLLER, "namespace": SS_NAMESPACE},
+            "spec": {"ports": [{"name": "http", "port": 8080, "targetPort": "http"}]}}
+
+
+# -- Config Store entries ---------------------------------------------------------------
+def chart_template(cs: ConfigStoreClient, chart: str = "edge-agent", *,
+                   source: str | None = None, prefix: str | None = None,
+                   values: dict[str, Any] | None = None) -> str:
+    """A Helm chart template entry (as ACS's edge-agent one); returns its object uuid."""
+    obj = cs.create_object(uuids.Class.HelmChart)
+    entry: dict[str, Any] = {"chart": chart, "values": values if values is not None else {
+        "name": "{{name}}", "uuid": "{{uuid}}", "hostname": "{{hostname}}",
+        "authGroup": {"edgeAgent": "6b5c7c8e-0000-4000-8000-000000000001"}}}
+    if source is not None:
+        entry["source"] = source
+    if prefix is not None:
+        entry["prefix"] = prefix
+    cs.put_config(uuids.App.HelmChartTemplate, obj, entry)
+    return obj
+
+
+def deployment(cs: ConfigStoreClient, edge: Edge, chart: str, name: str = "Machine1",
+               **extra: Any) -> str:
+    """An Edge deployment entry for the edge; returns its object uuid."""
+    obj = cs.create_object(uuids.Class.EdgeDeployment)
+    cs.put_config(uuids.App.EdgeDeployment, obj,
+                  {"name": name, "cluster": edge.uuid, "chart": chart, **extra})
+    return obj
+
+
+def new_uuid() -> str:
+    return str(uuidlib.uuid4())

@@ -1,0 +1,95 @@
+"""Outages and failures: the agent keeps running and catches up."""
+
+from __future__ import annotations
+
+from kubernetes import client
+
+from config_store.client import ConfigStoreClient
+from tests.edge_sync.conftest import StartAgent
+from tests.edge_sync.emulator import HELM_RELEASES, KubeHarness
+from tests.edge_sync.helpers import (
+    NAMESPACE,
+    chart_template,
+    deployment,
+    make_edge,
+    node,
+    seed_store,
+    status,
+    wait_for,
+)
+from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
+
+
+def _hostnames(cs: ConfigStoreClient, edge) -> list[str]:
+    return [h["hostname"] for h in status(cs, edge).get("hosts") or []]
+
+
+def test_kubernetes_api_outage_is_survived(
+        cs_admin: ConfigStoreClient, kube: KubeHarness, start_agent: StartAgent) -> None:
+    edge = make_edge(cs_admin)
+    core = client.CoreV1Api(kube.api())
+    core.create_node(node("edge-1"))
+    chart = chart_template(cs_admin)
+    first = deployment(cs_admin, edge, chart, name="first")
+    agent = start_agent(edge)
+    wait_for(lambda: f"edge-agent-{first}" in kube.objects(HELM_RELEASES, NAMESPACE),
+             what="the first release")
+
+    with kube.outage():
+        core.create_node(node("edge-2"))  # straight to the emulator, unseen by the agent
+        second = deployment(cs_admin, edge, chart, name="second")
+        wait_for(lambda: "unreachable" in (status(cs_admin, edge).get("deployments") or {})
+                 .get("error", ""), what="the apply failure reported")
+        assert _hostnames(cs_admin, edge) == ["edge-1"]
+
+    wait_for(lambda: _hostnames(cs_admin, edge) == ["edge-1", "edge-2"], what="edge-2")
+    wait_for(lambda: f"edge-agent-{second}" in kube.objects(HELM_RELEASES, NAMESPACE),
+             what="the second release")
+    wait_for(lambda: "error" not in status(cs_admin, edge)["deployments"],
+             what="the error cleared")
+    assert all(thread.is_alive() for thread in agent._threads)
+
+
+def test_failed_applies_are_retried(cs_admin: ConfigStoreClient, kube: KubeHarness,
+                                    start_agent: StartAgent) -> None:
+    edge = make_edge(cs_admin)
+    kube.call(lambda: kube.emulator.failing.update({("PATCH", HELM_RELEASES): 500}))
+    d = deployment(cs_admin, edge, chart_template(cs_admin))
+    start_agent(edge)
+    wait_for(lambda: "500" in (status(cs_admin, edge).get("deployments") or {})
+             .get("error", ""), what="the failure reported")
+    attempts = len(kube.requests(f"/helmreleases/edge-agent-{d}"))
+    wait_for(lambda: len(kube.requests(f"/helmreleases/edge-agent-{d}")) > attempts,
+             what="a retry")
+
+    kube.call(kube.emulator.failing.clear)
+    wait_for(lambda: f"edge-agent-{d}" in kube.objects(HELM_RELEASES, NAMESPACE),
+             what="the release after the fault")
+    wait_for(lambda: "error" not in status(cs_admin, edge)["deployments"],
+             what="the error cleared")
+
+
+def test_config_store_outage_is_survived(tmp_path, kube: KubeHarness,
+                                         start_agent: StartAgent) -> None:
+    store = ConfigStoreProcess(tmp_path / "cs").start()
+    try:
+        with ConfigStoreClient(store.url, "admin", ADMIN_PASSWORD) as cs:
+            seed_store(cs)
+            edge = make_edge(cs)
+            core = client.CoreV1Api(kube.api())
+            core.create_node(node("edge-1"))
+            agent = start_agent(edge, store_url=store.url)
+            wait_for(lambda: _hostnames(cs, edge) == ["edge-1"], what="hosts")
+
+            store.stop()
+            core.create_node(node("edge-2"))
+            wait_for(lambda: agent.reporter.failures >= 2, what="failed writes")
+            store.start()  # same port, same data
+
+            wait_for(lambda: _hostnames(cs, edge) == ["edge-1", "edge-2"], timeout=30,
+                     what="the pending hosts written after the outage")
+            d = deployment(cs, edge, chart_template(cs))  # notify resubscribed?
+            wait_for(lambda: f"edge-agent-{d}" in kube.objects(HELM_RELEASES, NAMESPACE),
+                     timeout=30, what="a deployment made after the outage")
+    finally:
+        store.stop()

@@ -1,0 +1,66 @@
+"""Settings from the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from edge_sync.retry import Backoff
+from edge_sync.settings import SettingsError, default_namespace, from_env
+
+UUID = "c1d20000-0000-4000-8000-000000000001"
+MINIMAL = {"CLUSTER_UUID": UUID, "CLUSTER_NAME": "shop-floor",
+           "CONFIG_STORE_URL": "https://cs.example.com/", "FPLUS_USER": "op1sync/shop-floor",
+           "FPLUS_PASSWORD": "s3cret"}
+
+
+def test_minimal_environment_and_defaults() -> None:
+    s = from_env(MINIMAL)
+    assert (s.cluster_uuid, s.cluster_name, s.config_store_url) == (
+        UUID, "shop-floor", "https://cs.example.com")
+    assert (s.sealed_secrets_namespace, s.sealed_secrets_controller) == (
+        "sealed-secrets", "sealed-secrets-controller")
+    assert s.heartbeat_interval == 30 and s.cert_interval == 3600
+    assert s.backoff == Backoff(5, 320)
+    assert s.realm is None and s.git_url is None
+    assert "s3cret" not in repr(s)
+
+
+def test_every_problem_is_listed() -> None:
+    with pytest.raises(SettingsError) as err:
+        from_env({"CLUSTER_UUID": "C1D2", "CLUSTER_NAME": "Shop Floor",
+                  "HEARTBEAT_INTERVAL": "soon", "RETRY_MAX": "-1"})
+    message = str(err.value)
+    for part in ("CLUSTER_UUID must be a lower-case UUID", "CLUSTER_NAME must be a DNS-1123",
+                 "CONFIG_STORE_URL is required", "credentials are required",
+                 "HEARTBEAT_INTERVAL must be a positive", "RETRY_MAX must be a positive"):
+        assert part in message
+
+
+def test_credentials_from_files(tmp_path: Path) -> None:
+    (tmp_path / "user").write_text("op1sync/x\n")
+    (tmp_path / "password").write_text("from-file\n")
+    env = {k: v for k, v in MINIMAL.items() if not k.startswith("FPLUS")}
+    s = from_env(env | {"FPLUS_USER_FILE": str(tmp_path / "user"),
+                        "FPLUS_PASSWORD_FILE": str(tmp_path / "password")})
+    assert (s.username, s.password) == ("op1sync/x", "from-file")
+    with pytest.raises(SettingsError, match="cannot read"):
+        from_env(env | {"FPLUS_USER": "u", "FPLUS_PASSWORD_FILE": str(tmp_path / "missing")})
+
+
+def test_options_and_intervals() -> None:
+    s = from_env(MINIMAL | {"REALM": "EXAMPLE.COM", "GIT_URL": "https://git/", "RETRY_INITIAL":
+                            "0.5", "RETRY_MAX": "2", "SEALED_SECRETS_PORT": "8080",
+                            "POD_NAMESPACE": "fplus-edge"})
+    assert (s.realm, s.git_url, s.sealed_secrets_port, s.namespace) == (
+        "EXAMPLE.COM", "https://git", "8080", "fplus-edge")
+    assert s.backoff == Backoff(0.5, 2)
+
+
+def test_namespace_from_the_service_account(tmp_path: Path) -> None:
+    sa = tmp_path / "namespace"
+    sa.write_text("edge-ns\n")
+    assert default_namespace({}, sa) == "edge-ns"
+    assert default_namespace({"POD_NAMESPACE": "pod-ns"}, sa) == "pod-ns"
+    assert default_namespace({}, tmp_path / "absent") is None
