@@ -1,6 +1,7 @@
 """Serving a WSGI app in-process with gunicorn; shared by every service. Imports nothing of ours."""
 
+from .errors import http_exception_error, json_error
 from .gunicorn import serve
 from .limits import refuse_oversized
 
-__all__ = ["refuse_oversized", "serve"]
+__all__ = ["http_exception_error", "json_error", "refuse_oversized", "serve"]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
 from config_store.client import ConfigStoreError
+from serving import http_exception_error, json_error
 
 from ..errors import ApiError
 from ..sealing import InvalidName, ScopeError, SealingError
@@ -16,12 +17,11 @@ from .context import services
 log = logging.getLogger(__name__)
 
 
+CHALLENGE = 'Basic realm="Factory+", Bearer'
+
+
 def _error(status: int, message: str) -> Response:
-    resp = jsonify({"error": message})
-    resp.status_code = status
-    if status == 401:
-        resp.headers["WWW-Authenticate"] = 'Basic realm="Factory+", Bearer'
-    return resp
+    return json_error(status, message, challenge=CHALLENGE)
 
 
 def register(app: Flask) -> None:
@@ -49,7 +49,7 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
-        return _error(exc.code or 500, exc.description or exc.name)
+        return http_exception_error(exc, challenge=CHALLENGE)
 
     @app.errorhandler(Exception)
     def server_error(exc: Exception) -> Response:

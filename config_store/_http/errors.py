@@ -7,17 +7,18 @@ import logging
 from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
 
+from serving import http_exception_error, json_error
+
 from .._domain.errors import DomainError
 
 log = logging.getLogger(__name__)
 
 
+CHALLENGE = 'Basic realm="Factory+"'
+
+
 def _error(status: int, message: str, body: object = None) -> Response:
-    resp = jsonify(body if body is not None else {"error": message})
-    resp.status_code = status
-    if status == 401:
-        resp.headers["WWW-Authenticate"] = 'Basic realm="Factory+"'
-    return resp
+    return json_error(status, message, body=body, challenge=CHALLENGE)
 
 
 def register(app: Flask) -> None:
@@ -33,7 +34,7 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
-        return _error(exc.code or 500, exc.description or exc.name)
+        return http_exception_error(exc, challenge=CHALLENGE)
 
     @app.errorhandler(Exception)
     def server_error(exc: Exception) -> Response:

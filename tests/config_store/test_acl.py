@@ -517,6 +517,12 @@ def test_public_routes_need_no_credentials(anon: Api, admin: Api, path: str) -> 
     assert bad.status_code == 401 and bad.headers.get("WWW-Authenticate") == CHALLENGE
 
 
+def test_wrong_method_is_405_with_allow(admin: Api) -> None:
+    r = admin.patch("/v2/whoami")
+    assert r.status_code == 405 and r.json()["error"]
+    assert "GET" in {m.strip() for m in r.headers["Allow"].split(",")}
+
+
 def test_bearer_and_basic_are_the_same_principal(actor: Actor) -> None:
     assert actor.basic().get("/v2/whoami/uuid").json() == actor.uuid
     assert actor.bearer().get("/v2/whoami/uuid").json() == actor.uuid

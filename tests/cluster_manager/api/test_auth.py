@@ -94,3 +94,9 @@ def test_cluster_must_be_a_uuid(root: Api, bad: str) -> None:
         r = root.request(method, path, data=b"x")
         assert r.status_code == 400, (path, r.status_code, r.text)
         assert "UUID" in r.json()["error"]
+
+
+def test_wrong_method_is_405_with_allow(root: Api, bootstrapped: Cluster) -> None:
+    r = root.post(f"/v1/cluster/{bootstrapped.uuid}/status")
+    assert r.status_code == 405 and r.json()["error"]
+    assert "GET" in {m.strip() for m in r.headers["Allow"].split(",")}
