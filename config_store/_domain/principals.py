@@ -137,6 +137,23 @@ def parse_grant(body: Any) -> GrantRow:
                     body.get("plural", False), obj)
 
 
+def parse_grant_pattern(body: Any) -> dict[str, Any]:
+    """Validate a ``grant/find`` pattern; absent or null fields match anything."""
+    if not isinstance(body, dict):
+        raise Unprocessable("pattern must be a JSON object")
+    extra = set(body) - {*_GRANT_FIELDS, "plural", "object"}
+    if extra:
+        raise Unprocessable(f"unknown pattern fields: {sorted(extra)}")
+    for field in (*_GRANT_FIELDS, "object"):
+        if body.get(field) is not None and not is_uuid(body[field]):
+            raise Unprocessable(f"pattern {field} must be a UUID or null")
+    if body.get("plural") is not None and not isinstance(body["plural"], bool):
+        raise Unprocessable("pattern plural must be a boolean or null")
+    return {"principal": body.get("principal"), "permission": body.get("permission"),
+            "target": body.get("target"), "plural": body.get("plural"),
+            "obj": body.get("object")}
+
+
 def add_grant(core: Core, grant: GrantRow) -> tuple[str, bool]:
     """Store a grant unless an identical one exists; returns ``(uuid, created)``."""
     with core.transaction() as tx:

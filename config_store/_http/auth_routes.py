@@ -171,12 +171,7 @@ def add_grant() -> tuple[Response, int]:
 
 @bp.post("/v2/grant/find")
 def find_grants() -> Response:
-    pattern: Any = json_body()
-    if not isinstance(pattern, dict):
-        raise Unprocessable("pattern must be a JSON object")
-    found = store().core.acl.find(pattern.get("principal"), pattern.get("permission"),
-                                  pattern.get("target"), pattern.get("plural"),
-                                  pattern.get("object"))
+    found = store().core.acl.find(**principals.parse_grant_pattern(json_body()))
     return jsonify(sorted(g.uuid for g in found if allowed(A.ReadACL, g.permission)))
 
 

@@ -698,3 +698,26 @@ def test_acl_marks_object_restricted_entries(admin: Api, new_app: str, new_obj: 
     grant(admin, user, uuids.ConfigDBPerm.ReadApp, new_app, obj=new_obj)
     assert admin.get(f"/v2/acl/{user}").json() == [
         {"permission": uuids.ConfigDBPerm.ReadApp, "target": new_app, "object": new_obj}]
+
+
+def test_find_grants_by_pattern(admin: Api) -> None:
+    who, _ = make_principal(admin)
+    klass = make_class(admin)
+    mine = grant(admin, who, uuids.ConfigDBPerm.ReadApp, klass)
+    found = admin.post("/v2/grant/find", json={"principal": who}).json()
+    assert found == [mine]
+    assert admin.post("/v2/grant/find", json={"principal": who, "target": klass,
+                                              "plural": None, "object": None}).json() == [mine]
+    assert admin.post("/v2/grant/find", json={"principal": who,
+                                              "target": str(uuid.uuid4())}).json() == []
+
+
+@pytest.mark.parametrize("pattern", [
+    [], "x", {"principal": [None, None]}, {"principal": ""}, {"permission": "NOT-A-UUID"},
+    {"target": 3}, {"plural": "yes"}, {"object": {}}, {"princpal": str(uuid.uuid4())},
+])
+def test_find_grants_rejects_malformed_patterns(admin: Api, pattern: Any) -> None:
+    """A malformed pattern is 422, never "every grant" (or a 500)."""
+    r = admin.post("/v2/grant/find", json=pattern)
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]
