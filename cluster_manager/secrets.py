@@ -112,11 +112,7 @@ class SecretService:
         for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
                                     .items()):
             try:
-                doc = _document(content)
-                meta = doc["metadata"] if doc else {}
-                found.append({"namespace": meta.get("namespace"), "name": meta.get("name"),
-                              "scope": sealing.manifest_scope(doc or {}),
-                              "keys": sealing.sealed_keys(doc)})
+                found.append(_summary(_document(content)))
             except sealing.SealingError as exc:
                 found.append({"path": path, "error": str(exc)})
         return found
@@ -129,6 +125,19 @@ class SecretService:
         except sealing.ManifestError as exc:
             raise Conflict(f"{path} in the cluster's repo is not a SealedSecret we can change: "
                            f"{exc}") from exc
+
+
+def _summary(doc: dict[str, Any] | None) -> dict[str, Any]:
+    """``{namespace, name, scope, keys}`` of a SealedSecret file; ManifestError if it is not one."""
+    if doc is None:
+        raise sealing.ManifestError("the file is empty")
+    keys = sealing.sealed_keys(doc)  # checks the shape: a SealedSecret with metadata and spec
+    meta = doc["metadata"]
+    namespace, name = meta.get("namespace"), meta.get("name")
+    if not isinstance(namespace, str) or not isinstance(name, str):
+        raise sealing.ManifestError("the SealedSecret has no metadata.namespace or metadata.name")
+    return {"namespace": namespace, "name": name, "scope": sealing.manifest_scope(doc),
+            "keys": keys}
 
 
 def _document(content: bytes | None) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from flask import request
 from werkzeug.exceptions import BadRequest
 from werkzeug.routing import BaseConverter
 
@@ -19,3 +20,11 @@ class ClusterConverter(BaseConverter):
         if not _UUID.fullmatch(value):
             raise BadRequest(f"cluster must be a UUID, not {value[:80]!r}")
         return value
+
+
+def only_query(*known: str) -> None:
+    """400 for a query parameter the route does not know (a mistyped ``dryrun`` must not write)."""
+    unknown = sorted(set(request.args) - set(known))
+    if unknown:
+        raise BadRequest(f"unknown query parameter(s) {', '.join(map(repr, unknown))[:200]}; "
+                         f"this route takes {', '.join(known) or 'none'}")

@@ -7,6 +7,7 @@ from flask import Blueprint, Response, jsonify, request
 from config_store import uuids
 
 from .context import require, services
+from .params import only_query
 
 bp = Blueprint("secrets", __name__)
 ONE_KEY = "/v1/cluster/<cluster:cluster>/secret/<namespace>/<name>/<key>"
@@ -19,6 +20,7 @@ def _dryrun() -> bool:
 @bp.put(ONE_KEY)
 def put_secret(cluster: str, namespace: str, name: str, key: str) -> tuple[str, int]:
     require(uuids.EdgePerm.Secrets, cluster)
+    only_query("dryrun", "scope")
     api = services()
     value = request.get_data(cache=False)
     try:
@@ -34,6 +36,7 @@ def put_secret(cluster: str, namespace: str, name: str, key: str) -> tuple[str, 
 @bp.delete(ONE_KEY)
 def delete_secret(cluster: str, namespace: str, name: str, key: str) -> tuple[str, int]:
     require(uuids.EdgePerm.Secrets, cluster)
+    only_query("dryrun")
     api = services()
     try:
         api.secrets.remove(cluster, namespace, name, key, dryrun=_dryrun())

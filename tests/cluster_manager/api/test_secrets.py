@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cluster_manager import sealing
 from tests.cluster_manager.api.conftest import Cluster, commission, report_edge
 from tests.cluster_manager.certs import make_cert
-from tests.cluster_manager.gitcli import bare, fsck_clean
+from tests.cluster_manager.gitcli import bare, fsck_clean, git, push_from_clone
 from tests.cluster_manager.stack import Stack
-from tests.servers import Api, ThreadSessions
+from tests.servers import ADMIN_PASSWORD, Api, ThreadSessions
 
 
 def secret_url(cluster: str, ns: str = "app", name: str = "creds", key: str = "password") -> str:
@@ -111,6 +111,31 @@ def test_listing_shows_names_and_keys_never_values(root: Api, bootstrapped: Clus
     assert "hunter2" not in str(listing)
 
 
+@pytest.mark.parametrize(("path", "content"), [
+    ("edo/secrets/odd/list.yaml", "- not\n- a mapping\n"),
+    ("edo/secrets/odd/nometa.yaml", "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\n"
+                                    "metadata: 3\nspec: {encryptedData: {}}\n"),
+    ("edo/secrets/odd/noname.yaml", "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\n"
+                                    "metadata: {namespace: [x]}\nspec: {encryptedData: {}}\n"),
+    ("edo/secrets/odd/empty.yaml", ""),
+])
+def test_listing_reports_files_it_cannot_read(stack: Stack, root: Api, bootstrapped: Cluster,
+                                              tmp_path: Path, path: str, content: str) -> None:
+    """A file pushed by hand that is no SealedSecret is listed as an error, not a 500."""
+    url = (f"http://admin:{ADMIN_PASSWORD}@127.0.0.1:{stack.git.port}"
+           f"/uuid/{bootstrapped.uuid}")
+    push_from_clone(url, tmp_path / "work", path, content)
+    r = root.get(f"/v1/cluster/{bootstrapped.uuid}/secret")
+    assert r.status_code == 200, r.text
+    bad = [entry for entry in r.json() if entry.get("path") == path]
+    assert len(bad) == 1 and bad[0]["error"], r.json()
+    assert all(set(e) in ({"path", "error"}, {"namespace", "name", "scope", "keys"})
+               for e in r.json())
+    git("rm", "-q", path, cwd=tmp_path / "work")
+    git("commit", "-qm", "tidy", cwd=tmp_path / "work")
+    git("push", "-q", "origin", "HEAD:main", cwd=tmp_path / "work")
+
+
 def test_64_concurrent_puts_to_one_secret_all_land(stack: Stack, bootstrapped: Cluster) -> None:
     sessions = ThreadSessions(stack.manager.url)
     keys = [f"key-{i:02d}" for i in range(64)]
@@ -140,6 +165,7 @@ def test_64_concurrent_puts_to_one_secret_all_land(stack: Stack, bootstrapped: C
     ("app", "creds", "sp ace", ""),
     ("app", "creds", "semi;colon", ""),
     ("app", "creds", "k", "?scope=bogus"),
+    ("app", "creds", "k", "?dryun=1"),  # a mistyped dryrun must not write
 ])
 def test_bad_input_is_400_and_nothing_written(stack: Stack, root: Api, bootstrapped: Cluster,
                                               ns: str, name: str, key: str, query: str) -> None:
