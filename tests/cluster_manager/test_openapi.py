@@ -1,0 +1,292 @@
+"""The Cluster Manager's OpenAPI document: valid OpenAPI 3.1, in step with the routes, served.
+
+Every Flask URL rule (with every method but the implicit HEAD/OPTIONS) must be documented and
+every documented operation must reach its rule. The documented path parameters must accept
+exactly what the server's validation accepts. Responses are checked against the document by
+``tests/test_schemathesis.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import yaml
+from flask import Flask
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator, ValidationError, validators
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+from werkzeug.exceptions import HTTPException
+
+from cluster_manager import sealing
+from cluster_manager._http import params, service_routes
+from cluster_manager._http.app import create_app
+from cluster_manager._http.context import ApiServices
+from cluster_manager.metrics import Metrics
+from cluster_manager.status_view import derive_phase
+from config_store import uuids
+from tests.servers import ServiceProcess, cluster_manager_process, free_port
+
+SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "cluster-manager.yaml"
+METHODS = ("get", "head", "put", "post", "patch", "delete", "options", "trace")
+IMPLICIT = {"HEAD", "OPTIONS"}
+"""Methods Flask adds to rules by itself."""
+
+PUBLIC = {"/ping", "/healthz", "/metrics", "/openapi.yaml", "/v1/cluster/{cluster}/bootstrap"}
+SAMPLE = {"cluster": "0c6e8d1a-1b2c-4d3e-8f40-5a6b7c8d9e0f", "namespace": "fplus-edge",
+          "name": "db", "key": "password"}
+_VAR = re.compile(r"<(?:\w+(?:\([^)]*\))?:)?(?P<name>\w+)>")
+
+
+# -- helpers --------------------------------------------------------------------------
+def template(rule: str) -> str:
+    """The OpenAPI path template of a Flask rule."""
+    return _VAR.sub(lambda m: "{" + m["name"] + "}", rule)
+
+
+def deref(spec: dict[str, Any], node: Any) -> Any:
+    """Follow local ``$ref``s (``#/a/b``) until a plain node."""
+    while isinstance(node, dict) and "$ref" in node:
+        target: Any = spec
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def inline(spec: dict[str, Any], node: Any) -> Any:
+    """``node`` with every local ``$ref`` replaced by its target (siblings kept)."""
+    if isinstance(node, list):
+        return [inline(spec, n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        siblings = {k: v for k, v in node.items() if k != "$ref"}
+        return {**inline(spec, deref(spec, {"$ref": node["$ref"]})), **inline(spec, siblings)}
+    return {k: inline(spec, v) for k, v in node.items()}
+
+
+def operations(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """``(path, METHOD) -> operation`` for every documented operation."""
+    return {(path, method.upper()): item[method]
+            for path, item in spec["paths"].items() for method in METHODS if method in item}
+
+
+def parameters(spec: dict[str, Any], path: str, op: dict[str, Any]) -> list[dict[str, Any]]:
+    """An operation's parameters, path-level ones included, references resolved."""
+    item = spec["paths"][path]
+    return [inline(spec, p) for p in [*item.get("parameters", []), *op.get("parameters", [])]]
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """``pattern`` as ECMA-262 reads it: ``$`` is the end of the input (Python's ``re``
+    would also match before a final newline)."""
+    if isinstance(instance, str) and not re.search(re.sub(r"\$$", r"\\Z", pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+Validator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
+
+
+def schema_of(spec: dict[str, Any], schema: dict[str, Any]) -> Any:
+    """A validator for a documented schema, with ECMA-262 patterns."""
+    return Validator(inline(spec, schema))
+
+
+def path_schema(spec: dict[str, Any], name: str) -> Any:
+    """A validator for the documented path parameter ``name`` (the same everywhere)."""
+    found = {yaml.safe_dump(p["schema"]) for (path, _), op in operations(spec).items()
+             for p in parameters(spec, path, op) if p["in"] == "path" and p["name"] == name}
+    assert len(found) == 1, f"{name} is documented differently on different paths"
+    return schema_of(spec, yaml.safe_load(found.pop()))
+
+
+def accepted(check: Any, value: str) -> bool:
+    """Whether the server's validation ``check`` accepts ``value``."""
+    try:
+        check(value)
+    except (sealing.SealingError, HTTPException):
+        return False
+    return True
+
+
+def assert_same_verdicts(spec: dict[str, Any], value: str) -> None:
+    """The document and the server agree on ``value`` for every path parameter."""
+    converter = params.ClusterConverter(None)  # type: ignore[arg-type]
+    for name, check in (("namespace", sealing.validate_namespace),
+                        ("name", sealing.validate_name), ("key", sealing.validate_key),
+                        ("cluster", converter.to_python)):
+        assert path_schema(spec, name).is_valid(value) == accepted(check, value), (name, value)
+
+
+# -- fixtures -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    return yaml.safe_load(SPEC_FILE.read_text())
+
+
+@pytest.fixture(scope="module")
+def app() -> Flask:
+    """The real app; the routing and the document route need none of the services."""
+    api = ApiServices(cs=None, access=None, secrets=None, tokens=None, scripts=None,  # type: ignore[arg-type]
+                      metrics=Metrics(), external_url="http://127.0.0.1:8700")
+    return create_app(api)
+
+
+@pytest.fixture(scope="module")
+def served(app: Flask) -> set[tuple[str, str]]:
+    """``(path template, METHOD)`` for every Flask rule, implicit methods left out."""
+    return {(template(rule.rule), method) for rule in app.url_map.iter_rules()
+            for method in (rule.methods or set()) - IMPLICIT}
+
+
+# -- the document itself --------------------------------------------------------------
+def test_document_is_valid_openapi_3_1(spec: dict[str, Any]) -> None:
+    assert spec["openapi"] == "3.1.0"
+    validate(spec, cls=OpenAPIV31SpecValidator)
+
+
+def test_document_describes_this_server(spec: dict[str, Any]) -> None:
+    assert spec["info"]["title"] == "Cluster Manager"
+    assert spec["info"]["version"] == service_routes.VERSION
+    ping = spec["components"]["schemas"]["Ping"]["properties"]["service"]
+    assert ping["const"] == uuids.Service.Clusters
+
+
+def test_operation_ids_are_unique(spec: dict[str, Any]) -> None:
+    ids = [op["operationId"] for op in operations(spec).values()]
+    assert len(ids) == len(operations(spec)) == len(set(ids))
+
+
+def test_public_routes_need_no_credentials(spec: dict[str, Any]) -> None:
+    assert spec["security"] == [{"basic": []}, {"bearer": []}]
+    public = {path for (path, _), op in operations(spec).items() if op.get("security") == []}
+    assert public == PUBLIC
+
+
+def test_common_error_statuses_are_documented(spec: dict[str, Any]) -> None:
+    """401 and 403 wherever credentials are checked; 400 and 503 wherever a cluster is named."""
+    problems = []
+    for (path, method), op in operations(spec).items():
+        responses = set(op["responses"])
+        if op.get("security") != [] and not {"401", "403"} <= responses:
+            problems.append(f"{method} {path}: no 401/403")
+        if "{cluster}" in path and not {"400", "404", "503"} <= responses:
+            problems.append(f"{method} {path}: no 400/404/503")
+    assert not problems
+
+
+def test_error_bodies_are_error_objects(spec: dict[str, Any]) -> None:
+    """Every 4xx/5xx answer is ``{"error": ...}`` except /healthz's 503."""
+    problems = []
+    for (path, method), op in operations(spec).items():
+        for code, response in inline(spec, op["responses"]).items():
+            if code[0] in "45" and path != "/healthz":
+                schema = response["content"]["application/json"]["schema"]
+                if schema.get("required") != ["error"]:
+                    problems.append(f"{method} {path} {code}")
+    assert not problems
+
+
+# -- the document against the routes --------------------------------------------------
+def test_every_route_is_documented(spec: dict[str, Any], served: set[tuple[str, str]]) -> None:
+    undocumented = sorted(served - set(operations(spec)))
+    assert not undocumented, f"routes missing from the OpenAPI document: {undocumented}"
+
+
+def test_every_documented_operation_is_served(spec: dict[str, Any], app: Flask) -> None:
+    urls = app.url_map.bind("localhost")
+    problems = []
+    for path, method in operations(spec):
+        concrete = re.sub(r"\{(\w+)\}", lambda m: SAMPLE[m[1]], path)
+        try:
+            rule, _ = urls.match(concrete, method=method, return_rule=True)
+        except HTTPException as exc:
+            problems.append(f"{method} {path}: {exc.code}")
+            continue
+        if template(rule.rule) != path:
+            problems.append(f"{method} {path} is served by {rule.rule}")
+    assert not problems
+
+
+def test_path_parameters_are_named_as_in_the_rules(spec: dict[str, Any]) -> None:
+    for (path, method), op in operations(spec).items():
+        documented = {p["name"] for p in parameters(spec, path, op) if p["in"] == "path"}
+        assert documented == set(re.findall(r"\{(\w+)\}", path)), f"{method} {path}"
+
+
+# -- the documented parameters against the server's validation ------------------------
+ALPHABET = "az09AZ.-_/ \n\u00e9"
+segments = st.one_of(st.text(ALPHABET, max_size=20),
+                     st.builds(lambda part, n: part * n, st.text("a0-.", min_size=1, max_size=3),
+                               st.integers(20, 90)))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(value=segments)
+def test_path_parameters_accept_what_the_server_accepts(spec: dict[str, Any],
+                                                        value: str) -> None:
+    assert_same_verdicts(spec, value)
+
+
+@pytest.mark.parametrize("value", [
+    "a", "a" * 63, "a" * 64, "a" * 250, "a" * 251, "a" * 253, "a" * 254, "a.b", "a..b", ".",
+    "..", "..a", ".a", "a.", "-a", "a-", "A", "a_b", "é", SAMPLE["cluster"],
+    SAMPLE["cluster"].upper(), SAMPLE["cluster"] + "\n"])
+def test_path_parameter_boundaries(spec: dict[str, Any], value: str) -> None:
+    assert_same_verdicts(spec, value)
+
+
+def test_documented_scopes_are_the_servers(spec: dict[str, Any]) -> None:
+    assert spec["components"]["schemas"]["Scope"]["enum"] == list(sealing.SCOPES)
+    documented = schema_of(spec, spec["components"]["parameters"]["Scope"]["schema"])
+    for value in (*sealing.SCOPES, "", "Strict", "cluster", " strict"):
+        assert documented.is_valid(value) == accepted(sealing.parse_scope, value), value
+
+
+def test_documented_phases_are_the_derived_ones(spec: dict[str, Any]) -> None:
+    now = datetime.now(UTC)
+    setups = [None, {"phase": "Failed"}, {"phase": "Provisioning"}, {"phase": "Deleting"},
+              {"phase": "Ready", "ready": True}]
+    edges = [None, {"hosts": []}] + [
+        {"lastSeen": (now - timedelta(seconds=age)).isoformat()} for age in (1, 120, 3600)]
+    derived = {derive_phase(setup, edge, now) for setup in setups for edge in edges}
+    assert derived == set(spec["components"]["schemas"]["Phase"]["enum"])
+
+
+# -- the document is served -----------------------------------------------------------
+def test_document_is_served(app: Flask) -> None:
+    response = app.test_client().get("/openapi.yaml")
+    assert response.status_code == 200
+    assert response.mimetype == "application/yaml"
+    assert response.get_data(as_text=True) == SPEC_FILE.read_text()
+
+
+@pytest.fixture(scope="module")
+def running_manager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    """A ``cluster-manager serve`` process (with its Config Store; no Git server needed)."""
+    root = tmp_path_factory.mktemp("openapi")
+    store = ServiceProcess(root / "cs").start()
+    try:
+        manager = cluster_manager_process(root / "cm", store.url,
+                                          f"http://127.0.0.1:{free_port()}", root / "repos")
+        manager.start()
+        try:
+            yield manager
+        finally:
+            manager.stop()
+    finally:
+        store.stop()
+
+
+def test_document_is_served_by_the_running_service(running_manager: ServiceProcess) -> None:
+    r = requests.get(running_manager.url + "/openapi.yaml", timeout=10)
+    assert r.status_code == 200
+    assert r.headers["Content-Type"].split(";")[0] == "application/yaml"
+    assert r.text == SPEC_FILE.read_text()
