@@ -44,6 +44,8 @@ SCHEMAS = {  # manifests/schemas.yaml key -> app
     "k8s-resource-template": A.K8sResourceTemplate,
     "bootstrap-script": A.BootstrapScript,
 }
+SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
+"""Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
 RESOURCES = {"HelmRelease": uuids.K8sResource.HelmRelease,
              "GitRepository": uuids.K8sResource.GitRepository}
 
@@ -76,11 +78,15 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 groups["cluster"]["uuid"]: {"name": "Edge cluster repositories"},
                 groups["flux"]["uuid"]: {"name": "Edge Flux accounts"},
                 groups["sync"]["uuid"]: {"name": "Edge Sync accounts"},
+                C.HelmChart: {"name": "Helm chart"},
+                C.EdgeDeployment: {"name": "Edge deployment"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.K8sResourceKind: {obj: {"name": kind} for kind, obj in RESOURCES.items()},
         },
     })
+    for app in SYNC_READS:  # idempotent: an identical grant is not added twice
+        cs.add_grant(groups["sync"]["uuid"], P.ReadApp, app)
     for key, schema in manifests.load("schemas").items():
         if key in SCHEMAS:
             cs.put_config(A.ConfigSchema, SCHEMAS[key], schema)

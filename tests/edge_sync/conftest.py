@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterator
 import pytest
 from kubernetes import client
 
+from cluster_manager.setup import seed
 from config_store.client import ConfigStoreClient
 from edge_sync.agent import Agent
 from edge_sync.kube import Kube
 from edge_sync.settings import from_env
 from tests.edge_sync.emulator import KubeHarness
-from tests.edge_sync.helpers import NAMESPACE, Edge, agent_env, make_edge, seed_store
+from tests.edge_sync.helpers import NAMESPACE, Edge, agent_env, make_edge
 from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
 
 StartAgent = Callable[..., Agent]
@@ -23,7 +24,7 @@ def edge_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConfigStore
     """A Config Store of Edge Sync's own, seeded as the Cluster Manager seeds it."""
     server = ConfigStoreProcess(tmp_path_factory.mktemp("edge-cs") / "data").start()
     with ConfigStoreClient(server.url, "admin", ADMIN_PASSWORD) as cs:
-        seed_store(cs)
+        seed(cs)
     yield server
     server.stop()
 

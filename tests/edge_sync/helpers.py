@@ -16,7 +16,6 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from cluster_manager import accounts
-from cluster_manager.setup import seed
 from config_store import uuids
 from config_store.client import ConfigStoreClient
 from tests.cluster_manager.stack import wait_for
@@ -25,9 +24,6 @@ NAMESPACE = "fplus-edge"
 SS_NAMESPACE = "sealed-secrets"
 CONTROLLER = "sealed-secrets-controller"
 STATUS = uuids.App.EdgeClusterStatus
-EDGE_READS = (uuids.App.EdgeDeployment, uuids.App.HelmChartTemplate,
-              uuids.App.K8sResourceTemplate)
-"""Apps Edge Sync reads besides its status entry; the tests grant them to the Sync group."""
 
 __all__ = ["wait_for"]
 
@@ -41,23 +37,6 @@ class Edge:
     principal: str
     username: str
     password: str
-
-
-def seed_store(cs: ConfigStoreClient) -> None:
-    """Seed as the Cluster Manager does, plus what Edge Sync needs that it lacks yet.
-
-    That is: the classes of Helm charts and Edge deployments, and read access for the Edge
-    Sync group to the apps Edge Sync reads.
-    """
-    service = seed(cs)
-    cs.load_dump({"service": uuids.Service.ConfigDB, "version": 2, "objects": {
-        uuids.Class.R1Class: {uuids.Class.HelmChart: {"name": "Helm chart"},
-                              uuids.Class.EdgeDeployment: {"name": "Edge deployment"}}}})
-    group = service["group"]["sync"]["uuid"]
-    for app in EDGE_READS:
-        if not cs.find_grants(principal=group, permission=uuids.ConfigDBPerm.ReadApp,
-                              target=app):
-            cs.add_grant(group, uuids.ConfigDBPerm.ReadApp, app)
 
 
 def make_edge(cs: ConfigStoreClient, name: str | None = None) -> Edge:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubernetes import client
 
+from cluster_manager.setup import seed
 from config_store.client import ConfigStoreClient
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import HELM_RELEASES, KubeHarness
@@ -13,7 +14,6 @@ from tests.edge_sync.helpers import (
     deployment,
     make_edge,
     node,
-    seed_store,
     status,
     wait_for,
 )
@@ -74,7 +74,7 @@ def test_config_store_outage_is_survived(tmp_path, kube: KubeHarness,
     store = ConfigStoreProcess(tmp_path / "cs").start()
     try:
         with ConfigStoreClient(store.url, "admin", ADMIN_PASSWORD) as cs:
-            seed_store(cs)
+            seed(cs)
             edge = make_edge(cs)
             core = client.CoreV1Api(kube.api())
             core.create_node(node("edge-1"))
