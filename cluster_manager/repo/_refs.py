@@ -69,7 +69,6 @@ def compare_and_swap(git_dir: Path, ref: str, new: str, old: str | None, *,
 
 def _acquire(lock: Path, stale_after: float, timeout: float) -> int:
     """Create the lock file exclusively; break it if stale, back off while it is live."""
-    lock.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
     delay = 0.0005
     while True:
@@ -77,6 +76,9 @@ def _acquire(lock: Path, stale_after: float, timeout: float) -> int:
             return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             pass
+        except FileNotFoundError:  # the ref's directory does not exist yet
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            continue
         if break_if_stale(lock, stale_after):
             continue
         if time.monotonic() > deadline:

@@ -46,14 +46,35 @@ def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
         return open_repository(path)
     except pygit2.GitError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
-    pygit2.init_repository(scratch, bare=True, initial_head=branch)
+    try:
+        _init_bare(scratch, branch)
+    except FileNotFoundError:  # the first repository under this directory
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _init_bare(scratch, branch)
     try:
         os.rename(scratch, path)  # replaces a missing path or an empty directory
     except OSError:
         shutil.rmtree(scratch, ignore_errors=True)
     return open_repository(path)
+
+
+_BARE_DIRS = ("objects", "objects/pack", "refs", "refs/heads")
+_BARE_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+
+
+def _init_bare(path: Path, branch: str) -> None:
+    """A bare repository as small as git accepts: the directories we write into, ``HEAD``
+    and ``config`` (git makes ``objects/info``, ``refs/tags`` … when it needs them).
+
+    ``pygit2.init_repository`` also writes hook samples, a description and an exclude file:
+    twice the file-system calls, which dominate creating a cluster's repository.
+    """
+    os.mkdir(path)
+    for sub in _BARE_DIRS:
+        os.mkdir(path / sub)
+    (path / "config").write_text(_BARE_CONFIG)
+    (path / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
 
 
 class RepoWriter:

@@ -191,3 +191,17 @@ def test_batch_members_learn_the_commit_and_their_own_effect(tmp_path: Path) -> 
     cancelling = w._commit_batch([(ChangeSet(writes={"c": "1"}), "add c"),
                                   (ChangeSet(deletes={"c"}), "remove c")])
     assert [(r.commit, r.changed) for r in cancelling] == [(head, False), (head, False)]
+
+
+def test_created_repository_is_one_git_accepts(tmp_path: Path) -> None:
+    """The hand-made bare layout: git sees a bare repo on ``main`` and takes a push into it."""
+    repo = tmp_path / "made.git"
+    ensure_bare_repo(repo, branch="main")
+    assert bare(repo, "rev-parse", "--is-bare-repository").strip() == "true"
+    assert bare(repo, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert bare(repo, "config", "core.repositoryformatversion").strip() == "0"
+    pushed = push_from_clone(f"file://{repo}", tmp_path / "c", "a.txt", "x")
+    RepoWriter(repo).apply(ChangeSet(writes={"b.txt": "y"}), "ours on top")
+    assert bare(repo, "rev-parse", "main~1").strip() == pushed
+    assert files_at(repo) == ["a.txt", "b.txt"]
+    fsck_clean(repo)
