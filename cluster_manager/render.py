@@ -80,4 +80,6 @@ def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any]) -> RepoCont
             raise ValueError(f"Flux template {name}: expected a list of manifests")
         if docs:
             files[f"{CLUSTER_DIR}/{name}"] = render_documents(docs)
-    return RepoContent(files, render_documents(rendered["self-link.yaml"]))
+    self_link = files.get(f"{CLUSTER_DIR}/self-link.yaml")
+    return RepoContent(files, self_link if self_link is not None
+                       else render_documents(rendered["self-link.yaml"]))

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import yaml
@@ -14,12 +16,46 @@ _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the whee
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class _RecentDocuments:
+    """The YAML of recently rendered documents, keyed by ``repr`` (type-exact for JSON data).
+
+    Most manifests of an edge bundle are the same for every cluster; representing them
+    is most of the cost of rendering a repo, so each distinct document is dumped once.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            text = self._texts.get(key)
+            if text is not None:
+                self._texts.move_to_end(key)
+            return text
+
+    def put(self, key: str, text: str) -> None:
+        with self._lock:
+            self._texts[key] = text
+            if len(self._texts) > self.size:
+                self._texts.popitem(last=False)
+
+
+_RECENT = _RecentDocuments(256)
+
+
 def render_document(doc: Any) -> str:
     """One document as block YAML, keys in insertion order, without any document marker."""
-    text = yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
-                     allow_unicode=True)
-    # safe_dump ends a bare top-level scalar with an explicit end marker; we place our own
-    return text.removesuffix(_END)
+    key = repr(doc)
+    text = _RECENT.get(key)
+    if text is None:
+        text = yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
+                         allow_unicode=True)
+        # safe_dump ends a bare top-level scalar with an explicit end marker; we place ours
+        text = text.removesuffix(_END)
+        _RECENT.put(key, text)
+    return text
 
 
 def render_documents(docs: list[Any]) -> str:
