@@ -7,12 +7,13 @@ setup status entries without a configuration entry are queued for decommissionin
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from typing import Any
 
 from config_store import uuids
-from config_store.client import ConfigStoreClient, NotifyClient
+from config_store.client import ConfigStoreClient, NotifyClient, SearchState
 
 from .commission import STATUS, Commissioner
 from .metrics import Metrics
@@ -33,7 +34,7 @@ class Reconciler:
         self.queue = KeyedWorkQueue(self._timed_handle, workers, backoff_initial, backoff_max)
         self.metrics.track_queue(self.queue.depth)
         self._lock = threading.Lock()
-        self._desired: dict[str, Any] | None = None
+        self._desired: SearchState | None = None
         self._force: set[str] = set()
         self._template_seen = False
         self._flux_template: Any = None
@@ -53,16 +54,15 @@ class Reconciler:
             self._notify.close()
         self.queue.stop()
 
-    def _on_configs(self, state: dict[str, Any]) -> None:
+    def _on_configs(self, state: SearchState) -> None:
         with self._lock:
-            previous, self._desired = self._desired, dict(state)
+            previous, self._desired = self._desired, state
         if previous is None:
             known = set(self.cs.list_app_objects(STATUS))
             changed = set(state) | (known - set(state))
             self.ready.set()
         else:
-            changed = {k for k in set(state) | set(previous)
-                       if state.get(k) != previous.get(k) or k not in state or k not in previous}
+            changed = _changed(state, previous)
         for cluster in changed:
             self.queue.submit(cluster)
 
@@ -84,19 +84,22 @@ class Reconciler:
 
     def _handle(self, cluster: str) -> None:
         with self._lock:
-            desired = (self._desired or {}).get(cluster)
+            desired = self._desired or SearchState({}, {})
             force = cluster in self._force
             self._force.discard(cluster)
-        if desired is None:
+        if cluster not in desired:
             self.commissioner.delete(cluster)
             return
-        config, etag = self.cs.get_config_with_etag(CONFIG, cluster)
-        if config is None:  # deleted since the notification; the next one will say so
-            return
+        # the entry and its etag as the newest notification had them (a later change
+        # queues the cluster again); fetched only if the update carried no etag
+        config, etag = copy.deepcopy(desired[cluster]), desired.etags.get(cluster)
+        if etag is None:
+            config, etag = self.cs.get_config_with_etag(CONFIG, cluster)
+            if config is None:  # deleted since the notification; the next one will say so
+                return
         name = config.get("name") if isinstance(config, dict) else None
-        with self._lock:
-            same_name = tuple(k for k, v in (self._desired or {}).items()
-                              if k != cluster and isinstance(v, dict) and v.get("name") == name)
+        same_name = tuple(k for k, v in desired.items()
+                          if k != cluster and isinstance(v, dict) and v.get("name") == name)
         try:
             self.commissioner.update(cluster, config, etag, force=force, same_name=same_name,
                                      flux_template=self._flux_template)
@@ -105,3 +108,11 @@ class Reconciler:
                 with self._lock:
                     self._force.add(cluster)
             raise
+
+
+def _changed(state: SearchState, previous: SearchState) -> set[str]:
+    """Clusters whose entry appeared, went, or changed (by etag; by value without one)."""
+    return {k for k in state.keys() | previous.keys()
+            if k not in state or k not in previous
+            or state.etags.get(k) != previous.etags.get(k)
+            or (state.etags.get(k) is None and state[k] != previous[k])}

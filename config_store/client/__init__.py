@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+from ._fold import SearchState
 from .access import Access, Caller
 from .errors import (
     BadRequest,
@@ -50,6 +51,7 @@ __all__ = [
     "NotFound",
     "NotifyClient",
     "PreconditionFailed",
+    "SearchState",
     "ServerError",
     "Subscription",
     "Unauthorized",

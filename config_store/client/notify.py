@@ -17,7 +17,7 @@ from typing import Any
 
 import websocket
 
-from ._fold import MISSING, SearchFold, WatchFold
+from ._fold import MISSING, SearchFold, SearchState, WatchFold
 from ._paths import seg
 from .http import ConfigStoreClient
 from .subscription import Callback, Subscription
@@ -118,10 +118,13 @@ class NotifyClient:
     def search(
         self,
         app: str,
-        callback: Callable[[dict[str, Any]], None],
+        callback: Callable[[SearchState], None],
         filter: dict[str, Any] | None = None,
     ) -> Subscription:
-        """Watch every entry of ``app``: ``callback({obj: value, ...})`` after each change."""
+        """Watch every entry of ``app``: ``callback({obj: value, ...})`` after each change.
+
+        The mapping is a :class:`SearchState`; its ``etags`` give each entry's etag.
+        """
         request: dict[str, Any] = {"method": "SEARCH", "parent": f"v2/app/{seg(app)}/object/"}
         if filter is not None:
             request["filter"] = filter

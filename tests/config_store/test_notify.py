@@ -644,6 +644,25 @@ def test_client_search_folds_children(
     assert sub.status == 200 and not sub.ended
 
 
+def test_client_search_delivers_each_entrys_etag(
+        notify: NotifyClient, cs: ConfigStoreClient, new_app: str, admin: Api) -> None:
+    """``SearchState.etags`` pairs each body with the etag of that same version."""
+    a, b = device(admin), device(admin)
+    cs.put_config(new_app, a, {"n": 1})
+    rec = Recorder()
+    notify.search(new_app, rec)
+    first = rec.wait_value({a: {"n": 1}})
+    assert first.etags == {a: cs.get_config_with_etag(new_app, a)[1]}
+    cs.put_config(new_app, b, {"n": 2})
+    cs.patch_config(new_app, a, {"n": 3})
+    latest = rec.wait_value({a: {"n": 3}, b: {"n": 2}})
+    assert latest.etags == {a: cs.get_config_with_etag(new_app, a)[1],
+                            b: cs.get_config_with_etag(new_app, b)[1]}
+    assert latest.etags[a] != first.etags[a]
+    cs.delete_config(new_app, a)
+    assert set(rec.wait_value({b: {"n": 2}}).etags) == {b}
+
+
 def test_client_search_with_filter_drops_children_that_stop_matching(
         notify: NotifyClient, cs: ConfigStoreClient, new_app: str, admin: Api) -> None:
     a, b = device(admin), device(admin)
