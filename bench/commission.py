@@ -3,13 +3,11 @@
 Measures, in the same run and against the same services:
 - ours: the whole stack (Config Store, Git server, Cluster Manager) on free ports. N Edge
   cluster objects are created, then their N configuration entries are written as fast as a
-  pool of 8 threads can; the v1 search of the setup status app (``ready=true``: one request,
-  then a ``--poll-ms`` pause, default 100 ms) tells when each cluster became ready.
+  pool of 8 threads can; a notify/v2 SEARCH of the setup status app filtered on
+  ``ready: true`` (as a dashboard would watch it) tells when each cluster became ready.
   ``seconds_to_all_ready`` runs from the first entry write to the last cluster ready;
-  ``p50_ms``/``p99_ms`` are per-cluster entry write → ready latencies under that bulk load.
-  The polls load the Config Store too (``ready_poll_mean_ms`` each). A cluster's ready time
-  is when the poll that first showed it ready returned (latencies carry up to one poll
-  interval of slack).
+  ``p50_ms``/``p99_ms`` are per-cluster entry write → ready latencies under that bulk load
+  (ready = when the update showing it arrived).
 - single: afterwards, one cluster at a time, entry write → ready (GET of its status every
   10 ms) → ``single_p50_ms``/``single_p99_ms``.
 - ACS pattern: the same per-cluster work the way ACS's single-threaded manager does it, for
@@ -20,7 +18,7 @@ Measures, in the same run and against the same services:
   the same Git server. ``acs_pattern_seconds`` projects the measured per-cluster mean to N.
 
 Usage: ``python bench/commission.py [--clusters 1000] [--acs-clusters 20]
-[--latency-samples 20] [--poll-ms 100]``; quick smoke run: ``--clusters 50 --acs-clusters 5
+[--latency-samples 20]``; quick smoke run: ``--clusters 50 --acs-clusters 5
 --latency-samples 5``.
 """
 
@@ -30,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +46,7 @@ from bench._common import ok, pct, stack_cpu
 from cluster_manager.render import context, repo_content
 from cluster_manager.settings import Settings
 from config_store import uuids
+from config_store.client import ConfigStoreClient, NotifyClient
 from tests.cluster_manager.gitcli import GIT_ENV, files_at
 from tests.cluster_manager.stack import CONFIG, STATUS, Stack, start_stack
 from tests.servers import ADMIN_PASSWORD, Api, ThreadSessions
@@ -74,7 +72,7 @@ def _write_entry(admin: Api, cluster: str, name: str) -> float:
 
 
 # -- ours: bulk ----------------------------------------------------------------------------
-def _bulk(stack: Stack, n: int, poll_s: float) -> dict[str, Any]:
+def _bulk(stack: Stack, n: int) -> dict[str, Any]:
     sessions = ThreadSessions(stack.store.url)
     names = [f"bench-{i:05d}" for i in range(n)]
     try:
@@ -82,49 +80,41 @@ def _bulk(stack: Stack, n: int, poll_s: float) -> dict[str, Any]:
             clusters = list(pool.map(lambda _: _new_object(sessions.api, uuids.Class.EdgeCluster),
                                      names))
         ready_at: dict[str, float] = {}
-        done = threading.Event()
-        poll_errors: list[str] = []
-        poll_ms: list[float] = []
+        wanted = set(clusters)
+        all_ready = threading.Event()
+        updates = [0]
 
-        def poller() -> None:
-            admin = Api(stack.store.url, ("admin", ADMIN_PASSWORD))
-            wanted = set(clusters)
-            try:
-                while not done.is_set():
-                    sent = time.monotonic()
-                    r = admin.get(f"/v1/app/{STATUS}/search", params={"ready": "true"},
-                                  timeout=30)
-                    now = time.monotonic()
-                    poll_ms.append((now - sent) * 1000)
-                    if r.status_code == 200:
-                        for cluster in set(r.json()) & wanted:
-                            ready_at.setdefault(cluster, now)
-                        if len(ready_at) == len(wanted):
-                            return
-                    else:
-                        poll_errors.append(f"{r.status_code} {r.text[:200]}")
-                    time.sleep(poll_s)
-            finally:
-                admin.close()
+        def on_ready(state: dict[str, Any]) -> None:
+            """A notify SEARCH update: every entry now matching ``ready: true``."""
+            now = time.monotonic()
+            updates[0] += 1
+            for cluster in state.keys() & wanted:
+                ready_at.setdefault(cluster, now)
+            if len(ready_at) == len(wanted):
+                all_ready.set()
 
         timeout = max(120.0, n * 0.3)
-        cpu_before = stack_cpu(stack)
-        watcher = threading.Thread(target=poller, daemon=True)
-        watcher.start()
-        with ThreadPoolExecutor(WRITERS) as pool:
-            starts = pool.map(lambda cn: _write_entry(sessions.api, *cn), zip(clusters, names,
-                                                                                strict=True))
-            written = dict(zip(clusters, starts, strict=True))
-        writes_done = time.monotonic()
-        watcher.join(timeout)
-        done.set()
-        watcher.join(5)
-        cpu_after = stack_cpu(stack)
+        watcher = ConfigStoreClient(stack.store.url, "admin", ADMIN_PASSWORD)
+        notify = NotifyClient(watcher)
+        try:
+            subscription = notify.search(STATUS, on_ready, filter={"ready": True})
+            if not subscription.wait_initial(30):
+                raise RuntimeError("the notify SEARCH on the setup status never answered")
+            cpu_before = stack_cpu(stack)
+            with ThreadPoolExecutor(WRITERS) as pool:
+                starts = pool.map(lambda cn: _write_entry(sessions.api, *cn),
+                                  zip(clusters, names, strict=True))
+                written = dict(zip(clusters, starts, strict=True))
+            writes_done = time.monotonic()
+            all_ready.wait(timeout)
+            cpu_after = stack_cpu(stack)
+        finally:
+            notify.close()
+            watcher.close()
     finally:
         sessions.close()
     if len(ready_at) < n:
-        raise RuntimeError(f"{n - len(ready_at)} of {n} clusters not ready after {timeout:.0f} s"
-                           f" (poll errors: {poll_errors[:3]})")
+        raise RuntimeError(f"{n - len(ready_at)} of {n} clusters not ready after {timeout:.0f} s")
     first = min(written.values())
     last = max(ready_at.values())
     latencies = [(ready_at[c] - written[c]) * 1000 for c in clusters]
@@ -134,8 +124,7 @@ def _bulk(stack: Stack, n: int, poll_s: float) -> dict[str, Any]:
         "entry_writes_seconds": writes_done - first,
         "first_ready_seconds": min(ready_at.values()) - first,
         "latencies_ms": latencies,
-        "polls": len(poll_ms),
-        "poll_mean_ms": statistics.fmean(poll_ms) if poll_ms else 0.0,
+        "ready_updates": updates[0],
         "cpu_seconds": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_after},
     }
 
@@ -289,9 +278,6 @@ def main() -> None:
                         help="clusters done the ACS way (projected to --clusters)")
     parser.add_argument("--latency-samples", type=int, default=20,
                         help="single clusters timed one at a time after the bulk")
-    parser.add_argument("--poll-ms", type=float, default=100.0,
-                        help="pause between ready searches during the bulk (each search "
-                             "also loads the Config Store)")
     args = parser.parse_args()
     if args.clusters < 1 or args.acs_clusters < 1 or args.latency_samples < 0:
         parser.error("--clusters and --acs-clusters must be ≥ 1, --latency-samples ≥ 0")
@@ -301,7 +287,7 @@ def main() -> None:
         root = Path(tmp)
         stack = start_stack(root / "stack")
         try:
-            bulk = _bulk(stack, args.clusters, args.poll_ms / 1000)
+            bulk = _bulk(stack, args.clusters)
             single = _single(stack, args.latency_samples)
             acs_ms, acs_store_ms, acs_git_ms, acs_repos = _acs(stack, args.acs_clusters,
                                                                root / "acs-work")
@@ -322,9 +308,7 @@ def main() -> None:
         "p99_ms": pct(bulk["latencies_ms"], 99),
         "entry_writes_seconds": round(bulk["entry_writes_seconds"], 2),
         "first_ready_seconds": round(bulk["first_ready_seconds"], 2),
-        "ready_poll_interval_ms": args.poll_ms,
-        "ready_polls": bulk["polls"],
-        "ready_poll_mean_ms": round(bulk["poll_mean_ms"], 1),
+        "ready_updates": bulk["ready_updates"],
         "cpu_seconds_during_bulk": bulk["cpu_seconds"],
         "single_samples": len(single),
         "single_p50_ms": pct(single, 50),
