@@ -8,6 +8,7 @@ queue (in arrival order) and every caller in that batch gets the same result.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 from cluster_manager.repo._build import Pending
@@ -53,6 +54,10 @@ class GroupCommitter:
                 if ticket.done:
                     break
                 self._busy = True
+            # One yield before taking the batch: callers already running (threads, or
+            # greenlets whose requests are parsed) queue up and share this commit.
+            time.sleep(0)
+            with self._cond:
                 batch = self._queue[:self._max_batch]
                 del self._queue[:self._max_batch]
             self._lead(batch)
