@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from cluster_manager.repo import ChangeSet, RepoWriter, ensure_bare_repo, read_file
-from cluster_manager.repo._maintenance import merge_small_packs
+from cluster_manager.repo._maintenance import geometric_rollup, merge_small_packs
 from cluster_manager.repo._pack import git_hash, pack_ids, write_pack
 from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git
 
@@ -73,3 +74,16 @@ def test_merge_leaves_too_few_or_foreign_packs_alone(tmp_path: Path) -> None:
     assert merge_small_packs(r, min_count=2) == 3
     assert len(_packs(repo)) == 1
     fsck_clean(repo)
+
+
+@pytest.mark.parametrize(("sizes", "merged"), [
+    ([], 0),
+    ([5], 0),
+    ([5, 5, 5], 3),                # equal packs: all rolled up
+    ([1, 2, 4, 8], 0),             # already geometric
+    ([1, 1, 1, 100], 3),           # the new small ones; the big one stays
+    ([1, 1, 1, 4, 100], 4),        # the rollup (3) catches up with 4: both go
+    ([10, 10, 30, 1000], 3),       # 10+10 < 2*30 pulls 30 in; 1000 stays
+])
+def test_geometric_rollup(sizes: list[int], merged: int) -> None:
+    assert geometric_rollup(sizes) == merged
