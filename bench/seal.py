@@ -4,9 +4,9 @@ Measures, in the same run:
 - ours: the whole stack (Config Store, Git server, Cluster Manager); one commissioned cluster
   whose Edge cluster status carries a 4096-bit controller certificate (the controller's
   default). ``--clients`` threads (default 16), each with its own keep-alive session, PUT
-  ``--secrets`` values to ``/v1/cluster/<c>/secret/<ns>/<name>/<key>`` (64 secret names, so
-  several clients write keys of one secret at once) → ``secrets_per_s``, ``p50_ms``,
-  ``p99_ms``; every key is checked in the repo afterwards.
+  ``--secrets`` values to ``/v1/cluster/<c>/secret/<ns>/<name>/<key>`` (``--secret-names``
+  names, default 64, so several clients write keys of one secret at once) →
+  ``secrets_per_s``, ``p50_ms``, ``p99_ms``; every key is checked in the repo afterwards.
 - floor: :func:`cluster_manager.sealing.encrypt_value` alone, in this process, one thread →
   ``floor_per_s`` (what sealing costs without HTTP, auth or Git).
 - ACS pattern: per secret a ``kubeseal``-like subprocess (``openssl pkeyutl`` wrapping a
@@ -16,7 +16,8 @@ Measures, in the same run:
   push again when rejected), ``--clients`` at once, for ``--acs-secrets`` secrets →
   ``acs_per_s`` and ``ratio_vs_acs``.
 
-Usage: ``python bench/seal.py [--secrets 3000] [--clients 16] [--acs-secrets 48]``.
+Usage: ``python bench/seal.py [--secrets 3000] [--clients 16] [--acs-secrets 48]
+[--secret-names 64]``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from tests.servers import ThreadSessions
 
 NAMESPACE = "bench"
 SECRET_NAMES = 64
+"""Default number of secret names the keys are spread over (3000 keys: ~47 per secret)."""
 TARGETS = {"secrets_per_s": 500, "ratio_vs_acs": 30}
 
 
@@ -59,12 +61,12 @@ def _cluster(stack: Stack, key: rsa.RSAPrivateKey) -> str:
     return cluster
 
 
-def _ours(stack: Stack, cluster: str, n: int, clients: int) -> tuple[float, list[float]]:
+def _ours(stack: Stack, cluster: str, n: int, clients: int,
+          names: int) -> tuple[float, list[float]]:
     sessions = ThreadSessions(stack.manager.url)
 
     def put(i: int) -> float:
-        url = (f"/v1/cluster/{cluster}/secret/{NAMESPACE}/s-{i % SECRET_NAMES:02d}/"
-               f"k-{i:05d}")
+        url = f"/v1/cluster/{cluster}/secret/{NAMESPACE}/s-{i % names:04d}/k-{i:05d}"
         start = time.perf_counter()
         ok(sessions.api.put(url, data=f"value {i}".encode(),
                             headers={"Content-Type": "application/octet-stream"}), 204)
@@ -80,11 +82,11 @@ def _ours(stack: Stack, cluster: str, n: int, clients: int) -> tuple[float, list
     return n / elapsed, latencies
 
 
-def _check(stack: Stack, cluster: str, n: int) -> None:
+def _check(stack: Stack, cluster: str, n: int, names: int) -> None:
     repo = stack.repos / f"{cluster}.git"
     keys = set()
-    for i in range(SECRET_NAMES):
-        text = bare(repo, "show", f"main:edo/secrets/{NAMESPACE}/s-{i:02d}.yaml", check=False)
+    for i in range(names):
+        text = bare(repo, "show", f"main:edo/secrets/{NAMESPACE}/s-{i:04d}.yaml", check=False)
         if text:
             keys |= set(load_documents(text)[0]["spec"]["encryptedData"])
     if len(keys) != n:
@@ -154,7 +156,12 @@ def main() -> None:
     parser.add_argument("--secrets", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--acs-secrets", type=int, default=48)
+    parser.add_argument("--secret-names", type=int, default=SECRET_NAMES,
+                        help="secrets the keys are spread over (each PUT rewrites its "
+                             "secret's file, so fewer names means bigger files)")
     args = parser.parse_args()
+    if args.secret_names < 1:
+        parser.error("--secret-names must be ≥ 1")
     key = rsa.generate_private_key(public_exponent=65537, key_size=4096)
     floor = _floor(key)
     with tempfile.TemporaryDirectory(prefix="bench-seal-") as tmp:
@@ -162,14 +169,17 @@ def main() -> None:
         try:
             cluster = _cluster(stack, key)
             cpu_before = stack_cpu(stack)
-            rate, latencies = _ours(stack, cluster, args.secrets, args.clients)
+            rate, latencies = _ours(stack, cluster, args.secrets, args.clients,
+                                    args.secret_names)
             cpu_after = stack_cpu(stack)
-            _check(stack, cluster, args.secrets)
+            _check(stack, cluster, args.secrets, args.secret_names)
             acs = _acs(stack, cluster, key, args.acs_secrets, args.clients, Path(tmp))
         finally:
             stack.stop()
     result = {
         "secrets": args.secrets, "clients": args.clients, "key_bits": 4096,
+        "secret_names": args.secret_names,
+        "keys_per_secret": round(args.secrets / args.secret_names, 1),
         "secrets_per_s": round(rate, 1),
         "p50_ms": pct(latencies, 50), "p99_ms": pct(latencies, 99),
         "floor_per_s": round(floor, 1),
