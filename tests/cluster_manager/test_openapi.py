@@ -31,10 +31,10 @@ from cluster_manager._http.context import ApiServices
 from cluster_manager.metrics import Metrics
 from cluster_manager.status_view import derive_phase
 from config_store import uuids
+from tests.openapi_doc import inline, operations
 from tests.servers import ServiceProcess, cluster_manager_process, free_port
 
 SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "cluster-manager.yaml"
-METHODS = ("get", "head", "put", "post", "patch", "delete", "options", "trace")
 IMPLICIT = {"HEAD", "OPTIONS"}
 """Methods Flask adds to rules by itself."""
 
@@ -50,32 +50,10 @@ def template(rule: str) -> str:
     return _VAR.sub(lambda m: "{" + m["name"] + "}", rule)
 
 
-def deref(spec: dict[str, Any], node: Any) -> Any:
-    """Follow local ``$ref``s (``#/a/b``) until a plain node."""
-    while isinstance(node, dict) and "$ref" in node:
-        target: Any = spec
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = target
-    return node
 
 
-def inline(spec: dict[str, Any], node: Any) -> Any:
-    """``node`` with every local ``$ref`` replaced by its target (siblings kept)."""
-    if isinstance(node, list):
-        return [inline(spec, n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        siblings = {k: v for k, v in node.items() if k != "$ref"}
-        return {**inline(spec, deref(spec, {"$ref": node["$ref"]})), **inline(spec, siblings)}
-    return {k: inline(spec, v) for k, v in node.items()}
 
 
-def operations(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """``(path, METHOD) -> operation`` for every documented operation."""
-    return {(path, method.upper()): item[method]
-            for path, item in spec["paths"].items() for method in METHODS if method in item}
 
 
 def parameters(spec: dict[str, Any], path: str, op: dict[str, Any]) -> list[dict[str, Any]]:

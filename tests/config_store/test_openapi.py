@@ -28,9 +28,9 @@ from config_store._domain.store import open_store
 from config_store._http import misc_routes
 from config_store._http.app import create_app
 from config_store._http.v1_routes import FORWARDS, forward_v1
+from tests.openapi_doc import deref, inline, operations
 
 SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "config-store.yaml"
-METHODS = ("get", "head", "put", "post", "patch", "delete", "options", "trace")
 IMPLICIT = {"HEAD", "OPTIONS"}
 """Methods Flask adds to rules by itself; checked only where the document names them."""
 
@@ -58,25 +58,8 @@ def templates(rule: str) -> list[str]:
     return ["".join(p) for p in itertools.product(*pieces)]
 
 
-def deref(spec: dict[str, Any], node: Any) -> Any:
-    """Follow local ``$ref``s (``#/a/b``) until a plain node."""
-    while isinstance(node, dict) and "$ref" in node:
-        target: Any = spec
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = target
-    return node
 
 
-def operations(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """``(path, METHOD) -> operation`` for every documented operation."""
-    out = {}
-    for path, item in spec["paths"].items():
-        item = deref(spec, item)
-        for method in METHODS:
-            if method in item:
-                out[(path, method.upper())] = item[method]
-    return out
 
 
 def parameters(spec: dict[str, Any], path: str, op: dict[str, Any]) -> list[dict[str, Any]]:
@@ -232,16 +215,6 @@ def test_document_is_served(app: Flask) -> None:
 
 
 # -- the document against real responses ---------------------------------------------
-def inline(spec: dict[str, Any], node: Any) -> Any:
-    """``node`` with every local ``$ref`` replaced by its target (the document has no cycles)."""
-    if isinstance(node, list):
-        return [inline(spec, n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        siblings = {k: v for k, v in node.items() if k != "$ref"}
-        return {**inline(spec, deref(spec, {"$ref": node["$ref"]})), **inline(spec, siblings)}
-    return {k: inline(spec, v) for k, v in node.items()}
 
 
 class Conformance:
