@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
 
-from flask import Response, jsonify
+from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
 
 # Headers an HTTPException carries that the JSON answer must keep (405 → Allow,
 # 416 → Content-Range, 503 → Retry-After); content headers are the JSON answer's own.
@@ -30,3 +33,20 @@ def http_exception_error(exc: HTTPException, *, challenge: str | None = None) ->
     kept = [(k, v) for k, v in exc.get_headers() if k.lower() in _KEPT]
     return json_error(exc.code or 500, exc.description or exc.name, challenge=challenge,
                       headers=kept)
+
+
+def install_json_errors(app: Flask, challenge: str,
+                        on_unhandled: Callable[[], None] | None = None) -> None:
+    """HTTP exceptions as JSON (headers kept), and any other exception as a logged 500;
+    ``on_unhandled`` runs for each of those (e.g. to count it)."""
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        return http_exception_error(exc, challenge=challenge)
+
+    @app.errorhandler(Exception)
+    def server_error(exc: Exception) -> Response:
+        log.exception("unhandled error")
+        if on_unhandled is not None:
+            on_unhandled()
+        return json_error(500, "internal server error")

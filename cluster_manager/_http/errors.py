@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, Response
-from werkzeug.exceptions import HTTPException
 
 from config_store.client import ConfigStoreError
-from serving import http_exception_error, json_error
+from serving import install_json_errors, json_error
 
 from ..errors import ApiError
 from ..sealing import InvalidName, ScopeError, SealingError
@@ -47,12 +46,5 @@ def register(app: Flask) -> None:
         resp.headers["Retry-After"] = "5"
         return resp
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> Response:
-        return http_exception_error(exc, challenge=CHALLENGE)
-
-    @app.errorhandler(Exception)
-    def server_error(exc: Exception) -> Response:
-        log.exception("unhandled error")
-        services().metrics.errors.labels("http").inc()
-        return _error(500, "internal server error")
+    install_json_errors(app, CHALLENGE,
+                        on_unhandled=lambda: services().metrics.errors.labels("http").inc())

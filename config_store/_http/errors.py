@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 from flask import Flask, Response, jsonify
-from werkzeug.exceptions import HTTPException
 
-from serving import http_exception_error, json_error
+from serving import install_json_errors, json_error
 
 from .._domain.errors import DomainError
-
-log = logging.getLogger(__name__)
-
 
 CHALLENGE = 'Basic realm="Factory+"'
 
@@ -32,11 +26,4 @@ def register(app: Flask) -> None:
             resp.set_data(jsonify({"error": exc.message, **exc.body}).get_data())
         return resp
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> Response:
-        return http_exception_error(exc, challenge=CHALLENGE)
-
-    @app.errorhandler(Exception)
-    def server_error(exc: Exception) -> Response:
-        log.exception("unhandled error")
-        return _error(500, "internal server error")
+    install_json_errors(app, CHALLENGE)
