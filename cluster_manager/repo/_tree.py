@@ -61,13 +61,17 @@ class _Dir:
             self._oid = pygit2.Oid(raw=raw.digest())
         return self._oid, self._oid == EMPTY_TREE
 
-    def collect(self, sink: dict[bytes, RawObject]) -> pygit2.Oid:
-        """Add this directory and every edited one below it to ``sink``; return its id."""
+    def collect(self, sink: dict[bytes, RawObject], leaves: set[bytes]) -> pygit2.Oid:
+        """Add this directory and every edited one below it to ``sink``, and the ids of the
+        files they hold to ``leaves``; return its id."""
         oid, _ = self.digest()
         if not self._stored:
             for entry in self.entries.values():
-                if isinstance(entry, _Dir) and not entry.digest()[1]:
-                    entry.collect(sink)
+                if isinstance(entry, _Dir):
+                    if not entry.digest()[1]:
+                        entry.collect(sink, leaves)
+                else:
+                    leaves.add(entry[1].raw)
             sink[oid.raw] = (TREE_TYPE, self._body or b"")
             self._stored, self._body = True, None
         return oid
@@ -89,9 +93,16 @@ class MutableTree:
         return self._root.digest()[0]
 
     def finish(self) -> tuple[pygit2.Oid, dict[bytes, RawObject]]:
-        """The root tree id and the objects (blobs, trees) it needs that are not stored yet."""
-        objects = dict(self._blobs)
-        return self._root.collect(objects), objects
+        """The root tree id and the objects (blobs, trees) it needs that are not stored yet.
+
+        A file edited twice in one batch staged two blobs; only the one the tree ends up
+        holding is returned.
+        """
+        objects: dict[bytes, RawObject] = {}
+        leaves: set[bytes] = set()
+        root = self._root.collect(objects, leaves)
+        objects.update((raw, blob) for raw, blob in self._blobs.items() if raw in leaves)
+        return root, objects
 
     def put(self, path: str, data: bytes) -> bool:
         """Write a file (an executable bit already set on it is kept); False if already so."""

@@ -9,6 +9,7 @@ import pygit2
 import pytest
 
 from cluster_manager.repo import ChangeSet, RepoWriter, ensure_bare_repo, read_file
+from cluster_manager.repo._build import build_commit
 from cluster_manager.repo._maintenance import geometric_rollup, merge_small_packs
 from cluster_manager.repo._pack import git_hash, pack_ids, write_pack
 from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git
@@ -87,3 +88,18 @@ def test_merge_leaves_too_few_or_foreign_packs_alone(tmp_path: Path) -> None:
 ])
 def test_geometric_rollup(sizes: list[int], merged: int) -> None:
     assert geometric_rollup(sizes) == merged
+
+
+def test_a_file_edited_twice_in_one_batch_stores_only_its_final_content(tmp_path: Path) -> None:
+    repo = tmp_path / "r.git"
+    ensure_bare_repo(repo)
+    r = pygit2.Repository(str(repo))
+    built = build_commit(r, None, [(ChangeSet(writes={"a/s.yaml": "v1", "b": "x"}), "one"),
+                                   (ChangeSet(edits={"a/s.yaml": lambda old: old + b"+v2"}),
+                                    "two")], ("t", "t@e"))
+    assert built.commit is not None
+    (pack,) = _packs(repo)
+    stored = set(pack_ids(pack))
+    assert git_hash(3, b"v1+v2") in stored and git_hash(3, b"x") in stored
+    assert git_hash(3, b"v1") not in stored  # the intermediate version is not kept
+    assert len(stored) == 5  # two blobs, two trees, the commit
