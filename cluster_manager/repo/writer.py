@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import RepositoryOpenFlag
 
+from cluster_manager.repo import blocking
 from cluster_manager.repo._batch import GroupCommitter
 from cluster_manager.repo._build import Pending, build_commit, check_identity
 from cluster_manager.repo._maintenance import merge_small_packs
@@ -48,10 +49,10 @@ def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
         pass
     scratch = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        _init_bare(scratch, branch)
+        blocking.run(_init_bare, scratch, branch)
     except FileNotFoundError:  # the first repository under this directory
         path.parent.mkdir(parents=True, exist_ok=True)
-        _init_bare(scratch, branch)
+        blocking.run(_init_bare, scratch, branch)
     try:
         os.rename(scratch, path)  # replaces a missing path or an empty directory
     except OSError:

@@ -1,0 +1,33 @@
+"""Where the repo code runs its blocking file-system work (``mkdir``, ``fsync``).
+
+By default in the caller's thread. A service on gevent installs a runner that hands the
+call to a native thread (:func:`use_runner`), so one repository's disk writes overlap with
+every other greenlet's work instead of stalling them; the calls given to it are plain ``os``
+work that holds no locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Runner = Callable[[Callable[..., Any], tuple[Any, ...]], Any]
+
+
+def _direct(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    return fn(*args)
+
+
+_runner: Runner = _direct
+
+
+def use_runner(runner: Runner | None) -> None:
+    """Run blocking file-system calls through ``runner(fn, args)`` (None: directly)."""
+    global _runner
+    _runner = runner or _direct
+
+
+def run(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` through the installed runner."""
+    return _runner(fn, args)
