@@ -15,7 +15,8 @@ Measures, in the same run and against the same services:
   principals with names, group memberships and grants, the Git repository configuration
   entry) with plain ``requests`` and Basic auth, and the repo by ``git clone --depth 1`` →
   write the files our renderer produces → ``git commit`` → ``git push`` over smart HTTP to
-  the same Git server. ``acs_pattern_seconds`` projects the measured per-cluster mean to N.
+  the same Git server. ``acs_pattern_seconds`` projects the measured per-cluster mean to N;
+  half of the M run before ours and half after, so a drift in machine speed affects both.
 
 Usage: ``python bench/commission.py [--clusters 1000] [--acs-clusters 20]
 [--latency-samples 20]``; quick smoke run: ``--clusters 50 --acs-clusters 5
@@ -256,18 +257,18 @@ class AcsPattern:
         self.git_ms += (t2 - t1) * 1000
 
 
-def _acs(stack: Stack, count: int, work: Path) -> tuple[float, float, float, list[str]]:
-    """(mean ms per cluster, Config Store ms per cluster, git ms per cluster, repos)."""
+def _acs(stack: Stack, count: int, work: Path, first: int = 0) -> dict[str, Any]:
+    """``count`` clusters the ACS way: total, Config Store and git milliseconds, repos."""
     acs = AcsPattern(stack, work)
     try:
         repos = acs.prepare(count)
         start = time.perf_counter()
-        for i, repo in enumerate(repos):
+        for i, repo in enumerate(repos, start=first):
             acs.commission(repo, f"acs-{i:05d}")
         elapsed = (time.perf_counter() - start) * 1000
     finally:
         acs.close()
-    return elapsed / count, acs.store_ms / count, acs.git_ms / count, repos
+    return {"ms": elapsed, "store_ms": acs.store_ms, "git_ms": acs.git_ms, "repos": repos}
 
 
 def main() -> None:
@@ -287,10 +288,16 @@ def main() -> None:
         root = Path(tmp)
         stack = start_stack(root / "stack")
         try:
+            # half the ACS-pattern clusters before ours and half after, so a drift in the
+            # machine's speed during the run weighs on both sides alike
+            before = _acs(stack, (args.acs_clusters + 1) // 2, root / "acs-before")
             bulk = _bulk(stack, args.clusters)
             single = _single(stack, args.latency_samples)
-            acs_ms, acs_store_ms, acs_git_ms, acs_repos = _acs(stack, args.acs_clusters,
-                                                               root / "acs-work")
+            after = _acs(stack, args.acs_clusters // 2, root / "acs-after",
+                         first=len(before["repos"]))
+            acs_ms, acs_store_ms, acs_git_ms = (
+                (before[k] + after[k]) / args.acs_clusters for k in ("ms", "store_ms", "git_ms"))
+            acs_repos = before["repos"]
             ours_files = sorted(files_at(stack.repos / f"{bulk['clusters'][0]}.git"))
             acs_files = sorted(files_at(stack.repos / f"{acs_repos[0]}.git"))
         finally:
