@@ -43,7 +43,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _in_native_thread(fn, args):  # type: ignore[no-untyped-def]
-    """Blocking file-system work off the gevent hub, in its pool of native threads."""
+    """Repository creation off the gevent hub, in its pool of native threads."""
     return gevent.get_hub().threadpool.apply(fn, args)
 
 

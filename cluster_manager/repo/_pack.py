@@ -17,8 +17,6 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from cluster_manager.repo import blocking
-
 RawObject = tuple[int, bytes]  # (git object type: 1 commit, 2 tree, 3 blob, 4 tag; content)
 
 
@@ -39,14 +37,9 @@ def write_pack(pack_dir: Path, objects: Mapping[bytes, RawObject]) -> str:
     checksum = hashlib.sha1(body, usedforsecurity=False).digest()
     body += checksum
     name = f"pack-{checksum.hex()}"
-    blocking.run(_write_files, (pack_dir / f"{name}.pack", bytes(body)),
-                 (pack_dir / f"{name}.idx", _index(entries, checksum)))
+    _write_file(pack_dir / f"{name}.pack", bytes(body))
+    _write_file(pack_dir / f"{name}.idx", _index(entries, checksum))
     return name
-
-
-def _write_files(*files: tuple[Path, bytes]) -> None:
-    for path, data in files:
-        _write_file(path, data)
 
 
 def pack_ids(idx_path: Path) -> list[bytes]:

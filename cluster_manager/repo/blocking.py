@@ -1,9 +1,10 @@
-"""Where the repo code runs its blocking file-system work (``mkdir``, ``fsync``).
+"""Where the repo code runs creating a repository (a handful of ``mkdir`` calls).
 
 By default in the caller's thread. A service on gevent installs a runner that hands the
-call to a native thread (:func:`use_runner`), so one repository's disk writes overlap with
-every other greenlet's work instead of stalling them; the calls given to it are plain ``os``
-work that holds no locks.
+call to a native thread (:func:`use_runner`), so creating one cluster's repository overlaps
+with every other greenlet's work instead of stalling it; the call holds no locks. Pack
+writes stay in the caller: handing them over cost more than it saved (measured with
+``bench/seal.py`` and ``bench/commission.py``).
 """
 
 from __future__ import annotations
