@@ -4,8 +4,9 @@ Measures, in the same run:
 - ours: the whole stack (Config Store, Git server, Cluster Manager); one commissioned cluster
   whose Edge cluster status carries a 4096-bit controller certificate (the controller's
   default). ``--clients`` threads (default 16), each with its own keep-alive session, PUT
-  ``--secrets`` values to ``/v1/cluster/<c>/secret/<ns>/<name>/<key>`` (``--secret-names``
-  names, default 64, so several clients write keys of one secret at once) →
+  ``--secrets`` values to ``/v1/cluster/<c>/secret/<ns>/<name>/<key>``, spread over
+  ``--secret-names`` secrets (default: 4 keys per secret; each PUT rewrites its secret's
+  whole file, so ``--secret-names 64`` makes a stress case of ~47 keys per secret) →
   ``secrets_per_s``, ``p50_ms``, ``p99_ms``; every key is checked in the repo afterwards.
 - floor: :func:`cluster_manager.sealing.encrypt_value` alone, in this process, one thread →
   ``floor_per_s`` (what sealing costs without HTTP, auth or Git).
@@ -17,7 +18,7 @@ Measures, in the same run:
   ``acs_per_s`` and ``ratio_vs_acs``.
 
 Usage: ``python bench/seal.py [--secrets 3000] [--clients 16] [--acs-secrets 48]
-[--secret-names 64]``.
+[--secret-names N]``.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from tests.cluster_manager.stack import Stack, create_cluster, start_stack, stat
 from tests.servers import ThreadSessions
 
 NAMESPACE = "bench"
-SECRET_NAMES = 64
-"""Default number of secret names the keys are spread over (3000 keys: ~47 per secret)."""
+KEYS_PER_SECRET = 4
+"""Default keys per secret (``--secrets / --secret-names``): a credential has a few keys."""
+ACS_NAMES = 64  # scope labels the ACS-pattern seals cycle through
 TARGETS = {"secrets_per_s": 500, "ratio_vs_acs": 30}
 
 
@@ -109,7 +111,7 @@ def _git(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProc
 
 def _acs_seal(pem: Path, work: Path, i: int) -> str:
     """What kubeseal does per call, in a subprocess: wrap a fresh session key with RSA-OAEP."""
-    label = f"{NAMESPACE}/acs-{i % SECRET_NAMES:02d}".encode()
+    label = f"{NAMESPACE}/acs-{i % ACS_NAMES:02d}".encode()
     run = subprocess.run(
         ["openssl", "pkeyutl", "-encrypt", "-pubin", "-inkey", str(pem),
          "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256",
@@ -123,7 +125,7 @@ def _acs_one(url: str, pem: Path, work: Path, i: int) -> None:
     clone = work / f"acs-{i}"
     if _git("clone", "-q", "--depth", "1", "--branch", "main", url, clone).returncode:
         raise RuntimeError(f"clone of {url} failed")
-    path = clone / "edo" / "secrets" / NAMESPACE / f"acs-{i % SECRET_NAMES:02d}-{i}.yaml"
+    path = clone / "edo" / "secrets" / NAMESPACE / f"acs-{i % ACS_NAMES:02d}-{i}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\n"
                     f"spec:\n  encryptedData:\n    k: {ciphertext}\n")
@@ -156,10 +158,13 @@ def main() -> None:
     parser.add_argument("--secrets", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--acs-secrets", type=int, default=48)
-    parser.add_argument("--secret-names", type=int, default=SECRET_NAMES,
-                        help="secrets the keys are spread over (each PUT rewrites its "
-                             "secret's file, so fewer names means bigger files)")
+    parser.add_argument("--secret-names", type=int, default=None,
+                        help="secrets the keys are spread over (default: --secrets / 4); "
+                             "each PUT rewrites its secret's file, so fewer names means "
+                             "bigger files")
     args = parser.parse_args()
+    if args.secret_names is None:
+        args.secret_names = max(1, args.secrets // KEYS_PER_SECRET)
     if args.secret_names < 1:
         parser.error("--secret-names must be ≥ 1")
     key = rsa.generate_private_key(public_exponent=65537, key_size=4096)
