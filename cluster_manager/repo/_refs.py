@@ -78,7 +78,6 @@ def _acquire(lock: Path, stale_after: float, timeout: float) -> int:
             pass
         except FileNotFoundError:  # the ref's directory does not exist yet
             lock.parent.mkdir(parents=True, exist_ok=True)
-            continue
         if break_if_stale(lock, stale_after):
             continue
         if time.monotonic() > deadline:
