@@ -22,9 +22,9 @@ The Config Store's CPU seconds are measured from /proc (its process group) durin
 
 Compared in the same run, ``--samples`` writes each, one at a time, after the fleet:
 - naive: a fresh connection and HTTP Basic login per write (a simple script's agent). Each
-  costs the Config Store a password hash check (argon2), which also stalls every other
-  request meanwhile, so it is not mixed into the fleet's load: its server CPU per write
-  says what a fleet of such agents would cost;
+  costs the Config Store a password hash check (argon2, ~100 ms of a core, in a native
+  thread), so it is not mixed into the fleet's load: its server CPU per write says what a
+  fleet of such agents would cost;
 - floor: the same merge patch through the Config Store's domain layer, no HTTP, no auth.
 
 Usage: ``python bench/fleet.py --edges 10000`` (default duration: every edge reports at

@@ -11,10 +11,8 @@ import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import gevent  # noqa: E402
-
 from config_store.client import Access, ConfigStoreClient, client_from_env  # noqa: E402
-from serving import serve  # noqa: E402
+from serving import offload, serve  # noqa: E402
 
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
@@ -22,7 +20,6 @@ from .bootstrap_script import ScriptBuilder  # noqa: E402
 from .commission import Commissioner  # noqa: E402
 from .metrics import Metrics  # noqa: E402
 from .reconciler import Reconciler  # noqa: E402
-from .repo import blocking  # noqa: E402
 from .repos import Repos  # noqa: E402
 from .secrets import SecretService  # noqa: E402
 from .settings import Settings  # noqa: E402
@@ -42,14 +39,9 @@ def _settings(args: argparse.Namespace) -> Settings:
         flux_install_file=args.flux_install_file, body_limit=args.body_limit)
 
 
-def _in_native_thread(fn, args):  # type: ignore[no-untyped-def]
-    """Repository creation off the gevent hub, in its pool of native threads."""
-    return gevent.get_hub().threadpool.apply(fn, args)
-
-
 def _serve(args: argparse.Namespace) -> None:
     settings = _settings(args)
-    blocking.use_runner(_in_native_thread)
+    offload.use_gevent_threadpool()  # repository creation off the hub
     if settings.flux_install_file is not None and not settings.flux_install_file.is_file():
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
     admin = client_from_env(settings.config_store_url)

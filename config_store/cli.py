@@ -7,7 +7,7 @@ import logging
 import os
 from pathlib import Path
 
-from serving import serve
+from serving import offload, serve
 
 from ._domain.store import open_store
 from ._http.app import Settings, create_app
@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
                        os.environ.get("FPLUS_ADMIN_PASSWORD"))
     app = create_app(store, Settings(body_limit=args.body_limit))
     _print_welcome(f"http://{args.host}:{args.port}", store.data_dir)
+    offload.use_gevent_threadpool()  # argon2 hashing off the hub
     serve(app, args.host, args.port, args.connections)
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import RepositoryOpenFlag
 
-from cluster_manager.repo import blocking
 from cluster_manager.repo._batch import GroupCommitter
 from cluster_manager.repo._build import Pending, build_commit, check_identity
 from cluster_manager.repo._maintenance import merge_small_packs
 from cluster_manager.repo._refs import compare_and_swap, read_ref
 from cluster_manager.repo._registry import ProcessRegistry
 from cluster_manager.repo.changes import ChangeSet, WriteResult
+from serving import offload
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,10 @@ def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
         pass
     scratch = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        blocking.run(_init_bare, scratch, branch)
+        offload.run(_init_bare, scratch, branch)
     except FileNotFoundError:  # the first repository under this directory
         path.parent.mkdir(parents=True, exist_ok=True)
-        blocking.run(_init_bare, scratch, branch)
+        offload.run(_init_bare, scratch, branch)
     try:
         os.rename(scratch, path)  # replaces a missing path or an empty directory
     except OSError:
