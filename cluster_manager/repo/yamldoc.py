@@ -47,20 +47,29 @@ _RECENT = _RecentDocuments(256)
 
 def render_document(doc: Any) -> str:
     """One document as block YAML, keys in insertion order, without any document marker."""
+    text = yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
+                     allow_unicode=True)
+    # safe_dump ends a bare top-level scalar with an explicit end marker; we place our own
+    return text.removesuffix(_END)
+
+
+def _render_recent(doc: Any) -> str:
+    """:func:`render_document`, remembered for the documents rendered most recently."""
     key = repr(doc)
     text = _RECENT.get(key)
     if text is None:
-        text = yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, default_flow_style=False,
-                         allow_unicode=True)
-        # safe_dump ends a bare top-level scalar with an explicit end marker; we place ours
-        text = text.removesuffix(_END)
+        text = render_document(doc)
         _RECENT.put(key, text)
     return text
 
 
 def render_documents(docs: list[Any]) -> str:
-    """Documents joined in the ACS file format (empty list → empty string)."""
-    return _END.join("---\n" + render_document(doc) for doc in docs)
+    """Documents joined in the ACS file format (empty list → empty string).
+
+    Meant for the generated manifests, which repeat from cluster to cluster: each distinct
+    document is dumped once.
+    """
+    return _END.join("---\n" + _render_recent(doc) for doc in docs)
 
 
 def load_documents(text: str | bytes) -> list[Any]:

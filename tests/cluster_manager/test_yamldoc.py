@@ -55,3 +55,14 @@ def test_edge_cases() -> None:
     assert render_documents([]) == ""
     assert render_documents(["x"]) == "---\nx\n"
     assert load_documents("") == []
+
+
+def test_remembered_documents_keep_their_types() -> None:
+    """Documents that compare equal but differ in type never share a remembered rendering."""
+    docs = [{"a": 1}, {"a": "1"}, {"a": True}, {"a": 1.0}, {"a": [1]}, {"a": "1"}, {"a": 1}]
+    first = [render_documents([d]) for d in docs]
+    again = [render_documents([d]) for d in docs]
+    assert first == again
+    assert [load_documents(text)[0] for text in first] == docs
+    assert all(type(load_documents(text)[0]["a"]) is type(doc["a"])
+               for text, doc in zip(first, docs, strict=True))
