@@ -9,6 +9,7 @@ import hashlib
 import pygit2
 
 from cluster_manager.repo._pack import RawObject
+from cluster_manager.repo._recent import Recent
 
 TREE_MODE = b"40000"
 FILE_MODE = b"100644"
@@ -33,7 +34,11 @@ class _Dir:
     def entries(self) -> dict[bytes, Leaf | _Dir]:
         if self._entries is None:
             assert self._oid is not None
-            self._entries = _parse(self._repo.odb.read(self._oid)[1])
+            parsed = _PARSED.get(self._oid.raw)
+            if parsed is None:
+                parsed = _parse(self._repo.odb.read(self._oid)[1])
+                _PARSED.put(self._oid.raw, parsed)
+            self._entries = dict(parsed)  # ours to edit; the remembered one never changes
         return self._entries
 
     def child(self, name: bytes, create: bool) -> _Dir | None:
@@ -66,18 +71,23 @@ class _Dir:
         files they hold to ``leaves``; return its id."""
         oid, _ = self.digest()
         if not self._stored:
-            for entry in self.entries.values():
+            written: dict[bytes, Leaf] = {}  # the tree as _parse would read it back
+            for name, entry in self.entries.items():
                 if isinstance(entry, _Dir):
                     if not entry.digest()[1]:
-                        entry.collect(sink, leaves)
+                        written[name] = (TREE_MODE, entry.collect(sink, leaves))
                 else:
                     leaves.add(entry[1].raw)
+                    written[name] = entry
             sink[oid.raw] = (TREE_TYPE, self._body or b"")
+            _PARSED.put(oid.raw, written)  # the next commit edits this tree: no re-parse
             self._stored, self._body = True, None
         return oid
 
 
 TREE_TYPE, BLOB_TYPE = 2, 3
+_PARSED: Recent[bytes, dict[bytes, Leaf | _Dir]] = Recent(64)
+"""Entries of recently read or written trees by id (a tree's id fixes its content)."""
 EMPTY_TREE = pygit2.Oid(hex="4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 

@@ -5,44 +5,20 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import yaml
+
+from cluster_manager.repo._recent import Recent
 
 _END = "...\n"
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the wheel has it
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _RecentDocuments:
-    """The YAML of recently rendered documents, keyed by ``repr`` (type-exact for JSON data).
-
-    Most manifests of an edge bundle are the same for every cluster; representing them
-    is most of the cost of rendering a repo, so each distinct document is dumped once.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._texts: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            text = self._texts.get(key)
-            if text is not None:
-                self._texts.move_to_end(key)
-            return text
-
-    def put(self, key: str, text: str) -> None:
-        with self._lock:
-            self._texts[key] = text
-            if len(self._texts) > self.size:
-                self._texts.popitem(last=False)
-
-
-_RECENT = _RecentDocuments(256)
+_RECENT: Recent[str, str] = Recent(256)
+"""YAML of recently rendered documents by ``repr`` (type-exact for JSON data): most
+manifests of an edge bundle are the same for every cluster."""
 
 
 def render_document(doc: Any) -> str:

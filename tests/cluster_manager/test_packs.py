@@ -8,7 +8,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from cluster_manager.repo import ChangeSet, RepoWriter, ensure_bare_repo, read_file
+from cluster_manager.repo import ChangeSet, RepoWriter, _tree, ensure_bare_repo, read_file
 from cluster_manager.repo._build import build_commit
 from cluster_manager.repo._maintenance import geometric_rollup, merge_small_packs
 from cluster_manager.repo._pack import git_hash, pack_ids, write_pack
@@ -103,3 +103,20 @@ def test_a_file_edited_twice_in_one_batch_stores_only_its_final_content(tmp_path
     assert git_hash(3, b"v1+v2") in stored and git_hash(3, b"x") in stored
     assert git_hash(3, b"v1") not in stored  # the intermediate version is not kept
     assert len(stored) == 5  # two blobs, two trees, the commit
+
+
+def test_remembered_trees_match_what_was_written(tmp_path: Path) -> None:
+    """Trees kept in memory for the next commit are exactly what git reads back."""
+    repo = tmp_path / "r.git"
+    w = RepoWriter(repo)
+    w.apply(ChangeSet(writes={"a/b/c": "1", "a/d": "2", "e": "3", "x/y": "4"}), "one")
+    w.apply(ChangeSet(writes={"a/b/f": "5"}, deletes={"x/y"}), "two")  # x/ becomes empty
+    r = pygit2.Repository(str(repo))
+    trees = [line.split()[0] for line in
+             bare(repo, "rev-list", "--objects", "--all").splitlines()
+             if bare(repo, "cat-file", "-t", line.split()[0]).strip() == "tree"]
+    assert len(trees) >= 6
+    for tree in trees:
+        remembered = _tree._PARSED.get(bytes.fromhex(tree))
+        assert remembered is not None
+        assert remembered == _tree._parse(r.odb.read(pygit2.Oid(hex=tree))[1])
