@@ -12,11 +12,15 @@ Example::
     cs.put_config(app, obj, {"name": "x"})
     with NotifyClient(cs) as notify:
         notify.watch(app, obj, print)
+
+To test code that uses the client without a server, pass ``send=``: any :data:`Send`
+callable, such as a :class:`MockTransport` (see :mod:`config_store.client.mock`).
 """
 
 from __future__ import annotations
 
 from ._fold import SearchState
+from ._transport import Response, Send
 from .access import Access, Caller
 from .errors import (
     BadRequest,
@@ -34,6 +38,7 @@ from .errors import (
     UnsupportedMediaType,
 )
 from .http import ConfigStoreClient, client_from_env
+from .mock import MockTransport, Request, reply
 from .notify import NotifyClient
 from .subscription import Subscription
 
@@ -48,14 +53,19 @@ __all__ = [
     "Forbidden",
     "Gone",
     "MethodNotAllowed",
+    "MockTransport",
     "NotFound",
     "NotifyClient",
     "PreconditionFailed",
+    "Request",
+    "Response",
     "SearchState",
+    "Send",
     "ServerError",
     "Subscription",
     "Unauthorized",
     "Unprocessable",
     "UnsupportedMediaType",
     "client_from_env",
+    "reply",
 ]

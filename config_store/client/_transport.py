@@ -9,9 +9,9 @@ import random
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import urllib3
 from urllib3.exceptions import (
@@ -36,12 +36,20 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
 
 
-_CONNECTION_ERRORS = (NewConnectionError, ConnectTimeoutError, ProtocolError)
+# No answer arrived; retried whatever the method. ``ConnectionError`` (refused, reset, ...)
+# lets a custom ``send`` say the same without urllib3.
+_CONNECTION_ERRORS = (NewConnectionError, ConnectTimeoutError, ProtocolError, ConnectionError)
+# The request may have been acted on; retried only for idempotent methods.
+_READ_TIMEOUTS = (ReadTimeoutError, TimeoutError)
 
 
 @dataclass(frozen=True)
 class Response:
-    """What the client needs of an HTTP response."""
+    """What the client needs of an HTTP response.
+
+    ``headers`` should be case-insensitive (urllib3's ``HTTPHeaderDict``); the client reads
+    ``ETag`` with that spelling.
+    """
 
     status_code: int
     content: bytes
@@ -55,6 +63,16 @@ class Response:
     def text(self) -> str:
         """The body as text."""
         return self.content.decode("utf-8", "replace")
+
+
+Send: TypeAlias = Callable[[str, str, bytes | None, dict[str, str], float], Response]
+"""Sends one HTTP request: ``(method, url, body, headers, timeout) -> Response``.
+
+The seam under :class:`ConfigStoreClient` (the default sends through a urllib3 pool).
+It answers every status as a :class:`Response`; it raises ``ConnectionError`` (or a urllib3
+connection error) when no answer arrived, retried like any connection failure, and
+``TimeoutError`` when none arrived in time, retried for idempotent methods only.
+"""
 
 
 def _pool_for(base_url: str) -> urllib3.PoolManager:
@@ -102,6 +120,7 @@ class Transport:
         timeout: float,
         retries: int,
         backoff: float,
+        send: Send | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._username = username
@@ -110,6 +129,8 @@ class Transport:
         self.retries = max(0, retries)
         self.backoff = max(0.0, backoff)
         self.pool = _pool_for(self.base_url)
+        self.send = send
+        """A custom :data:`Send`, or None to send through :attr:`pool`."""
         self.tokens = TokenCache(self._fetch_token)
 
     @property
@@ -201,18 +222,22 @@ class Transport:
         elif basic is not None:
             hdrs.update(urllib3.util.make_headers(basic_auth=f"{basic[0]}:{basic[1]}"))
         context = f"{method} {path}"
+        send = self.send
         attempt = 0
         while True:
             try:
-                raw = self.pool.request(method, url, body=data, headers=hdrs,
-                                        timeout=self.timeout, redirect=False)
-            except (*_CONNECTION_ERRORS, ReadTimeoutError) as exc:
-                retryable = not isinstance(exc, ReadTimeoutError) or method in _IDEMPOTENT
+                if send is None:
+                    raw = self.pool.request(method, url, body=data, headers=hdrs,
+                                            timeout=self.timeout, redirect=False)
+                    resp = Response(raw.status, raw.data, raw.headers)
+                else:
+                    resp = send(method, url, data, hdrs, self.timeout)
+            except (*_CONNECTION_ERRORS, *_READ_TIMEOUTS) as exc:
+                retryable = not isinstance(exc, _READ_TIMEOUTS) or method in _IDEMPOTENT
                 if not retryable or attempt >= self.retries:
                     raise ConnectionFailed(0, None, f"{context}: {type(exc).__name__}") from exc
                 log.warning("%s: %s, retrying", context, type(exc).__name__)
             else:
-                resp = Response(raw.status, raw.data, raw.headers)
                 status = resp.status_code
                 log.debug("%s -> %d", context, status)
                 if 200 <= status < 300:

@@ -9,7 +9,7 @@ from typing import Any
 from ..uuids import App
 from ._auth_api import AuthApi
 from ._paths import search_params, seg
-from ._transport import MERGE_PATCH, Transport, parse_body, strip_etag
+from ._transport import MERGE_PATCH, Send, Transport, parse_body, strip_etag
 from .errors import ConfigStoreError, NotFound, PreconditionFailed
 
 DEFAULT_URL = "http://127.0.0.1:8701"
@@ -31,6 +31,10 @@ class ConfigStoreClient(AuthApi):
     60 s before expiry and refetched once on a 401. Connection errors and 5xx answers
     are retried with jittered exponential back-off; 4xx answers raise the matching
     :class:`~config_store.client.errors.ConfigStoreError` subclass at once.
+
+    ``send`` replaces the HTTP exchange itself (see :data:`~config_store.client.Send`), e.g.
+    a :class:`~config_store.client.MockTransport` to test code without a server; auth,
+    retries and error mapping work the same over it.
     """
 
     def __init__(
@@ -42,9 +46,11 @@ class ConfigStoreClient(AuthApi):
         timeout: float = 10.0,
         retries: int = 5,
         backoff: float = 0.2,
+        send: Send | None = None,
     ) -> None:
         self._t = Transport(
-            base_url, username, password, timeout=timeout, retries=retries, backoff=backoff
+            base_url, username, password, timeout=timeout, retries=retries, backoff=backoff,
+            send=send,
         )
 
     def __repr__(self) -> str:
