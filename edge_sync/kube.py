@@ -60,11 +60,6 @@ def _json(resp: Any) -> Any:
         resp.release_conn()
 
 
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status of a failed call (None when no answer arrived)."""
-    return exc.status if isinstance(exc, ApiException) else None
-
-
 def describe(exc: BaseException) -> str:
     """A one-line description of a failed call (never the response body)."""
     if isinstance(exc, ApiException):

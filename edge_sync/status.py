@@ -78,11 +78,6 @@ class StatusReporter:
             return {k: v for k, v in self._desired.items()
                     if k not in self._acked or self._acked[k] != v}
 
-    def acknowledged(self, key: str) -> Any:
-        """The value of ``key`` last acknowledged by the Config Store (None if never)."""
-        with self._cond:
-            return copy.deepcopy(self._acked.get(key))
-
     @property
     def failures(self) -> int:
         """Consecutive failed writes (0 after a success)."""

@@ -91,13 +91,6 @@ def delete(core: Core, uuid: str) -> None:
             core.sessions.forget_principal(uuid)
 
 
-def update_registration(core: Core, caller: str, uuid: str, reg: Any) -> Obj:
-    """Apply a written Registration entry to the object (owner, class, deleted)."""
-    obj = require(core, uuid)
-    with core.transaction() as tx:
-        return write_registration(core, tx, caller, obj, reg)
-
-
 def write_registration(core: Core, tx: Tx, caller: str, obj: Obj, reg: Any) -> Obj:
     errors = sorted(e.message for e in _REGISTRATION.iter_errors(reg))
     if errors:

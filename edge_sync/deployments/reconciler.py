@@ -72,8 +72,6 @@ class DeploymentSync:
         self._dirty = threading.Event()
         self._inputs: dict[str, dict[str, Any] | None] = dict.fromkeys(INPUTS)
         self._subs: dict[str, Subscription] = {}
-        self.passes = 0
-        """Completed reconcile passes (successful or not); for tests and metrics."""
 
     # -- inputs -----------------------------------------------------------------------
     def subscribe(self) -> None:
@@ -162,6 +160,5 @@ class DeploymentSync:
         else:
             log.info("deployments: applied %s; deleted %s; kept %s", result.applied or "-",
                      result.deleted or "-", result.kept or "-")
-        self.passes += 1
         self.report(deployments_status(plan, inputs["deployments"], error))
         return error is None
