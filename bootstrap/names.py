@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 
+from kubenames import is_dns1123_label, is_dns1123_subdomain
+
 from .errors import BootstrapError
 
 # A file written into the script's temp dir: one plain path component, never hidden, no ".."
 # anywhere (as the entry's JSON schema), safe inside single quotes.
 _FILE_NAME = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
-_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL = re.compile(_LABEL)
-_DNS1123_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
 
 
 def check_file_name(name: object) -> str:
@@ -24,14 +23,13 @@ def check_file_name(name: object) -> str:
 
 def check_dns1123_label(value: object, what: str) -> str:
     """``value`` if it is a DNS-1123 label (namespaces), else raise."""
-    if not isinstance(value, str) or len(value) > 63 or not _DNS1123_LABEL.fullmatch(value):
+    if not is_dns1123_label(value):
         raise BootstrapError(f"{what} {value!r} is not a DNS-1123 label")
     return value
 
 
 def check_dns1123_subdomain(value: object, what: str) -> str:
     """``value`` if it is a DNS-1123 subdomain (most object names), else raise."""
-    if not isinstance(value, str) or len(value) > 253 \
-            or not _DNS1123_SUBDOMAIN.fullmatch(value):
+    if not is_dns1123_subdomain(value):
         raise BootstrapError(f"{what} {value!r} is not a DNS-1123 subdomain")
     return value

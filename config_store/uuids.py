@@ -14,6 +14,18 @@ is ``747a62c9-…``.
 
 from __future__ import annotations
 
+import re
+
+UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+"""The UUID form every service accepts in paths and entries (lower-case, as ACS)."""
+_UUID = re.compile(UUID_PATTERN)
+
+
+def is_uuid(value: object) -> bool:
+    """True for a lower-case UUID string: the one UUID check for every package."""
+    return isinstance(value, str) and _UUID.fullmatch(value) is not None
+
+
 NULL = "00000000-0000-0000-0000-000000000000"
 """The Null UUID; as a grant target it is the wildcard."""
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import re
-import uuid as uuidlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from config_store.uuids import is_uuid
+from kubenames import is_dns1123_label
+
 from .retry import Backoff
 
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -85,13 +85,6 @@ def _check(value: str | None, name: str, valid: Callable[[str], bool], rule: str
     return value
 
 
-def _is_uuid(value: str) -> bool:
-    try:
-        return str(uuidlib.UUID(value)) == value
-    except ValueError:
-        return False
-
-
 def default_namespace(env: Mapping[str, str],
                       sa_file: Path = SERVICE_ACCOUNT_NAMESPACE) -> str | None:
     """``POD_NAMESPACE`` (downward API), else the mounted service account's namespace."""
@@ -115,9 +108,9 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
     ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``. Raises :class:`SettingsError`.
     """
     problems: list[str] = []
-    uuid = _check(env.get("CLUSTER_UUID"), "CLUSTER_UUID", _is_uuid,
+    uuid = _check(env.get("CLUSTER_UUID"), "CLUSTER_UUID", is_uuid,
                   "a lower-case UUID", problems)
-    name = _check(env.get("CLUSTER_NAME"), "CLUSTER_NAME", _DNS1123_LABEL.fullmatch,
+    name = _check(env.get("CLUSTER_NAME"), "CLUSTER_NAME", is_dns1123_label,
                   "a DNS-1123 label", problems)
     url = _check(env.get("CONFIG_STORE_URL"), "CONFIG_STORE_URL",
                  lambda u: u.startswith(("http://", "https://")), "an http(s) URL", problems)

@@ -19,24 +19,16 @@ Rules (Kubernetes' own, apimachinery ``validation.go``, except where noted):
 
 from __future__ import annotations
 
-import re
-
 from cluster_manager.sealing.errors import InvalidName
+from kubenames import KEY_MAX, is_dns1123_label, is_dns1123_subdomain, is_secret_key
+from kubenames import LABEL_MAX as NAMESPACE_MAX
 
-_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
-DNS1123_LABEL = re.compile(_LABEL)
-DNS1123_SUBDOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
-SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
-
-NAMESPACE_MAX = 63
 NAME_MAX = 250  # Kubernetes: 253; 250 keeps "<name>.yaml" within a 255-byte file name
-KEY_MAX = 253
 
 
 def validate_namespace(namespace: object) -> str:
     """``namespace`` if it is a DNS-1123 label, else :class:`InvalidName`."""
-    if (not isinstance(namespace, str) or len(namespace) > NAMESPACE_MAX
-            or not DNS1123_LABEL.fullmatch(namespace)):
+    if not is_dns1123_label(namespace):
         raise InvalidName(f"namespace must be a DNS-1123 label (lower-case letters, digits and "
                           f"'-', starting and ending with a letter or digit, at most "
                           f"{NAMESPACE_MAX} characters), not {_show(namespace)}")
@@ -46,7 +38,7 @@ def validate_namespace(namespace: object) -> str:
 def validate_name(name: object) -> str:
     """``name`` if it is a DNS-1123 subdomain of at most 250 characters, else
     :class:`InvalidName`."""
-    if not isinstance(name, str) or len(name) > NAME_MAX or not DNS1123_SUBDOMAIN.fullmatch(name):
+    if not is_dns1123_subdomain(name, NAME_MAX):
         raise InvalidName(f"secret name must be a DNS-1123 subdomain (lower-case letters, digits, "
                           f"'-' and '.', each dot-separated part starting and ending with a letter "
                           f"or digit, at most {NAME_MAX} characters), not {_show(name)}")
@@ -55,11 +47,12 @@ def validate_name(name: object) -> str:
 
 def validate_key(key: object) -> str:
     """``key`` if it is a valid Secret data key, else :class:`InvalidName`."""
-    if not isinstance(key, str) or len(key) > KEY_MAX or not SECRET_KEY.fullmatch(key):
+    if not is_secret_key(key):
+        if isinstance(key, str) and (key in (".", "..") or key.startswith("..")):
+            raise InvalidName(f"secret key must not be '.' or '..' or start with '..', "
+                              f"not {key!r}")
         raise InvalidName(f"secret key must consist of letters, digits, '-', '_' and '.' (at most "
                           f"{KEY_MAX} characters), not {_show(key)}")
-    if key in (".", "..") or key.startswith(".."):
-        raise InvalidName(f"secret key must not be '.' or '..' or start with '..', not {key!r}")
     return key
 
 

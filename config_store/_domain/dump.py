@@ -10,11 +10,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .. import uuids
+from ..uuids import UUID_PATTERN as _UUID
 from . import configs
 from .core import Core, Tx
 from .errors import Conflict, Unprocessable
 from .graph import Obj
-from .ids import UUID_PATTERN as _UUID
 from .jsonvalue import parse
 from .schemas import SchemaCache, errors_of
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from .. import uuids
 from .._storage import GrantRow
+from ..uuids import is_uuid
 from . import objects
 from .core import Core, new_uuid
 from .credentials import generate_secret, hash_password, verify_password
 from .errors import Conflict, NotFound, Unprocessable
-from .ids import is_uuid
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,252}$")
 

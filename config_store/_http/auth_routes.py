@@ -9,8 +9,8 @@ from flask import Blueprint, Response, jsonify
 from .. import uuids
 from .._domain import configs, objects, principals
 from .._domain.errors import NotFound, Unprocessable
-from .._domain.ids import is_uuid
 from .._storage import GrantRow
+from ..uuids import is_uuid
 from .auth import allowed, caller, require, store
 from .params import json_body
 

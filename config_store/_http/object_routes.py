@@ -7,7 +7,7 @@ from flask import Blueprint, Response, jsonify
 from .. import uuids
 from .._domain import objects
 from .._domain.errors import NotFound, Unprocessable
-from .._domain.ids import is_uuid
+from ..uuids import is_uuid
 from .auth import caller, require, store
 from .params import json_body
 

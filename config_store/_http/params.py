@@ -10,7 +10,7 @@ from werkzeug.exceptions import Gone
 from werkzeug.routing import BaseConverter
 
 from .._domain.errors import BadRequest, UnsupportedMediaType
-from .._domain.ids import is_uuid
+from ..uuids import is_uuid
 
 
 class UUIDConverter(BaseConverter):

@@ -21,12 +21,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from config_store.uuids import K8sResource
+from config_store.uuids import K8sResource, is_uuid
+from kubenames import is_dns1123_subdomain
 from templating import render
 
 UUID_LABEL = "factoryplus.app.amrc.co.uk/uuid"
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 
 
@@ -141,7 +140,7 @@ def chart_uuids(spec: Mapping[str, Any]) -> list[str]:
         charts = spec["charts"] if isinstance(spec["charts"], list) else [spec["charts"]]
     else:
         raise RenderError("the entry names no chart")
-    if not charts or not all(isinstance(c, str) and _UUID.fullmatch(c) for c in charts):
+    if not charts or not all(is_uuid(c) for c in charts):
         raise RenderError(f"chart must be a Helm chart template UUID, not {charts!r}")
     return charts
 
@@ -167,7 +166,7 @@ def _manifest(template: Any, context: dict[str, Any], what: str,
         raise RenderError(f"the {what} template does not render to an object")
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, dict) else None
-    if not isinstance(name, str) or len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
+    if not is_dns1123_subdomain(name):
         raise RenderError(f"{what} name {name!r} is not a valid Kubernetes name")
     rtype = ResourceType(str(obj.get("apiVersion")), str(obj.get("kind")))
     if rtype not in types:
@@ -192,7 +191,7 @@ def render_deployment(uuid: str, spec: Any, charts: Mapping[str, Any], templates
         if not isinstance(chart.get("chart"), str) or not chart["chart"]:
             raise RenderError(f"Helm chart template {chart_uuid} has no chart name")
         source = chart.get("source")
-        if source is not None and not (isinstance(source, str) and _UUID.fullmatch(source)):
+        if source is not None and not is_uuid(source):
             raise RenderError(f"Helm chart template {chart_uuid}: source must be a UUID")
         values = merge(merge(cluster.base_values(), chart.get("values", {})),
                        spec.get("values", {}))
