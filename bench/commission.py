@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import manifests
 from bench._common import ok, pct, stack_cpu
-from cluster_manager.render import context, repo_content
+from cluster_manager.reconcile.rendering import context, repo_content
 from cluster_manager.settings import Settings
 from config_store import uuids
 from config_store.client import ConfigStoreClient, NotifyClient

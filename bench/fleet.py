@@ -52,7 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_seconds, pct
-from cluster_manager.setup import seed
+from cluster_manager.reconcile.seeding import seed
 from config_store import uuids
 from config_store.client import ConfigStoreClient
 from edge_sync import __version__

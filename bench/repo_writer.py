@@ -33,7 +33,7 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cluster_manager.repo import ChangeSet, RepoWriter
+from cluster_manager.gitrepo import ChangeSet, RepoWriter
 from config_store import uuids
 from tests.cluster_manager.gitcli import GIT_ENV
 from tests.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import ok, pct, stack_cpu
 from cluster_manager import sealing
-from cluster_manager.repo import load_documents
+from cluster_manager.yamldocs import load_documents
 from config_store import uuids
 from tests.cluster_manager.certs import make_cert
 from tests.cluster_manager.gitcli import GIT_ENV, bare

@@ -16,15 +16,16 @@ from serving import offload, serve  # noqa: E402
 
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
-from .bootstrap_script import ScriptBuilder  # noqa: E402
-from .commission import Commissioner  # noqa: E402
+from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
+from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
+from .api.secrets import SecretService  # noqa: E402
+from .cluster_repos import ClusterRepos  # noqa: E402
 from .metrics import Metrics  # noqa: E402
-from .reconciler import Reconciler  # noqa: E402
-from .repos import Repos  # noqa: E402
-from .secrets import SecretService  # noqa: E402
+from .reconcile.commissioning import Env, Groups  # noqa: E402
+from .reconcile.desired import DesiredState  # noqa: E402
+from .reconcile.reconciler import Reconciler  # noqa: E402
+from .reconcile.seeding import own_principal, seed  # noqa: E402
 from .settings import Settings  # noqa: E402
-from .setup import own_principal, seed  # noqa: E402
-from .tokens import BootstrapTokens  # noqa: E402
 from .up import up  # noqa: E402
 
 
@@ -48,14 +49,17 @@ def _serve(args: argparse.Namespace) -> None:
     service = seed(admin)
     name, password = own_principal(admin, service, settings.data_dir)
     cs = ConfigStoreClient(settings.config_store_url, name, password)
-    repos = Repos(settings, name, password)
+    repos = ClusterRepos(settings, name, password)
     metrics = Metrics()
-    reconciler = Reconciler(cs, Commissioner(cs, settings, service, repos), settings.workers,
-                            settings.backoff_initial, settings.backoff_max, metrics)
+    tokens = BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
+                             settings.bootstrap_token_ttl)
+    env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
+              forget_tokens=tokens.forget)
+    reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
+                            settings.backoff_max, metrics)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),
-        tokens=BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
-                               settings.bootstrap_token_ttl),
+        tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
                               with_credentials=not settings.public_bootstrap),

@@ -1,5 +1,6 @@
-"""Where cluster repos are written: straight into the Git server's bare repos when they are
-on this machine, otherwise through the remote adapter over HTTP."""
+"""Where each cluster's repo lives: straight into the Git server's bare repos when they are on
+this machine, otherwise through the remote writer over HTTP. The Git mechanics are
+:mod:`cluster_manager.gitrepo`'s; this only maps a cluster uuid to its repo."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from pathlib import Path
 
 import requests
 
-from .repo import ChangeSet, RemoteRepoWriter, WriteResult, list_files, read_file, writer_for
+from .gitrepo import ChangeSet, RemoteRepoWriter, WriteResult, read_files, writer_for
 from .settings import Settings
 
 
-class Repos:
-    """Writes and archives cluster repos."""
+class ClusterRepos:
+    """Writes, reads and archives cluster repos."""
 
     def __init__(self, settings: Settings, username: str, password: str) -> None:
         self.settings = settings
@@ -34,9 +35,7 @@ class Repos:
         """Every file under ``prefix`` on the cluster's ``main`` branch (path → content)."""
         if self.settings.git_repos is None:
             return self._remote_writer(cluster).fetch_files(prefix)
-        repo = self.settings.git_repos / f"{cluster}.git"
-        return {p: data for p in list_files(repo, prefix)
-                if (data := read_file(repo, p)) is not None}
+        return read_files(self.settings.git_repos / f"{cluster}.git", prefix)
 
     def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
         with self._lock:

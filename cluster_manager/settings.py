@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-FLUX_VERSION = "2.7.5"
 
 
 @dataclass(frozen=True)
@@ -38,7 +36,6 @@ class Settings:
     bootstrap_wait_timeout: str = "300s"
     body_limit: int = 1024 * 1024
     auth_cache_seconds: float = 5.0
-    extra: dict = field(default_factory=dict)
 
     @property
     def edge_store_url(self) -> str:

@@ -5,20 +5,14 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import yaml
 
-from cluster_manager.repo._recent import Recent
-
 _END = "...\n"
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the wheel has it
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-_RECENT: Recent[str, str] = Recent(256)
-"""YAML of recently rendered documents by ``repr`` (type-exact for JSON data): most
-manifests of an edge bundle are the same for every cluster."""
 
 
 def render_document(doc: Any) -> str:
@@ -29,14 +23,26 @@ def render_document(doc: Any) -> str:
     return text.removesuffix(_END)
 
 
-def _render_recent(doc: Any) -> str:
-    """:func:`render_document`, remembered for the documents rendered most recently."""
-    key = repr(doc)
-    text = _RECENT.get(key)
-    if text is None:
-        text = render_document(doc)
-        _RECENT.put(key, text)
-    return text
+class _ByRepr:
+    """A document that hashes and compares by its ``repr`` (type-exact for JSON data)."""
+
+    __slots__ = ("doc", "key")
+
+    def __init__(self, doc: Any) -> None:
+        self.doc, self.key = doc, repr(doc)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByRepr) and self.key == other.key
+
+
+@functools.lru_cache(maxsize=256)
+def _render_remembered(doc: _ByRepr) -> str:
+    """:func:`render_document` of the documents rendered most recently: most manifests of
+    an edge bundle are the same for every cluster."""
+    return render_document(doc.doc)
 
 
 def render_documents(docs: list[Any]) -> str:
@@ -45,7 +51,7 @@ def render_documents(docs: list[Any]) -> str:
     Meant for the generated manifests, which repeat from cluster to cluster: each distinct
     document is dumped once.
     """
-    return _END.join("---\n" + _render_recent(doc) for doc in docs)
+    return _END.join("---\n" + _render_remembered(_ByRepr(doc)) for doc in docs)
 
 
 def load_documents(text: str | bytes) -> list[Any]:

@@ -3,34 +3,32 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import quote
 
 from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
 
-from ..errors import NotFound
-from ..status_view import cluster_status
+from ..api.errors import NotFound
+from ..api.status_view import cluster_status
+from ..setup_status import SetupStatus
+from ..vocabulary import CONFIG_APP, EDGE_APP, STATUS_APP
 from .context import require, services
 
 bp = Blueprint("clusters", __name__)
-SETUP = uuids.App.EdgeClusterSetupStatus
-CONFIG = uuids.App.EdgeClusterConfiguration
 
 
-def _setup(cluster: str) -> dict[str, Any] | None:
-    setup = services().cs.get_config(SETUP, cluster)
-    return setup if isinstance(setup, dict) else None
+def _setup(cluster: str) -> SetupStatus:
+    return SetupStatus.parse(services().cs.get_config(STATUS_APP, cluster))
 
 
-def _ready_setup(cluster: str) -> dict[str, Any]:
+def _ready_setup(cluster: str) -> SetupStatus:
     setup = _setup(cluster)
-    if setup is None:
+    if not setup.exists:
         raise NotFound(f"unknown cluster {cluster}")
-    if not setup.get("ready"):
+    if not setup.ready:
         raise NotFound(f"cluster {cluster} is not ready yet (phase "
-                       f"{setup.get('phase', 'Pending')}); try again when it is")
+                       f"{setup.phase}); try again when it is")
     return setup
 
 
@@ -39,11 +37,11 @@ def status(cluster: str) -> Response:
     require(uuids.EdgePerm.Clusters, cluster)
     api = services()
     setup = _setup(cluster)
-    if setup is None:
-        if api.cs.get_config(CONFIG, cluster) is None:
+    if not setup.exists:
+        if api.cs.get_config(CONFIG_APP, cluster) is None:
             raise NotFound(f"unknown cluster {cluster}")
         return jsonify({"phase": "Pending", "ready": False})
-    edge = api.cs.get_config(uuids.App.EdgeClusterStatus, cluster)
+    edge = api.cs.get_config(EDGE_APP, cluster)
     return jsonify(cluster_status(setup, edge if isinstance(edge, dict) else None,
                                   datetime.now(UTC), api.liveness))
 

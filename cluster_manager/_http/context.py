@@ -9,12 +9,12 @@ from flask import current_app, request
 
 from config_store.client import Access, ConfigStoreClient
 
-from ..bootstrap_script import ScriptBuilder
-from ..errors import Forbidden, Unauthorized
+from ..api.bootstrap_scripts import ScriptBuilder
+from ..api.bootstrap_tokens import BootstrapTokens
+from ..api.errors import Forbidden, Unauthorized
+from ..api.secrets import SecretService
+from ..api.status_view import Liveness
 from ..metrics import Metrics
-from ..secrets import SecretService
-from ..status_view import Liveness
-from ..tokens import BootstrapTokens
 
 
 @dataclass

@@ -9,7 +9,7 @@ from flask import Flask, Response
 from config_store.client import ConfigStoreError
 from serving import install_json_errors, json_error
 
-from ..errors import ApiError
+from ..api.errors import ApiError
 from ..sealing import InvalidName, ScopeError, SealingError
 from .context import services
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from flask import request
 from werkzeug.exceptions import BadRequest
 from werkzeug.routing import BaseConverter
 
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+from config_store.uuids import is_uuid
 
 
 class ClusterConverter(BaseConverter):
@@ -17,7 +15,7 @@ class ClusterConverter(BaseConverter):
     regex = "[^/]+"
 
     def to_python(self, value: str) -> str:
-        if not _UUID.fullmatch(value):
+        if not is_uuid(value):
             raise BadRequest(f"cluster must be a UUID, not {value[:80]!r}")
         return value
 

@@ -11,21 +11,18 @@ repository is cloned.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import bootstrap
 from config_store import uuids
 from config_store.client import ConfigStoreClient
 from templating import TemplateError, render
 
-from . import accounts
+from ..setup_status import SetupStatus
+from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
 from .errors import NotFound, Unavailable
-from .render import EDGE_SYNC_SECRET, FLUX_SECRET
-from .settings import FLUX_VERSION
 
 FLUX_INSTALL_URL = (f"https://github.com/fluxcd/flux2/releases/download/v{FLUX_VERSION}/"
                     "install.yaml")
-SECRET_FOR_ROLE = {accounts.FLUX.key: FLUX_SECRET, accounts.SYNC.key: EDGE_SYNC_SECRET}
 
 
 class ScriptBuilder:
@@ -38,21 +35,20 @@ class ScriptBuilder:
         self.wait_timeout = wait_timeout
         self.with_credentials = with_credentials
 
-    def build(self, cluster: str, setup: dict[str, Any]) -> str:
+    def build(self, cluster: str, setup: SetupStatus) -> str:
         """The script for ``cluster`` whose setup status is ``setup`` (must be ready)."""
-        spec = setup.get("spec") or {}
-        if not setup.get("ready") or not isinstance(setup.get("self_link"), str):
+        if not setup.bootstrappable or setup.self_link is None:
             raise NotFound(f"cluster {cluster} is not ready yet (phase "
-                           f"{setup.get('phase', 'Pending')}); try again when it is")
+                           f"{setup.phase}); try again when it is")
         entry = self.cs.get_config(uuids.App.BootstrapScript, uuids.App.BootstrapScript)
         if not isinstance(entry, dict):
             raise Unavailable("no Bootstrap script template is configured")
-        context = {"uuid": cluster, "name": spec["name"], "namespace": spec["namespace"],
+        context = {"uuid": cluster, "name": setup.name, "namespace": setup.namespace,
                    "files": bootstrap.PLACEHOLDER, "timeout": self.wait_timeout,
                    "flux": {"version": FLUX_VERSION, "install_url": FLUX_INSTALL_URL,
                             "secret": FLUX_SECRET},
                    "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
-        files = {"self-link.yaml": setup["self_link"]}
+        files = {"self-link.yaml": setup.self_link}
         if self.flux_install_file is not None:
             files["flux-system.yaml"] = self.flux_install_file.read_text()
         try:
@@ -66,14 +62,14 @@ class ScriptBuilder:
         except bootstrap.BootstrapError as exc:
             raise Unavailable(f"the Bootstrap script template is unusable: {exc}") from exc
 
-    def _rotate_credentials(self, cluster: str, setup: dict[str, Any]) -> str:
+    def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
         """New passwords for the cluster's principals, as the Secrets manifest."""
-        spec = setup["spec"]
+        assert setup.name is not None and setup.namespace is not None
         secrets: dict[str, tuple[str, str]] = {}
-        for role in accounts.ROLES:
-            principal = (setup.get(role.key) or {}).get("uuid")
+        for role in ROLES:
+            principal = setup.account(role).uuid
             if not principal:
                 raise NotFound(f"cluster {cluster} has no {role.key} account yet")
             password = self.cs.generate_password(principal)
-            secrets[SECRET_FOR_ROLE[role.key]] = (role.principal_name(spec["name"]), password)
-        return bootstrap.credentials_manifest(spec["namespace"], secrets)
+            secrets[role.secret] = (role.principal_name(setup.name), password)
+        return bootstrap.credentials_manifest(setup.namespace, secrets)

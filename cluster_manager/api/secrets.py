@@ -13,15 +13,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from config_store import uuids
 from config_store.client import ConfigStoreClient
 
-from . import sealing
+from .. import sealing
+from ..cluster_repos import ClusterRepos
+from ..gitrepo import ChangeSet
+from ..setup_status import SetupStatus
+from ..vocabulary import EDGE_APP as EDGE
+from ..vocabulary import STATUS_APP
+from ..yamldocs import load_documents, render_document
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
-from .repo import ChangeSet, load_documents, render_document
-
-SETUP = uuids.App.EdgeClusterSetupStatus
-EDGE = uuids.App.EdgeClusterStatus
 
 
 class SecretService:
@@ -32,7 +33,7 @@ class SecretService:
     rotated certificate is used from at most that long after Edge Sync reports it.
     """
 
-    def __init__(self, cs: ConfigStoreClient, repos: Any, key_ttl: float = 2.0) -> None:
+    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, key_ttl: float = 2.0) -> None:
         self.cs, self.repos = cs, repos
         self.key_ttl = key_ttl
         self._keys: dict[str, tuple[float, Any]] = {}
@@ -51,8 +52,7 @@ class SecretService:
         return key
 
     def _commissioned(self, cluster: str) -> None:
-        setup = self.cs.get_config(SETUP, cluster)
-        if not isinstance(setup, dict) or not setup.get("commit"):
+        if SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster)).commit is None:
             raise NotFound(f"cluster {cluster} is unknown or has no repository yet")
 
     def _public_key(self, cluster: str) -> Any:

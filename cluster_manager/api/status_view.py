@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ..setup_status import FAILED, SetupStatus
+
 
 @dataclass(frozen=True)
 class Liveness:
@@ -54,24 +56,24 @@ def edge_state(edge: dict[str, Any] | None, now: datetime,
     return "Stale" if age > liveness.stale_after else "Online"
 
 
-def derive_phase(setup: dict[str, Any] | None, edge: dict[str, Any] | None, now: datetime,
+def derive_phase(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
                  liveness: Liveness = Liveness()) -> str:
     """The cluster's phase (see the module docstring)."""
-    if not setup:
+    if not setup.exists:
         return "Pending"
-    if setup.get("phase") == "Failed":
-        return "Failed"
-    if not setup.get("ready"):
+    if setup.phase == FAILED:
+        return FAILED
+    if not setup.ready:
         return "Provisioning"
     return edge_state(edge, now, liveness) or "Ready"
 
 
-def cluster_status(setup: dict[str, Any], edge: dict[str, Any] | None, now: datetime,
+def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
                    liveness: Liveness = Liveness()) -> dict[str, Any]:
     """The setup status with the derived ``phase`` and a summary of what the edge reported
     (never the certificate itself, only whether there is one)."""
-    view = dict(setup)
-    view["setupPhase"] = setup.get("phase")
+    view = dict(setup.entry)
+    view["setupPhase"] = setup.entry.get("phase")
     view["phase"] = derive_phase(setup, edge, now, liveness)
     if edge:
         hosts = edge.get("hosts")

@@ -1,12 +1,11 @@
-"""Write and read the per-cluster Git repositories: change sets committed straight into bare
-repos with pygit2 (batched, compare-and-swap on the branch), files read at a ref, and the ACS
-multi-document YAML format."""
+"""A Git library for bare repositories: change sets committed straight into a branch with
+pygit2 (batched, compare-and-swap on the branch; or pushed to a remote), files read at a ref.
+It knows nothing of clusters: :mod:`cluster_manager.cluster_repos` maps clusters to repos."""
 
-from cluster_manager.repo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
-from cluster_manager.repo.reader import list_files, read_file
-from cluster_manager.repo.remote import PushRejected, RemoteRepoWriter
-from cluster_manager.repo.writer import RefConflict, RepoWriter, ensure_bare_repo, writer_for
-from cluster_manager.repo.yamldoc import load_documents, render_document, render_documents
+from cluster_manager.gitrepo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
+from cluster_manager.gitrepo.reader import list_files, read_file, read_files
+from cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter
+from cluster_manager.gitrepo.writer import RefConflict, RepoWriter, ensure_bare_repo, writer_for
 
 __all__ = [
     "ChangeSet",
@@ -18,10 +17,8 @@ __all__ = [
     "WriteResult",
     "ensure_bare_repo",
     "list_files",
-    "load_documents",
     "read_file",
-    "render_document",
-    "render_documents",
+    "read_files",
     "validate_path",
     "writer_for",
 ]

@@ -11,8 +11,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from cluster_manager.repo._build import Pending
-from cluster_manager.repo.changes import ChangeSet, WriteResult
+from cluster_manager.gitrepo._build import Pending
+from cluster_manager.gitrepo.changes import ChangeSet, WriteResult
 
 CommitBatch = Callable[[Sequence[Pending]], list[WriteResult | Exception]]
 

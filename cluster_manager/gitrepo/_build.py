@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pygit2
 
-from cluster_manager.repo._pack import git_hash, write_pack
-from cluster_manager.repo._tree import EMPTY_TREE, MutableTree
-from cluster_manager.repo.changes import ChangeSet, WriteResult, edited_content
+from cluster_manager.gitrepo._pack import git_hash, write_pack
+from cluster_manager.gitrepo._tree import EMPTY_TREE, MutableTree
+from cluster_manager.gitrepo.changes import ChangeSet, WriteResult, edited_content
 
 Pending = tuple[ChangeSet, str]  # a change set and its commit message
 Outcome = bool | Exception  # whether a change set mattered, or why it was left out

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pygit2
 
-from cluster_manager.repo._pack import RawObject, pack_ids, write_pack
-from cluster_manager.repo._refs import break_if_stale
+from cluster_manager.gitrepo._pack import RawObject, pack_ids, write_pack
+from cluster_manager.gitrepo._refs import break_if_stale
 
 SMALL_PACK_BYTES = 1 << 20
 _LOCK = "merge-packs.lock"

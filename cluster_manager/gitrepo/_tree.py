@@ -8,8 +8,8 @@ import hashlib
 
 import pygit2
 
-from cluster_manager.repo._pack import RawObject
-from cluster_manager.repo._recent import Recent
+from cluster_manager.gitrepo._pack import RawObject
+from cluster_manager.gitrepo._recent import Recent
 
 TREE_MODE = b"40000"
 FILE_MODE = b"100644"

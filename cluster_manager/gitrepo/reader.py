@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pygit2
 
-from cluster_manager.repo._registry import ProcessRegistry
-from cluster_manager.repo.changes import validate_path
-from cluster_manager.repo.writer import open_repository
+from cluster_manager.gitrepo._registry import ProcessRegistry
+from cluster_manager.gitrepo.changes import validate_path
+from cluster_manager.gitrepo.writer import open_repository
 
 
 class _Cached:
@@ -47,7 +47,7 @@ def read_file(repo_path: Path, path: str, ref: str = "refs/heads/main") -> bytes
     """Content of ``path`` at ``ref``; None if the repo, ref or file does not exist.
 
     ``ref`` is anything ``git rev-parse`` accepts (full ref, branch name, commit id).
-    Raises :class:`~cluster_manager.repo.changes.InvalidPath` for an unsafe path.
+    Raises :class:`~cluster_manager.gitrepo.changes.InvalidPath` for an unsafe path.
     """
     validate_path(path)
     cached = _repository(repo_path)
@@ -104,3 +104,9 @@ def _walk(tree: pygit2.Tree, base: str) -> list[str]:
         else:
             out.append(path)
     return out
+
+
+def read_files(repo_path: Path, prefix: str = "", ref: str = "refs/heads/main") -> dict[str, bytes]:
+    """Every file under directory ``prefix`` at ``ref``: path → content."""
+    return {p: data for p in list_files(repo_path, prefix, ref)
+            if (data := read_file(repo_path, p, ref)) is not None}

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import secrets
 import shutil
-import time
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import RepositoryOpenFlag
 
-from cluster_manager.repo._batch import GroupCommitter
-from cluster_manager.repo._build import Pending, build_commit, check_identity
-from cluster_manager.repo._maintenance import merge_small_packs
-from cluster_manager.repo._refs import compare_and_swap, read_ref
-from cluster_manager.repo._registry import ProcessRegistry
-from cluster_manager.repo.changes import ChangeSet, WriteResult
+from cluster_manager.gitrepo._branch import BranchWriter
+from cluster_manager.gitrepo._maintenance import merge_small_packs
+from cluster_manager.gitrepo._refs import compare_and_swap, read_ref
+from cluster_manager.gitrepo._registry import ProcessRegistry
 from serving import offload
 
 log = logging.getLogger(__name__)
@@ -78,7 +74,7 @@ def _init_bare(path: Path, branch: str) -> None:
     (path / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
 
 
-class RepoWriter:
+class RepoWriter(BranchWriter):
     """Applies :class:`ChangeSet` s to one branch of one bare repository, batching callers.
 
     Thread-safe: concurrent ``apply`` calls are grouped into one commit. Safe against other
@@ -90,40 +86,30 @@ class RepoWriter:
                  author_name: str = AUTHOR_NAME, author_email: str = AUTHOR_EMAIL, *,
                  stale_lock_after: float = 10.0, lock_timeout: float = 30.0,
                  max_attempts: int = 100, max_small_packs: int = 32) -> None:
-        self.ref = f"refs/heads/{branch}"
-        if not pygit2.reference_is_valid_name(self.ref):
-            raise ValueError(f"invalid branch name: {branch!r}")
+        self.ref = self.check(branch, (author_name, author_email))
         self.repo_path = Path(repo_path)
-        self.branch = branch
-        check_identity(author_name, author_email)
-        self._author = (author_name, author_email)
         self._stale_after, self._lock_timeout = stale_lock_after, lock_timeout
-        self._max_attempts = max_attempts
         self._max_small_packs, self._commits = max_small_packs, 0
-        self._repo = ensure_bare_repo(self.repo_path, branch)
-        self._git_dir = Path(self._repo.path)
-        self._group = GroupCommitter(self._commit_batch)
-
-    def apply(self, changes: ChangeSet, message: str) -> WriteResult:
-        """Commit ``changes`` with ``message`` (unless they change nothing); return the head."""
-        return self._group.submit(changes, message)
+        repo = ensure_bare_repo(self.repo_path, branch)
+        self._git_dir = Path(repo.path)
+        super().__init__(repo, branch, (author_name, author_email), max_attempts)
 
     def head(self) -> str | None:
         """The branch's current commit id, or None if the branch does not exist yet."""
         return read_ref(self._git_dir, self.ref)
 
-    def _commit_batch(self, batch: list[Pending]) -> list[WriteResult | Exception]:
-        for _ in range(self._max_attempts):
-            parent = read_ref(self._git_dir, self.ref)
-            built = build_commit(self._repo, parent, batch, self._author)
-            if built.commit is None:
-                return built.results(parent)
-            if compare_and_swap(self._git_dir, self.ref, built.commit, parent,
+    def _head(self) -> str | None:
+        return self.head()
+
+    def _publish(self, commit: str, parent: str | None) -> str | None:
+        if not compare_and_swap(self._git_dir, self.ref, commit, parent,
                                 stale_after=self._stale_after, timeout=self._lock_timeout):
-                self._after_commit()
-                return built.results(built.commit)
-            time.sleep(random.uniform(0, 0.005))  # noqa: S311 - jitter, not crypto
-        raise RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
+            return "the branch moved"
+        self._after_commit()
+        return None
+
+    def _gave_up(self, reason: str) -> Exception:
+        return RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
 
     def _after_commit(self) -> None:
         """Every few commits, merge the small packs they left once there are too many."""

@@ -8,39 +8,21 @@ Principals are created without a password; the bootstrap script mints one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from config_store import uuids
-from config_store.client import ConfigStoreClient
+
+from ..vocabulary import EDGE_APP, FLUX, Role
+from .configdb import ConfigDB
 
 
-@dataclass(frozen=True)
-class Role:
-    """One kind of edge principal."""
-
-    key: str
-    prefix: str
-    label: str
-
-    def principal_name(self, cluster_name: str) -> str:
-        """The principal's name, e.g. ``op1flux/line-1`` (as ACS names Kerberos principals)."""
-        return f"{self.prefix}/{cluster_name}"
-
-    def grants(self, cluster: str) -> list[dict]:
-        """The grants this role holds for ``cluster``."""
-        if self.key == "flux":
-            return [{"permission": uuids.GitPerm.Pull, "target": cluster}]
-        status = uuids.App.EdgeClusterStatus
-        return [{"permission": uuids.ConfigDBPerm.ReadApp, "target": status, "object": cluster},
-                {"permission": uuids.ConfigDBPerm.WriteApp, "target": status, "object": cluster}]
+def grants(role: Role, cluster: str) -> list[dict[str, str]]:
+    """The grants ``role`` holds for ``cluster``."""
+    if role == FLUX:
+        return [{"permission": uuids.GitPerm.Pull, "target": cluster}]
+    return [{"permission": uuids.ConfigDBPerm.ReadApp, "target": EDGE_APP, "object": cluster},
+            {"permission": uuids.ConfigDBPerm.WriteApp, "target": EDGE_APP, "object": cluster}]
 
 
-FLUX = Role("flux", "op1flux", "Edge flux")
-SYNC = Role("sync", "op1sync", "Edge sync")
-ROLES = (FLUX, SYNC)
-
-
-def ensure_account(cs: ConfigStoreClient, role: Role, cluster: str, cluster_name: str,
+def ensure_account(cs: ConfigDB, role: Role, cluster: str, cluster_name: str,
                    group: str) -> str:
     """Create (or find) the role's principal for a cluster, name it, group it, grant it.
 
@@ -50,13 +32,22 @@ def ensure_account(cs: ConfigStoreClient, role: Role, cluster: str, cluster_name
     """
     return cs.create_principal(role.principal_name(cluster_name), klass=uuids.Class.EdgeAccount,
                                label=f"{role.label}: {cluster_name}", groups=[group],
-                               grants=role.grants(cluster))
+                               grants=grants(role, cluster))
 
 
-def remove_account(cs: ConfigStoreClient, principal: str) -> None:
+def remove_account(cs: ConfigDB, principal: str) -> None:
     """Drop the principal's credentials and grants, then its object (entries, memberships).
 
     Both calls ignore an already-missing principal, so this too can be repeated.
     """
     cs.delete_principal(principal)
     cs.delete_object(principal)
+
+
+def serves(cs: ConfigDB, principal: str, cluster: str) -> bool:
+    """True if one of the principal's grants is for ``cluster``."""
+    for grant in cs.find_grants(principal=principal):
+        found = cs.get_grant(grant)
+        if cluster in (found.get("target"), found.get("object")):
+            return True
+    return False

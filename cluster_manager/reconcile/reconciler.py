@@ -1,52 +1,59 @@
-"""The reconcile loop: Edge cluster configuration entries in, commissioned clusters out.
+"""The reconcile loop: notify subscriptions in, one :func:`~.commissioning.reconcile` per
+changed cluster out.
 
-A notify SEARCH follows every configuration entry; each changed, new or removed entry
-queues its cluster. A change of the Flux template re-renders every cluster. At start,
-setup status entries without a configuration entry are queued for decommissioning.
+A notify SEARCH follows every configuration entry; each changed, new or removed entry queues
+its cluster. A change of the Flux template re-renders every cluster. At start, setup status
+entries without a configuration entry are queued for decommissioning.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from config_store import uuids
-from config_store.client import ConfigStoreClient, NotifyClient, SearchState
+from config_store.client import NotifyClient, SearchState
 
-from .commission import STATUS, Commissioner
-from .metrics import Metrics
+from ..metrics import Metrics
+from ..vocabulary import CONFIG_APP, STATUS_APP
+from .commissioning import Env, reconcile
+from .desired import TEMPLATE_APP
 from .workqueue import KeyedWorkQueue
 
 log = logging.getLogger(__name__)
-CONFIG = uuids.App.EdgeClusterConfiguration
+
+NotifyFactory = Callable[[Any], Any]
+"""Makes the notify client for a Config Store client (``NotifyClient`` by default)."""
+
+
+def _notify_client(cs: Any) -> NotifyClient:
+    return NotifyClient(cs, reconnect_delay=(1.0, 3.0))
 
 
 class Reconciler:
     """Keeps every cluster at its configured state."""
 
-    def __init__(self, cs: ConfigStoreClient, commissioner: Commissioner, workers: int = 8,
-                 backoff_initial: float = 2.0, backoff_max: float = 300.0,
-                 metrics: Metrics | None = None) -> None:
-        self.cs, self.commissioner = cs, commissioner
+    def __init__(self, env: Env, workers: int = 8, backoff_initial: float = 2.0,
+                 backoff_max: float = 300.0, metrics: Metrics | None = None,
+                 notify: NotifyFactory = _notify_client) -> None:
+        self.env = env
         self.metrics = metrics or Metrics()
-        self.queue = KeyedWorkQueue(self._timed_handle, workers, backoff_initial, backoff_max)
+        self.queue = KeyedWorkQueue(self._handle, workers, backoff_initial, backoff_max)
         self.metrics.track_queue(self.queue.depth)
+        self._make_notify = notify
         self._lock = threading.Lock()
-        self._desired: SearchState | None = None
         self._force: set[str] = set()
-        self._template_seen = False
-        self._flux_template: Any = None
-        self._notify: NotifyClient | None = None
+        self._notify: Any = None
         self.ready = threading.Event()
+        """Set once the first full set of configuration entries has been queued."""
 
     def start(self) -> None:
         """Subscribe and start the workers."""
         self.queue.start()
-        self._notify = NotifyClient(self.cs, reconnect_delay=(1.0, 3.0))
-        self._notify.search(CONFIG, self._on_configs)
-        self._notify.watch(uuids.App.FluxTemplate, uuids.App.FluxTemplate, self._on_template)
+        self._notify = self._make_notify(self.env.cs)
+        self._notify.search(CONFIG_APP, self.on_configs)
+        self._notify.watch(TEMPLATE_APP, TEMPLATE_APP, self.on_template)
 
     def stop(self) -> None:
         """Unsubscribe and stop the workers."""
@@ -54,65 +61,38 @@ class Reconciler:
             self._notify.close()
         self.queue.stop()
 
-    def _on_configs(self, state: SearchState) -> None:
-        with self._lock:
-            previous, self._desired = self._desired, state
-        if previous is None:
-            known = set(self.cs.list_app_objects(STATUS))
-            changed = set(state) | (known - set(state))
+    def on_configs(self, state: SearchState) -> None:
+        """A new full set of configuration entries: queue every cluster that changed (at the
+        first set, every configured cluster and every leftover setup status)."""
+        first = not self.env.desired.known
+        changed = self.env.desired.replace_configs(state)
+        if first:
+            changed |= set(self.env.cs.list_app_objects(STATUS_APP))
             self.ready.set()
-        else:
-            changed = _changed(state, previous)
         for cluster in changed:
             self.queue.submit(cluster)
 
-    def _on_template(self, template: Any) -> None:
-        self._flux_template = template
-        if not self._template_seen:
-            self._template_seen = True
+    def on_template(self, template: Any) -> None:
+        """The Flux template (re)delivered: a change re-renders every configured cluster."""
+        if not self.env.desired.replace_template(template):
             return
+        clusters = self.env.desired.clusters()
         with self._lock:
-            clusters = list(self._desired or {})
             self._force.update(clusters)
         log.info("Flux template changed: re-rendering %d clusters", len(clusters))
         for cluster in clusters:
             self.queue.submit(cluster)
 
-    def _timed_handle(self, cluster: str) -> None:
-        with self.metrics.reconcile():
-            self._handle(cluster)
-
     def _handle(self, cluster: str) -> None:
         with self._lock:
-            desired = self._desired or SearchState({}, {})
             force = cluster in self._force
             self._force.discard(cluster)
-        if cluster not in desired:
-            self.commissioner.delete(cluster)
-            return
-        # the entry and its etag as the newest notification had them (a later change
-        # queues the cluster again); fetched only if the update carried no etag
-        config, etag = copy.deepcopy(desired[cluster]), desired.etags.get(cluster)
-        if etag is None:
-            config, etag = self.cs.get_config_with_etag(CONFIG, cluster)
-            if config is None:  # deleted since the notification; the next one will say so
-                return
-        name = config.get("name") if isinstance(config, dict) else None
-        same_name = tuple(k for k, v in desired.items()
-                          if k != cluster and isinstance(v, dict) and v.get("name") == name)
         try:
-            self.commissioner.update(cluster, config, etag, force=force, same_name=same_name,
-                                     flux_template=self._flux_template)
+            with self.metrics.reconcile():
+                reconcile(cluster, self.env, force=force)
         except Exception:
-            if force:
+            if force:  # the retry must still re-render
                 with self._lock:
                     self._force.add(cluster)
             raise
 
-
-def _changed(state: SearchState, previous: SearchState) -> set[str]:
-    """Clusters whose entry appeared, went, or changed (by etag; by value without one)."""
-    return {k for k in state.keys() | previous.keys()
-            if k not in state or k not in previous
-            or state.etags.get(k) != previous.etags.get(k)
-            or (state.etags.get(k) is None and state[k] != previous[k])}

@@ -1,4 +1,9 @@
-"""What a cluster's repo holds: README plus ``edo/cluster/*.yaml`` rendered from templates."""
+"""Everything that goes into a cluster's repo, rendered: README plus ``edo/cluster/*.yaml``.
+
+Pure functions of the cluster's configuration and the template entries (read by the
+caller): the Flux template's files, the self-link for the bootstrap script, and the
+cluster's HelmRelease when its configuration names a chart.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,12 @@ from typing import Any
 
 from templating import render
 
-from .repo import ChangeSet, render_documents
-from .settings import Settings
+from ..gitrepo import ChangeSet
+from ..settings import Settings
+from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET
+from ..yamldocs import render_documents
 
 CLUSTER_DIR = "edo/cluster"
-FLUX_SECRET = "flux-secrets"  # noqa: S105 - a Secret's name
-"""The edge Secret holding the Flux pull credentials (created by the bootstrap script)."""
-EDGE_SYNC_SECRET = "edge-sync-credentials"  # noqa: S105 - a Secret's name
-"""The edge Secret holding Edge Sync's Config Store credentials."""
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
 README = """\
 # Edge cluster repository
@@ -67,8 +70,32 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
     return ctx
 
 
+class TemplateMissing(ValueError):
+    """A template entry the configuration needs is absent or unusable."""
+
+
+def helm_release(cluster: str, config: dict[str, Any], chart: Any,
+                 resource_template: Any) -> dict[str, Any]:
+    """The cluster's HelmRelease: the Helm chart template entry ``chart`` rendered into the
+    K8s resource template entry for HelmReleases (ACS's ``edge-cluster-<uuid>``)."""
+    if not isinstance(chart, dict) or "chart" not in chart:
+        raise TemplateMissing(f"unknown chart {config.get('chart')}")
+    if not isinstance(resource_template, dict) or "template" not in resource_template:
+        raise TemplateMissing("no HelmRelease resource template is configured")
+    rendered_chart = render(chart, {"uuid": cluster, "name": config["name"]})
+    values = {**rendered_chart.get("values", {}), **config.get("values", {})}
+    release = render(resource_template, {
+        **rendered_chart, "uuid": cluster, "values": values,
+        "name": f"edge-cluster-{cluster}", "prefix": "edge-cluster",
+        "source": "helm-charts"})["template"]
+    release.setdefault("metadata", {})["namespace"] = config["namespace"]
+    return release
+
+
 def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any]) -> RepoContent:
     """Render every template file; files whose manifests all render away are left out."""
+    if not isinstance(flux_template, dict):
+        raise TemplateMissing("no Flux template is configured")
     rendered = render(flux_template, ctx)
     if not isinstance(rendered, dict) or "self-link.yaml" not in rendered:
         raise ValueError("the Flux template must be an object with a self-link.yaml key")

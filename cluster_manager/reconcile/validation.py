@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from .sealing.names import DNS1123_LABEL
-from .sealing.names import NAMESPACE_MAX as LABEL_MAX
+from config_store.uuids import is_uuid
+from kubenames import LABEL_MAX, is_dns1123_label
 
-UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "values"}
 
 
@@ -30,12 +28,11 @@ def check_config(config: Any) -> dict[str, Any]:
         raise InvalidConfig(f"unknown keys: {', '.join(sorted(unknown))}")
     for key in ("name", "namespace"):
         value = config.get(key)
-        if (not isinstance(value, str) or len(value) > LABEL_MAX
-                or not DNS1123_LABEL.fullmatch(value)):
+        if not is_dns1123_label(value):
             raise InvalidConfig(f"{key} must be a DNS-1123 label (lower-case letters, digits "
                                 f"and '-', at most {LABEL_MAX} characters), not {value!r}")
     chart = config.get("chart")
-    if "chart" in config and not (isinstance(chart, str) and UUID.fullmatch(chart)):
+    if "chart" in config and not is_uuid(chart):
         raise InvalidConfig("chart must be a Helm chart template UUID")
     if not isinstance(config.get("bare", False), bool):
         raise InvalidConfig("bare must be true or false")

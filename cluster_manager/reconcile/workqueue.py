@@ -29,8 +29,6 @@ class KeyedWorkQueue:
         self._failures: dict[str, int] = {}
         self._threads: list[threading.Thread] = []
         self._stopping = False
-        self.handled = 0
-        self.failed = 0
 
     def start(self) -> None:
         """Start the workers."""
@@ -57,12 +55,6 @@ class KeyedWorkQueue:
         with self._cond:
             return len(self._due)
 
-    def idle(self) -> bool:
-        """True when nothing is due now or running (back-offs may still be pending)."""
-        with self._cond:
-            now = time.monotonic()
-            return not self._running and all(t > now for t in self._due.values())
-
     def _next(self) -> str | None:
         with self._cond:
             while not self._stopping:
@@ -87,7 +79,6 @@ class KeyedWorkQueue:
             else:
                 with self._cond:
                     self._failures.pop(key, None)
-                    self.handled += 1
             finally:
                 with self._cond:
                     self._running.discard(key)
@@ -95,7 +86,6 @@ class KeyedWorkQueue:
 
     def _retry_later(self, key: str, exc: Exception) -> None:
         with self._cond:
-            self.failed += 1
             n = self._failures.get(key, 0) + 1
             self._failures[key] = n
             delay = min(self.backoff_initial * 2 ** (n - 1), self.backoff_max)

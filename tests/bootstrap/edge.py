@@ -24,7 +24,7 @@ import yaml
 
 import bootstrap
 import manifests
-from cluster_manager.render import repo_content
+from cluster_manager.reconcile.rendering import repo_content
 from templating import render
 from tests.manifests.samples import CONTEXTS
 

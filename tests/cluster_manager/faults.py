@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from cluster_manager.repo import read_file
+from cluster_manager.gitrepo import read_file
 from config_store import uuids
 from tests.cluster_manager.gitcli import fsck_clean
 from tests.cluster_manager.stack import CONFIG, STATUS, Stack

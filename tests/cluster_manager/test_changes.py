@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster_manager.repo import ChangeSet, InvalidPath, RepoWriter
+from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
 from tests.cluster_manager.gitcli import bare
 
 BAD_PATHS = ["../x", "a/../../x", "/abs", "a//b", "a/./b", "./a", "a/", ".git/config",

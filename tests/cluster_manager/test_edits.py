@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.repo import ChangeSet, InvalidPath, RepoWriter
+from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
 from tests.cluster_manager.gitcli import bare, files_at, fsck_clean
 
 

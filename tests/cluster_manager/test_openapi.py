@@ -28,8 +28,9 @@ from cluster_manager import sealing
 from cluster_manager._http import params, service_routes
 from cluster_manager._http.app import create_app
 from cluster_manager._http.context import ApiServices
+from cluster_manager.api.status_view import derive_phase
 from cluster_manager.metrics import Metrics
-from cluster_manager.status_view import derive_phase
+from cluster_manager.setup_status import SetupStatus
 from config_store import uuids
 from tests.openapi_doc import inline, operations
 from tests.servers import ServiceProcess, cluster_manager_process, free_port
@@ -234,7 +235,8 @@ def test_documented_phases_are_the_derived_ones(spec: dict[str, Any]) -> None:
               {"phase": "Ready", "ready": True}]
     edges = [None, {"hosts": []}] + [
         {"lastSeen": (now - timedelta(seconds=age)).isoformat()} for age in (1, 120, 3600)]
-    derived = {derive_phase(setup, edge, now) for setup in setups for edge in edges}
+    derived = {derive_phase(SetupStatus.parse(setup), edge, now)
+               for setup in setups for edge in edges}
     assert derived == set(spec["components"]["schemas"]["Phase"]["enum"])
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.repo import ChangeSet, InvalidPath, RepoWriter, list_files, read_file
+from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter, list_files, read_file
 
 
 @pytest.fixture

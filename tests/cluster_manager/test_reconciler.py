@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from cluster_manager.repo import list_files, read_file
+from cluster_manager.gitrepo import list_files, read_file
 from config_store import uuids
 from tests.cluster_manager.stack import (
     CONFIG,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from cluster_manager.repo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
-from cluster_manager.repo import remote as remote_module
+from cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
+from cluster_manager.gitrepo import _branch as branch_module
 from tests.cluster_manager.git_http import GitHttpServer
 from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 
@@ -49,7 +49,7 @@ def test_push_rejected_by_a_concurrent_push_is_retried(server: GitHttpServer, tm
     url = server.url("cluster.git")
     w = RemoteRepoWriter(url, tmp_path / "cache", *AUTH)
     w.apply(ChangeSet(writes={"base": "0"}), "base")
-    real_build, calls = remote_module.build_commit, []
+    real_build, calls = branch_module.build_commit, []
 
     def racing_build(*args, **kwargs):
         built = real_build(*args, **kwargs)
@@ -59,7 +59,7 @@ def test_push_rejected_by_a_concurrent_push_is_retried(server: GitHttpServer, tm
         calls.append(args[1])
         return built
 
-    monkeypatch.setattr(remote_module, "build_commit", racing_build)
+    monkeypatch.setattr(branch_module, "build_commit", racing_build)
     result = w.apply(ChangeSet(writes={"ours": "1"}), "ours")
     assert len(calls) == 2 and calls[0] != calls[1]
     served = tmp_path / "srv" / "cluster.git"

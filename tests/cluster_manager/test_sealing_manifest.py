@@ -16,7 +16,6 @@ pytest.importorskip("cryptography", reason="cluster_manager.sealing needs `crypt
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from cluster_manager.repo import load_documents, render_documents
 from cluster_manager.sealing import (
     InvalidCiphertext,
     InvalidName,
@@ -31,6 +30,7 @@ from cluster_manager.sealing import (
     sealed_keys,
     sealed_secret,
 )
+from cluster_manager.yamldocs import load_documents, render_documents
 
 CRD = Path(__file__).resolve().parents[3] / "shared" / "crds" / "bitnami.com_sealedsecrets.yaml"
 NS, NAME = "fplus-edge", "mqtt-creds"

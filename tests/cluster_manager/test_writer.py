@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.repo import ChangeSet, RepoWriter, ensure_bare_repo, writer_for
-from cluster_manager.repo import writer as writer_module
-from cluster_manager.repo._refs import RefLockTimeout
+from cluster_manager.gitrepo import ChangeSet, RepoWriter, ensure_bare_repo, writer_for
+from cluster_manager.gitrepo import _branch as branch_module
+from cluster_manager.gitrepo._refs import RefLockTimeout
 from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 
 
@@ -96,7 +96,7 @@ def test_push_during_our_build_forces_a_rebuild(tmp_path: Path, monkeypatch) -> 
     repo = tmp_path / "r.git"
     w = RepoWriter(repo)
     w.apply(ChangeSet(writes={"base": "0"}), "base")
-    real_build, calls = writer_module.build_commit, []
+    real_build, calls = branch_module.build_commit, []
 
     def racing_build(*args, **kwargs):
         built = real_build(*args, **kwargs)
@@ -105,7 +105,7 @@ def test_push_during_our_build_forces_a_rebuild(tmp_path: Path, monkeypatch) -> 
         calls.append(args[1])
         return built
 
-    monkeypatch.setattr(writer_module, "build_commit", racing_build)
+    monkeypatch.setattr(branch_module, "build_commit", racing_build)
     result = w.apply(ChangeSet(writes={"ours": "1"}), "ours")
     assert len(calls) == 2 and calls[0] != calls[1]
     assert files_at(repo) == ["base", "ours", "theirs"]

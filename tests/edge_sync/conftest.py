@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from kubernetes import client
 
-from cluster_manager.setup import seed
+from cluster_manager.reconcile.seeding import seed
 from config_store.client import ConfigStoreClient
 from edge_sync.agent import Agent
 from edge_sync.kube import Kube

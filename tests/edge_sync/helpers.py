@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from cluster_manager import accounts
+from cluster_manager.reconcile import accounts
+from cluster_manager.vocabulary import SYNC
 from config_store import uuids
 from config_store.client import ConfigStoreClient
 from tests.cluster_manager.stack import wait_for
@@ -44,11 +45,11 @@ def make_edge(cs: ConfigStoreClient, name: str | None = None) -> Edge:
     name = name or f"edge-{secrets.token_hex(4)}"
     cluster = cs.create_object(uuids.Class.EdgeCluster)
     service = cs.get_config(uuids.App.ServiceConfig, uuids.Service.Clusters)
-    principal = accounts.ensure_account(cs, accounts.SYNC, cluster, name,
+    principal = accounts.ensure_account(cs, SYNC, cluster, name,
                                         service["group"]["sync"]["uuid"])
     password = secrets.token_urlsafe(12)
     cs.set_password(principal, password)
-    return Edge(cluster, name, principal, accounts.SYNC.principal_name(name), password)
+    return Edge(cluster, name, principal, SYNC.principal_name(name), password)
 
 
 def agent_env(edge: Edge, store_url: str, **overrides: str) -> dict[str, str]:

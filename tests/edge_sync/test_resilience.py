@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from cluster_manager.setup import seed
+from cluster_manager.reconcile.seeding import seed
 from config_store.client import ConfigStoreClient
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import HELM_RELEASES, KubeHarness

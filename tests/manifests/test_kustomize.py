@@ -1,6 +1,6 @@
 """``kubectl kustomize`` builds the rendered files laid out as in a cluster repo.
 
-The files are written exactly as the repo writer writes them (``cluster_manager.repo``'s ACS
+The files are written exactly as the repo writer writes them (``cluster_manager.gitrepo``'s ACS
 document format: ``---`` before each document, ``...`` between) under ``edo/cluster/``. The
 ``kustomization.yaml`` listing them exists only in the test's temp dir: the real repo has none
 (Flux generates one for ``path: ./``).
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_manager.repo import render_documents
+from cluster_manager.yamldocs import render_documents
 from tests.manifests.samples import objects
 
 KUBECTL = shutil.which("kubectl")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster_manager.errors import Gone, Unauthorized
-from cluster_manager.tokens import BootstrapTokens
+from cluster_manager.api.bootstrap_tokens import BootstrapTokens
+from cluster_manager.api.errors import Gone, Unauthorized
 from tests.bootstrap.edge import FakeEdge
 from tests.cluster_manager.api.conftest import Cluster
 from tests.cluster_manager.stack import Stack, clone_url, git

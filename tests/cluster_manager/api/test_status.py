@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from cluster_manager.status_view import Liveness, derive_phase, edge_state
+from cluster_manager.api.status_view import Liveness, derive_phase, edge_state
+from cluster_manager.setup_status import SetupStatus
 from tests.cluster_manager.api.conftest import commission, report_edge
 from tests.cluster_manager.stack import Stack, create_cluster, status, wait_for
 from tests.servers import Api
@@ -36,7 +37,7 @@ def ago(seconds: float) -> str:
     ({"phase": "Provisioning", "ready": False}, {"lastSeen": ago(1)}, "Provisioning"),
 ])
 def test_derive_phase_table(setup: dict | None, edge: dict | None, phase: str) -> None:
-    assert derive_phase(setup, edge, NOW) == phase
+    assert derive_phase(SetupStatus.parse(setup), edge, NOW) == phase
 
 
 def test_liveness_thresholds_are_configurable() -> None:

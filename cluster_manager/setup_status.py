@@ -1,0 +1,195 @@
+"""The Edge cluster setup status entry (``f6c67e6f-…``), typed.
+
+The reconcile wing is its only writer (merge patches built here); the API wing reads it
+(bootstrap scripts, secrets, the status view). Field names in the entry follow ACS
+(reference §3.4) plus ours: ``phase``, ``conditions``, ``error``, ``observedEtag``,
+``commit``. Conditions are summarised here, in one place: a condition's
+``lastTransitionTime`` changes only when its ``status`` does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .vocabulary import FLUX_VERSION, Role
+
+PENDING, PROVISIONING, READY, FAILED, DELETING = (
+    "Pending", "Provisioning", "Ready", "Failed", "Deleting")
+"""The phases the reconciler records (the status view derives more from the edge)."""
+
+Patch = dict[str, Any]
+"""A JSON merge patch of the setup status entry (``None`` values delete keys)."""
+
+
+def utc_now() -> str:
+    """The current time as the entry stores it (RFC 3339, seconds, UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass(frozen=True)
+class Account:
+    """A per-cluster principal: its uuid once created, ``done`` once fully set up."""
+
+    uuid: str | None = None
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A Kubernetes-style status condition."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str = ""
+
+    def as_entry(self) -> dict[str, str]:
+        """The condition as stored in the entry."""
+        return {"type": self.type, "status": self.status, "reason": self.reason,
+                "message": self.message, "lastTransitionTime": self.last_transition_time}
+
+
+@dataclass(frozen=True)
+class SetupStatus:
+    """One cluster's setup status as read from the Config Store."""
+
+    entry: dict[str, Any]
+    """The entry as stored (the status view shows it whole)."""
+
+    @classmethod
+    def parse(cls, entry: Any) -> SetupStatus:
+        """The status of an entry (anything but an object counts as empty)."""
+        return cls(entry if isinstance(entry, dict) else {})
+
+    @property
+    def exists(self) -> bool:
+        """True when the entry is there at all."""
+        return bool(self.entry)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The configuration the status was last written for."""
+        spec = self.entry.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+    @property
+    def name(self) -> str | None:
+        """The cluster's name as recorded (fixed once its accounts exist)."""
+        name = self.spec.get("name")
+        return name if isinstance(name, str) else None
+
+    @property
+    def namespace(self) -> str | None:
+        """The edge namespace as recorded."""
+        namespace = self.spec.get("namespace")
+        return namespace if isinstance(namespace, str) else None
+
+    @property
+    def phase(self) -> str:
+        """The recorded phase (``Pending`` before the reconciler wrote one)."""
+        phase = self.entry.get("phase")
+        return phase if isinstance(phase, str) else PENDING
+
+    @property
+    def ready(self) -> bool:
+        """True once the repo is populated and the accounts exist."""
+        return self.entry.get("ready") is True
+
+    @property
+    def error(self) -> str | None:
+        """Why the last attempt failed, if it did."""
+        error = self.entry.get("error")
+        return error if isinstance(error, str) else None
+
+    @property
+    def observed_etag(self) -> str | None:
+        """The etag of the configuration entry the status reflects."""
+        return self.entry.get("observedEtag")
+
+    @property
+    def commit(self) -> str | None:
+        """The repo commit the last commissioning wrote (or found current)."""
+        commit = self.entry.get("commit")
+        return commit if isinstance(commit, str) else None
+
+    @property
+    def self_link(self) -> str | None:
+        """The rendered self-link manifests the bootstrap script applies."""
+        link = self.entry.get("self_link")
+        return link if isinstance(link, str) else None
+
+    @property
+    def conditions(self) -> tuple[Condition, ...]:
+        """The recorded conditions."""
+        found = self.entry.get("conditions")
+        return tuple(Condition(c.get("type", ""), c.get("status", "Unknown"),
+                               c.get("reason", ""), c.get("message", ""),
+                               c.get("lastTransitionTime", ""))
+                     for c in (found if isinstance(found, list) else [])
+                     if isinstance(c, dict))
+
+    def account(self, role: Role) -> Account:
+        """The role's principal as recorded (empty when not created yet)."""
+        found = self.entry.get(role.key)
+        if not isinstance(found, dict):
+            return Account()
+        return Account(found.get("uuid"), found.get("done") is True)
+
+    def is_current(self, etag: str | None) -> bool:
+        """True when the cluster is ready for exactly this configuration and Flux version."""
+        return (self.ready and self.observed_etag == etag
+                and self.entry.get("fluxVersion") == FLUX_VERSION)
+
+    def holds_name(self, name: str) -> bool:
+        """True if this cluster was commissioned (or is being) under ``name``."""
+        return self.name == name and self.phase != FAILED
+
+    @property
+    def bootstrappable(self) -> bool:
+        """True when a bootstrap script can be built (ready, with a self-link)."""
+        return self.ready and self.self_link is not None
+
+    # -- merge patches (the reconcile wing writes these) ---------------------------------
+    def with_condition(self, condition: Condition) -> list[dict[str, str]]:
+        """The conditions with ``condition`` set; its transition time kept when the status
+        did not change."""
+        kept = [c for c in self.conditions if c.type != condition.type]
+        before = next((c for c in self.conditions if c.type == condition.type), None)
+        when = (before.last_transition_time if before is not None
+                and before.status == condition.status and before.last_transition_time
+                else utc_now())
+        merged = Condition(condition.type, condition.status, condition.reason,
+                           condition.message, when)
+        return [c.as_entry() for c in (*kept, merged)]
+
+    def failed(self, spec: Any, error: str, etag: str | None) -> Patch:
+        """The patch recording a configuration that cannot be commissioned."""
+        return {"spec": spec, "ready": False, "phase": FAILED, "error": error,
+                "observedEtag": etag,
+                "conditions": self.with_condition(
+                    Condition("Ready", "False", "InvalidConfig", error))}
+
+    def provisioning(self, spec: dict[str, Any]) -> Patch:
+        """The patch recording that work on ``spec`` has started."""
+        return {"spec": spec, "phase": PROVISIONING, "error": None, "ready": self.ready}
+
+    def commissioned(self, commit: str | None, self_link: str, etag: str | None) -> Patch:
+        """The patch recording a commissioned cluster at ``commit``."""
+        return {"self_link": self_link, "ready": True, "fluxVersion": FLUX_VERSION,
+                "phase": READY, "error": None, "observedEtag": etag, "commit": commit,
+                "conditions": self.with_condition(
+                    Condition("Ready", "True", "Commissioned", f"repository at {commit}"))}
+
+    @staticmethod
+    def account_patch(role: Role, account: Account | None) -> Patch:
+        """The patch recording ``role``'s principal (None: removed)."""
+        value = None if account is None else {"uuid": account.uuid, "done": account.done}
+        return {role.key: value}
+
+    @staticmethod
+    def deleting() -> Patch:
+        """The patch recording that decommissioning has started."""
+        return {"phase": DELETING, "ready": False}
