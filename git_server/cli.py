@@ -7,17 +7,17 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the server runs on gevent
 
 import argparse  # noqa: E402
-import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from config_store.client import Access, client_from_env  # noqa: E402
-from serving import serve  # noqa: E402
+from serving import configure_logging, serve  # noqa: E402
 
 from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.setup import ensure_setup  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
-from ._http.app import GitServer, create_app  # noqa: E402
+from ._http.app import create_app  # noqa: E402
+from ._http.context import GitServer  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -33,8 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     client = client_from_env(args.config_store)
     ensure_setup(client)
     registry = RepoRegistry(client)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import time
 from pathlib import Path
 
 import pygit2
 
-UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+from config_store.uuids import is_uuid
+
 DEFAULT_BRANCH = "main"
 
 
@@ -23,7 +23,7 @@ class RepoStorage:
 
     def path(self, uuid: str) -> Path:
         """Where a repo lives (uuid validated: it becomes a path)."""
-        if not UUID.match(uuid):
+        if not is_uuid(uuid):
             raise ValueError(f"not a repo uuid: {uuid!r}")
         return self.root / f"{uuid}.git"
 
@@ -46,7 +46,7 @@ class RepoStorage:
     def stored(self) -> list[str]:
         """Uuids with storage."""
         return sorted(p.name.removesuffix(".git") for p in self.root.glob("*.git")
-                      if UUID.match(p.name.removesuffix(".git")))
+                      if is_uuid(p.name.removesuffix(".git")))
 
     def branches(self, uuid: str) -> dict[str, str]:
         """``{branch: sha}`` of a stored repo."""

@@ -1,0 +1,73 @@
+"""Smart-HTTP Git at ``/uuid/<repo>/…`` and ``/git/<group>/<name>/…``.
+
+The order of the checks is part of the security model (as ACS): who calls (401), then
+may they pull or push this repo (403), then is it configured (404). A caller without the
+grant cannot tell configured repos from unconfigured ones.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from flask import Blueprint, Response, request
+from werkzeug.exceptions import NotFound, ServiceUnavailable
+
+from config_store import uuids
+
+from .auth import authenticated, caller, require
+from .backend import run_backend
+from .context import server
+from .params import backend_path, is_push, repo_uuid
+
+bp = Blueprint("repos", __name__)
+View = Callable[[str, str], Response]
+
+
+def _permission(rest: str) -> str:
+    return uuids.GitPerm.Push if is_push(rest) else uuids.GitPerm.Pull
+
+
+def well_formed(view: View) -> View:
+    """Decorate a ``(repo, rest)`` view: 410/400 for a malformed request before anything
+    else, credentials included."""
+
+    @functools.wraps(view)
+    def wrapper(repo: str, rest: str) -> Response:
+        return view(repo_uuid(repo), backend_path(rest))
+
+    return wrapper
+
+
+def _serve(repo: str, rest: str) -> Response:
+    """Permission, then existence, then ``git http-backend`` (storage made on first use)."""
+    git = server()
+    require(_permission(rest), repo)
+    if git.registry.get(repo) is None:
+        raise NotFound("no such repository")
+    git.storage.ensure(repo)
+    status, headers, body = run_backend(git.storage.root, f"/{repo}.git/{rest}",
+                                        request.environ, caller().uuid)
+    return Response(body, status=status, headers=headers, direct_passthrough=True)
+
+
+@bp.route("/uuid/<repo>/<path:rest>", methods=["GET", "POST"])
+@well_formed
+@authenticated
+def by_uuid(repo: str, rest: str) -> Response:
+    """A repo by its uuid."""
+    return _serve(repo, rest)
+
+
+@bp.route("/git/<group>/<name>/<path:rest>", methods=["GET", "POST"])
+@authenticated
+def by_path(group: str, name: str, rest: str) -> Response:
+    """A repo by the ``group/name`` path of its configuration entry."""
+    found = server().registry.by_path(f"{group}/{name}")
+    if not found:
+        # As ACS (an unknown path is /uuid/undefined): only a wildcard holder learns "404".
+        require(_permission(rest), uuids.NULL)
+        raise NotFound("no such repository")
+    if len(found) > 1:
+        raise ServiceUnavailable(f"{group}/{name} names {len(found)} repositories")
+    return _serve(repo_uuid(found[0]), backend_path(rest))

@@ -1,0 +1,39 @@
+"""``/v1/storage``: the repos on disk, for holders of Manage storage on the wildcard."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify
+from werkzeug.exceptions import NotFound
+
+from config_store import uuids
+
+from .auth import authenticated, require
+from .context import server
+from .params import repo_uuid
+
+bp = Blueprint("storage", __name__)
+
+
+def _require_storage_admin() -> None:
+    """403 unless the caller holds Manage storage on the wildcard itself (checked before
+    the repo uuid, so nobody else can probe for storage)."""
+    require(uuids.GitPerm.ManageStorage, uuids.NULL, wild=False,
+            message="needs Manage storage on the wildcard")
+
+
+@bp.get("/v1/storage")
+@authenticated
+def storage_list() -> Response:
+    """Uuids of the repos with storage."""
+    _require_storage_admin()
+    return jsonify(server().storage.stored())
+
+
+@bp.delete("/v1/storage/<repo>")
+@authenticated
+def storage_delete(repo: str) -> tuple[str, int]:
+    """Archive a repo's storage (moved aside under the data dir, never destroyed)."""
+    _require_storage_admin()
+    if not server().storage.delete(repo_uuid(repo)):
+        raise NotFound("no storage for that repository")
+    return "", 204
