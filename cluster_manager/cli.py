@@ -7,12 +7,11 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the service runs on gevent
 
 import argparse  # noqa: E402
-import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from config_store.client import Access, ConfigStoreClient, client_from_env  # noqa: E402
-from serving import offload, serve  # noqa: E402
+from serving import configure_logging, offload, serve  # noqa: E402
 
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
@@ -108,8 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     stack.add_argument("--port", type=int, default=8700,
                        help="Cluster Manager port; Config Store on P+1, Git server on P+2")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     if args.command == "up":
         up(args.data_dir, args.port)
     else:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 from pathlib import Path
 
-from serving import offload, serve
+from serving import configure_logging, offload, serve
 
 from ._domain.store import open_store
 from ._http.app import Settings, create_app
@@ -48,8 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     store = open_store(_database_path(args.database, args.data_dir),
                        os.environ.get("FPLUS_ADMIN_PASSWORD"))
     app = create_app(store, Settings(body_limit=args.body_limit))

@@ -10,6 +10,7 @@ import sys
 import threading
 
 from config_store.client import ConfigStoreClient
+from serving import configure_logging
 
 from . import __version__
 from .agent import Agent
@@ -33,8 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, "
                                           "else $KUBECONFIG or ~/.kube/config)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     try:
         settings = from_env(os.environ)
     except SettingsError as exc:
