@@ -1,14 +1,19 @@
-"""Small helpers shared by the benchmarks: percentiles, checked responses, CPU accounting."""
+"""Small helpers shared by the benchmarks: percentiles, checked responses, CPU accounting,
+the storage floor."""
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import statistics
+import uuid
 from pathlib import Path
 
+import json_merge_patch
 import requests
 
-from tests.cluster_manager.stack import Stack
+from harness.stack import Stack
 
 
 def pct(values: list[float], q: int) -> float | None:
@@ -46,3 +51,45 @@ def stack_cpu(stack: Stack) -> dict[str, float]:
     return {name: cpu_seconds(service.proc.pid) if service.proc else 0.0
             for name, service in (("config_store", stack.store), ("git_server", stack.git),
                                   ("cluster_manager", stack.manager))}
+
+
+class StorageFloor:
+    """The floor under a Config Store write: the cost of its storage without HTTP.
+
+    One merge-patch (RFC 7386) of one entry per transaction, in raw SQLite with the Config
+    Store's settings (WAL, ``synchronous=NORMAL``, ``BEGIN IMMEDIATE``) and its ``config``
+    table: read the entry, merge, store it as canonical JSON with a new etag (unchanged
+    entries are not rewritten). Not measured: HTTP, authentication, ACL checks, the
+    in-memory object graph, JSON schema validation, notify events.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        self.conn.executescript(
+            "CREATE TABLE IF NOT EXISTS config (app TEXT NOT NULL, object TEXT NOT NULL,"
+            " json TEXT NOT NULL, etag TEXT NOT NULL, PRIMARY KEY (app, object));"
+            "CREATE INDEX IF NOT EXISTS config_by_object ON config (object);")
+
+    def patch(self, app: str, obj: str, doc: dict) -> None:
+        """Merge ``doc`` into the entry of ``obj`` for ``app`` (created from ``{}``)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.conn.execute("SELECT json FROM config WHERE app = ? AND object = ?",
+                                    (app, obj)).fetchone()
+            merged = json_merge_patch.merge(json.loads(row[0]) if row else {}, doc)
+            text = json.dumps(merged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            if row is None or row[0] != text:
+                self.conn.execute(
+                    "INSERT INTO config (app, object, json, etag) VALUES (?, ?, ?, ?) ON CONFLICT"
+                    " (app, object) DO UPDATE SET json = excluded.json, etag = excluded.etag",
+                    (app, obj, text, str(uuid.uuid4())))
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()

@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bootstrap
 import manifests
 from bench._common import ok, pct
+from harness.gitcli import GIT_ENV
+from harness.servers import Api
+from harness.stack import create_cluster, start_stack, status, wait_for
 from templating import render
-from tests.cluster_manager.gitcli import GIT_ENV
-from tests.cluster_manager.stack import create_cluster, start_stack, status, wait_for
-from tests.servers import Api
 
 TARGETS = {"get_p50_ms": 10}
 

@@ -48,9 +48,9 @@ from cluster_manager.reconcile.rendering import context, repo_content
 from cluster_manager.settings import Settings
 from config_store import uuids
 from config_store.client import ConfigStoreClient, NotifyClient
-from tests.cluster_manager.gitcli import GIT_ENV, files_at
-from tests.cluster_manager.stack import CONFIG, STATUS, Stack, start_stack
-from tests.servers import ADMIN_PASSWORD, Api, ThreadSessions
+from harness.gitcli import GIT_ENV, files_at
+from harness.servers import ADMIN_PASSWORD, Api, ThreadSessions
+from harness.stack import CONFIG, STATUS, Stack, start_stack
 
 NAMESPACE = "fplus-edge"
 WRITERS = 8

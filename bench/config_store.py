@@ -3,7 +3,8 @@
 Compares, in the same run:
 - ours: keep-alive clients with Bearer tokens against ``config-store serve`` (SQLite);
 - naive: a fresh connection and Basic login per request (what a simple script does);
-- floor: the same merge-patch writes straight into the storage layer, no HTTP.
+- floor: the same merge-patch writes straight into SQLite set up as the Config Store's
+  storage (WAL, one transaction each), no HTTP, no auth (``bench._common.StorageFloor``).
 
 Usage: ``python bench/config_store.py [--seconds 5] [--clients 8] [--subscribers 100]``
 """
@@ -19,14 +20,16 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import websocket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._common import StorageFloor
 from config_store import uuids
-from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
+from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 
 MERGE = "application/merge-patch+json"
 
@@ -143,21 +146,19 @@ def _notify_latency(port: int, app: str, obj: str, subscribers: int, writes: int
 
 
 def _floor_patch_rate(seconds: float) -> float:
-    """Merge-patch writes through the domain layer directly (no HTTP, no auth)."""
-    from config_store._domain import configs
-    from config_store._domain.store import open_store
-
-    store = open_store(Path(tempfile.mkdtemp()) / "floor", "pw")
-    from config_store._domain import objects
-
-    app = objects.create(store.core, store.root, uuids.Class.App)[0].uuid
-    obj = objects.create(store.core, store.root, uuids.Class.Device)[0].uuid
-    n, stop = 0, time.monotonic() + seconds
-    start = time.monotonic()
-    while time.monotonic() < stop:
-        configs.patch(store.core, store.schemas, store.root, app, obj, {"n": n})
-        n += 1
-    return n / (time.monotonic() - start)
+    """Merge-patch writes per second into raw SQLite set up as the Config Store's storage
+    (see ``StorageFloor``): what storage alone costs, no HTTP, no auth."""
+    with tempfile.TemporaryDirectory(prefix="bench-cs-floor-") as tmp:
+        floor = StorageFloor(Path(tmp) / "floor.db")
+        app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+        n, stop = 0, time.monotonic() + seconds
+        start = time.monotonic()
+        while time.monotonic() < stop:
+            floor.patch(app, obj, {"n": n})
+            n += 1
+        rate = n / (time.monotonic() - start)
+        floor.close()
+    return rate
 
 
 def _pct(values: list[float], q: float) -> float:

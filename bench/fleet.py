@@ -25,7 +25,8 @@ Compared in the same run, ``--samples`` writes each, one at a time, after the fl
   costs the Config Store a password hash check (argon2, ~100 ms of a core, in a native
   thread), so it is not mixed into the fleet's load: its server CPU per write says what a
   fleet of such agents would cost;
-- floor: the same merge patch through the Config Store's domain layer, no HTTP, no auth.
+- floor: the same merge patch straight into SQLite set up as the Config Store's storage
+  (WAL, one transaction each), no HTTP, no auth (``bench._common.StorageFloor``).
 
 Usage: ``python bench/fleet.py --edges 10000`` (default duration: every edge reports at
 least twice); quick run: ``--edges 200 --interval 5 --duration 11``.
@@ -51,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import cpu_seconds, pct
+from bench._common import StorageFloor, cpu_seconds, pct
 from cluster_manager.reconcile.seeding import seed
 from config_store import uuids
 from config_store.client import ConfigStoreClient
@@ -59,8 +60,9 @@ from edge_sync import __version__
 from edge_sync.hosts import hosts
 from edge_sync.retry import Backoff
 from edge_sync.status import StatusReporter, utc_now
-from tests.edge_sync.helpers import certificate, node
-from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
+from harness.certs import certificate
+from harness.kube import node
+from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 
 STATUS = uuids.App.EdgeClusterStatus
 TARGET = {"edges": 10000, "write_p99_ms": 50}
@@ -233,19 +235,17 @@ def _naive(store: ConfigStoreProcess, clusters: list[str], creds: list[tuple[str
 
 
 def _floor(samples: int) -> list[float]:
-    """The merge patch through the domain layer of a fresh store: no HTTP, no auth."""
-    from config_store._domain import configs, objects
-    from config_store._domain.store import open_store
-
-    store = open_store(Path(tempfile.mkdtemp(prefix="bench-fleet-floor-")) / "floor", "pw")
-    app = objects.create(store.core, store.root, uuids.Class.App)[0].uuid
-    obj = objects.create(store.core, store.root, uuids.Class.Device)[0].uuid
-    out = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        configs.patch(store.core, store.schemas, store.root, app, obj,
-                      {"lastSeen": utc_now(), "version": __version__})
-        out.append((time.perf_counter() - start) * 1000)
+    """Milliseconds per merge patch into raw SQLite set up as the Config Store's storage
+    (see ``StorageFloor``): no HTTP, no auth."""
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-floor-") as tmp:
+        floor = StorageFloor(Path(tmp) / "floor.db")
+        app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+        out = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            floor.patch(app, obj, {"lastSeen": utc_now(), "version": __version__})
+            out.append((time.perf_counter() - start) * 1000)
+        floor.close()
     return out
 
 

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cluster_manager.gitrepo import ChangeSet, RepoWriter
 from config_store import uuids
-from tests.cluster_manager.gitcli import GIT_ENV
-from tests.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
+from harness.gitcli import GIT_ENV
+from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 
 
 def _ours(root: Path, changes: int, writers: int) -> tuple[float, int]:

@@ -42,10 +42,10 @@ from bench._common import ok, pct, stack_cpu
 from cluster_manager import sealing
 from cluster_manager.yamldocs import load_documents
 from config_store import uuids
-from tests.cluster_manager.certs import make_cert
-from tests.cluster_manager.gitcli import GIT_ENV, bare
-from tests.cluster_manager.stack import Stack, create_cluster, start_stack, status, wait_for
-from tests.servers import ThreadSessions
+from harness.certs import make_cert
+from harness.gitcli import GIT_ENV, bare
+from harness.servers import ThreadSessions
+from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 
 NAMESPACE = "bench"
 KEYS_PER_SECRET = 4

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from config_store import uuids
-from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 
 @pytest.fixture(scope="session")

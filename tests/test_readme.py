@@ -8,7 +8,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.servers import free_port_block, start_all_in_one, wait_until_up
+from harness.servers import free_port_block, start_all_in_one, wait_until_up
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -63,10 +63,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from schemathesis.config import SchemathesisConfig
 
 from config_store import uuids
-from tests.cluster_manager.certs import make_cert
-from tests.cluster_manager.gitcli import push_from_clone
-from tests.cluster_manager.stack import Stack, create_cluster, start_stack, status, wait_for
-from tests.servers import ADMIN_PASSWORD, Api, ServiceProcess
+from harness.certs import make_cert
+from harness.gitcli import push_from_clone
+from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess
+from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

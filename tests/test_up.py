@@ -9,7 +9,7 @@ from pathlib import Path
 
 import requests
 
-from tests.servers import free_port_block, start_all_in_one, wait_until_up
+from harness.servers import free_port_block, start_all_in_one, wait_until_up
 
 
 def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.cluster_manager.stack import Stack, start_stack
+from harness.stack import Stack, start_stack
 
 
 @pytest.fixture(scope="module")

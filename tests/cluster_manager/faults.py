@@ -20,9 +20,9 @@ import yaml
 
 from cluster_manager.gitrepo import read_file
 from config_store import uuids
-from tests.cluster_manager.gitcli import fsck_clean
-from tests.cluster_manager.stack import CONFIG, STATUS, Stack
-from tests.servers import Api, ThreadSessions
+from harness.gitcli import fsck_clean
+from harness.servers import Api, ThreadSessions
+from harness.stack import CONFIG, STATUS, Stack
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
-from tests.cluster_manager.gitcli import bare
+from harness.gitcli import bare
 
 BAD_PATHS = ["../x", "a/../../x", "/abs", "a//b", "a/./b", "./a", "a/", ".git/config",
              "a/.GIT/x", "a/.git./x", "", "a\\b", "a\x00b", "a\nb", "..", "."]

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from cluster_manager.gitrepo import ChangeSet, RepoWriter, writer_for
-from tests.cluster_manager.gitcli import bare, files_at, fsck_clean
+from harness.gitcli import bare, files_at, fsck_clean
 
 ROOT = Path(__file__).resolve().parents[2]
 

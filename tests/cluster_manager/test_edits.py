@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
-from tests.cluster_manager.gitcli import bare, files_at, fsck_clean
+from harness.gitcli import bare, files_at, fsck_clean
 
 
 def add_key(key: str, value: str):

@@ -23,6 +23,8 @@ from typing import Any
 import pytest
 
 from config_store import uuids
+from harness.servers import Api
+from harness.stack import STATUS, Stack, create_cluster, start_stack, status
 from tests.cluster_manager.faults import (
     AdminPool,
     check_accounts,
@@ -41,8 +43,6 @@ from tests.cluster_manager.faults import (
     set_config,
     stored_repos,
 )
-from tests.cluster_manager.stack import STATUS, Stack, create_cluster, start_stack, status
-from tests.servers import Api
 
 SEED = 20240604
 KILLS = 20

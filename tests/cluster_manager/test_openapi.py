@@ -32,8 +32,8 @@ from cluster_manager.api.status_view import derive_phase
 from cluster_manager.metrics import Metrics
 from cluster_manager.setup_status import SetupStatus
 from config_store import uuids
+from harness.servers import ServiceProcess, cluster_manager_process, free_port
 from tests.openapi_doc import inline, operations
-from tests.servers import ServiceProcess, cluster_manager_process, free_port
 
 SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "cluster-manager.yaml"
 IMPLICIT = {"HEAD", "OPTIONS"}

@@ -12,7 +12,7 @@ from cluster_manager.gitrepo import ChangeSet, RepoWriter, _tree, ensure_bare_re
 from cluster_manager.gitrepo._build import build_commit
 from cluster_manager.gitrepo._maintenance import geometric_rollup, merge_small_packs
 from cluster_manager.gitrepo._pack import git_hash, pack_ids, write_pack
-from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git
+from harness.gitcli import bare, files_at, fsck_clean, git
 
 
 def _packs(repo: Path) -> list[Path]:

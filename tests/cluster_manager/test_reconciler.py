@@ -9,7 +9,8 @@ import yaml
 
 from cluster_manager.gitrepo import list_files, read_file
 from config_store import uuids
-from tests.cluster_manager.stack import (
+from harness.servers import Api
+from harness.stack import (
     CONFIG,
     Stack,
     clone_url,
@@ -18,7 +19,6 @@ from tests.cluster_manager.stack import (
     status,
     wait_for,
 )
-from tests.servers import Api
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
 

@@ -11,8 +11,8 @@ import pytest
 
 from cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
 from cluster_manager.gitrepo import _branch as branch_module
+from harness.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 from tests.cluster_manager.git_http import GitHttpServer
-from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 
 AUTH = ("flux", "s3cret")
 

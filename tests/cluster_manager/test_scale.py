@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from config_store import uuids
+from harness.stack import STATUS, Stack
 from tests.cluster_manager.faults import (
     AdminPool,
     check_accounts,
@@ -29,7 +30,6 @@ from tests.cluster_manager.faults import (
     search,
     service_groups,
 )
-from tests.cluster_manager.stack import STATUS, Stack
 
 CLUSTERS = 200
 NAMESPACE = "fplus-edge"

@@ -23,7 +23,7 @@ from cluster_manager.sealing import (
     public_key_fingerprint,
 )
 from cluster_manager.sealing.cert import NOT_BEFORE_LEEWAY
-from tests.cluster_manager.certs import NOW, make_cert
+from harness.certs import NOW, make_cert
 
 
 @pytest.fixture(scope="module")

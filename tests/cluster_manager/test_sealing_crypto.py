@@ -29,7 +29,7 @@ from cluster_manager.sealing import (
     encrypt_value,
     load_certificate,
 )
-from tests.cluster_manager.certs import make_cert
+from harness.certs import make_cert
 
 NS, NAME = "fplus-edge", "edge-agent-sensitive-information-0b6d6e2c"
 STD_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")

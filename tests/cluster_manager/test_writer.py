@@ -13,7 +13,7 @@ import pytest
 from cluster_manager.gitrepo import ChangeSet, RepoWriter, ensure_bare_repo, writer_for
 from cluster_manager.gitrepo import _branch as branch_module
 from cluster_manager.gitrepo._refs import RefLockTimeout
-from tests.cluster_manager.gitcli import bare, files_at, fsck_clean, git, push_from_clone
+from harness.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 
 
 def test_apply_writes_files_as_one_commit(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from config_store import uuids
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import grant, make_user
-from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.servers import ConfigStoreProcess
 from tests.config_store.actors import Actor, new_actor
-from tests.servers import ConfigStoreProcess
 
 
 @pytest.fixture(scope="module")

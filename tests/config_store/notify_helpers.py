@@ -11,7 +11,7 @@ from typing import Any
 
 import websocket
 
-from tests.servers import Api
+from harness.servers import Api
 
 RECV_TIMEOUT = 5.0
 """How long to wait for an update that must arrive."""

@@ -26,6 +26,7 @@ from config_store import uuids
 from config_store._domain import credentials
 from config_store._domain.store import open_store
 from config_store._http.app import create_app
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import (
     Actor,
     add_member,
@@ -36,7 +37,6 @@ from tests.config_store.actors import (
     set_owner,
 )
 from tests.conftest import make_class, make_object
-from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 P = uuids.ConfigDBPerm
 C = uuids.Class

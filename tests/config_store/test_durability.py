@@ -7,8 +7,8 @@ import signal
 import threading
 
 from config_store import uuids
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import make_object
-from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
 

@@ -8,8 +8,8 @@ import pytest
 import requests
 
 from config_store import uuids
+from harness.servers import Api
 from tests.conftest import make_object
-from tests.servers import Api
 
 SCHEMA_APP = uuids.App.ConfigSchema
 

@@ -13,8 +13,8 @@ import pytest
 
 from config_store import uuids
 from config_store.client import ConfigStoreClient, NotifyClient
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import grant, make_class, make_object, make_user
-from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 from .notify_helpers import (
     RECV_TIMEOUT,

@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from config_store import uuids
+from harness.servers import Api
 from tests.conftest import make_class, make_object
-from tests.servers import Api
 
 C = uuids.Class
 

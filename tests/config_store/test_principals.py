@@ -17,6 +17,7 @@ import pytest
 
 from config_store import uuids
 from config_store._domain import credentials
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import (
     Actor,
     add_member,
@@ -25,7 +26,6 @@ from tests.config_store.actors import (
     grants_of,
 )
 from tests.conftest import grant, make_class, make_object, make_user
-from tests.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 P = uuids.ConfigDBPerm
 A = uuids.AuthPerm

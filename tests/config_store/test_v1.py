@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from config_store import uuids
+from harness.servers import Api
 from tests.conftest import grant, make_class, make_object, make_user
-from tests.servers import Api
 
 
 @pytest.fixture

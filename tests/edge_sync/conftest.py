@@ -12,9 +12,9 @@ from config_store.client import ConfigStoreClient
 from edge_sync.agent import Agent
 from edge_sync.kube import Kube
 from edge_sync.settings import from_env
+from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 from tests.edge_sync.emulator import KubeHarness
 from tests.edge_sync.helpers import NAMESPACE, Edge, agent_env, make_edge
-from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
 
 StartAgent = Callable[..., Agent]
 

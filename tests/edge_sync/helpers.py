@@ -1,25 +1,18 @@
-"""Building blocks for Edge Sync tests: edges, nodes, certificates, entries."""
+"""Building blocks for Edge Sync tests: edges, key Secrets, Config Store entries."""
 
 from __future__ import annotations
 
 import base64
-import datetime as dt
-import functools
 import secrets
 import uuid as uuidlib
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
-
 from cluster_manager.reconcile import accounts
 from cluster_manager.vocabulary import SYNC
 from config_store import uuids
 from config_store.client import ConfigStoreClient
-from tests.cluster_manager.stack import wait_for
+from harness.stack import wait_for
 
 NAMESPACE = "fplus-edge"
 SS_NAMESPACE = "sealed-secrets"
@@ -74,47 +67,6 @@ def status(cs: ConfigStoreClient, edge: Edge) -> dict[str, Any]:
 
 
 # -- Kubernetes objects -----------------------------------------------------------------
-def node(name: str, *, ready: bool = True, control_plane: bool = False,
-         specialised: str | None = None, arch: str = "amd64") -> dict[str, Any]:
-    """A Node as the API server returns it (every nodeInfo field the client requires)."""
-    labels = {"kubernetes.io/hostname": name, "kubernetes.io/arch": arch}
-    if control_plane:
-        labels["node-role.kubernetes.io/control-plane"] = "true"
-    spec: dict[str, Any] = {}
-    if specialised is not None:
-        spec["taints"] = [{"key": "factoryplus.app.amrc.co.uk/specialised",
-                           "value": specialised, "effect": "NoSchedule"}]
-    return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": labels}, "spec": spec,
-        "status": {
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-            "nodeInfo": {"architecture": arch, "bootID": "b", "containerRuntimeVersion":
-                         "containerd://1.7", "kernelVersion": "6.8.0", "kubeProxyVersion":
-                         "v1.30.4+k3s1", "kubeletVersion": "v1.30.4+k3s1", "machineID": "m",
-                         "operatingSystem": "linux", "osImage": "Ubuntu 24.04 LTS",
-                         "systemUUID": "s"}},
-    }
-
-
-@functools.cache
-def _key(index: int) -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def certificate(index: int = 0, *, days_ago: int = 0) -> str:
-    """A self-signed certificate like the controller's (key ``index``, issued days ago)."""
-    key = _key(index)
-    not_before = dt.datetime.now(dt.UTC) - dt.timedelta(days=days_ago, minutes=1)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"sealed-secrets-{index}")])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(not_before)
-            .not_valid_after(not_before + dt.timedelta(days=3650))
-            .sign(key, hashes.SHA256()))
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
 def key_secret(name: str, cert_pem: str, *, active: bool = True) -> dict[str, Any]:
     """A Sealed Secrets key Secret (``tls.key`` is a placeholder: never read)."""
     labels = {"sealedsecrets.bitnami.com/sealed-secrets-key": "active" if active else "old"}

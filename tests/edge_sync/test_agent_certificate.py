@@ -5,16 +5,16 @@ from __future__ import annotations
 from kubernetes import client
 
 from config_store.client import ConfigStoreClient
+from harness.certs import certificate
+from harness.kube import node
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import KubeHarness
 from tests.edge_sync.helpers import (
     CONTROLLER,
     SS_NAMESPACE,
     Edge,
-    certificate,
     controller_service,
     key_secret,
-    node,
     status,
     wait_for,
 )

@@ -8,9 +8,10 @@ from kubernetes import client
 
 from config_store.client import ConfigStoreClient
 from edge_sync import __version__
+from harness.kube import node
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import KubeHarness
-from tests.edge_sync.helpers import Edge, node, status, wait_for
+from tests.edge_sync.helpers import Edge, status, wait_for
 
 
 def _hostnames(cs: ConfigStoreClient, edge: Edge) -> list[str] | None:

@@ -12,6 +12,8 @@ import yaml
 from kubernetes import client
 
 from config_store.client import ConfigStoreClient
+from harness.certs import certificate
+from harness.kube import node
 from tests.edge_sync.emulator import HELM_RELEASES, KubeHarness
 from tests.edge_sync.helpers import (
     CONTROLLER,
@@ -19,11 +21,9 @@ from tests.edge_sync.helpers import (
     SS_NAMESPACE,
     Edge,
     agent_env,
-    certificate,
     chart_template,
     controller_service,
     deployment,
-    node,
     status,
     wait_for,
 )

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from edge_sync.hosts import host, hosts
-from tests.edge_sync.helpers import node
+from harness.kube import node
 
 
 def test_a_k3s_node() -> None:

@@ -6,6 +6,8 @@ from kubernetes import client
 
 from cluster_manager.reconcile.seeding import seed
 from config_store.client import ConfigStoreClient
+from harness.kube import node
+from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import HELM_RELEASES, KubeHarness
 from tests.edge_sync.helpers import (
@@ -13,11 +15,9 @@ from tests.edge_sync.helpers import (
     chart_template,
     deployment,
     make_edge,
-    node,
     status,
     wait_for,
 )
-from tests.servers import ADMIN_PASSWORD, ConfigStoreProcess
 
 
 def _hostnames(cs: ConfigStoreClient, edge) -> list[str]:

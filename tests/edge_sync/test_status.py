@@ -10,8 +10,8 @@ import pytest
 from config_store.client import ConfigStoreClient, NotifyClient
 from edge_sync.retry import Backoff
 from edge_sync.status import StatusReporter, utc_now
+from harness.servers import free_port
 from tests.edge_sync.helpers import STATUS, Edge, make_edge, status, wait_for
-from tests.servers import free_port
 
 HOSTS_A = [{"hostname": "a", "arch": "amd64", "k8s_version": "v1", "control_plane": True,
             "os_version": "x", "ready": True}]

@@ -20,14 +20,14 @@ import pytest
 import requests
 
 from config_store import uuids
-from tests.conftest import make_class, make_object, make_user
-from tests.servers import (
+from harness.servers import (
     ADMIN_PASSWORD,
     Api,
     ConfigStoreProcess,
     ServiceProcess,
     git_server_process,
 )
+from tests.conftest import make_class, make_object, make_user
 
 GIT_APP = uuids.App.GitRepoConfig
 ADMIN = ("admin", ADMIN_PASSWORD)

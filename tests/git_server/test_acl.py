@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from config_store import uuids
+from harness.servers import Api
 from tests.conftest import grant
 from tests.git_server.conftest import (
     ADMIN,
@@ -26,7 +27,6 @@ from tests.git_server.conftest import (
     make_repo,
     wait_for,
 )
-from tests.servers import Api
 
 Pull, Push = uuids.GitPerm.Pull, uuids.GitPerm.Push
 UPLOAD, RECEIVE = "git-upload-pack", "git-receive-pack"

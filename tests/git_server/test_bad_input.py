@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.servers import Api
 from tests.git_server.conftest import ADMIN, Git, GitServer, Repo
-from tests.servers import Api
 
 UPLOAD_REQ = {"Content-Type": "application/x-git-upload-pack-request"}
 RECEIVE_REQ = {"Content-Type": "application/x-git-receive-pack-request"}

@@ -6,8 +6,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from harness.servers import Api
 from tests.git_server.conftest import ADMIN, Git, GitServer, Repo, wait_for
-from tests.servers import Api
 
 
 def test_ping(git_server: GitServer) -> None:

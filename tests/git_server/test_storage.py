@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from config_store import uuids
+from harness.servers import Api
 from tests.conftest import grant
 from tests.git_server.conftest import (
     Git,
@@ -19,7 +20,6 @@ from tests.git_server.conftest import (
     unconfigure,
     wait_for,
 )
-from tests.servers import Api
 
 UNKNOWN = "3c1f0e2d-5b4a-4c3d-9e8f-7a6b5c4d3e2f"
 

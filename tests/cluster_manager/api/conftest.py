@@ -9,10 +9,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from config_store import uuids
-from tests.cluster_manager.certs import make_cert
-from tests.cluster_manager.stack import Stack, create_cluster, start_stack, status, wait_for
+from harness.certs import make_cert
+from harness.servers import Api
+from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 from tests.conftest import grant, make_user
-from tests.servers import Api
 
 EDGE = uuids.App.EdgeClusterStatus
 

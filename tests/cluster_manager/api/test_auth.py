@@ -10,9 +10,9 @@ import pytest
 import requests
 
 from config_store import uuids
+from harness.servers import Api
+from harness.stack import Stack
 from tests.cluster_manager.api.conftest import Cluster
-from tests.cluster_manager.stack import Stack
-from tests.servers import Api
 
 CLUSTERS, SECRETS = uuids.EdgePerm.Clusters, uuids.EdgePerm.Secrets
 OTHER = str(uuid.uuid4())

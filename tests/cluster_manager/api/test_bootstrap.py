@@ -12,10 +12,10 @@ import yaml
 
 from cluster_manager.api.bootstrap_tokens import BootstrapTokens
 from cluster_manager.api.errors import Gone, Unauthorized
+from harness.servers import Api
+from harness.stack import Stack, clone_url, git
 from tests.bootstrap.edge import FakeEdge
 from tests.cluster_manager.api.conftest import Cluster
-from tests.cluster_manager.stack import Stack, clone_url, git
-from tests.servers import Api
 
 
 def new_url(root: Api, cluster: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+from harness.servers import Api
+from harness.stack import Stack
 from tests.cluster_manager.api.conftest import Cluster, commission
-from tests.cluster_manager.stack import Stack
-from tests.servers import Api
 
 
 def sample(text: str, name: str, **labels: str) -> float:

@@ -12,11 +12,11 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from cluster_manager import sealing
+from harness.certs import make_cert
+from harness.gitcli import bare, fsck_clean, git, push_from_clone
+from harness.servers import ADMIN_PASSWORD, Api, ThreadSessions
+from harness.stack import Stack
 from tests.cluster_manager.api.conftest import Cluster, commission, report_edge
-from tests.cluster_manager.certs import make_cert
-from tests.cluster_manager.gitcli import bare, fsck_clean, git, push_from_clone
-from tests.cluster_manager.stack import Stack
-from tests.servers import ADMIN_PASSWORD, Api, ThreadSessions
 
 
 def secret_url(cluster: str, ns: str = "app", name: str = "creds", key: str = "password") -> str:

@@ -9,9 +9,9 @@ import pytest
 
 from cluster_manager.api.status_view import Liveness, derive_phase, edge_state
 from cluster_manager.setup_status import SetupStatus
+from harness.servers import Api
+from harness.stack import Stack, create_cluster, status, wait_for
 from tests.cluster_manager.api.conftest import commission, report_edge
-from tests.cluster_manager.stack import Stack, create_cluster, status, wait_for
-from tests.servers import Api
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""Running the real git CLI in tests, isolated from the user's and the system's git config."""
+"""Running the real git CLI, isolated from the user's and the system's git config."""
 
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
-"""Sealing certificates for tests, shaped like the Sealed Secrets controller's."""
+"""Sealing certificates shaped like the Sealed Secrets controller's."""
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from cryptography.x509.oid import NameOID
 
 NOW = datetime.now(UTC)
@@ -31,3 +32,15 @@ def make_cert(key: Any, not_before: datetime | None = None, not_after: datetime 
                .add_extension(usage, critical=True))
     algorithm = None if isinstance(key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
     return builder.sign(key, algorithm).public_bytes(serialization.Encoding.PEM).decode()
+
+
+@functools.cache
+def _key(index: int) -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def certificate(index: int = 0, *, days_ago: int = 0) -> str:
+    """A controller-like certificate for the 2,048-bit RSA key number ``index`` (one key per
+    index per process), issued ``days_ago`` days ago and named ``sealed-secrets-<index>``."""
+    not_before = datetime.now(UTC) - timedelta(days=days_ago, minutes=1)
+    return make_cert(_key(index), not_before=not_before, cn=f"sealed-secrets-{index}")

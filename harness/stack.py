@@ -1,4 +1,4 @@
-"""The whole stack for Cluster Manager tests: Config Store, Git server and Cluster Manager."""
+"""The whole stack behind the Cluster Manager: Config Store, Git server, Cluster Manager."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from config_store import uuids
-from tests.servers import (
+from harness.servers import (
     ADMIN_PASSWORD,
     Api,
     ServiceProcess,

@@ -1,4 +1,4 @@
-"""Starting real services for tests: free loopback ports, temp dirs, cleanup by PID."""
+"""Real services in subprocesses: free loopback ports, temp dirs, cleanup by PID."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import requests
 
-ADMIN_PASSWORD = "test-admin-password"
+ADMIN_PASSWORD = "test-admin-password"  # noqa: S105  (the throwaway services' admin)
 
 
 def wait_until_up(url: str, timeout: float = 60.0,
