@@ -1,0 +1,184 @@
+"""In-memory stand-ins for the reconcile wing's two ports, for unit tests without processes.
+
+:class:`FakeConfigDB` keeps entries, classes, principals and grants in dicts and answers
+like the Config Store for the calls the reconcile wing makes (the ``ConfigDB`` protocol);
+every call is logged in ``calls`` and any call can be made to fail once with ``fail``.
+:class:`FakeRepos` records what would be committed and archived.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import json_merge_patch
+
+from cluster_manager.gitrepo import ChangeSet, WriteResult
+
+
+class Injected(RuntimeError):
+    """A failure a test asked for."""
+
+
+class FakeConfigDB:
+    """The Config Store, in memory (no ACLs: the reconcile wing runs with its own grants)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], Any] = {}
+        self.etags: dict[tuple[str, str], str] = {}
+        self.members: dict[str, set[str]] = defaultdict(set)
+        self.principals: dict[str, str] = {}  # name -> uuid
+        self.labels: dict[str, str] = {}
+        self.grants: dict[str, dict[str, Any]] = {}
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+        self._failures: dict[tuple[str, tuple[Any, ...]], Exception] = {}
+        self._ids = itertools.count(1)
+
+    # -- test controls --------------------------------------------------------------------
+    def fail(self, method: str, *args: Any, error: Exception | None = None) -> None:
+        """Make the next call of ``method`` whose arguments start with ``args`` raise."""
+        self._failures[(method, args)] = error or Injected(f"{method}{args} failed")
+
+    def _call(self, method: str, *args: Any) -> None:
+        self.calls.append((method, args))
+        for (name, prefix), error in list(self._failures.items()):
+            if name == method and args[:len(prefix)] == prefix:
+                del self._failures[(name, prefix)]
+                raise error
+
+    def count(self, method: str, *args: Any) -> int:
+        """How many calls of ``method`` had arguments starting with ``args``."""
+        return sum(1 for name, a in self.calls if name == method and a[:len(args)] == args)
+
+    def _uuid(self) -> str:
+        return f"00000000-0000-4000-8000-{next(self._ids):012d}"
+
+    # -- entries --------------------------------------------------------------------------
+    def get_config(self, app: str, obj: str) -> Any | None:
+        self._call("get_config", app, obj)
+        return copy.deepcopy(self.entries.get((app, obj)))
+
+    def get_config_with_etag(self, app: str, obj: str) -> tuple[Any | None, str | None]:
+        self._call("get_config_with_etag", app, obj)
+        return copy.deepcopy(self.entries.get((app, obj))), self.etags.get((app, obj))
+
+    def put_config(self, app: str, obj: str, value: Any) -> str:
+        self._call("put_config", app, obj)
+        return self._store(app, obj, copy.deepcopy(value))
+
+    def patch_config(self, app: str, obj: str, patch: Any) -> str | None:
+        self._call("patch_config", app, obj)
+        if patch is None:
+            self._drop(app, obj)
+            return None
+        current = copy.deepcopy(self.entries.get((app, obj), {}))
+        return self._store(app, obj, json_merge_patch.merge(current, copy.deepcopy(patch)))
+
+    def delete_config(self, app: str, obj: str) -> None:
+        self._call("delete_config", app, obj)
+        self._drop(app, obj)
+
+    def list_app_objects(self, app: str) -> list[str]:
+        self._call("list_app_objects", app)
+        return sorted(obj for a, obj in self.entries if a == app)
+
+    def _store(self, app: str, obj: str, value: Any) -> str:
+        self.entries[(app, obj)] = value
+        etag = self.etags[(app, obj)] = f"etag-{next(self._ids)}"
+        return etag
+
+    def _drop(self, app: str, obj: str) -> None:
+        self.entries.pop((app, obj), None)
+        self.etags.pop((app, obj), None)
+
+    # -- classes and objects ----------------------------------------------------------------
+    def class_members(self, klass: str) -> list[str]:
+        self._call("class_members", klass)
+        return sorted(self.members[klass])
+
+    def add_member(self, klass: str, obj: str) -> None:
+        self._call("add_member", klass, obj)
+        self.members[klass].add(obj)
+
+    def remove_member(self, klass: str, obj: str) -> None:
+        self._call("remove_member", klass, obj)
+        self.members[klass].discard(obj)
+
+    def delete_object(self, obj: str) -> None:
+        self._call("delete_object", obj)
+        for members in self.members.values():
+            members.discard(obj)
+        for key in [k for k in self.entries if k[1] == obj]:
+            self._drop(*key)
+        self.labels.pop(obj, None)
+
+    # -- principals and grants --------------------------------------------------------------
+    def create_principal(self, name: str, password: str | None = None, uuid: str | None = None,
+                         klass: str | None = None, *, label: str | None = None,
+                         groups: list[str] | None = None,
+                         grants: list[dict[str, Any]] | None = None) -> str:
+        self._call("create_principal", name)
+        principal = self.principals.get(name) or uuid or self._uuid()
+        self.principals[name] = principal
+        if label is not None:
+            self.labels[principal] = label
+        for group in groups or []:
+            self.members[group].add(principal)
+        for grant in grants or []:
+            full = {"principal": principal, "plural": False, **grant}
+            if full not in self.grants.values():
+                self.grants[self._uuid()] = full
+        return principal
+
+    def delete_principal(self, principal: str) -> None:
+        self._call("delete_principal", principal)
+        self.principals = {n: p for n, p in self.principals.items() if p != principal}
+        self.grants = {g: v for g, v in self.grants.items() if v["principal"] != principal}
+
+    def find_principal(self, name: str) -> str | None:
+        self._call("find_principal", name)
+        return self.principals.get(name)
+
+    def find_grants(self, principal: str | None = None, permission: str | None = None,
+                    target: str | None = None, plural: bool | None = None,
+                    object: str | None = None) -> list[str]:
+        self._call("find_grants", principal)
+        wanted = {"principal": principal, "permission": permission, "target": target,
+                  "plural": plural, "object": object}
+        return [g for g, v in self.grants.items()
+                if all(v.get(k) == w for k, w in wanted.items() if w is not None)]
+
+    def get_grant(self, uuid: str) -> dict[str, Any]:
+        self._call("get_grant", uuid)
+        return copy.deepcopy(self.grants[uuid])
+
+
+@dataclass
+class FakeRepos:
+    """Cluster repos as the files each would hold; archiving moves them aside."""
+
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    archived: list[str] = field(default_factory=list)
+    commits: int = 0
+    fail_next: Exception | None = None
+
+    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
+        if self.fail_next is not None:
+            error, self.fail_next = self.fail_next, None
+            raise error
+        before = dict(self.files.get(cluster, {}))
+        after = {p: c for p, c in before.items()
+                 if not any(p.startswith(d + "/") for d in changes.replace_dirs)}
+        after.update(changes.writes)
+        changed = after != before
+        if changed:
+            self.commits += 1
+            self.files[cluster] = after
+        return WriteResult(f"{self.commits:040x}", changed)
+
+    def archive(self, cluster: str) -> None:
+        self.files.pop(cluster, None)
+        self.archived.append(cluster)

@@ -1,0 +1,156 @@
+"""The step runners as a whole: what one ``reconcile(cluster)`` does, resumes and refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster_manager.reconcile import commissioning as steps
+from cluster_manager.reconcile.commissioning import Env
+from cluster_manager.vocabulary import STATUS_APP
+from config_store import uuids
+from tests.cluster_manager.reconcile.conftest import GROUPS, configure
+from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos, Injected
+
+C1 = "11111111-1111-4111-8111-111111111111"
+C2 = "22222222-2222-4222-8222-222222222222"
+SPEC = {"name": "line-1", "namespace": "fplus-edge"}
+
+
+def status(cs: FakeConfigDB, cluster: str = C1) -> dict:
+    return cs.entries[(STATUS_APP, cluster)]
+
+
+def test_a_new_entry_becomes_a_ready_cluster(env: Env, cs: FakeConfigDB,
+                                             repos: FakeRepos) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    st = status(cs)
+    assert st["phase"] == "Ready" and st["ready"] is True and "error" not in st
+    assert st["spec"] == SPEC and st["fluxVersion"] == "2.7.5"
+    assert st["flux"]["done"] and st["sync"]["done"]
+    assert st["commit"] == f"{1:040x}" and "edo/cluster/self-link.yaml" in repos.files[C1]
+    assert st["observedEtag"] == cs.etags[(uuids.App.EdgeClusterConfiguration, C1)]
+    assert cs.entries[(uuids.App.SparkplugAddress, C1)] == {"group_id": "ACS-line-1"}
+    assert C1 in cs.members[GROUPS.cluster]
+
+
+def test_commissioning_writes_status_twice_and_nothing_before_validation(
+        env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    assert cs.count("patch_config", STATUS_APP) == 2  # Provisioning, then Ready with progress
+    writes = [name for name, _ in cs.calls if name in ("put_config", "patch_config",
+                                                        "create_principal", "add_member")]
+    assert writes[1] == "patch_config"  # after the test's own PUT: Provisioning comes first
+
+
+def test_an_invalid_entry_is_recorded_as_failed_and_creates_nothing(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
+    configure(env, {C1: {"name": "Not A Label", "namespace": "x"}})
+    steps.reconcile(C1, env)
+    st = status(cs)
+    assert st["phase"] == "Failed" and st["ready"] is False and "DNS-1123" in st["error"]
+    assert st["conditions"][0]["reason"] == "InvalidConfig"
+    assert cs.principals == {} and repos.files == {}
+    assert (uuids.App.SparkplugAddress, C1) not in cs.entries
+
+
+def test_a_current_cluster_is_left_alone_unless_forced(env: Env, cs: FakeConfigDB,
+                                                      repos: FakeRepos) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    before = len(cs.calls)
+    steps.reconcile(C1, env)
+    assert [name for name, _ in cs.calls[before:]] == ["get_config"]  # its status, nothing else
+    template = cs.entries[(uuids.App.FluxTemplate, uuids.App.FluxTemplate)]
+    env.desired.replace_template(template | {"extra.yaml": [{"kind": "Extra"}]})
+    steps.reconcile(C1, env, force=True)
+    assert "edo/cluster/extra.yaml" in repos.files[C1] and repos.commits == 2
+
+
+def test_the_ready_condition_keeps_its_transition_time_until_its_status_changes(
+        env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    cs.entries[(STATUS_APP, C1)]["conditions"][0]["lastTransitionTime"] = "2020-01-01T00:00:00Z"
+    steps.reconcile(C1, env, force=True)
+    assert status(cs)["conditions"][0]["lastTransitionTime"] == "2020-01-01T00:00:00Z"
+    configure(env, {C1: SPEC | {"colour": "red"}})
+    steps.reconcile(C1, env)
+    (condition,) = status(cs)["conditions"]
+    assert condition["status"] == "False"
+    assert condition["lastTransitionTime"] != "2020-01-01T00:00:00Z"
+
+
+def test_a_crash_midway_records_progress_and_the_retry_resumes(
+        env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    cs.fail("put_config", uuids.App.GitRepoConfig)
+    with pytest.raises(Injected):
+        steps.reconcile(C1, env)
+    st = status(cs)
+    assert st["phase"] == "Provisioning" and st["flux"]["done"] and st["sync"]["done"]
+    steps.reconcile(C1, env)
+    assert status(cs)["phase"] == "Ready"
+    assert cs.count("create_principal") == 2  # once per role, not again on the retry
+
+
+def test_a_changed_entry_is_re_rendered(env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: SPEC | {"namespace": "other"}})
+    steps.reconcile(C1, env)
+    assert status(cs)["spec"]["namespace"] == "other" and repos.commits == 2
+
+
+def test_a_rename_of_a_commissioned_cluster_fails_and_undoing_it_needs_no_new_accounts(
+        env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: SPEC | {"name": "line-2"}})
+    steps.reconcile(C1, env)
+    assert status(cs)["phase"] == "Failed" and "cannot change" in status(cs)["error"]
+    assert set(cs.principals) == {"op1flux/line-1", "op1sync/line-1"}
+
+
+def test_two_entries_with_one_name_commission_only_the_first(env: Env,
+                                                             cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC, C2: SPEC})
+    steps.reconcile(C1, env)
+    steps.reconcile(C2, env)
+    assert status(cs, C1)["phase"] == "Ready"
+    assert status(cs, C2)["phase"] == "Failed" and C1 in status(cs, C2)["error"]
+
+
+def test_a_removed_entry_is_decommissioned_without_leftovers(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos, forgotten: list[str]) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: None})
+    steps.reconcile(C1, env)
+    assert cs.principals == {} and cs.grants == {}
+    assert [k for k in cs.entries if k[1] == C1] == []
+    assert C1 not in cs.members[GROUPS.cluster]
+    assert repos.archived == [C1] and forgotten == [C1]
+    deletes = [args[0] for name, args in cs.calls if name == "delete_config"]
+    assert deletes[-1] == STATUS_APP  # the status goes last
+
+
+def test_decommissioning_resumes_after_a_crash(env: Env, cs: FakeConfigDB,
+                                               repos: FakeRepos) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: None})
+    cs.fail("delete_config", uuids.App.SparkplugAddress)
+    with pytest.raises(Injected):
+        steps.reconcile(C1, env)
+    st = status(cs)
+    assert st["phase"] == "Deleting" and "flux" not in st and "sync" not in st
+    steps.reconcile(C1, env)
+    assert (STATUS_APP, C1) not in cs.entries and repos.archived == [C1]
+
+
+def test_a_cluster_without_entry_or_status_is_a_no_op(env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {})
+    steps.reconcile(C1, env)
+    assert [name for name, _ in cs.calls] == ["get_config"]

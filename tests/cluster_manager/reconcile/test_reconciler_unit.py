@@ -1,0 +1,124 @@
+"""The Reconciler without a Config Store process: notify deliveries in, reconciles out."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from cluster_manager.reconcile.commissioning import Env
+from cluster_manager.reconcile.desired import TEMPLATE_APP
+from cluster_manager.reconcile.reconciler import Reconciler
+from cluster_manager.vocabulary import CONFIG_APP, STATUS_APP
+from config_store.client import SearchState
+from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
+
+C1 = "11111111-1111-4111-8111-111111111111"
+C2 = "22222222-2222-4222-8222-222222222222"
+GONE = "33333333-3333-4333-8333-333333333333"
+SPEC = {"name": "line-1", "namespace": "fplus-edge"}
+
+
+class FakeNotify:
+    """Records subscriptions; the test delivers updates by calling the callbacks."""
+
+    def __init__(self, cs: Any) -> None:
+        self.searches: dict[str, Callable[[SearchState], None]] = {}
+        self.watches: dict[tuple[str, str], Callable[[Any], None]] = {}
+        self.closed = False
+
+    def search(self, app: str, callback: Callable[[SearchState], None]) -> None:
+        self.searches[app] = callback
+
+    def watch(self, app: str, obj: str, callback: Callable[[Any], None]) -> None:
+        self.watches[(app, obj)] = callback
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def running(env: Env) -> Iterator[tuple[Reconciler, FakeNotify]]:
+    notify: list[FakeNotify] = []
+    reconciler = Reconciler(env, workers=2, backoff_initial=0.05,
+                            notify=lambda cs: notify.append(FakeNotify(cs)) or notify[-1])
+    reconciler.start()
+    yield reconciler, notify[0]
+    reconciler.stop()
+    assert notify[0].closed
+
+
+def deliver(cs: FakeConfigDB, notify: FakeNotify, configs: dict[str, Any]) -> None:
+    for cluster, config in configs.items():
+        cs.put_config(CONFIG_APP, cluster, config)
+    notify.searches[CONFIG_APP](SearchState(
+        configs, {c: cs.etags[(CONFIG_APP, c)] for c in configs}))
+
+
+def phase(cs: FakeConfigDB, cluster: str) -> str | None:
+    return (cs.entries.get((STATUS_APP, cluster)) or {}).get("phase")
+
+
+def idle(reconciler: Reconciler) -> bool:
+    return reconciler.queue.depth() == 0
+
+
+def test_start_subscribes_to_entries_and_the_template(
+        running: tuple[Reconciler, FakeNotify]) -> None:
+    _, notify = running
+    assert set(notify.searches) == {CONFIG_APP}
+    assert set(notify.watches) == {(TEMPLATE_APP, TEMPLATE_APP)}
+
+
+def test_the_first_delivery_queues_every_cluster_and_every_leftover_status(
+        running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB) -> None:
+    reconciler, notify = running
+    cs.put_config(STATUS_APP, GONE, {"spec": {"name": "gone", "namespace": "x"}})
+    assert not reconciler.ready.is_set()
+    deliver(cs, notify, {C1: SPEC})
+    assert reconciler.ready.is_set()
+    eventually(lambda: phase(cs, C1) == "Ready" and (STATUS_APP, GONE) not in cs.entries)
+
+
+def test_later_deliveries_queue_only_what_changed(
+        running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB, repos: FakeRepos) -> None:
+    reconciler, notify = running
+    deliver(cs, notify, {C1: SPEC, C2: SPEC | {"name": "line-2"}})
+    eventually(lambda: phase(cs, C1) == phase(cs, C2) == "Ready" and idle(reconciler))
+    before = cs.count("get_config", STATUS_APP, C1)
+    notify.searches[CONFIG_APP](SearchState(
+        {C1: SPEC, C2: SPEC | {"name": "line-2", "namespace": "other"}},
+        {C1: cs.etags[(CONFIG_APP, C1)], C2: "changed"}))
+    eventually(lambda: cs.count("get_config", STATUS_APP, C2) == 2 and idle(reconciler))
+    assert cs.count("get_config", STATUS_APP, C1) == before  # unchanged: not reconciled
+
+
+def test_a_template_change_re_renders_clusters_that_were_current(
+        running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB, repos: FakeRepos) -> None:
+    reconciler, notify = running
+    template = cs.entries[(TEMPLATE_APP, TEMPLATE_APP)]
+    notify.watches[(TEMPLATE_APP, TEMPLATE_APP)](template)  # the first delivery: no re-render
+    deliver(cs, notify, {C1: SPEC})
+    eventually(lambda: phase(cs, C1) == "Ready" and idle(reconciler))
+    assert repos.commits == 1
+    notify.watches[(TEMPLATE_APP, TEMPLATE_APP)](template | {"more.yaml": [{"kind": "More"}]})
+    eventually(lambda: repos.commits == 2)
+    assert "edo/cluster/more.yaml" in repos.files[C1]
+
+
+def test_a_failed_reconcile_is_retried(running: tuple[Reconciler, FakeNotify],
+                                       cs: FakeConfigDB, repos: FakeRepos) -> None:
+    _, notify = running
+    repos.fail_next = RuntimeError("Git server down")
+    deliver(cs, notify, {C1: SPEC})
+    eventually(lambda: phase(cs, C1) == "Ready")

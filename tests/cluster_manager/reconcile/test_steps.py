@@ -1,0 +1,252 @@
+"""Each commissioning and decommissioning step alone, against the in-memory Config Store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cluster_manager.gitrepo import writer_for
+from cluster_manager.reconcile import commissioning as steps
+from cluster_manager.reconcile.commissioning import Env, Job
+from cluster_manager.reconcile.rendering import TemplateMissing
+from cluster_manager.reconcile.validation import InvalidConfig
+from cluster_manager.setup_status import SetupStatus
+from cluster_manager.vocabulary import EDGE_APP, FLUX, STATUS_APP, SYNC
+from config_store import uuids
+from tests.cluster_manager.reconcile.conftest import CHART, GROUPS, configure
+from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
+
+C1 = "11111111-1111-4111-8111-111111111111"
+C2 = "22222222-2222-4222-8222-222222222222"
+SPEC = {"name": "line-1", "namespace": "fplus-edge"}
+
+
+def job(config: Any = None, status: dict[str, Any] | None = None) -> Job:
+    """A job as validation leaves it (``spec`` is the entry when it is an object)."""
+    config = dict(SPEC) if config is None else config
+    spec = dict(config) if isinstance(config, dict) else {}
+    return Job(C1, config, "etag-1", SetupStatus.parse(status), spec=spec)
+
+
+def rendered(env: Env, config: dict[str, Any] | None = None) -> Job:
+    j = job(config)
+    steps.render(j, env)
+    return j
+
+
+# -- validate -------------------------------------------------------------------------------
+
+def test_validate_accepts_a_new_name(env: Env) -> None:
+    configure(env, {C1: SPEC})
+    j = job()
+    j.spec = {}
+    steps.validate(j, env)
+    assert j.spec == SPEC
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ({"name": "Line 1", "namespace": "x"}, "DNS-1123"),
+    ({"name": "a", "namespace": "x", "colour": "red"}, "unknown keys"),
+    ("not an object", "JSON object"),
+])
+def test_validate_refuses_bad_entries(env: Env, config: Any, words: str) -> None:
+    with pytest.raises(InvalidConfig, match=words):
+        steps.validate(job(config), env)
+
+
+def test_validate_refuses_a_rename_once_accounts_exist(env: Env) -> None:
+    status = {"spec": {"name": "old", "namespace": "n"}, "flux": {"uuid": C2, "done": True}}
+    with pytest.raises(InvalidConfig, match=r"cannot change.*'old'"):
+        steps.validate(job(status=status), env)
+    steps.validate(job(status={"spec": {"name": "old", "namespace": "n"}}), env)  # no accounts
+
+
+def test_validate_refuses_a_name_another_cluster_holds(env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC, C2: SPEC})
+    cs.put_config(STATUS_APP, C2, {"spec": SPEC, "phase": "Ready"})
+    with pytest.raises(InvalidConfig, match=f"used by cluster {C2}"):
+        steps.validate(job(), env)
+
+
+def test_validate_ignores_a_failed_holder_of_the_same_name(env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC, C2: SPEC})
+    cs.put_config(STATUS_APP, C2, {"spec": SPEC, "phase": "Failed"})
+    steps.validate(job(), env)
+
+
+# -- render ---------------------------------------------------------------------------------
+
+def test_render_writes_the_flux_template_files_and_the_self_link(env: Env) -> None:
+    j = rendered(env)
+    assert j.content is not None
+    assert "edo/cluster/self-link.yaml" in j.content.files
+    kinds = [d["kind"] for d in yaml.safe_load_all(j.content.self_link)]
+    assert kinds == ["GitRepository", "Kustomization"]
+    assert f"http://git.test/uuid/{C1}" in j.content.self_link
+
+
+def test_render_with_a_chart_renders_its_helm_release(env: Env, cs: FakeConfigDB) -> None:
+    template = cs.entries[(uuids.App.FluxTemplate, uuids.App.FluxTemplate)]
+    template["edge-cluster.yaml"] = ["{{helm}}"]
+    j = rendered(env, SPEC | {"chart": CHART, "values": {"x": 1}})
+    release = yaml.safe_load(j.content.files["edo/cluster/edge-cluster.yaml"])
+    assert release["kind"] == "HelmRelease"
+    assert release["metadata"] == {"name": f"edge-cluster-{C1}", "namespace": "fplus-edge",
+                                   "labels": {"factoryplus.app.amrc.co.uk/uuid": C1}}
+    assert release["spec"]["values"] == {"cluster": {"name": "line-1", "uuid": C1}, "x": 1}
+
+
+def test_render_refuses_an_unknown_chart(env: Env) -> None:
+    with pytest.raises(TemplateMissing, match="unknown chart"):
+        rendered(env, SPEC | {"chart": C2})
+
+
+def test_render_refuses_when_no_flux_template_exists(env: Env, cs: FakeConfigDB) -> None:
+    cs.delete_config(uuids.App.FluxTemplate, uuids.App.FluxTemplate)
+    with pytest.raises(TemplateMissing, match="no Flux template"):
+        rendered(env)
+
+
+def test_render_uses_the_delivered_template_without_reading_it(env: Env,
+                                                              cs: FakeConfigDB) -> None:
+    env.desired.replace_template({"self-link.yaml": [{"kind": "Delivered"}]})
+    j = rendered(env)
+    assert "Delivered" in j.content.self_link
+    assert cs.count("get_config", uuids.App.FluxTemplate) == 0
+
+
+# -- the work -------------------------------------------------------------------------------
+
+def test_sparkplug_address_is_organisation_dash_name(env: Env, cs: FakeConfigDB) -> None:
+    assert steps.sparkplug_address(job(), env) is None
+    assert cs.entries[(uuids.App.SparkplugAddress, C1)] == {"group_id": "ACS-line-1"}
+
+
+def test_accounts_creates_each_role_with_its_grants_and_group(env: Env,
+                                                              cs: FakeConfigDB) -> None:
+    patch = steps.accounts(job(), env)
+    flux, sync = cs.principals["op1flux/line-1"], cs.principals["op1sync/line-1"]
+    assert patch == {"flux": {"uuid": flux, "done": True}, "sync": {"uuid": sync, "done": True}}
+    assert flux in cs.members[GROUPS.flux] and sync in cs.members[GROUPS.sync]
+    grants = {(g["principal"], g["permission"], g["target"], g.get("object"))
+              for g in cs.grants.values()}
+    assert grants == {(flux, uuids.GitPerm.Pull, C1, None),
+                      (sync, uuids.ConfigDBPerm.ReadApp, EDGE_APP, C1),
+                      (sync, uuids.ConfigDBPerm.WriteApp, EDGE_APP, C1)}
+
+
+def test_accounts_skips_roles_already_done(env: Env, cs: FakeConfigDB) -> None:
+    status = {"flux": {"uuid": C2, "done": True}}
+    patch = steps.accounts(job(status=status), env)
+    assert list(patch) == ["sync"]
+    assert cs.count("create_principal") == 1
+
+
+def test_git_config_names_the_repo_and_groups_it(env: Env, cs: FakeConfigDB) -> None:
+    assert steps.git_config(job(), env) is None
+    assert cs.entries[(uuids.App.GitRepoConfig, C1)] == {"path": "cluster/line-1"}
+    assert C1 in cs.members[GROUPS.cluster]
+
+
+def test_repository_commits_the_rendered_files(env: Env, repos: FakeRepos) -> None:
+    j = rendered(env)
+    steps.repository(j, env)
+    assert j.commit is not None and repos.commits == 1
+    assert set(repos.files[C1]) == set(j.content.files)
+
+
+def test_repository_into_a_real_bare_repo(env: Env, tmp_path: Path) -> None:
+    class LocalRepos:
+        def write(self, cluster: str, changes: Any, message: str) -> Any:
+            return writer_for(tmp_path / f"{cluster}.git").apply(changes, message)
+
+    j = rendered(env)
+    local = Env(env.cs, env.settings, env.groups, LocalRepos(), env.desired)  # type: ignore[arg-type]
+    steps.repository(j, local)
+    again = rendered(env)
+    steps.repository(again, local)
+    assert j.commit is not None and again.commit == j.commit  # unchanged: no new commit
+
+
+def test_ready_records_commit_self_link_and_condition(env: Env) -> None:
+    j = rendered(env)
+    j.commit = "c" * 40
+    patch = steps.ready(j, env)
+    assert patch["ready"] is True and patch["phase"] == "Ready" and patch["commit"] == j.commit
+    assert patch["self_link"] == j.content.self_link and patch["observedEtag"] == "etag-1"
+    (condition,) = patch["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == \
+        ("Ready", "True", "Commissioned")
+
+
+# -- decommissioning, step by step ----------------------------------------------------------
+
+def commissioned(env: Env, cs: FakeConfigDB) -> Job:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: None})
+    return Job(C1, None, None, SetupStatus.parse(cs.entries[(STATUS_APP, C1)]))
+
+
+def test_mark_deleting(env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    steps.mark_deleting(j, env)
+    assert cs.entries[(STATUS_APP, C1)]["phase"] == "Deleting"
+    assert j.status.phase == "Deleting"
+
+
+def test_revoke_accounts_removes_recorded_principals_and_their_records(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    steps.revoke_accounts(j, env)
+    assert cs.principals == {} and cs.grants == {}
+    assert "flux" not in cs.entries[(STATUS_APP, C1)] and "sync" not in j.status.entry
+
+
+def test_revoke_accounts_finds_one_a_crash_left_unrecorded(env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    cs.patch_config(STATUS_APP, C1, {"sync": None})  # created, but the record was lost
+    j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    steps.revoke_accounts(j, env)
+    assert "op1sync/line-1" not in cs.principals
+
+
+def test_revoke_accounts_leaves_a_namesake_serving_another_cluster(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    cs.patch_config(STATUS_APP, C1, {"sync": None})
+    cs.delete_principal(cs.principals["op1sync/line-1"])
+    other = cs.create_principal("op1sync/line-1", grants=[{"permission": "p", "target": C2}])
+    j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    steps.revoke_accounts(j, env)
+    assert cs.principals == {"op1sync/line-1": other}
+
+
+def test_remove_entries(env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    cs.put_config(EDGE_APP, C1, {"hosts": []})
+    steps.remove_entries(j, env)
+    for app in (uuids.App.GitRepoConfig, uuids.App.SparkplugAddress, EDGE_APP):
+        assert (app, C1) not in cs.entries
+    assert C1 not in cs.members[GROUPS.cluster]
+
+
+def test_archive_repo_and_forget_tokens(env: Env, cs: FakeConfigDB, repos: FakeRepos,
+                                       forgotten: list[str]) -> None:
+    j = commissioned(env, cs)
+    steps.archive_repo(j, env)
+    steps.forget_tokens(j, env)
+    assert repos.archived == [C1] and forgotten == [C1]
+
+
+def test_drop_status(env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    steps.drop_status(j, env)
+    assert (STATUS_APP, C1) not in cs.entries
+
+
+def test_roles_are_flux_then_sync() -> None:
+    assert (FLUX.key, SYNC.key) == ("flux", "sync")

@@ -1,0 +1,125 @@
+"""KeyedWorkQueue: one worker per key at a time, coalesced resubmissions, back-off, stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from cluster_manager.reconcile.workqueue import KeyedWorkQueue
+
+
+def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.005)
+
+
+class Recorder:
+    """A handler that records runs and can hold a key until released or fail it N times."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+        self.running: Counter[str] = Counter()
+        self.overlaps = 0
+        self.hold: dict[str, threading.Event] = {}
+        self.failures: Counter[str] = Counter()
+        self.started: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, key: str) -> None:
+        with self._lock:
+            self.running[key] += 1
+            self.overlaps += self.running[key] > 1
+            self.runs.append(key)
+        self.started.setdefault(key, threading.Event()).set()
+        try:
+            if key in self.hold:
+                self.hold[key].wait(5)
+            if self.failures[key] > 0:
+                self.failures[key] -= 1
+                raise RuntimeError(f"{key} failed")
+        finally:
+            with self._lock:
+                self.running[key] -= 1
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def queue(recorder: Recorder) -> Iterator[KeyedWorkQueue]:
+    q = KeyedWorkQueue(recorder, workers=4, backoff_initial=0.05, backoff_max=0.2)
+    q.start()
+    yield q
+    q.stop()
+
+
+def test_each_submitted_key_is_handled(queue: KeyedWorkQueue, recorder: Recorder) -> None:
+    for key in "abc":
+        queue.submit(key)
+    eventually(lambda: sorted(recorder.runs) == ["a", "b", "c"])
+    eventually(lambda: queue.depth() == 0)
+
+
+def test_a_key_submitted_while_running_runs_once_more_after(queue: KeyedWorkQueue,
+                                                            recorder: Recorder) -> None:
+    recorder.hold["a"] = threading.Event()
+    queue.submit("a")
+    recorder.started.setdefault("a", threading.Event()).wait(5)
+    for _ in range(5):  # coalesced into one more run
+        queue.submit("a")
+    assert queue.depth() == 1
+    recorder.hold["a"].set()
+    eventually(lambda: recorder.runs == ["a", "a"] and queue.depth() == 0)
+    time.sleep(0.05)
+    assert recorder.runs == ["a", "a"] and recorder.overlaps == 0
+
+
+def test_one_key_is_never_handled_by_two_workers(queue: KeyedWorkQueue,
+                                                 recorder: Recorder) -> None:
+    for _ in range(200):
+        queue.submit("same")
+        queue.submit("other")
+    eventually(lambda: queue.depth() == 0 and not any(recorder.running.values()))
+    assert recorder.overlaps == 0
+
+
+def test_a_failing_key_is_retried_with_back_off(queue: KeyedWorkQueue,
+                                                recorder: Recorder) -> None:
+    recorder.failures["a"] = 2
+    start = time.monotonic()
+    queue.submit("a")
+    eventually(lambda: recorder.runs.count("a") == 3)
+    assert time.monotonic() - start >= 0.05 + 0.1  # two waits: initial, then doubled
+    eventually(lambda: queue.depth() == 0)
+
+
+def test_a_new_submission_cancels_the_back_off(recorder: Recorder) -> None:
+    q = KeyedWorkQueue(recorder, workers=1, backoff_initial=30, backoff_max=30)
+    q.start()
+    try:
+        recorder.failures["a"] = 1
+        q.submit("a")
+        eventually(lambda: recorder.runs == ["a"] and q.depth() == 1)  # waiting 30 s
+        q.submit("a")
+        eventually(lambda: recorder.runs == ["a", "a"] and q.depth() == 0)
+    finally:
+        q.stop()
+
+
+def test_stop_ends_the_workers(recorder: Recorder) -> None:
+    q = KeyedWorkQueue(recorder, workers=2)
+    q.start()
+    q.stop()
+    time.sleep(0.05)
+    q.submit("late")
+    time.sleep(0.1)
+    assert recorder.runs == []
