@@ -28,6 +28,12 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def _text(mapping: dict[str, Any], key: str) -> str | None:
+    """``mapping[key]`` if it is a string, else None."""
+    value = mapping.get(key)
+    return value if isinstance(value, str) else None
+
+
 @dataclass(frozen=True)
 class Account:
     """A per-cluster principal: its uuid once created, ``done`` once fully set up."""
@@ -78,20 +84,17 @@ class SetupStatus:
     @property
     def name(self) -> str | None:
         """The cluster's name as recorded (fixed once its accounts exist)."""
-        name = self.spec.get("name")
-        return name if isinstance(name, str) else None
+        return _text(self.spec, "name")
 
     @property
     def namespace(self) -> str | None:
         """The edge namespace as recorded."""
-        namespace = self.spec.get("namespace")
-        return namespace if isinstance(namespace, str) else None
+        return _text(self.spec, "namespace")
 
     @property
     def phase(self) -> str:
         """The recorded phase (``Pending`` before the reconciler wrote one)."""
-        phase = self.entry.get("phase")
-        return phase if isinstance(phase, str) else PENDING
+        return _text(self.entry, "phase") or PENDING
 
     @property
     def ready(self) -> bool:
@@ -101,25 +104,22 @@ class SetupStatus:
     @property
     def error(self) -> str | None:
         """Why the last attempt failed, if it did."""
-        error = self.entry.get("error")
-        return error if isinstance(error, str) else None
+        return _text(self.entry, "error")
 
     @property
     def observed_etag(self) -> str | None:
         """The etag of the configuration entry the status reflects."""
-        return self.entry.get("observedEtag")
+        return _text(self.entry, "observedEtag")
 
     @property
     def commit(self) -> str | None:
         """The repo commit the last commissioning wrote (or found current)."""
-        commit = self.entry.get("commit")
-        return commit if isinstance(commit, str) else None
+        return _text(self.entry, "commit")
 
     @property
     def self_link(self) -> str | None:
         """The rendered self-link manifests the bootstrap script applies."""
-        link = self.entry.get("self_link")
-        return link if isinstance(link, str) else None
+        return _text(self.entry, "self_link")
 
     @property
     def conditions(self) -> tuple[Condition, ...]:

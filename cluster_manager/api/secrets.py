@@ -19,8 +19,7 @@ from .. import sealing
 from ..cluster_repos import ClusterRepos
 from ..gitrepo import ChangeSet
 from ..setup_status import SetupStatus
-from ..vocabulary import EDGE_APP as EDGE
-from ..vocabulary import STATUS_APP
+from ..vocabulary import EDGE_APP, STATUS_APP
 from ..yamldocs import load_documents, render_document
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
 
@@ -56,7 +55,7 @@ class SecretService:
             raise NotFound(f"cluster {cluster} is unknown or has no repository yet")
 
     def _public_key(self, cluster: str) -> Any:
-        edge = self.cs.get_config(EDGE, cluster)
+        edge = self.cs.get_config(EDGE_APP, cluster)
         if not isinstance(edge, dict):
             raise NotFound(f"cluster {cluster} has not been bootstrapped: Edge Sync has not "
                            "reported its status yet")
@@ -94,7 +93,7 @@ class SecretService:
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
         self._commissioned(cluster)
-        if not isinstance(self.cs.get_config(EDGE, cluster), dict):
+        if not isinstance(self.cs.get_config(EDGE_APP, cluster), dict):
             raise NotFound(f"cluster {cluster} has not been bootstrapped")
         if dryrun:
             return None

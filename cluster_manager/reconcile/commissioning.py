@@ -144,7 +144,7 @@ def commission(job: Job, env: Env) -> str:
     try:
         for check in CHECKS:
             check(job, env)
-    except (InvalidConfig, ValueError) as exc:
+    except ValueError as exc:  # InvalidConfig, or a template that does not render
         _record(job, env, job.status.failed(job.config, str(exc), job.etag))
         log.warning("cluster %s: %s", job.cluster, exc)
         return FAILED

@@ -14,7 +14,7 @@ from config_store import uuids
 from config_store.client import SearchState
 
 from ..setup_status import SetupStatus
-from ..vocabulary import STATUS_APP
+from ..vocabulary import CONFIG_APP, STATUS_APP
 from .configdb import ConfigDB
 
 TEMPLATE_APP = uuids.App.FluxTemplate
@@ -71,8 +71,7 @@ class DesiredState:
                 return None
             config, etag = copy.deepcopy(configs[cluster]), configs.etags.get(cluster)
         if etag is None:
-            config, etag = self.cs.get_config_with_etag(uuids.App.EdgeClusterConfiguration,
-                                                        cluster)
+            config, etag = self.cs.get_config_with_etag(CONFIG_APP, cluster)
             if config is None:  # deleted since the notification; the next one says so
                 return None
         return config, etag

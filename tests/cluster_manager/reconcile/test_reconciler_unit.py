@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,6 +12,7 @@ from cluster_manager.reconcile.desired import TEMPLATE_APP
 from cluster_manager.reconcile.reconciler import Reconciler
 from cluster_manager.vocabulary import CONFIG_APP, STATUS_APP
 from config_store.client import SearchState
+from harness.stack import wait_for
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 
 C1 = "11111111-1111-4111-8111-111111111111"
@@ -38,13 +38,6 @@ class FakeNotify:
     def close(self) -> None:
         self.closed = True
 
-
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        time.sleep(0.005)
 
 
 @pytest.fixture
@@ -87,19 +80,19 @@ def test_the_first_delivery_queues_every_cluster_and_every_leftover_status(
     assert not reconciler.ready.is_set()
     deliver(cs, notify, {C1: SPEC})
     assert reconciler.ready.is_set()
-    eventually(lambda: phase(cs, C1) == "Ready" and (STATUS_APP, GONE) not in cs.entries)
+    wait_for(lambda: phase(cs, C1) == "Ready" and (STATUS_APP, GONE) not in cs.entries, 5)
 
 
 def test_later_deliveries_queue_only_what_changed(
         running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB, repos: FakeRepos) -> None:
     reconciler, notify = running
     deliver(cs, notify, {C1: SPEC, C2: SPEC | {"name": "line-2"}})
-    eventually(lambda: phase(cs, C1) == phase(cs, C2) == "Ready" and idle(reconciler))
+    wait_for(lambda: phase(cs, C1) == phase(cs, C2) == "Ready" and idle(reconciler), 5)
     before = cs.count("get_config", STATUS_APP, C1)
     notify.searches[CONFIG_APP](SearchState(
         {C1: SPEC, C2: SPEC | {"name": "line-2", "namespace": "other"}},
         {C1: cs.etags[(CONFIG_APP, C1)], C2: "changed"}))
-    eventually(lambda: cs.count("get_config", STATUS_APP, C2) == 2 and idle(reconciler))
+    wait_for(lambda: cs.count("get_config", STATUS_APP, C2) == 2 and idle(reconciler), 5)
     assert cs.count("get_config", STATUS_APP, C1) == before  # unchanged: not reconciled
 
 
@@ -109,10 +102,10 @@ def test_a_template_change_re_renders_clusters_that_were_current(
     template = cs.entries[(TEMPLATE_APP, TEMPLATE_APP)]
     notify.watches[(TEMPLATE_APP, TEMPLATE_APP)](template)  # the first delivery: no re-render
     deliver(cs, notify, {C1: SPEC})
-    eventually(lambda: phase(cs, C1) == "Ready" and idle(reconciler))
+    wait_for(lambda: phase(cs, C1) == "Ready" and idle(reconciler), 5)
     assert repos.commits == 1
     notify.watches[(TEMPLATE_APP, TEMPLATE_APP)](template | {"more.yaml": [{"kind": "More"}]})
-    eventually(lambda: repos.commits == 2)
+    wait_for(lambda: repos.commits == 2, 5)
     assert "edo/cluster/more.yaml" in repos.files[C1]
 
 
@@ -121,4 +114,4 @@ def test_a_failed_reconcile_is_retried(running: tuple[Reconciler, FakeNotify],
     _, notify = running
     repos.fail_next = RuntimeError("Git server down")
     deliver(cs, notify, {C1: SPEC})
-    eventually(lambda: phase(cs, C1) == "Ready")
+    wait_for(lambda: phase(cs, C1) == "Ready", 5)

@@ -5,19 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from cluster_manager.reconcile.workqueue import KeyedWorkQueue
-
-
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        time.sleep(0.005)
+from harness.stack import wait_for
 
 
 class Recorder:
@@ -65,8 +58,8 @@ def queue(recorder: Recorder) -> Iterator[KeyedWorkQueue]:
 def test_each_submitted_key_is_handled(queue: KeyedWorkQueue, recorder: Recorder) -> None:
     for key in "abc":
         queue.submit(key)
-    eventually(lambda: sorted(recorder.runs) == ["a", "b", "c"])
-    eventually(lambda: queue.depth() == 0)
+    wait_for(lambda: sorted(recorder.runs) == ["a", "b", "c"], 5)
+    wait_for(lambda: queue.depth() == 0, 5)
 
 
 def test_a_key_submitted_while_running_runs_once_more_after(queue: KeyedWorkQueue,
@@ -78,7 +71,7 @@ def test_a_key_submitted_while_running_runs_once_more_after(queue: KeyedWorkQueu
         queue.submit("a")
     assert queue.depth() == 1
     recorder.hold["a"].set()
-    eventually(lambda: recorder.runs == ["a", "a"] and queue.depth() == 0)
+    wait_for(lambda: recorder.runs == ["a", "a"] and queue.depth() == 0, 5)
     time.sleep(0.05)
     assert recorder.runs == ["a", "a"] and recorder.overlaps == 0
 
@@ -88,7 +81,7 @@ def test_one_key_is_never_handled_by_two_workers(queue: KeyedWorkQueue,
     for _ in range(200):
         queue.submit("same")
         queue.submit("other")
-    eventually(lambda: queue.depth() == 0 and not any(recorder.running.values()))
+    wait_for(lambda: queue.depth() == 0 and not any(recorder.running.values()), 5)
     assert recorder.overlaps == 0
 
 
@@ -97,9 +90,9 @@ def test_a_failing_key_is_retried_with_back_off(queue: KeyedWorkQueue,
     recorder.failures["a"] = 2
     start = time.monotonic()
     queue.submit("a")
-    eventually(lambda: recorder.runs.count("a") == 3)
+    wait_for(lambda: recorder.runs.count("a") == 3, 5)
     assert time.monotonic() - start >= 0.05 + 0.1  # two waits: initial, then doubled
-    eventually(lambda: queue.depth() == 0)
+    wait_for(lambda: queue.depth() == 0, 5)
 
 
 def test_a_new_submission_cancels_the_back_off(recorder: Recorder) -> None:
@@ -108,9 +101,9 @@ def test_a_new_submission_cancels_the_back_off(recorder: Recorder) -> None:
     try:
         recorder.failures["a"] = 1
         q.submit("a")
-        eventually(lambda: recorder.runs == ["a"] and q.depth() == 1)  # waiting 30 s
+        wait_for(lambda: recorder.runs == ["a"] and q.depth() == 1, 5)  # waiting 30 s
         q.submit("a")
-        eventually(lambda: recorder.runs == ["a", "a"] and q.depth() == 0)
+        wait_for(lambda: recorder.runs == ["a", "a"] and q.depth() == 0, 5)
     finally:
         q.stop()
 
