@@ -6,10 +6,13 @@ cannot be guessed, so a salted SHA-256 protects them as well as argon2 would and
 microseconds instead of tens of milliseconds to set and verify.
 Verifying an argon2 hash costs tens of milliseconds, so it runs offloaded (in a native
 thread on the gevent server: other requests go on meanwhile), and a successful Basic login is
-remembered for a minute under a SHA-256 of the credentials; changing or deleting a
-password forgets it. Tokens follow ACS: 66 random bytes in base64 (88 characters),
-valid three hours, refused in their last minute, held in memory (a restart asks clients
-for a fresh token, which the client library does on 401).
+remembered for a minute under a SHA-256 of the credentials, tagged with the hash it matched;
+changing or deleting a password forgets it, and retiring a rotated-out password forgets the
+logins that matched it. A mismatch is an answer, not an error: the offloaded check returns
+False (an exception would cross the thread boundary and be logged there). Tokens follow
+ACS: 66 random bytes in base64 (88 characters), valid three hours, refused in their last
+minute, held in memory (a restart asks clients for a fresh token, which the client library
+does on 401).
 """
 
 from __future__ import annotations
@@ -54,10 +57,20 @@ def verify_password(password_hash: str | None, password: str) -> bool:
     if password_hash.startswith(GENERATED_PREFIX):
         salt, _, digest = password_hash[len(GENERATED_PREFIX):].partition("$")
         return secrets.compare_digest(_digest(salt, password), digest)
+    return offload.run(_argon2_matches, password_hash, password)
+
+
+def _argon2_matches(password_hash: str, password: str) -> bool:
+    """The offloaded argon2 check; never raises for a wrong password or a bad hash."""
     try:
-        return offload.run(_hasher.verify, password_hash, password)
+        return _hasher.verify(password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
+
+
+def hash_tag(password_hash: str | None) -> str:
+    """A short name for a stored hash, to tell which one a remembered login matched."""
+    return _digest("hash", password_hash or "")[:16]
 
 
 def _digest(*parts: str) -> str:
@@ -69,7 +82,8 @@ class Sessions:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._logins: dict[str, tuple[str, float]] = {}
+        # digest of (name, password) -> (principal, hash tag, wall-clock expiry)
+        self._logins: dict[str, tuple[str, str, float]] = {}
         self._tokens: dict[str, tuple[str, float]] = {}
 
     def remembered_login(self, name: str, password: str) -> str | None:
@@ -77,14 +91,32 @@ class Sessions:
         key = _digest(name, password)
         with self._lock:
             hit = self._logins.get(key)
-        if hit and hit[1] > time.monotonic():
+        if hit and hit[2] > time.time():
             return hit[0]
         return None
 
-    def remember_login(self, name: str, password: str, principal: str) -> None:
-        """Remember a verified login for a minute."""
+    def remember_login(self, name: str, password: str, principal: str, tag: str,
+                       until: float | None = None) -> None:
+        """Remember a login verified against the hash tagged ``tag`` for a minute (or until
+        ``until``, epoch seconds, if sooner)."""
+        expiry = time.time() + LOGIN_CACHE_S
+        if until is not None:
+            expiry = min(expiry, until)
         with self._lock:
-            self._logins[_digest(name, password)] = (principal, time.monotonic() + LOGIN_CACHE_S)
+            self._logins[_digest(name, password)] = (principal, tag, expiry)
+
+    def forget_logins(self, principal: str, keep: str | None = None,
+                      until: float | None = None) -> None:
+        """Drop remembered logins of ``principal``, except those of the hash tagged ``keep``
+        (remembered no later than ``until``, epoch seconds, if given); tokens stay valid."""
+        with self._lock:
+            kept = {}
+            for key, (who, tag, expiry) in self._logins.items():
+                if who != principal:
+                    kept[key] = (who, tag, expiry)
+                elif keep is not None and tag == keep:
+                    kept[key] = (who, tag, expiry if until is None else min(expiry, until))
+            self._logins = kept
 
     def forget_principal(self, principal: str) -> None:
         """Drop remembered logins and tokens of ``principal``."""

@@ -1,8 +1,15 @@
-"""The Auth subset: principals with passwords, logins, and grants."""
+"""The Auth subset: principals with passwords, logins, and grants.
+
+Password rotation with a grace period (an extension): a generated password may keep the one
+it replaces valid as the *previous* password until a deadline, or until the new password
+has been used once for a login, whichever comes first; the principal's tokens stay valid.
+"""
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from typing import Any
 
 from .. import uuids
@@ -10,22 +17,45 @@ from .._storage import GrantRow
 from ..uuids import is_uuid
 from . import objects
 from .core import Core, new_uuid
-from .credentials import generate_secret, hash_password, verify_password
+from .credentials import generate_secret, hash_password, hash_tag, verify_password
 from .errors import Conflict, NotFound, Unprocessable
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,252}$")
+MAX_PREVIOUS_VALID_S = 86400
+"""The longest a rotated-out password may stay valid (one day)."""
 
 
 def login(core: Core, name: str, password: str) -> str | None:
-    """The principal for a name and password, or None."""
+    """The principal for a name and password, or None.
+
+    The current password retires a previous one still in its grace period the first time
+    it is used; the previous one is accepted until then (or until its deadline).
+    """
     remembered = core.sessions.remembered_login(name, password)
     if remembered is not None:
         return remembered
-    found = core.storage.reader().principal_by_name(name)
-    if found is None or not verify_password(found[1], password):
+    found = core.storage.reader().principal_login(name)
+    if found is None:
         return None
-    core.sessions.remember_login(name, password, found[0])
-    return found[0]
+    if verify_password(found.password_hash, password):
+        if found.previous_hash is not None:
+            _retire_previous(core, found.uuid, found.previous_hash)
+            core.sessions.forget_logins(found.uuid, keep=hash_tag(found.password_hash))
+        core.sessions.remember_login(name, password, found.uuid, hash_tag(found.password_hash))
+        return found.uuid
+    until = found.previous_until or 0.0
+    if found.previous_hash is not None and until > time.time() and verify_password(
+            found.previous_hash, password):
+        core.sessions.remember_login(name, password, found.uuid, hash_tag(found.previous_hash),
+                                     until)
+        return found.uuid
+    return None
+
+
+def _retire_previous(core: Core, uuid: str, previous_hash: str) -> None:
+    """Drop a rotated-out password once its successor has been used."""
+    with core.transaction() as tx:
+        tx.w.retire_previous(uuid, previous_hash)
 
 
 def find(core: Core, name: str) -> str | None:
@@ -55,7 +85,7 @@ def create(core: Core, caller: str, name: str, password: str | None = None,
     if not NAME.match(name):
         raise Unprocessable("principal name must be 1-253 of [A-Za-z0-9._@/+-]")
     if uuid is not None and not is_uuid(uuid):
-        raise Unprocessable("uuid must be a lower-case UUID")
+        raise Unprocessable("uuid must be a UUID")
     holder = find_exact(core, name)
     if holder is not None and uuid is not None and holder != uuid:
         raise Conflict(f"name {name!r} belongs to another principal")
@@ -89,11 +119,43 @@ def set_password(core: Core, uuid: str, password: str) -> None:
     _store_hash(core, uuid, hash_password(password))
 
 
-def generate_password(core: Core, uuid: str) -> str:
-    """Replace a principal's password with a generated secret, returned once."""
+def parse_rotation(body: Any) -> float | None:
+    """Validate the optional body of a password generation, ``{"previousValidFor": s}``;
+    returns the grace period in seconds, or None for an immediate replacement (``{}``)."""
+    if not isinstance(body, dict):
+        raise Unprocessable('body must be a JSON object {"previousValidFor"?: seconds}')
+    extra = set(body) - {"previousValidFor"}
+    if extra:
+        raise Unprocessable(f"unknown fields: {sorted(extra)}; only previousValidFor is known")
+    seconds = body.get("previousValidFor")
+    if seconds is None and "previousValidFor" not in body:
+        return None
+    if (isinstance(seconds, bool) or not isinstance(seconds, int | float)
+            or not math.isfinite(seconds) or not 0 <= seconds <= MAX_PREVIOUS_VALID_S):
+        raise Unprocessable(
+            f"previousValidFor must be a number of seconds from 0 to {MAX_PREVIOUS_VALID_S}")
+    return float(seconds)
+
+
+def generate_password(core: Core, uuid: str,
+                      previous_valid_for: float | None = None) -> tuple[str, float | None]:
+    """Replace a principal's password with a generated secret, returned once with the time
+    (epoch seconds) until which the replaced password stays valid, if it does.
+
+    Without ``previous_valid_for`` the old password, remembered logins and tokens stop
+    working at once. With it, the old password becomes the previous one (dropping an older
+    previous one) and the principal's tokens stay valid.
+    """
     secret, hashed = generate_secret()
-    _store_hash(core, uuid, hashed)
-    return secret
+    if previous_valid_for is None:
+        _store_hash(core, uuid, hashed)
+        return secret, None
+    describe(core, uuid)
+    until = time.time() + previous_valid_for
+    with core.transaction() as tx:
+        replaced = tx.w.rotate_password(uuid, hashed, until)
+    core.sessions.forget_logins(uuid, keep=hash_tag(replaced), until=until)
+    return secret, until
 
 
 def _store_hash(core: Core, uuid: str, hashed: str) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from jsonschema.exceptions import SchemaError, ValidationError
 
 from .. import uuids
 from .._storage import Reader, SQLiteStorage
@@ -28,12 +30,39 @@ def compile_schema(schema: Any) -> Draft202012Validator:
 
 
 def errors_of(validator: Draft202012Validator, value: Any) -> list[str]:
-    """Readable validation errors (empty when valid)."""
-    out = []
-    for err in validator.iter_errors(value):
-        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        out.append(f"{where}: {err.message}")
-    return sorted(out)
+    """Readable validation errors (empty when valid), each ``<JSON path>: <what is wrong>``."""
+    return sorted(f"{json_path(err.absolute_path)}: {_explain(err)}"
+                  for err in validator.iter_errors(value))
+
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_SHOWN = 80
+
+
+def json_path(path: Iterable[str | int]) -> str:
+    """A JSON path in dotted form: ``spec.items[0].name``, ``["odd key"]``; ``(root)``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _KEY.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out or "(root)"
+
+
+def _explain(err: ValidationError) -> str:
+    """jsonschema's message, except for a ``pattern`` failure, whose message shows the
+    escaped regex: that says the value does not match, with the schema's description."""
+    if err.validator != "pattern":
+        return err.message
+    shown = repr(err.instance)
+    if len(shown) > _SHOWN:
+        shown = shown[:_SHOWN - 4] + "...'"
+    described = err.schema.get("description") if isinstance(err.schema, dict) else None
+    why = f" ({described.strip()})" if isinstance(described, str) and described.strip() else ""
+    return f"{shown} does not match the required pattern{why}"
 
 
 class SchemaCache:

@@ -8,10 +8,17 @@ from .. import uuids
 from .._domain import configs, etags
 from .._domain.errors import NotFound
 from .auth import caller, require, store
-from .params import json_body
+from .params import json_body, lower_uuid_fields
 
 bp = Blueprint("apps", __name__)
 P = uuids.ConfigDBPerm
+
+
+def _value(app: str, value: object) -> object:
+    """An entry body; a Registration entry's UUIDs are lower-cased (they name objects)."""
+    if app == uuids.App.Registration:
+        return lower_uuid_fields(value, ("uuid", "owner", "class"))
+    return value
 
 
 def _written(created: bool, etag: str) -> tuple[str, int, dict[str, str]]:
@@ -51,7 +58,7 @@ def get_entry(app: str, obj: str) -> Response | tuple[str, int, dict[str, str]]:
 @bp.put("/v2/app/<uuid:app>/object/<uuid:obj>")
 def put_entry(app: str, obj: str) -> tuple[str, int, dict[str, str]]:
     require(P.WriteApp, app, obj=obj)
-    value = json_body()
+    value = _value(app, json_body())
     created, etag = configs.put(
         store().core, store().schemas, caller(), app, obj, value,
         if_match=request.headers.get("If-Match"),
@@ -63,7 +70,7 @@ def put_entry(app: str, obj: str) -> tuple[str, int, dict[str, str]]:
 def patch_entry(app: str, obj: str) -> tuple[str, int, dict[str, str]]:
     require(P.ReadApp, app, obj=obj)
     require(P.WriteApp, app, obj=obj)
-    patch = json_body(merge_patch=True)
+    patch = _value(app, json_body(merge_patch=True))
     _, etag = configs.patch(store().core, store().schemas, caller(), app, obj, patch,
                             if_match=request.headers.get("If-Match"))
     return _written(False, etag)

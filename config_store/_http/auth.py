@@ -15,38 +15,57 @@ from .._domain.store import Store
 _SCHEME = re.compile(r"^([A-Za-z]+) +([A-Za-z0-9._~+/=-]+)$")
 PUBLIC = frozenset({"misc.ping", "misc.openapi", "notify.notify", "notify.not_upgraded"})
 
+# What a 401 says (the status and the WWW-Authenticate challenge are always the same).
+NO_CREDENTIALS = ("credentials required: HTTP Basic (name and password) or a Bearer token "
+                  "from POST /token")
+REFUSED_LOGIN = "wrong username or password"
+REFUSED_BEARER = "unknown or expired token; log in again"
+BAD_HEADER = "malformed Authorization header: use HTTP Basic or a Bearer token"
+
 
 def store() -> Store:
     """The app's open store."""
     return current_app.extensions["config_store"]
 
 
-def principal_from_header(header: str | None) -> str | None:
-    """The principal an ``Authorization`` header proves, or None."""
+def _authorize(header: str | None) -> str:
+    """The principal an ``Authorization`` header proves; 401 saying what is wrong if none."""
     if not header:
-        return None
+        raise Unauthorized(NO_CREDENTIALS)
     match = _SCHEME.match(header)
     if not match:
-        return None
+        raise Unauthorized(BAD_HEADER)
     scheme, cred = match[1].lower(), match[2]
     core = store().core
     if scheme == "bearer":
-        return core.sessions.token_principal(cred)
-    if scheme == "basic":
-        try:
-            name, _, password = base64.b64decode(cred, validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-        return principals.login(core, name, password)
-    return None
+        found = core.sessions.token_principal(cred)
+        if found is None:
+            raise Unauthorized(REFUSED_BEARER)
+        return found
+    if scheme != "basic":
+        raise Unauthorized(f"unsupported Authorization scheme {match[1]!r}: "
+                           "use HTTP Basic or a Bearer token")
+    try:
+        name, sep, password = base64.b64decode(cred, validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        raise Unauthorized(BAD_HEADER) from None
+    if not sep:
+        raise Unauthorized(BAD_HEADER)
+    found = principals.login(core, name, password)
+    if found is None:
+        raise Unauthorized(REFUSED_LOGIN)
+    return found
 
 
 def authenticate() -> None:
-    """``before_request``: set ``g.principal``; 401 unless the route is public."""
+    """``before_request``: set ``g.principal``; 401 unless the route is public.
+
+    An ``Authorization`` header, when sent, must prove a principal even on public routes.
+    """
     header = request.headers.get("Authorization")
-    g.principal = principal_from_header(header)
-    if g.principal is None and (header or request.endpoint not in PUBLIC):
-        raise Unauthorized("authentication required")
+    g.principal = None
+    if header or request.endpoint not in PUBLIC:
+        g.principal = _authorize(header)
 
 
 def caller() -> str:

@@ -12,11 +12,12 @@ from .._domain.errors import NotFound, Unprocessable
 from .._storage import GrantRow
 from ..uuids import is_uuid
 from .auth import allowed, caller, require, store
-from .params import json_body
+from .params import has_body, json_body, lower_uuid_fields
 
 bp = Blueprint("auth", __name__)
 A = uuids.AuthPerm
 P = uuids.ConfigDBPerm
+_GRANT_UUIDS = ("principal", "permission", "target", "object")
 
 
 @bp.post("/token")
@@ -45,7 +46,9 @@ def list_principals() -> Response:
 
 @bp.post("/v2/principal")
 def create_principal() -> tuple[Response, int]:
-    body = json_body()
+    body = lower_uuid_fields(json_body(), ("uuid", "class", "groups"))
+    if isinstance(body, dict) and isinstance(body.get("grants"), list):
+        body["grants"] = [lower_uuid_fields(g, _GRANT_UUIDS) for g in body["grants"]]
     if not isinstance(body, dict) or not isinstance(body.get("name"), str):
         raise Unprocessable('body must be {"name": str, "password"?: str, "uuid"?, "class"?, '
                             '"label"?: str, "groups"?: [uuid], "grants"?: [grant]}')
@@ -54,7 +57,7 @@ def create_principal() -> tuple[Response, int]:
         raise Unprocessable("password must be a non-empty string")
     klass = body.get("class", uuids.Class.Principal)
     if not is_uuid(klass) or (body.get("uuid") is not None and not is_uuid(body["uuid"])):
-        raise Unprocessable("class and uuid must be lower-case UUIDs")
+        raise Unprocessable("class and uuid must be UUIDs")
     label, groups, grants = _extras(body)
     require(A.WriteKerberos, klass)
     require(uuids.ConfigDBPerm.CreateObj, klass)
@@ -122,8 +125,14 @@ def set_password(principal: str) -> tuple[str, int]:
 
 @bp.post("/v2/principal/<uuid:principal>/password")
 def generate_password(principal: str) -> Response:
+    """A generated password; ``{"previousValidFor": s}`` keeps the old one for a while."""
     require(A.WriteKerberos, principal)
-    return jsonify({"password": principals.generate_password(store().core, principal)})
+    grace = principals.parse_rotation(json_body() if has_body() else {})
+    password, until = principals.generate_password(store().core, principal, grace)
+    answer: dict[str, Any] = {"password": password}
+    if until is not None:
+        answer["previousValidUntil"] = int(until * 1000)
+    return jsonify(answer)
 
 
 @bp.delete("/v2/principal/<uuid:principal>")
@@ -163,7 +172,7 @@ def _readable_acl(principal: str) -> list[dict[str, str]]:
 
 @bp.post("/v2/grant")
 def add_grant() -> tuple[Response, int]:
-    grant = principals.parse_grant(json_body())
+    grant = principals.parse_grant(lower_uuid_fields(json_body(), _GRANT_UUIDS))
     require(A.WriteACL, grant.permission)
     uuid, created = principals.add_grant(store().core, grant)
     return jsonify({"uuid": uuid}), 201 if created else 200
@@ -171,7 +180,8 @@ def add_grant() -> tuple[Response, int]:
 
 @bp.post("/v2/grant/find")
 def find_grants() -> Response:
-    found = store().core.acl.find(**principals.parse_grant_pattern(json_body()))
+    pattern = lower_uuid_fields(json_body(), _GRANT_UUIDS)
+    found = store().core.acl.find(**principals.parse_grant_pattern(pattern))
     return jsonify(sorted(g.uuid for g in found if allowed(A.ReadACL, g.permission)))
 
 

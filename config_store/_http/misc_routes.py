@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
 
@@ -10,7 +12,7 @@ from .. import uuids
 from .._domain import dump
 from .._domain.errors import Forbidden, NotFound
 from .auth import allowed, caller, store
-from .params import json_body
+from .params import json_body, lower_uuid, lower_uuid_fields
 
 bp = Blueprint("misc", __name__)
 VERSION = "2.0.0"
@@ -45,8 +47,31 @@ def load() -> tuple[str, int]:
     """Load a v2 dump; needs every object-model permission as explicit wildcard grants."""
     if not all(allowed(p, uuids.NULL, wild=False) for p in _LOAD_PERMS):
         raise Forbidden("loading dumps needs wildcard object-model grants")
-    dump.load(store().core, store().schemas, caller(), json_body())
+    dump.load(store().core, store().schemas, caller(), _lower_dump_uuids(json_body()))
     return "", 204
+
+
+def _lower_dump_uuids(body: Any) -> Any:
+    """A dump with its class, object and app UUIDs lower-cased (entry values untouched)."""
+    if not isinstance(body, dict):
+        return body
+    out = dict(body)
+    objs, configs = body.get("objects"), body.get("configs")
+    if isinstance(objs, dict):
+        out["objects"] = {lower_uuid(k): _lower_keys(v, _lower_spec) for k, v in objs.items()}
+    if isinstance(configs, dict):
+        out["configs"] = {lower_uuid(k): _lower_keys(v) for k, v in configs.items()}
+    return out
+
+
+def _lower_spec(spec: Any) -> Any:
+    return lower_uuid_fields(spec, ("memberOf", "subclassOf", "enum", "powersetOf"))
+
+
+def _lower_keys(value: Any, inner: Callable[[Any], Any] | None = None) -> Any:
+    if not isinstance(value, dict):
+        return value
+    return {lower_uuid(k): inner(v) if inner else v for k, v in value.items()}
 
 
 @bp.get("/v2/save")

@@ -1,7 +1,12 @@
-"""The notify/v2 WebSocket transport around :class:`NotifySession`."""
+"""The notify/v2 WebSocket transport around :class:`NotifySession`.
+
+A client going away (closing, resetting the connection, or vanishing while updates are being
+sent) is an ordinary end of a session: logged at DEBUG, never as an error.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -18,6 +23,8 @@ log = logging.getLogger(__name__)
 bp = Blueprint("notify", __name__)
 sock = Sock()
 _BEARER = re.compile(r"^Bearer ([A-Za-z0-9+/=]+)$")
+GONE = (ConnectionClosed, OSError)
+"""What sending or receiving raises once the client has gone (OSError: broken pipe, reset)."""
 
 
 @bp.get("/notify/v2")
@@ -29,6 +36,20 @@ def not_upgraded() -> tuple[Response, int]:
 @sock.route("/notify/v2", bp=bp)
 def notify(ws) -> None:
     """Authenticate with ``Bearer <token>``, then serve subscriptions until closed."""
+    try:
+        _serve(ws)
+    except GONE as exc:
+        log.debug("notify client went away: %s", _describe(exc))
+    finally:
+        with contextlib.suppress(*GONE):
+            ws.close()
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _serve(ws) -> None:
     first = ws.receive(timeout=30)
     match = _BEARER.match(first) if isinstance(first, str) else None
     if match is None:
@@ -52,10 +73,8 @@ def notify(ws) -> None:
     reader.start()
     try:
         session.run()
-    except (SessionError, ConnectionClosed) as exc:
+    except SessionError as exc:
         log.info("notify session ended: %s", exc)
-    finally:
-        ws.close()
 
 
 def _read(ws, session: NotifySession, app) -> None:
@@ -68,7 +87,7 @@ def _read(ws, session: NotifySession, app) -> None:
                 ws.send("400")
                 break
             session.submit(message)
-    except ConnectionClosed:
-        pass
+    except GONE as exc:
+        log.debug("notify client went away: %s", _describe(exc))
     finally:
         session.stop()

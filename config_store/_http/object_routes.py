@@ -9,7 +9,7 @@ from .._domain import objects
 from .._domain.errors import NotFound, Unprocessable
 from ..uuids import is_uuid
 from .auth import caller, require, store
-from .params import json_body
+from .params import json_body, lower_uuid_fields
 
 bp = Blueprint("objects", __name__)
 P = uuids.ConfigDBPerm
@@ -29,13 +29,13 @@ def rank_roots() -> Response:
 
 @bp.post("/v2/object")
 def create_object() -> tuple[Response, int]:
-    body = json_body()
+    body = lower_uuid_fields(json_body(), ("class", "uuid", "owner"))
     if not isinstance(body, dict) or not isinstance(body.get("class"), str) or "rank" in body:
         raise Unprocessable('body must be {"class": uuid, "uuid"?: uuid, "owner"?: uuid}')
     klass, uuid, owner = body["class"], body.get("uuid"), body.get("owner")
     for field, value in (("class", klass), ("uuid", uuid), ("owner", owner)):
         if value is not None and not is_uuid(value):
-            raise Unprocessable(f"{field} must be a lower-case UUID")
+            raise Unprocessable(f"{field} must be a UUID")
     require(P.CreateSpecificObj if uuid else P.CreateObj, klass)
     obj, created = objects.create(store().core, caller(), klass, uuid, owner)
     return jsonify(obj.registration()), 201 if created else 200

@@ -1,8 +1,14 @@
-"""Request parsing: UUID path segments (410 when malformed) and JSON bodies."""
+"""Request parsing: UUID path segments (410 when malformed) and JSON bodies.
+
+UUIDs are accepted in any case, in path segments and in the UUID fields of bodies, and
+lower-cased here, before anything checks or stores them: the domain sees only the
+lower-case form :func:`config_store.uuids.is_uuid` accepts.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from flask import request
@@ -13,15 +19,44 @@ from .._domain.errors import BadRequest, UnsupportedMediaType
 from ..uuids import is_uuid
 
 
+def lower_uuid(value: Any) -> Any:
+    """``value`` lower-cased if it is a UUID in any case; anything else unchanged."""
+    if isinstance(value, str) and value.isascii() and is_uuid(value.lower()):
+        return value.lower()
+    return value
+
+
+def lower_uuid_fields(body: Any, fields: Iterable[str]) -> Any:
+    """A copy of a JSON object with the UUIDs in ``fields`` (or lists of them) lower-cased;
+    anything but an object is returned as it is."""
+    if not isinstance(body, dict):
+        return body
+    out = dict(body)
+    for field in fields:
+        value = out.get(field)
+        if isinstance(value, list):
+            out[field] = [lower_uuid(v) for v in value]
+        elif field in out:
+            out[field] = lower_uuid(value)
+    return out
+
+
 class UUIDConverter(BaseConverter):
-    """``<uuid:x>``: matches any segment; a malformed UUID answers 410 (as ACS)."""
+    """``<uuid:x>``: matches any segment; a UUID in any case is lower-cased, anything else
+    answers 410 (as ACS)."""
 
     regex = "[^/]+"
 
     def to_python(self, value: str) -> str:
-        if not is_uuid(value):
+        lowered = lower_uuid(value)
+        if not is_uuid(lowered):
             raise Gone(f"malformed UUID {value!r}")
-        return value
+        return lowered
+
+
+def has_body() -> bool:
+    """Does the request carry a (non-empty) body?"""
+    return bool(request.get_data(cache=True))
 
 
 def json_body(*, merge_patch: bool = False) -> Any:

@@ -1,5 +1,5 @@
 """Storage adapters for the Config Store (SQLite today)."""
 
-from .sqlite import GrantRow, ObjectRow, Reader, SQLiteStorage, Writer
+from .sqlite import GrantRow, LoginRow, ObjectRow, Reader, SQLiteStorage, Writer
 
-__all__ = ["GrantRow", "ObjectRow", "Reader", "SQLiteStorage", "Writer"]
+__all__ = ["GrantRow", "LoginRow", "ObjectRow", "Reader", "SQLiteStorage", "Writer"]

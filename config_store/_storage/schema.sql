@@ -29,9 +29,11 @@ CREATE TABLE IF NOT EXISTS config (
 );
 CREATE INDEX IF NOT EXISTS config_by_object ON config (object);
 CREATE TABLE IF NOT EXISTS principal (
-    uuid          TEXT PRIMARY KEY,
-    name          TEXT NOT NULL UNIQUE,
-    password_hash TEXT
+    uuid           TEXT PRIMARY KEY,
+    name           TEXT NOT NULL UNIQUE,
+    password_hash  TEXT,
+    previous_hash  TEXT,                -- a rotated-out password still accepted for a while
+    previous_until REAL                 -- ... until this time (seconds since the epoch)
 );
 CREATE TABLE IF NOT EXISTS acl_grant (
     uuid       TEXT PRIMARY KEY,

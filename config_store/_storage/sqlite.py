@@ -3,7 +3,8 @@
 One connection per thread; writers are serialised by a process lock plus
 ``BEGIN IMMEDIATE`` so a read-check-write inside :meth:`SQLiteStorage.write` is atomic.
 ``synchronous=NORMAL`` in WAL mode survives a killed process (only an OS crash or
-power loss can drop the last transactions).
+power loss can drop the last transactions). Opening a database made by an earlier version
+adds the columns it lacks (:data:`ADDED_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,17 @@ class ObjectRow:
     owner: str
     deleted: bool
     etag: str
+
+
+@dataclass(frozen=True)
+class LoginRow:
+    """What checking a principal's password needs: its current hash and, during a graceful
+    rotation, the previous hash and when that stops being accepted (epoch seconds)."""
+
+    uuid: str
+    password_hash: str | None
+    previous_hash: str | None = None
+    previous_until: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,14 @@ class Reader:
             "SELECT uuid, password_hash FROM principal WHERE name = ?", (name,)
         ).fetchone()
         return (row[0], row[1]) if row else None
+
+    def principal_login(self, name: str) -> LoginRow | None:
+        """The current and previous password hashes of a principal, by name."""
+        row = self.conn.execute(
+            "SELECT uuid, password_hash, previous_hash, previous_until FROM principal "
+            "WHERE name = ?", (name,)
+        ).fetchone()
+        return LoginRow(row[0], row[1], row[2], row[3]) if row else None
 
     def principal_name(self, uuid: str) -> str | None:
         """The name of a principal, or None."""
@@ -186,13 +206,33 @@ class Writer(Reader):
         self.conn.execute(sql, (klass, sub))
 
     def put_principal(self, uuid: str, name: str, password_hash: str | None) -> None:
-        """Insert or update a principal's name and password hash."""
+        """Insert or update a principal's name and password hash (dropping any previous)."""
         self.conn.execute(
             "INSERT INTO principal (uuid, name, password_hash) VALUES (?, ?, ?) "
             "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, "
-            "password_hash = excluded.password_hash",
+            "password_hash = excluded.password_hash, previous_hash = NULL, "
+            "previous_until = NULL",
             (uuid, name, password_hash),
         )
+
+    def rotate_password(self, uuid: str, password_hash: str, previous_until: float) -> str | None:
+        """Make the current hash the previous one (accepted until ``previous_until``) and
+        store ``password_hash`` as current; returns the hash that became previous."""
+        row = self.conn.execute(
+            "SELECT password_hash FROM principal WHERE uuid = ?", (uuid,)).fetchone()
+        self.conn.execute(
+            "UPDATE principal SET previous_hash = password_hash, previous_until = ?, "
+            "password_hash = ? WHERE uuid = ?",
+            (previous_until, password_hash, uuid),
+        )
+        return row[0] if row else None
+
+    def retire_previous(self, uuid: str, previous_hash: str) -> bool:
+        """Drop the previous hash if it is still ``previous_hash``; True if it was."""
+        return self.conn.execute(
+            "UPDATE principal SET previous_hash = NULL, previous_until = NULL "
+            "WHERE uuid = ? AND previous_hash = ?", (uuid, previous_hash),
+        ).rowcount > 0
 
     def delete_principal(self, uuid: str) -> bool:
         """Delete a principal's credentials; True if it existed."""
@@ -212,6 +252,27 @@ class Writer(Reader):
         self.conn.executemany("DELETE FROM acl_grant WHERE uuid = ?", [(u,) for u in uuids])
 
 
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("principal", "previous_hash", "TEXT"),
+    ("principal", "previous_until", "REAL"),
+)
+"""``(table, column, type)`` added after a table's first version; ``schema.sql`` has them."""
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    """Bring a database made by an earlier version up to date (idempotent, atomic)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table, column, kind in ADDED_COLUMNS:
+            present = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class SQLiteStorage:
     """The Config Store's durable state in one SQLite file."""
 
@@ -219,8 +280,12 @@ class SQLiteStorage:
         self.path = path
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        with self._connect() as conn:
+        conn = self._connect()
+        try:
             conn.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
+            _add_missing_columns(conn)
+        finally:
+            conn.close()
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,

@@ -76,9 +76,20 @@ class AuthApi:
         """Set a principal's password."""
         self._t.call("PUT", f"/v2/principal/{seg(principal)}/password", body=password)
 
-    def generate_password(self, principal: str) -> str:
-        """Give a principal a new server-generated password and return it (shown once)."""
-        body = self._t.call("POST", f"/v2/principal/{seg(principal)}/password")
+    def generate_password(self, principal: str, *,
+                          previous_valid_for: float | None = None) -> str:
+        """Give a principal a new server-generated password and return it (shown once).
+
+        By default the old password, and the principal's tokens, stop working at once. With
+        ``previous_valid_for`` (seconds, 0 to 86400; an extension) the old password stays
+        valid until then or until the new one is first used to log in, whichever is first,
+        and tokens already issued stay valid: a running client is not cut off.
+        """
+        path = f"/v2/principal/{seg(principal)}/password"
+        if previous_valid_for is None:
+            body = self._t.call("POST", path)
+        else:
+            body = self._t.call("POST", path, body={"previousValidFor": previous_valid_for})
         if not isinstance(body, dict) or not isinstance(body.get("password"), str):
             raise ConfigStoreError(0, "generate_password: no password in the answer")
         return body["password"]
