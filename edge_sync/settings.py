@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from config_store.client import ConfigStoreClient
 from config_store.uuids import is_uuid
 from kubenames import is_dns1123_label
 
@@ -28,6 +29,10 @@ class Settings:
     config_store_url: str
     username: str
     password: str = field(repr=False)
+    username_file: str | None = None
+    """``FPLUS_USER_FILE``: re-read at every token fetch (see :meth:`credentials`)."""
+    password_file: str | None = None
+    """``FPLUS_PASSWORD_FILE``: re-read at every token fetch."""
     namespace: str | None = None
     """Where deployments are applied; None: the service account's namespace."""
     sealed_secrets_namespace: str = "sealed-secrets"
@@ -44,6 +49,25 @@ class Settings:
     resync_interval: float = 600.0
     watch_timeout: float = 300.0
     backoff: Backoff = field(default_factory=Backoff)
+
+    def credentials(self) -> tuple[str, str]:
+        """``(username, password)``: what the ``*_FILE`` files hold now, else the env values.
+
+        The client calls this at every token fetch, so a password rotated in a mounted
+        Secret (the kubelet rewrites its files) is used from the next 401 on, with no
+        restart. Raises OSError or ValueError if a file cannot be read or is empty.
+        """
+        return (_current(self.username_file, self.username, "FPLUS_USER_FILE"),
+                _current(self.password_file, self.password, "FPLUS_PASSWORD_FILE"))
+
+
+def _current(path: str | None, fixed: str, what: str) -> str:
+    if path is None:
+        return fixed
+    value = Path(path).read_text().strip()
+    if not value:
+        raise ValueError(f"{what} {path} is empty")
+    return value
 
 
 def _read_file(path: str, what: str, problems: list[str]) -> str | None:
@@ -101,9 +125,9 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
 
     Required: ``CLUSTER_UUID``, ``CLUSTER_NAME``, ``CONFIG_STORE_URL``, and credentials
     ``FPLUS_USER`` / ``FPLUS_PASSWORD`` (or ``FPLUS_USER_FILE`` / ``FPLUS_PASSWORD_FILE``
-    naming files, e.g. a mounted Secret). Optional: ``POD_NAMESPACE``,
-    ``SEALED_SECRETS_NAMESPACE``, ``SEALED_SECRETS_CONTROLLER``, ``SEALED_SECRETS_PORT``,
-    ``REALM``, ``DIRECTORY_URL``, ``GIT_URL`` and the intervals (seconds)
+    naming files, e.g. a mounted Secret, re-read at every token fetch). Optional:
+    ``POD_NAMESPACE``, ``SEALED_SECRETS_NAMESPACE``, ``SEALED_SECRETS_CONTROLLER``,
+    ``SEALED_SECRETS_PORT``, ``REALM``, ``DIRECTORY_URL``, ``GIT_URL`` and the intervals (seconds)
     ``HEARTBEAT_INTERVAL``, ``CERT_INTERVAL``, ``CERT_RETRY``, ``RESYNC_INTERVAL``,
     ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``. Raises :class:`SettingsError`.
     """
@@ -132,7 +156,10 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
     backoff = Backoff(numbers.pop("retry_initial"), numbers.pop("retry_max"))
     values: dict[str, Any] = {
         "cluster_uuid": uuid, "cluster_name": name, "config_store_url": url.rstrip("/"),
-        "username": user, "password": password, "namespace": default_namespace(env),
+        "username": user, "password": password,
+        "username_file": env.get("FPLUS_USER_FILE") or None,
+        "password_file": env.get("FPLUS_PASSWORD_FILE") or None,
+        "namespace": default_namespace(env),
         "sealed_secrets_namespace": env.get("SEALED_SECRETS_NAMESPACE") or "sealed-secrets",
         "sealed_secrets_controller": (env.get("SEALED_SECRETS_CONTROLLER")
                                       or "sealed-secrets-controller"),
@@ -144,3 +171,10 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)
+
+
+def config_store_client(settings: Settings, **options: Any) -> ConfigStoreClient:
+    """A client for ``settings``' Config Store asking :meth:`Settings.credentials` at every
+    token fetch (``options`` go to :class:`ConfigStoreClient`: timeout, retries, ...)."""
+    return ConfigStoreClient(settings.config_store_url, credentials=settings.credentials,
+                             **options)

@@ -20,7 +20,7 @@ callable, such as a :class:`MockTransport` (see :mod:`config_store.client.mock`)
 from __future__ import annotations
 
 from ._fold import SearchState
-from ._transport import Response, Send
+from ._transport import Credentials, Response, Send
 from .access import Access, Caller
 from .errors import (
     BadRequest,
@@ -50,6 +50,7 @@ __all__ = [
     "ConfigStoreError",
     "Conflict",
     "ConnectionFailed",
+    "Credentials",
     "Forbidden",
     "Gone",
     "MethodNotAllowed",

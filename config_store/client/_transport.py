@@ -35,6 +35,9 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
 
+Credentials: TypeAlias = Callable[[], tuple[str, str]]
+"""Returns ``(username, password)``; called at every token fetch (see ConfigStoreClient)."""
+
 
 # No answer arrived; retried whatever the method. ``ConnectionError`` (refused, reset, ...)
 # lets a custom ``send`` say the same without urllib3.
@@ -121,10 +124,13 @@ class Transport:
         retries: int,
         backoff: float,
         send: Send | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self._username = username
-        self._password = password
+        if credentials is None and username is not None:
+            fixed = (username, password or "")
+            credentials = lambda: fixed  # noqa: E731
+        self._credentials = credentials
         self.timeout = timeout
         self.retries = max(0, retries)
         self.backoff = max(0.0, backoff)
@@ -136,7 +142,7 @@ class Transport:
     @property
     def has_credentials(self) -> bool:
         """Whether requests are authenticated at all."""
-        return self._username is not None
+        return self._credentials is not None
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -149,9 +155,15 @@ class Transport:
         return self.tokens.get()
 
     def _fetch_token(self) -> tuple[str, float]:
-        """``POST /token`` with HTTP Basic auth."""
-        auth = (self._username or "", self._password or "")
-        resp = self._send("POST", "/token", basic=auth)
+        """``POST /token`` with HTTP Basic auth, asking the credentials provider afresh."""
+        assert self._credentials is not None
+        try:
+            username, password = self._credentials()
+        except Exception as exc:  # a provider reading files or a vault may fail any way
+            raise Unauthorized(
+                401, None, f"no Config Store credentials: {type(exc).__name__}: {exc}"
+            ) from exc
+        resp = self._send("POST", "/token", basic=(username, password))
         try:
             token, expires = parse_token_response(parse_body(resp), time.time())
         except ValueError as exc:

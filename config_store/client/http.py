@@ -9,7 +9,7 @@ from typing import Any
 from ..uuids import App
 from ._auth_api import AuthApi
 from ._paths import search_params, seg
-from ._transport import MERGE_PATCH, Send, Transport, parse_body, strip_etag
+from ._transport import MERGE_PATCH, Credentials, Send, Transport, parse_body, strip_etag
 from .errors import ConfigStoreError, NotFound, PreconditionFailed
 
 DEFAULT_URL = "http://127.0.0.1:8701"
@@ -35,6 +35,11 @@ class ConfigStoreClient(AuthApi):
     ``send`` replaces the HTTP exchange itself (see :data:`~config_store.client.Send`), e.g.
     a :class:`~config_store.client.MockTransport` to test code without a server; auth,
     retries and error mapping work the same over it.
+
+    ``credentials`` (instead of ``username``/``password``) is called for ``(username,
+    password)`` at every token fetch, so credentials that change (a rotated password in a
+    mounted file) are picked up at the next fetch, which a 401 triggers. If it raises, the
+    request fails with :class:`~config_store.client.errors.Unauthorized`.
     """
 
     def __init__(
@@ -47,10 +52,13 @@ class ConfigStoreClient(AuthApi):
         retries: int = 5,
         backoff: float = 0.2,
         send: Send | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
+        if credentials is not None and username is not None:
+            raise ValueError("give either username/password or credentials, not both")
         self._t = Transport(
             base_url, username, password, timeout=timeout, retries=retries, backoff=backoff,
-            send=send,
+            send=send, credentials=credentials,
         )
 
     def __repr__(self) -> str:

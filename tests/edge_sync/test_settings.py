@@ -49,6 +49,22 @@ def test_credentials_from_files(tmp_path: Path) -> None:
         from_env(env | {"FPLUS_USER": "u", "FPLUS_PASSWORD_FILE": str(tmp_path / "missing")})
 
 
+def test_credential_files_are_read_again_each_time(tmp_path: Path) -> None:
+    (tmp_path / "password").write_text("first\n")
+    env = {k: v for k, v in MINIMAL.items() if k != "FPLUS_PASSWORD"}
+    s = from_env(env | {"FPLUS_PASSWORD_FILE": str(tmp_path / "password")})
+    assert s.credentials() == ("op1sync/shop-floor", "first")
+    (tmp_path / "password").write_text("second\n")  # rotated: the env user stays fixed
+    assert s.credentials() == ("op1sync/shop-floor", "second")
+    (tmp_path / "password").write_text("")
+    with pytest.raises(ValueError, match="empty"):
+        s.credentials()
+    (tmp_path / "password").unlink()
+    with pytest.raises(OSError):
+        s.credentials()
+    assert from_env(MINIMAL).credentials() == ("op1sync/shop-floor", "s3cret")
+
+
 def test_options_and_intervals() -> None:
     s = from_env(MINIMAL | {"REALM": "EXAMPLE.COM", "GIT_URL": "https://git/", "RETRY_INITIAL":
                             "0.5", "RETRY_MAX": "2", "SEALED_SECRETS_PORT": "8080",
