@@ -1,22 +1,36 @@
 """``cluster-manager up``: the all-in-one stack on one machine, for trying it out.
 
-Starts the Cluster Manager on P, the Config Store on P+1 and the Git server on P+2
-(127.0.0.1) as child processes
-in their own process groups, waits for each to answer ``/ping``, prints how to use them,
-and stops them all on Ctrl-C or SIGTERM.
+Checks that its three ports are free, then starts the Cluster Manager on P, the Config Store
+on P+1 and the Git server on P+2 (127.0.0.1) as child processes in their own process groups,
+waits for each to answer ``/ping``, prints how to use them, and stops them all on Ctrl-C or
+SIGTERM. If a child exits on its own, the others are stopped and ``up`` exits non-zero
+naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+
+from serving import in_use_message, taken_ports
+
+PROG = "cluster-manager up"
+HOST = "127.0.0.1"
+
+
+def _status(returncode: int) -> str:
+    if returncode < 0:
+        return f"killed by {signal.Signals(-returncode).name}"
+    return f"exit status {returncode}"
 
 
 @dataclass
@@ -31,7 +45,7 @@ class Child:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{HOST}:{self.port}"
 
     def start(self, env: dict[str, str]) -> None:
         """Start the child with ``env`` in its own process group."""
@@ -39,39 +53,76 @@ class Child:
             [sys.executable, "-m", self.module, "serve", "--port", str(self.port), *self.args],
             env=env, start_new_session=True)
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        """Wait until ``/ping`` answers; exit if the child dies or never answers."""
+    def exited(self) -> str | None:
+        """How the child ended (``"exit status 1"``), or None while it runs."""
+        assert self.proc is not None
+        code = self.proc.poll()
+        return None if code is None else _status(code)
+
+    def wait_ready(self, stopping: Callable[[], bool], timeout: float = 30.0) -> bool:
+        """Whether ``/ping`` answered before ``stopping()``; exit if the child dies first."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                raise SystemExit(f"{self.name} exited with status {self.proc.returncode}")
+        while True:
+            ended = self.exited()
+            if ended is not None:
+                raise SystemExit(f"{PROG}: the {self.name} failed to start ({ended})")
             try:
                 if requests.get(self.url + "/ping", timeout=1).ok:
-                    return
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        raise SystemExit(f"{self.name} did not start within {timeout:.0f} s")
+                    return True
+            except requests.RequestException:
+                pass
+            if stopping():
+                return False
+            if time.monotonic() >= deadline:
+                raise SystemExit(f"{PROG}: the {self.name} did not start within {timeout:.0f} s")
+            time.sleep(0.1)
 
     def stop(self) -> None:
-        """SIGTERM the child's process group (SIGKILL after 10 s)."""
-        if self.proc is not None and self.proc.poll() is None:
+        """SIGTERM the child's process group (SIGKILL after 10 s).
+
+        A child that already died may have left its worker behind: the group is signalled anyway.
+        """
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
 
 
-def _admin_password(data_dir: Path) -> str:
-    """``FPLUS_ADMIN_PASSWORD``, or the one the Config Store generated into its data dir."""
+def _admin_password(data_dir: Path, store: Child, stopping: Callable[[], bool],
+                    timeout: float = 10.0) -> str:
+    """``FPLUS_ADMIN_PASSWORD``, or the one the Config Store generated into its data dir.
+
+    The store writes the file before it answers ``/ping``; waiting for it a little anyway
+    costs nothing, and a store that never writes it is one line, not a traceback.
+    """
     if os.environ.get("FPLUS_ADMIN_PASSWORD"):
         return os.environ["FPLUS_ADMIN_PASSWORD"]
-    return (data_dir / "config-store" / "admin-password").read_text().strip()
+    path = data_dir / "config-store" / "admin-password"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stopping():
+        try:
+            password = path.read_text().strip()
+        except FileNotFoundError:
+            password = ""
+        if password:
+            return password
+        ended = store.exited()
+        if ended is not None:
+            raise SystemExit(f"{PROG}: the {store.name} failed to start ({ended})")
+        time.sleep(0.1)
+    if stopping():
+        return ""
+    raise SystemExit(f"{PROG}: the {store.name} answers /ping but wrote no {path} "
+                     "(is another one on its port?)")
 
 
 def up(data_dir: Path, port: int) -> None:
-    """Run the stack until interrupted."""
+    """Run the stack until interrupted; SystemExit (non-zero) if it cannot start or a child dies."""
     data_dir = data_dir.resolve()
     store = Child("Config Store", "config_store.cli", port + 1,
                   ["--data-dir", str(data_dir / "config-store")])
@@ -81,28 +132,57 @@ def up(data_dir: Path, port: int) -> None:
                     ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url,
                      "--git", git.url, "--git-repos", str(data_dir / "git" / "repos")])
     children = [store, git, manager]
+    by_port = {c.port: c.name for c in children}
+    taken = taken_ports(HOST, sorted(by_port))
+    if taken:
+        names = [by_port[port] for port in taken]
+        raise SystemExit(f"{PROG}: {in_use_message(HOST, taken, names)}")
     stop = False
 
     def on_signal(signum: int, frame: object) -> None:
         nonlocal stop
         stop = True
 
+    def stopping() -> bool:
+        return stop
+
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        store.start(dict(os.environ))
-        store.wait_ready()
-        services_env = dict(os.environ, FPLUS_USER="admin",
-                            FPLUS_PASSWORD=_admin_password(data_dir))
-        for child in (git, manager):
-            child.start(services_env)
-            child.wait_ready()
-        _print_walkthrough(manager.url, store.url, git.url, data_dir)
-        while not stop and all(c.proc and c.proc.poll() is None for c in children):
-            time.sleep(0.5)
+        if _start(children, data_dir, stopping):
+            _print_walkthrough(manager.url, store.url, git.url, data_dir)
+        _watch(children, stopping)
     finally:
         for child in reversed(children):
             child.stop()
+
+
+def _start(children: list[Child], data_dir: Path, stopping: Callable[[], bool]) -> bool:
+    """Start the Config Store, then the others as its admin; whether all came up before a stop."""
+    store, *others = children
+    store.start(dict(os.environ))
+    if not store.wait_ready(stopping):
+        return False
+    password = _admin_password(data_dir, store, stopping)
+    services_env = dict(os.environ, FPLUS_USER="admin", FPLUS_PASSWORD=password)
+    for child in others:
+        if stopping():
+            return False
+        child.start(services_env)
+        if not child.wait_ready(stopping):
+            return False
+    return True
+
+
+def _watch(children: list[Child], stopping: Callable[[], bool]) -> None:
+    """Return once ``stopping()``; SystemExit naming the first child that exits on its own."""
+    while not stopping():
+        for child in children:
+            ended = child.exited() if child.proc is not None else None
+            if ended is not None:
+                raise SystemExit(f"{PROG}: the {child.name} stopped unexpectedly ({ended}); "
+                                 "stopping the others")
+        time.sleep(0.5)
 
 
 def _print_walkthrough(manager_url: str, store_url: str, git_url: str, data_dir: Path) -> None:

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from serving import configure_logging, offload, serve
+from serving import bind_port, configure_logging, offload, serve
 
 from ._domain.store import open_store
 from ._http.app import Settings, create_app
@@ -48,12 +48,13 @@ def main(argv: list[str] | None = None) -> None:
                      help="concurrent HTTP and WebSocket connections")
     args = parser.parse_args(argv)
     configure_logging()
+    listener = bind_port(args.host, args.port, "config-store")  # before anything is written
     store = open_store(_database_path(args.database, args.data_dir),
                        os.environ.get("FPLUS_ADMIN_PASSWORD"))
     app = create_app(store, Settings(body_limit=args.body_limit))
     _print_welcome(f"http://{args.host}:{args.port}", store.data_dir)
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
-    serve(app, args.host, args.port, args.connections)
+    serve(app, args.host, args.port, args.connections, listener=listener)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,43 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from config_store.client import Access, client_from_env  # noqa: E402
-from serving import configure_logging, serve  # noqa: E402
+from config_store.client import (  # noqa: E402
+    Access,
+    ConfigStoreClient,
+    ConfigStoreError,
+    ConnectionFailed,
+    client_from_env,
+)
+from serving import (  # noqa: E402
+    bind_port,
+    config_store_failure,
+    configure_logging,
+    require_credentials,
+    retry_for,
+    serve,
+)
 
 from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.setup import ensure_setup  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import GitServer  # noqa: E402
+
+PROG = "git-server"
+
+
+def _admin_client(url: str) -> ConfigStoreClient:
+    """The client for FPLUS_USER / FPLUS_PASSWORD, once the Config Store answers to them.
+
+    Waits a few seconds for ``url`` to answer; raises ConnectionFailed if it never does,
+    Unauthorized if the credentials are wrong.
+    """
+    require_credentials(PROG)
+    client = client_from_env(url)
+    probe = ConfigStoreClient(client.base_url, retries=0, timeout=2.0)  # no retry log lines
+    retry_for(5.0, probe.ping, ConnectionFailed)
+    client.token()
+    return client
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -34,15 +63,20 @@ def main(argv: list[str] | None = None) -> None:
                      help="how long a principal's credentials and ACL are cached")
     args = parser.parse_args(argv)
     configure_logging()
-    client = client_from_env(args.config_store)
-    ensure_setup(client)
+    listener = bind_port(args.host, args.port, PROG)
+    url = args.config_store.rstrip("/")
+    try:
+        client = _admin_client(url)
+        ensure_setup(client)
+    except ConfigStoreError as exc:
+        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
     registry = RepoRegistry(client)
     server = GitServer(Access(client, args.acl_cache_seconds), registry,
                        RepoStorage(args.data_dir))
     app = create_app(server)
     print(f"Git server listening on http://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
-    serve(app, args.host, args.port, on_start=registry.start)
+    serve(app, args.host, args.port, on_start=registry.start, listener=listener)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def taken_port(port: int = 0) -> Iterator[int]:
+    """A port on 127.0.0.1 (``port``, or any free one) held by a listening socket meanwhile."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+def run_command(module: str, *args: str, env: dict[str, str] | None = None,
+                timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m module args`` to completion, its output captured as text.
+
+    ``env`` defaults to ours without any FPLUS_* variable (no credentials).
+    """
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    return subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 @dataclass
 class ServiceProcess:
     """One of our ``<command> serve`` subprocesses in its own process group."""
@@ -79,13 +101,14 @@ class ServiceProcess:
     extra_args: tuple[str, ...] = ()
     admin_password: str | None = ADMIN_PASSWORD
     module: str = "config_store.cli"
+    log_level: str = "WARNING"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ServiceProcess:
-        env = dict(os.environ, LOG_LEVEL="WARNING")
+        env = dict(os.environ, LOG_LEVEL=self.log_level)
         env.pop("FPLUS_ADMIN_PASSWORD", None)
         if self.admin_password is not None:
             env["FPLUS_ADMIN_PASSWORD"] = self.admin_password

@@ -14,13 +14,18 @@ if TYPE_CHECKING:
     from .gunicorn import serve
     from .limits import refuse_oversized
     from .logs import configure_logging
+    from .ports import bind_port, in_use_message, taken_ports
+    from .startup import config_store_failure, require_credentials, retry_for
 
-_HOMES = {"configure_logging": "logs", "http_exception_error": "errors",
+_HOMES = {"bind_port": "ports", "config_store_failure": "startup", "configure_logging": "logs",
+          "http_exception_error": "errors", "in_use_message": "ports",
           "install_json_errors": "errors", "json_error": "errors", "refuse_oversized": "limits",
-          "serve": "gunicorn"}
+          "require_credentials": "startup", "retry_for": "startup", "serve": "gunicorn",
+          "taken_ports": "ports"}
 
-__all__ = ["configure_logging", "http_exception_error", "install_json_errors", "json_error",
-           "refuse_oversized", "serve"]
+__all__ = ["bind_port", "config_store_failure", "configure_logging", "http_exception_error",
+           "in_use_message", "install_json_errors", "json_error", "refuse_oversized",
+           "require_credentials", "retry_for", "serve", "taken_ports"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+
+from .ports import bind_port
 
 
 class EmbeddedServer(BaseApplication):
@@ -29,16 +32,23 @@ class EmbeddedServer(BaseApplication):
 
 
 def serve(app: Callable, host: str, port: int, connections: int = 2000,
-          on_start: Callable[[], None] | None = None) -> None:
+          on_start: Callable[[], None] | None = None,
+          listener: socket.socket | None = None) -> None:
     """Run ``app`` until SIGTERM/SIGINT.
 
     The gevent worker serves many keep-alive and WebSocket connections in one process
     with far less overhead per request than a thread pool. ``on_start`` runs inside the
     worker once it is ready: start background threads there, not before (they would
     stay behind in the master process when gunicorn forks).
+
+    ``listener`` is ``host:port`` already bound (:func:`serving.bind_port`, early in a command,
+    so a taken port is one line before anything starts); gunicorn takes it over and listens.
+    Without it the port is bound here, with the same one-line failure.
     """
+    if listener is None:
+        listener = bind_port(host, port)
     options: dict[str, Any] = {
-        "bind": f"{host}:{port}", "workers": 1, "worker_class": "gevent",
+        "bind": f"fd://{listener.detach()}", "workers": 1, "worker_class": "gevent",
         "worker_connections": connections, "timeout": 0, "graceful_timeout": 2,
         "keepalive": 75, "accesslog": None, "loglevel": "warning",
     }
