@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,9 @@ from .status import StatusReporter, utc_now
 log = logging.getLogger(__name__)
 
 SELF_LINK = ("source.toolkit.fluxcd.io/v1", "gitrepositories", "self-link")
+SELF_LINK_APPLIER = ("kustomize.toolkit.fluxcd.io/v1", "kustomizations", "self-link")
+_REVISION_COMMIT = re.compile(r"(?:@sha1:|/)([0-9a-f]{40})$")
+"""The commit in a Flux revision: ``main@sha1:<sha>`` (Flux 2.x), ``main/<sha>`` (older)."""
 
 
 class Agent:
@@ -60,10 +64,26 @@ class Agent:
         suffix = f"/uuid/{self.settings.cluster_uuid}"
         return url[: -len(suffix)] if url.endswith(suffix) else None
 
+    def applied_commit(self) -> str | None:
+        """The repo commit Flux last applied (the self-link Kustomization's
+        ``lastAppliedRevision``), or None when unknown."""
+        try:
+            obj = self.kube.get_object(SELF_LINK_APPLIER[0], SELF_LINK_APPLIER[1],
+                                       self.namespace, SELF_LINK_APPLIER[2])
+        except (*KUBE_ERRORS, ValueError):
+            return None
+        revision = ((obj or {}).get("status") or {}).get("lastAppliedRevision")
+        found = _REVISION_COMMIT.search(revision) if isinstance(revision, str) else None
+        return found[1] if found else None
+
     def heartbeat(self, stop: threading.Event) -> None:
-        """``lastSeen`` and ``version`` every ``heartbeat_interval`` seconds."""
+        """``lastSeen``, ``version`` and the applied commit every ``heartbeat_interval`` s."""
         while not stop.is_set():
-            self.reporter.update(lastSeen=utc_now(), version=__version__)
+            beat: dict[str, Any] = {"lastSeen": utc_now(), "version": __version__}
+            applied = self.applied_commit()
+            if applied is not None:
+                beat["appliedCommit"] = applied
+            self.reporter.update(**beat)
             stop.wait(self.settings.heartbeat_interval)
 
     def start(self) -> Agent:

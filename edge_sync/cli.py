@@ -9,13 +9,12 @@ import signal
 import sys
 import threading
 
-from config_store.client import ConfigStoreClient
 from serving import configure_logging
 
 from . import __version__
 from .agent import Agent
 from .kube import Kube, api_client, kubeconfig_namespace
-from .settings import SettingsError, from_env
+from .settings import SettingsError, config_store_client, from_env
 
 log = logging.getLogger("edge_sync")
 
@@ -46,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     namespace = settings.namespace or kubeconfig_namespace(args.kubeconfig)
     if not namespace:
         sys.exit("edge-sync: cannot tell my namespace: set POD_NAMESPACE")
-    cs = ConfigStoreClient(settings.config_store_url, settings.username, settings.password)
+    cs = config_store_client(settings)
     agent = Agent(settings, cs, kube, namespace)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

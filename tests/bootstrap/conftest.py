@@ -1,22 +1,42 @@
-"""Fixtures: a fresh recording-kubectl edge per test, and the CRD validators of tests/manifests."""
+"""Fixtures: an emulated edge cluster per test, the pinned Flux release on loopback, and the
+CRD validators of tests/manifests."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.bootstrap.edge import FakeEdge
+from tests.bootstrap.cluster import EdgeCluster, FileServer
+from tests.bootstrap.edge import FLUX_INSTALL, FLUX_URL
 from tests.manifests.conftest import crds  # noqa: F401  (the session fixture, reused)
+
+RELEASE_PATH = FLUX_URL.split("github.com", 1)[1]  # the same path as the real release
 
 
 @pytest.fixture(scope="session")
-def manifest_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the recording kubectl keeps the manifests it parsed (by content)."""
-    return tmp_path_factory.mktemp("kubectl-cache")
+def flux_release() -> Iterator[FileServer]:
+    """The pinned Flux install manifests, served where the scripts under test download them."""
+    server = FileServer({RELEASE_PATH: FLUX_INSTALL})
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def flux_url(flux_release: FileServer) -> str:
+    return flux_release.url + RELEASE_PATH
 
 
 @pytest.fixture
-def edge(tmp_path: Path, manifest_cache: Path) -> FakeEdge:
-    """An edge cluster that kubectl reaches: namespaces default and kube-system, no Flux."""
-    return FakeEdge(tmp_path, manifest_cache)
+def edge(tmp_path: Path) -> Iterator[EdgeCluster]:
+    """An edge cluster kubectl reaches: one node, namespaces default and kube-system, no Flux."""
+    cluster = EdgeCluster(tmp_path)
+    yield cluster
+    cluster.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # kmock 0.8 loads its bundled discovery with a deprecated importlib call
+    config.addinivalue_line(
+        "filterwarnings", "ignore:read_binary is deprecated:DeprecationWarning")

@@ -11,7 +11,7 @@ from cluster_manager.reconcile.seeding import seed
 from config_store.client import ConfigStoreClient
 from edge_sync.agent import Agent
 from edge_sync.kube import Kube
-from edge_sync.settings import from_env
+from edge_sync.settings import config_store_client, from_env
 from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 from tests.edge_sync.emulator import KubeHarness
 from tests.edge_sync.helpers import NAMESPACE, Edge, agent_env, make_edge
@@ -61,8 +61,7 @@ def start_agent(edge_store: ConfigStoreProcess, kube: KubeHarness) -> Iterator[S
 
     def start(edge: Edge, store_url: str | None = None, **env: str) -> Agent:
         settings = from_env(agent_env(edge, store_url or edge_store.url, **env))
-        cs = ConfigStoreClient(settings.config_store_url, settings.username,
-                               settings.password, retries=1, backoff=0.05, timeout=5)
+        cs = config_store_client(settings, retries=1, backoff=0.05, timeout=5)
         agent = Agent(settings, cs, Kube(api_client(kube.url), timeout=5), NAMESPACE,
                       reconnect_delay=(0.2, 0.4))
         running.append((agent, cs))

@@ -22,6 +22,7 @@ from kubernetes import client
 
 HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 GIT_REPOSITORIES = "source.toolkit.fluxcd.io/v1/gitrepositories"
+KUSTOMIZATIONS = "kustomize.toolkit.fluxcd.io/v1/kustomizations"
 SERVICES = "v1/services"
 SECRETS = "v1/secrets"
 
@@ -75,6 +76,9 @@ class EdgeKubernetes(kmock.KubernetesEmulator):
        exist, 503 if nothing is registered (the API server with no ready endpoints).
     5. **Fault injection.** ``failing`` maps ``(method, resource)`` (e.g.
        ``("PATCH", HELM_RELEASES)``) to an HTTP status every such request gets.
+
+    :meth:`_admit` sees every body about to be created or applied; subclasses (the kubectl
+    emulator of tests/bootstrap) check or complete it there.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -90,6 +94,8 @@ class EdgeKubernetes(kmock.KubernetesEmulator):
             if (request.action == kmock.action.CREATE and request.namespace
                     and isinstance(request.data, dict)):
                 request.data.setdefault("metadata", {})["namespace"] = request.namespace
+            if request.action == kmock.action.CREATE and isinstance(request.data, dict):
+                self._admit(request.resource, request.data)
             if (request.method == kmock.method.PATCH and request.name
                     and not request.subresource
                     and "apply-patch" in _header(request, "Content-Type")):
@@ -99,6 +105,9 @@ class EdgeKubernetes(kmock.KubernetesEmulator):
                     and request.resource.plural == "services"):
                 return await self._proxy(request)
         return await super()._handle(request)
+
+    def _admit(self, resource: kmock.resource, body: dict[str, Any]) -> None:
+        """Check or complete an object about to be created or applied (a subclass hook)."""
 
     def _fault(self, request: kmock.Request) -> aiohttp.web.StreamResponse | None:
         for (method, resource), status in self.failing.items():
@@ -126,6 +135,7 @@ class EdgeKubernetes(kmock.KubernetesEmulator):
         if request.namespace:
             meta["namespace"] = request.namespace
         meta["managedFields"] = [{"manager": manager, "operation": "Apply"}]
+        self._admit(request.resource, applied)
         key = (request.resource, request.namespace, request.name)
         async with self._lock:
             try:
@@ -220,10 +230,15 @@ class _Relay:
 class KubeHarness:
     """Runs :class:`EdgeKubernetes` in a daemon thread; see the module docstring."""
 
-    def __init__(self) -> None:
-        self.emulator = EdgeKubernetes()
+    def __init__(self, emulator: EdgeKubernetes | None = None, *,
+                 flux_resources: bool = True) -> None:
+        """``flux_resources``: serve HelmReleases, GitRepositories and Kustomizations without
+        their CRDs."""
+        self.emulator = emulator if emulator is not None else EdgeKubernetes()
         self.emulator.resources.load_bundled()
-        for key, kind in ((HELM_RELEASES, "HelmRelease"), (GIT_REPOSITORIES, "GitRepository")):
+        flux = ((HELM_RELEASES, "HelmRelease"), (GIT_REPOSITORIES, "GitRepository"),
+                (KUSTOMIZATIONS, "Kustomization"))
+        for key, kind in flux if flux_resources else ():
             self.emulator.resources[key] = kmock.ResourceInfo(
                 kind=kind, singular=kind.lower(), namespaced=True, subresources={"status"},
                 verbs={"get", "list", "watch", "create", "update", "patch", "delete"})

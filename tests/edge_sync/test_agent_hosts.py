@@ -10,8 +10,8 @@ from config_store.client import ConfigStoreClient
 from edge_sync import __version__
 from harness.kube import node
 from tests.edge_sync.conftest import StartAgent
-from tests.edge_sync.emulator import KubeHarness
-from tests.edge_sync.helpers import Edge, status, wait_for
+from tests.edge_sync.emulator import KUSTOMIZATIONS, KubeHarness
+from tests.edge_sync.helpers import NAMESPACE, Edge, status, wait_for
 
 
 def _hostnames(cs: ConfigStoreClient, edge: Edge) -> list[str] | None:
@@ -63,3 +63,18 @@ def test_the_watch_is_re_established(cs_admin: ConfigStoreClient, edge: Edge,
     wait_for(lambda: len(kube.requests("watch=true")) >= 2, what="a second watch")
     client.CoreV1Api(kube.api()).create_node(node("late"))
     wait_for(lambda: _hostnames(cs_admin, edge) == ["late"], what="a node after re-watching")
+
+
+def test_heartbeat_reports_the_commit_flux_applied(
+        cs_admin: ConfigStoreClient, edge: Edge, kube: KubeHarness,
+        start_agent: StartAgent) -> None:
+    start_agent(edge, HEARTBEAT_INTERVAL="0.2")
+    wait_for(lambda: status(cs_admin, edge).get("lastSeen"), what="a heartbeat")
+    assert "appliedCommit" not in status(cs_admin, edge)  # no self-link Kustomization yet
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    kube.put(KUSTOMIZATIONS, NAMESPACE, "self-link", {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+        "metadata": {"name": "self-link", "namespace": NAMESPACE},
+        "status": {"lastAppliedRevision": f"main@sha1:{commit}"}})
+    wait_for(lambda: status(cs_admin, edge).get("appliedCommit") == commit,
+             what="the applied commit")

@@ -29,6 +29,7 @@ from tests.manifests.samples import (
 
 Rendered = dict[str, list[dict[str, Any]]]
 MANAGED_BY = ("app.kubernetes.io/managed-by", "fplus-cluster-manager")
+CREDENTIALS_DIR = "/etc/fplus/credentials"
 ALL_VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
 
 # The whole inventory, in file order: (file, apiVersion, kind, name, namespace). Names and
@@ -202,12 +203,10 @@ def test_edge_sync_deployment(rendered: Rendered, context: dict[str, Any]) -> No
     [container] = pod_spec["containers"]
     assert container["image"] == context["edge_sync"]["image"]
     assert container["envFrom"] == [{"configMapRef": {"name": "cluster-config"}}]
-    secret = context["edge_sync"]["credentials_secret"]
-    env = {e["name"]: e["valueFrom"] for e in container["env"]}
-    assert env["FPLUS_USER"] == {"secretKeyRef": {"name": secret, "key": "username"}}
-    assert env["FPLUS_PASSWORD"] == {"secretKeyRef": {"name": secret, "key": "password"}}
-    assert env["POD_NAMESPACE"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
-    assert not [e for e in container["env"] if "value" in e]  # no literal values, no secrets
+    env = {e["name"]: e.get("valueFrom", e.get("value")) for e in container["env"]}
+    assert env == {"FPLUS_USER_FILE": f"{CREDENTIALS_DIR}/username",
+                   "FPLUS_PASSWORD_FILE": f"{CREDENTIALS_DIR}/password",
+                   "POD_NAMESPACE": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
     assert container["securityContext"] == {
         "runAsNonRoot": True, "allowPrivilegeEscalation": False,
         "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
@@ -217,6 +216,25 @@ def test_edge_sync_deployment(rendered: Rendered, context: dict[str, Any]) -> No
     assert mounts <= {v["name"] for v in pod_spec["volumes"]}
 
 
+def test_edge_sync_mounts_its_credentials_readable_by_its_user(
+        rendered: Rendered, context: dict[str, Any]) -> None:
+    """Files, not env: the kubelet updates a mounted Secret, so a rotation reaches the pod."""
+    pod_spec = find(rendered, "Deployment", "edge-sync", context["namespace"])["spec"]["template"][
+        "spec"]
+    [container] = pod_spec["containers"]
+    [mount] = [m for m in container["volumeMounts"] if m["mountPath"] == CREDENTIALS_DIR]
+    assert mount["readOnly"] is True
+    assert "subPath" not in mount and "subPathExpr" not in mount  # those are never updated
+    [volume] = [v for v in pod_spec["volumes"] if v["name"] == mount["name"]]
+    assert volume["secret"] == {"secretName": context["edge_sync"]["credentials_secret"],
+                                "defaultMode": 0o440}
+    # 0440 root:fsGroup: the container's uid reads the files through its group, others can't
+    security = pod_spec["securityContext"]
+    assert security["runAsUser"] == 65532 and security["runAsGroup"] == 65532
+    assert security["fsGroup"] == 65532
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+
+
 # (role kind, role name, namespace path, apiGroup, resource, verbs, resourceNames)
 RBAC = [
     ("ClusterRole", "fplus-edge-sync-nodes", None, "", "nodes", ["get", "list", "watch"], None),
@@ -224,6 +242,8 @@ RBAC = [
      None),
     ("Role", "edge-sync", "@namespace", "source.toolkit.fluxcd.io", "gitrepositories", ALL_VERBS,
      None),
+    ("Role", "edge-sync", "@namespace", "kustomize.toolkit.fluxcd.io", "kustomizations", ["get"],
+     ["self-link"]),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "services/proxy",
      ["get"], ["http:@:8080", "http:@:http", "http:@:", "@"]),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "services", ["get"],
