@@ -10,22 +10,65 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from config_store.client import Access, ConfigStoreClient, client_from_env  # noqa: E402
-from serving import configure_logging, offload, serve  # noqa: E402
+from config_store.client import (  # noqa: E402
+    Access,
+    ConfigStoreClient,
+    ConfigStoreError,
+    ConnectionFailed,
+    client_from_env,
+)
+from serving import (  # noqa: E402
+    bind_port,
+    config_store_failure,
+    configure_logging,
+    offload,
+    require_credentials,
+    retry_for,
+    serve,
+)
 
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
 from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
 from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
+from .api.clusters import ClusterService  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
 from .metrics import Metrics  # noqa: E402
-from .reconcile.commissioning import Env, Groups  # noqa: E402
+from .name_claims import NameClaims  # noqa: E402
 from .reconcile.desired import DesiredState  # noqa: E402
+from .reconcile.job import Env, Groups  # noqa: E402
 from .reconcile.reconciler import Reconciler  # noqa: E402
 from .reconcile.seeding import own_principal, seed  # noqa: E402
 from .settings import Settings  # noqa: E402
 from .up import up  # noqa: E402
+
+PROG = "cluster-manager"
+
+
+def _admin_client(url: str) -> ConfigStoreClient:
+    """The client for FPLUS_USER / FPLUS_PASSWORD, once the Config Store answers to them.
+
+    Waits a few seconds for ``url`` to answer; raises ConnectionFailed if it never does,
+    Unauthorized if the credentials are wrong.
+    """
+    require_credentials(PROG)
+    client = client_from_env(url)
+    probe = ConfigStoreClient(client.base_url, retries=0, timeout=2.0)  # no retry log lines
+    retry_for(5.0, probe.ping, ConnectionFailed)
+    client.token()
+    return client
+
+
+def _seconds(value: str) -> float:
+    """A non-negative number of seconds (argparse type)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86400:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0 to 86400")
+    return seconds
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -36,7 +79,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         workers=args.workers, backoff_initial=args.backoff,
         external_url=args.external_url or f"http://{args.host}:{args.port}",
         bootstrap_token_ttl=args.bootstrap_token_ttl, public_bootstrap=args.public_bootstrap,
-        flux_install_file=args.flux_install_file, body_limit=args.body_limit)
+        flux_install_file=args.flux_install_file, body_limit=args.body_limit,
+        rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout)
 
 
 def _serve(args: argparse.Namespace) -> None:
@@ -44,30 +88,37 @@ def _serve(args: argparse.Namespace) -> None:
     offload.use_gevent_threadpool()  # repository creation off the hub
     if settings.flux_install_file is not None and not settings.flux_install_file.is_file():
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
-    admin = client_from_env(settings.config_store_url)
-    service = seed(admin)
-    name, password = own_principal(admin, service, settings.data_dir)
+    listener = bind_port(args.host, args.port, PROG)
+    url = settings.config_store_url.rstrip("/")
+    try:
+        admin = _admin_client(url)
+        service = seed(admin)
+        name, password = own_principal(admin, service, settings.data_dir)
+    except ConfigStoreError as exc:
+        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
     cs = ConfigStoreClient(settings.config_store_url, name, password)
     repos = ClusterRepos(settings, name, password)
     metrics = Metrics()
     tokens = BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
                              settings.bootstrap_token_ttl)
+    claims = NameClaims(cs)
     env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
-              forget_tokens=tokens.forget)
+              claims, forget_tokens=tokens.forget)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),
-        tokens=tokens,
+        clusters=ClusterService(cs, claims), tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
-                              with_credentials=not settings.public_bootstrap),
+                              with_credentials=not settings.public_bootstrap,
+                              rotation_grace=settings.rotation_grace),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler)
     print(f"Cluster Manager listening on http://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url})", flush=True)
     serve(create_app(api, settings.body_limit), args.host, args.port,
-          on_start=reconciler.start)
+          on_start=reconciler.start, listener=listener)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -94,6 +145,11 @@ def main(argv: list[str] | None = None) -> None:
                           "(default http://HOST:PORT)")
     run.add_argument("--bootstrap-token-ttl", type=float, default=3600.0,
                      help="seconds a bootstrap URL stays valid")
+    run.add_argument("--rotation-grace", type=_seconds, default=Settings.rotation_grace,
+                     help="seconds an edge's previous passwords stay valid after a script "
+                          "rotated them (until the new ones are used)")
+    run.add_argument("--teardown-timeout", type=_seconds, default=Settings.teardown_timeout,
+                     help="seconds a teardown waits for the edge to apply its teardown commit")
     run.add_argument("--public-bootstrap", action="store_true",
                      help="ACS-style bootstrap URLs without a token; the script then "
                           "carries no credentials")

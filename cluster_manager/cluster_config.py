@@ -1,4 +1,5 @@
-"""Checks on Edge cluster configuration entries before anything is created for them."""
+"""What an Edge cluster configuration entry may hold: checked before anything is created for
+it, by the cluster API (which refuses with 422) and by the reconciler (which records Failed)."""
 
 from __future__ import annotations
 

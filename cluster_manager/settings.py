@@ -34,6 +34,11 @@ class Settings:
     flux_install_file: Path | None = None
     """A ``flux install --export`` file to embed in bootstrap scripts (air-gapped edges)."""
     bootstrap_wait_timeout: str = "300s"
+    rotation_grace: float = 900.0
+    """Seconds an edge's previous password stays valid after a bootstrap script rotated it
+    (or until the new one is first used)."""
+    teardown_timeout: float = 600.0
+    """Seconds a teardown waits for the edge to apply its teardown commit."""
     body_limit: int = 1024 * 1024
     auth_cache_seconds: float = 5.0
 

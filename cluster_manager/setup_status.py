@@ -143,9 +143,11 @@ class SetupStatus:
         return (self.ready and self.observed_etag == etag
                 and self.entry.get("fluxVersion") == FLUX_VERSION)
 
-    def holds_name(self, name: str) -> bool:
-        """True if this cluster was commissioned (or is being) under ``name``."""
-        return self.name == name and self.phase != FAILED
+    @property
+    def name_claimed(self) -> bool:
+        """True once the name is known to be claimed (clusters commissioned before names were
+        claimed lack it)."""
+        return self.entry.get("nameClaimed") is True
 
     @property
     def bootstrappable(self) -> bool:
@@ -165,21 +167,30 @@ class SetupStatus:
                            condition.message, when)
         return [c.as_entry() for c in (*kept, merged)]
 
-    def failed(self, spec: Any, error: str, etag: str | None) -> Patch:
-        """The patch recording a configuration that cannot be commissioned."""
-        return {"spec": spec, "ready": False, "phase": FAILED, "error": error,
-                "observedEtag": etag,
+    def failed(self, refused: Any, error: str, etag: str | None) -> Patch:
+        """The patch recording a configuration that cannot be commissioned: it is kept as
+        ``refused``, apart from ``spec`` (the last one accepted, which stays)."""
+        return {"refused": {"spec": refused, "observedEtag": etag}, "ready": False,
+                "phase": FAILED, "error": error, "observedEtag": etag,
                 "conditions": self.with_condition(
                     Condition("Ready", "False", "InvalidConfig", error))}
 
     def provisioning(self, spec: dict[str, Any]) -> Patch:
-        """The patch recording that work on ``spec`` has started."""
-        return {"spec": spec, "phase": PROVISIONING, "error": None, "ready": self.ready}
+        """The patch recording that work on ``spec`` has started (it is now accepted)."""
+        return {"spec": spec, "refused": None, "phase": PROVISIONING, "error": None,
+                "ready": self.ready}
+
+    @property
+    def refused(self) -> dict[str, Any] | None:
+        """The configuration last refused, while it is the current one."""
+        refused = self.entry.get("refused")
+        return refused if isinstance(refused, dict) else None
 
     def commissioned(self, commit: str | None, self_link: str, etag: str | None) -> Patch:
         """The patch recording a commissioned cluster at ``commit``."""
         return {"self_link": self_link, "ready": True, "fluxVersion": FLUX_VERSION,
                 "phase": READY, "error": None, "observedEtag": etag, "commit": commit,
+                "nameClaimed": True,
                 "conditions": self.with_condition(
                     Condition("Ready", "True", "Commissioned", f"repository at {commit}"))}
 
@@ -189,7 +200,15 @@ class SetupStatus:
         value = None if account is None else {"uuid": account.uuid, "done": account.done}
         return {role.key: value}
 
-    @staticmethod
-    def deleting() -> Patch:
-        """The patch recording that decommissioning has started."""
-        return {"phase": DELETING, "ready": False}
+    @property
+    def teardown(self) -> dict[str, Any]:
+        """What decommissioning recorded so far: ``started``, ``commit``."""
+        found = self.entry.get("teardown")
+        return found if isinstance(found, dict) else {}
+
+    def deleting(self) -> Patch:
+        """The patch recording that decommissioning has started (kept when resumed)."""
+        started = self.teardown.get("started") or utc_now()
+        return {"phase": DELETING, "ready": False, "teardown": {"started": started},
+                "conditions": self.with_condition(
+                    Condition("Ready", "False", "Deleting", "the cluster is being torn down"))}

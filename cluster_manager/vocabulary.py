@@ -20,6 +20,8 @@ STATUS_APP = uuids.App.EdgeClusterSetupStatus
 """What the reconciler writes: :class:`~cluster_manager.setup_status.SetupStatus`."""
 EDGE_APP = uuids.App.EdgeClusterStatus
 """What Edge Sync writes from the edge: hosts, sealing certificate, heartbeat."""
+REQUEST_APP = uuids.App.EdgeClusterRequest
+"""What the cluster API asks the reconciler to do: ``{redeploy?: time, forceDelete?}``."""
 
 FLUX_SECRET = "flux-secrets"  # noqa: S105 - a Secret's name
 """The edge Secret holding the Flux pull credentials (created by the bootstrap script)."""

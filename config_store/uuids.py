@@ -66,6 +66,8 @@ class Class:
     GitRepo = "d25f2afc-1ab8-4d27-b51b-d02314624e3e"
     GitRepoGroup = "b03d4dfe-7e78-4252-8e62-af594cf316c9"
     ClusterManagerAccounts = "26d192cf-73c1-4c14-93cf-1e63743bab08"
+    EdgeClusterName = "f2e98be9-ea64-4205-b11e-3a9b7fe11f3a"
+    """Ours: objects whose entry claims one cluster name (``cluster_manager.name_claims``)."""
 
 
 RANK_ROOTS: tuple[str, ...] = (Class.Individual, Class.R1Class, Class.R2Class, Class.R3Class)
@@ -100,6 +102,11 @@ class App:
     EdgeDeployment = "f2b9417a-ef7f-421f-b387-bb8183a48cdb"
     EdgeAgentConfig = "aac6f843-cfee-4683-b121-6943bfdf9173"
     GitRepoConfig = "38d62a93-b6b4-4f63-bad4-d433e3eaff29"
+    EdgeClusterNameClaim = "bbafdbf1-aa61-4d11-89f0-87142520a552"
+    """Ours: ``{cluster, name}``, the one cluster holding a name (written If-None-Match)."""
+    EdgeClusterRequest = "c54b50a0-7058-44f3-b4f5-b75ed826601e"
+    """Ours: what the Cluster Manager's API asks its reconciler to do for a cluster
+    (``{redeploy?: time, forceDelete?: true}``)."""
 
 
 class K8sResource:

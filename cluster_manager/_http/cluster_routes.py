@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -9,13 +10,14 @@ from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
 
-from ..api.errors import NotFound
+from ..api.errors import Conflict, NotFound
 from ..api.status_view import cluster_status
-from ..setup_status import SetupStatus
+from ..setup_status import DELETING, FAILED, SetupStatus
 from ..vocabulary import CONFIG_APP, EDGE_APP, STATUS_APP
 from .context import require, services
 
 bp = Blueprint("clusters", __name__)
+log = logging.getLogger(__name__)
 
 
 def _setup(cluster: str) -> SetupStatus:
@@ -26,6 +28,11 @@ def _ready_setup(cluster: str) -> SetupStatus:
     setup = _setup(cluster)
     if not setup.exists:
         raise NotFound(f"unknown cluster {cluster}")
+    if setup.phase == FAILED:
+        raise Conflict(f"cluster {cluster} failed: {setup.error}; fix its configuration "
+                       "entry, then ask again")
+    if setup.phase == DELETING:
+        raise Conflict(f"cluster {cluster} is being deleted")
     if not setup.ready:
         raise NotFound(f"cluster {cluster} is not ready yet (phase "
                        f"{setup.phase}); try again when it is")
@@ -55,24 +62,37 @@ def bootstrap_url(cluster: str) -> Response:
     if not api.public_bootstrap:
         url += "?token=" + quote(api.tokens.issue(cluster), safe="")
     api.metrics.bootstrap.labels("url", "issued").inc()
+    log.info("cluster %s: bootstrap URL issued", cluster)
     return jsonify(url)
 
 
 @bp.get("/v1/cluster/<cluster:cluster>/bootstrap")
 def bootstrap(cluster: str) -> Response:
+    """The script. HEAD checks the URL without using it up or rotating anything."""
     api = services()
     token = request.args.get("token")
+    tokens = None if api.public_bootstrap else api.tokens
     try:
-        if not api.public_bootstrap:
-            api.tokens.check(cluster, token)  # before anything else: no probing without one
+        if tokens is not None:
+            tokens.check(cluster, token)  # before anything else: no probing without one
         setup = _ready_setup(cluster)
-        if not api.public_bootstrap:
-            api.tokens.redeem(cluster, token)
-        script = api.scripts.build(cluster, setup)
-    except Exception:
+        if request.method == "HEAD":
+            return _script_response("")
+        script = api.scripts.build(
+            cluster, setup,
+            redeem=None if tokens is None else lambda: tokens.redeem(cluster, token),
+            release=None if tokens is None else lambda: tokens.release(cluster, token))
+    except Exception as exc:
         api.metrics.bootstrap.labels("script", "refused").inc()
+        log.info("cluster %s: bootstrap script refused: %s", cluster,
+                 getattr(exc, "message", type(exc).__name__))
         raise
     api.metrics.bootstrap.labels("script", "served").inc()
+    log.info("cluster %s: bootstrap script served", cluster)
+    return _script_response(script)
+
+
+def _script_response(script: str) -> Response:
     resp = Response(script, mimetype="text/plain")
     resp.headers["Cache-Control"] = "no-store"
     return resp

@@ -7,10 +7,12 @@ from typing import Any
 
 from flask import current_app, request
 
-from config_store.client import Access, ConfigStoreClient
+from config_store import uuids
+from config_store.client import Access, Caller, ConfigStoreClient
 
 from ..api.bootstrap_scripts import ScriptBuilder
 from ..api.bootstrap_tokens import BootstrapTokens
+from ..api.clusters import ClusterService
 from ..api.errors import Forbidden, Unauthorized
 from ..api.secrets import SecretService
 from ..api.status_view import Liveness
@@ -24,6 +26,7 @@ class ApiServices:
     cs: ConfigStoreClient
     access: Access
     secrets: SecretService
+    clusters: ClusterService
     tokens: BootstrapTokens
     scripts: ScriptBuilder
     metrics: Metrics
@@ -39,12 +42,21 @@ def services() -> ApiServices:
     return current_app.extensions["cluster_manager"]
 
 
-def require(permission: str, cluster: str) -> None:
-    """401 without valid credentials, 403 without ``permission`` on ``cluster`` (or wild)."""
-    api = services()
-    caller = api.access.principal(request.headers.get("Authorization"))
-    if caller is None:
+def caller() -> Caller:
+    """The authenticated caller; 401 without valid credentials."""
+    found = services().access.principal(request.headers.get("Authorization"))
+    if found is None:
         raise Unauthorized("valid credentials are required (HTTP Basic or a Config Store "
                            "Bearer token)")
-    if not api.access.allowed(caller, permission, cluster):
-        raise Forbidden("you lack the permission for this on this cluster")
+    return found
+
+
+def require(permission: str, cluster: str) -> Caller:
+    """The caller, if it holds ``permission`` on ``cluster`` (or the wildcard); else 401/403.
+    ``cluster`` may be the Null UUID: then only a wildcard grant will do."""
+    who = caller()
+    if not services().access.allowed(who, permission, cluster):
+        raise Forbidden("you lack the permission for this on this cluster"
+                        if cluster != uuids.NULL else
+                        "you lack the permission for this on every cluster (a wildcard grant)")
+    return who

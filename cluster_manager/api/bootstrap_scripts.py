@@ -2,14 +2,16 @@
 
 Rendered from the Bootstrap script entry (``a807d8fc-…``, seeded from
 ``manifests/bootstrap-script.yaml``) with json-templates semantics, then packed by the
-:mod:`bootstrap` package. Every fetch rotates the cluster's two machine credentials (Flux
-pull, Edge Sync) with server-generated passwords, so running the newest script replaces
-whatever credentials the edge had. Files come from the setup status and this process; no
-repository is cloned.
+:mod:`bootstrap` package. Every script delivered rotates the cluster's two machine
+credentials (Flux pull, Edge Sync) with server-generated passwords, so running the newest
+script replaces whatever credentials the edge had, while the previous ones keep a running edge
+connected until the new ones are used (or a grace period ends). Files come from the setup
+status and this process; no repository is cloned.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import bootstrap
@@ -29,14 +31,25 @@ class ScriptBuilder:
     """Builds bootstrap scripts for ready clusters."""
 
     def __init__(self, cs: ConfigStoreClient, *, flux_install_file: Path | None = None,
-                 wait_timeout: str = "300s", with_credentials: bool = True) -> None:
+                 wait_timeout: str = "300s", with_credentials: bool = True,
+                 rotation_grace: float = 900.0) -> None:
         self.cs = cs
+        self.rotation_grace = rotation_grace
         self.flux_install_file = flux_install_file
         self.wait_timeout = wait_timeout
         self.with_credentials = with_credentials
 
-    def build(self, cluster: str, setup: SetupStatus) -> str:
-        """The script for ``cluster`` whose setup status is ``setup`` (must be ready)."""
+    def build(self, cluster: str, setup: SetupStatus, *,
+              redeem: Callable[[], None] | None = None,
+              release: Callable[[], None] | None = None) -> str:
+        """The script for ``cluster`` whose setup status is ``setup`` (must be ready).
+
+        The template is rendered and packed first: a template that fails rotates nothing and
+        uses up no URL. Only then is the URL redeemed (``redeem``) and are the credentials
+        rotated; if rotating fails, ``release`` makes the URL usable again. The previous
+        passwords stay valid for ``rotation_grace`` seconds or until the new ones are used,
+        so fetching a script never cuts off a running edge.
+        """
         if not setup.bootstrappable or setup.self_link is None:
             raise NotFound(f"cluster {cluster} is not ready yet (phase "
                            f"{setup.phase}); try again when it is")
@@ -53,14 +66,22 @@ class ScriptBuilder:
             files["flux-system.yaml"] = self.flux_install_file.read_text()
         try:
             rendered = render(entry, context)
+            script = bootstrap.build_script(rendered, files)
         except TemplateError as exc:
             raise Unavailable(f"the Bootstrap script template does not render: {exc}") from exc
-        if self.with_credentials:
-            files["credentials.yaml"] = self._rotate_credentials(cluster, setup)
-        try:
-            return bootstrap.build_script(rendered, files)
         except bootstrap.BootstrapError as exc:
             raise Unavailable(f"the Bootstrap script template is unusable: {exc}") from exc
+        if redeem is not None:
+            redeem()
+        if not self.with_credentials:
+            return script
+        try:
+            files["credentials.yaml"] = self._rotate_credentials(cluster, setup)
+        except Exception:
+            if release is not None:
+                release()
+            raise
+        return bootstrap.build_script(rendered, files)
 
     def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
         """New passwords for the cluster's principals, as the Secrets manifest."""
@@ -70,6 +91,7 @@ class ScriptBuilder:
             principal = setup.account(role).uuid
             if not principal:
                 raise NotFound(f"cluster {cluster} has no {role.key} account yet")
-            password = self.cs.generate_password(principal)
+            password = self.cs.generate_password(principal,
+                                                 previous_valid_for=self.rotation_grace)
             secrets[role.secret] = (role.principal_name(setup.name), password)
         return bootstrap.credentials_manifest(setup.namespace, secrets)

@@ -80,6 +80,13 @@ class BootstrapTokens:
         if won != 1:
             raise Gone("this bootstrap URL has been used already; ask for a new one")
 
+    def release(self, cluster: str, token: str | None) -> None:
+        """Make a redeemed ``token`` usable again (its script could not be delivered)."""
+        if token:
+            with self._lock:
+                self._db.execute("UPDATE bootstrap_tokens SET used=0 WHERE cluster=? AND digest=?",
+                                 (cluster, _digest(token)))
+
     def forget(self, cluster: str) -> None:
         """Drop the cluster's token (e.g. when the cluster is decommissioned)."""
         with self._lock:

@@ -10,6 +10,7 @@ never logged.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -22,6 +23,8 @@ from ..setup_status import SetupStatus
 from ..vocabulary import EDGE_APP, STATUS_APP
 from ..yamldocs import load_documents, render_document
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
+
+log = logging.getLogger(__name__)
 
 
 class SecretService:
@@ -85,7 +88,9 @@ class SecretService:
             return render_document(sealing.merge_key(_document(old), namespace, name, key,
                                                      ciphertext, scope))
 
-        return self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
+        commit = self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
+        log.info("cluster %s: sealed %s/%s key %s at %s", cluster, namespace, name, key, commit)
+        return commit
 
     def remove(self, cluster: str, namespace: str, name: str, key: str, *,
                dryrun: bool = False) -> str | None:
@@ -102,7 +107,9 @@ class SecretService:
             doc = sealing.remove_key(_document(old), key)
             return None if doc is None else render_document(doc)
 
-        return self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
+        commit = self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
+        log.info("cluster %s: removed %s/%s key %s at %s", cluster, namespace, name, key, commit)
+        return commit
 
     def listing(self, cluster: str) -> list[dict[str, Any]]:
         """``[{namespace, name, scope, keys}]`` of every sealed secret (never values)."""

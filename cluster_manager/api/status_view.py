@@ -6,12 +6,13 @@ edge ever came up and when it last reported. The derived phase combines both:
 
 ========== ==================================================================
 Pending     no setup status yet (the reconciler has not seen the entry)
-Failed      the configuration is invalid (see ``error``)
+Failed      the configuration is refused (see ``error``; ``refused`` holds the entry)
 Provisioning commissioning in progress (or being retried after an error)
-Ready       commissioned; Edge Sync has not reported yet (run the bootstrap)
+Ready       commissioned; Edge Sync has not sent a heartbeat yet (run the bootstrap)
 Online      Edge Sync's heartbeat is recent
 Stale       the heartbeat is late (more than ``stale_after`` old)
 Offline     the heartbeat is older than ``offline_after``
+Deleting    the cluster is being torn down
 ========== ==================================================================
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..setup_status import FAILED, SetupStatus
+from ..setup_status import DELETING, FAILED, SetupStatus
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,11 @@ def _parse_time(value: object) -> datetime | None:
 
 def edge_state(edge: dict[str, Any] | None, now: datetime,
                liveness: Liveness = Liveness()) -> str | None:
-    """Online / Stale / Offline from Edge Sync's ``lastSeen``; None if it never reported."""
-    if not edge:
-        return None
-    seen = _parse_time(edge.get("lastSeen"))
+    """Online / Stale / Offline from Edge Sync's ``lastSeen``; None until a first heartbeat
+    (an edge that never sent one is not late, it has not started)."""
+    seen = _parse_time((edge or {}).get("lastSeen"))
     if seen is None:
-        return "Stale"  # reported hosts or a certificate, but no heartbeat we can read
+        return None
     age = (now - seen).total_seconds()
     if age > liveness.offline_after:
         return "Offline"
@@ -61,8 +61,8 @@ def derive_phase(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
     """The cluster's phase (see the module docstring)."""
     if not setup.exists:
         return "Pending"
-    if setup.phase == FAILED:
-        return FAILED
+    if setup.phase in (FAILED, DELETING):
+        return setup.phase
     if not setup.ready:
         return "Provisioning"
     return edge_state(edge, now, liveness) or "Ready"

@@ -36,8 +36,11 @@ def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pe
     base = repo[parent].peel(pygit2.Commit).tree_id if parent else EMPTY_TREE
     tree = MutableTree(repo, None if base == EMPTY_TREE else base)
     changed = [_apply(tree, changes) for changes, _ in batch]
-    if tree.digest() == base:
+    forced = [changes.always_commit and not isinstance(c, Exception)
+              for (changes, _), c in zip(batch, changed, strict=True)]
+    if tree.digest() == base and not any(forced):
         return Built(None, [c if isinstance(c, Exception) else False for c in changed])
+    changed = [True if force else c for force, c in zip(forced, changed, strict=True)]
     messages = [msg for (_, msg), did in zip(batch, changed, strict=True) if did is True]
     tree_id, objects = tree.finish()
     body = commit_object(str(tree_id), [parent] if parent else [], author,

@@ -59,6 +59,8 @@ class ChangeSet:
     deletes: Iterable[str] = frozenset()
     replace_dirs: Iterable[str] = frozenset()
     edits: Mapping[str, Edit] = field(default_factory=dict)
+    always_commit: bool = False
+    """Commit even when the tree comes out unchanged (a forced redeploy: a new revision)."""
 
     def __post_init__(self) -> None:
         writes = {validate_path(p): _as_bytes(p, c) for p, c in dict(self.writes).items()}
@@ -83,7 +85,8 @@ class ChangeSet:
         object.__setattr__(self, "edits", MappingProxyType(edits))
 
     def __bool__(self) -> bool:
-        return bool(self.writes or self.deletes or self.replace_dirs or self.edits)
+        return bool(self.writes or self.deletes or self.replace_dirs or self.edits
+                    or self.always_commit)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""What should exist: every cluster's configuration entry and the Flux template.
+"""What should exist: every cluster's configuration entry, the Flux template, and what the
+cluster API asked for (redeploy, forced delete).
 
-Fed by the reconciler's notify subscriptions; read by the commissioning steps. The one
-place that decides which Flux template applies and who holds a cluster name.
+Fed by the reconciler's notify subscriptions; read by the commissioning and teardown steps.
+The one place that decides which Flux template applies.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from typing import Any
 from config_store import uuids
 from config_store.client import SearchState
 
-from ..setup_status import SetupStatus
-from ..vocabulary import CONFIG_APP, STATUS_APP
+from ..vocabulary import CONFIG_APP
 from .configdb import ConfigDB
 
 TEMPLATE_APP = uuids.App.FluxTemplate
@@ -29,6 +29,7 @@ class DesiredState:
         self._configs: SearchState | None = None
         self._template: Any = None
         self._template_seen = False
+        self._requests: dict[str, Any] = {}
 
     @property
     def known(self) -> bool:
@@ -84,14 +85,14 @@ class DesiredState:
             template = self.cs.get_config(TEMPLATE_APP, TEMPLATE_APP)
         return template
 
-    def name_holder(self, cluster: str, name: str) -> str | None:
-        """Another cluster configured with ``name`` that holds it (commissioned or being
-        commissioned under it), or None when ``cluster`` may take it."""
+    def replace_requests(self, state: SearchState) -> set[str]:
+        """Take the cluster API's requests; return the clusters whose request changed."""
         with self._lock:
-            same_name = [other for other, config in (self._configs or {}).items()
-                         if other != cluster and isinstance(config, dict)
-                         and config.get("name") == name]
-        for other in same_name:
-            if SetupStatus.parse(self.cs.get_config(STATUS_APP, other)).holds_name(name):
-                return other
-        return None
+            previous, self._requests = self._requests, dict(state)
+        return {k for k in state.keys() | previous.keys() if state.get(k) != previous.get(k)}
+
+    def request(self, cluster: str) -> dict[str, Any]:
+        """What the cluster API asked for ``cluster`` (``{}``: nothing)."""
+        with self._lock:
+            found = self._requests.get(cluster)
+        return dict(found) if isinstance(found, dict) else {}

@@ -16,10 +16,10 @@ from typing import Any
 from config_store.client import NotifyClient, SearchState
 
 from ..metrics import Metrics
-from ..vocabulary import CONFIG_APP, STATUS_APP
+from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
 from .commissioning import Env, reconcile
 from .desired import TEMPLATE_APP
-from .workqueue import KeyedWorkQueue
+from .workqueue import KeyedWorkQueue, RequeueAfter
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ class Reconciler:
         self._notify = self._make_notify(self.env.cs)
         self._notify.search(CONFIG_APP, self.on_configs)
         self._notify.watch(TEMPLATE_APP, TEMPLATE_APP, self.on_template)
+        self._notify.search(REQUEST_APP, self.on_requests)
 
     def stop(self) -> None:
         """Unsubscribe and stop the workers."""
@@ -72,6 +73,11 @@ class Reconciler:
         for cluster in changed:
             self.queue.submit(cluster)
 
+    def on_requests(self, state: SearchState) -> None:
+        """The cluster API's requests (redeploy, forced delete): queue the clusters concerned."""
+        for cluster in self.env.desired.replace_requests(state):
+            self.queue.submit(cluster)
+
     def on_template(self, template: Any) -> None:
         """The Flux template (re)delivered: a change re-renders every configured cluster."""
         if not self.env.desired.replace_template(template):
@@ -87,12 +93,18 @@ class Reconciler:
         with self._lock:
             force = cluster in self._force
             self._force.discard(cluster)
+        waiting: RequeueAfter | None = None
         try:
             with self.metrics.reconcile():
-                reconcile(cluster, self.env, force=force)
+                try:
+                    reconcile(cluster, self.env, force=force)
+                except RequeueAfter as wait:  # waiting is no failure
+                    waiting = wait
         except Exception:
             if force:  # the retry must still re-render
                 with self._lock:
                     self._force.add(cluster)
             raise
+        if waiting is not None:
+            raise waiting
 

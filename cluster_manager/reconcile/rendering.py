@@ -42,9 +42,11 @@ class RepoContent:
     files: dict[str, str]
     self_link: str
 
-    def change_set(self) -> ChangeSet:
-        """Replace ``edo/cluster/`` wholesale; leave ``edo/secrets/`` and ``by-hand/`` alone."""
-        return ChangeSet(writes=self.files, replace_dirs=frozenset({CLUSTER_DIR}))
+    def change_set(self, always_commit: bool = False) -> ChangeSet:
+        """Replace ``edo/cluster/`` wholesale; leave ``edo/secrets/`` and ``by-hand/`` alone
+        (``always_commit``: a new revision even when nothing changed)."""
+        return ChangeSet(writes=self.files, replace_dirs=frozenset({CLUSTER_DIR}),
+                         always_commit=always_commit)
 
 
 def context(settings: Settings, uuid: str, config: dict[str, Any],

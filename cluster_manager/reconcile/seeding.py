@@ -34,6 +34,8 @@ APPS = {
     A.EdgeDeployment: "Edge deployment",
     A.EdgeAgentConfig: "Edge Agent config",
     A.GitRepoConfig: "Git repository configuration",
+    A.EdgeClusterNameClaim: "Edge cluster name claim",
+    A.EdgeClusterRequest: "Edge cluster request",
 }
 SCHEMAS = {  # manifests/schemas.yaml key -> app
     "edge-cluster-configuration": A.EdgeClusterConfiguration,
@@ -43,6 +45,8 @@ SCHEMAS = {  # manifests/schemas.yaml key -> app
     "helm-chart-template": A.HelmChartTemplate,
     "k8s-resource-template": A.K8sResourceTemplate,
     "bootstrap-script": A.BootstrapScript,
+    "edge-cluster-name-claim": A.EdgeClusterNameClaim,
+    "edge-cluster-request": A.EdgeClusterRequest,
 }
 SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
@@ -80,6 +84,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 groups["sync"]["uuid"]: {"name": "Edge Sync accounts"},
                 C.HelmChart: {"name": "Helm chart"},
                 C.EdgeDeployment: {"name": "Edge deployment"},
+                C.EdgeClusterName: {"name": "Edge cluster name"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.K8sResourceKind: {obj: {"name": kind} for kind, obj in RESOURCES.items()},
@@ -118,13 +123,20 @@ def own_principal(cs: ConfigStoreClient, service: dict[str, Any],
 def _grants(groups: dict[str, Any]) -> list[tuple[str, str, bool]]:
     read = [A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
             A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript,
-            A.ServiceConfig, A.GitRepoConfig, A.SparkplugAddress, A.Info]
-    write = [A.EdgeClusterSetupStatus, A.EdgeClusterStatus, A.GitRepoConfig,
-             A.SparkplugAddress, A.Info]
+            A.ServiceConfig, A.GitRepoConfig, A.SparkplugAddress, A.Info,
+            A.EdgeClusterNameClaim, A.EdgeClusterRequest]
+    write = [A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
+             A.GitRepoConfig, A.SparkplugAddress, A.Info, A.EdgeClusterNameClaim,
+             A.EdgeClusterRequest]
     group_uuids = [g["uuid"] for g in groups.values()]
     grants = [(P.ReadApp, app, False) for app in read]
     grants += [(P.WriteApp, app, False) for app in write]
     grants += [(P.CreateObj, C.EdgeAccount, False), (P.DeleteObj, C.EdgeAccount, True),
+               # the cluster API creates and removes Edge cluster objects; claims need
+               # objects of a chosen uuid
+               (P.CreateSpecificObj, C.EdgeCluster, False),
+               (P.DeleteObj, C.EdgeCluster, True),
+               (P.CreateSpecificObj, C.EdgeClusterName, False),
                (P.WriteMemberships, C.EdgeAccount, True),
                (P.WriteMemberships, C.EdgeCluster, True),
                (uuids.AuthPerm.WriteKerberos, C.EdgeAccount, False),

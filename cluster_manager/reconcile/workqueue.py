@@ -2,7 +2,8 @@
 
 A key is never handled by two workers at once; submitting a key that is queued or running
 marks it to run (again) once, with the newest state (the handler reads it when it runs).
-A failing key is retried with exponential back-off; a new submission cancels the wait.
+A failing key is retried with exponential back-off; a new submission cancels the wait. A
+handler that is waiting for something (not failing) raises :class:`RequeueAfter`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,14 @@ import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
+
+
+class RequeueAfter(Exception):
+    """Raised by a handler to be run again after ``seconds``, without counting as a failure."""
+
+    def __init__(self, seconds: float, why: str = "") -> None:
+        super().__init__(why or f"again in {seconds:.0f} s")
+        self.seconds = seconds
 
 
 class KeyedWorkQueue:
@@ -74,6 +83,8 @@ class KeyedWorkQueue:
         while (key := self._next()) is not None:
             try:
                 self.handler(key)
+            except RequeueAfter as wait:
+                self._run_later(key, wait.seconds)
             except Exception as exc:
                 self._retry_later(key, exc)
             else:
@@ -83,6 +94,12 @@ class KeyedWorkQueue:
                 with self._cond:
                     self._running.discard(key)
                     self._cond.notify_all()
+
+    def _run_later(self, key: str, delay: float) -> None:
+        with self._cond:
+            self._failures.pop(key, None)
+            if key not in self._due:  # a newer submission runs at once instead
+                self._due[key] = time.monotonic() + delay
 
     def _retry_later(self, key: str, exc: Exception) -> None:
         with self._cond:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
@@ -49,3 +51,13 @@ def test_contradictions_are_refused() -> None:
         ChangeSet(deletes="a/b")  # a bare string is not a collection of paths
     with pytest.raises(TypeError):
         ChangeSet(writes={"a": 1})  # type: ignore[dict-item]
+
+
+def test_always_commit_makes_a_new_revision_of_an_unchanged_tree(tmp_path: Path) -> None:
+    writer = RepoWriter(tmp_path / "r.git")
+    first = writer.apply(ChangeSet(writes={"a": "1"}), "a")
+    same = writer.apply(ChangeSet(writes={"a": "1"}), "again")
+    forced = writer.apply(ChangeSet(writes={"a": "1"}, always_commit=True), "redeploy")
+    assert same.commit == first.commit and not same.changed
+    assert forced.changed and forced.commit != first.commit
+    assert not ChangeSet() and ChangeSet(always_commit=True)

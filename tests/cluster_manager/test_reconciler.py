@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import yaml
 
 from cluster_manager.gitrepo import list_files, read_file
 from config_store import uuids
+from harness.gitcli import files_at
 from harness.servers import Api
 from harness.stack import (
     CONFIG,
@@ -133,9 +135,22 @@ def test_delete_leaves_nothing_behind(stack: Stack) -> None:
     cluster = create_cluster(admin, "short-lived")
     st = ready(stack, cluster)
     accounts = [st["flux"]["uuid"], st["sync"]["uuid"]]
-    admin.put(f"/v2/app/{uuids.App.EdgeClusterStatus}/object/{cluster}", json={"hosts": []})
+    edge = f"/v2/app/{uuids.App.EdgeClusterStatus}/object/{cluster}"
+    admin.put(edge, json={"hosts": []})
     assert admin.delete(f"/v2/app/{CONFIG}/object/{cluster}").status_code == 204
+    # ordered teardown: the repo's teardown state first, the edge's access only once the
+    # edge reports it applied that (here the test stands in for Edge Sync)
+    teardown = wait_for(lambda: ((status(admin, cluster) or {}).get("teardown") or {})
+                        .get("commit"), what="teardown commit")
+    assert files_at(stack.repos / f"{cluster}.git") == [
+        "README.md", "edo/cluster/edge-sync.yaml", "edo/cluster/self-link.yaml"]
+    time.sleep(1)
+    assert status(admin, cluster)["phase"] == "Deleting"
+    for principal in accounts:  # still there: the edge has not pruned yet
+        assert admin.get(f"/v2/object/{principal}").status_code == 200
+    admin.put(edge, json={"hosts": [], "appliedCommit": teardown})
     wait_for(lambda: status(admin, cluster) is None, what="status removed")
+    assert admin.get(f"/v2/object/{cluster}").status_code == 404  # the object went too
     for app in (uuids.App.SparkplugAddress, uuids.App.GitRepoConfig,
                 uuids.App.EdgeClusterStatus):
         assert admin.get(f"/v2/app/{app}/object/{cluster}").status_code == 404

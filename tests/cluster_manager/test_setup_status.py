@@ -43,11 +43,12 @@ def test_an_older_flux_version_is_not_current() -> None:
     assert not status.is_current("e")
 
 
-@pytest.mark.parametrize(("phase", "holds"), [("Ready", True), ("Provisioning", True),
-                                              ("Failed", False)])
-def test_a_failed_cluster_holds_no_name(phase: str, holds: bool) -> None:
-    status = SetupStatus.parse({"spec": {"name": "a"}, "phase": phase})
-    assert status.holds_name("a") is holds and not status.holds_name("b")
+def test_a_refused_entry_is_kept_apart_from_the_accepted_spec() -> None:
+    status = SetupStatus.parse({"spec": {"name": "a"}, "phase": "Ready"})
+    patch = status.failed({"name": "b"}, "no", "e2")
+    assert "spec" not in patch and patch["refused"] == {"spec": {"name": "b"},
+                                                         "observedEtag": "e2"}
+    assert status.provisioning({"name": "a"})["refused"] is None
 
 
 def test_a_condition_keeps_its_transition_time_while_its_status_stays() -> None:
@@ -64,6 +65,7 @@ def test_a_condition_keeps_its_transition_time_while_its_status_stays() -> None:
 def test_failed_and_commissioned_patches() -> None:
     status = SetupStatus.parse({})
     failed = status.failed({"name": 1}, "bad", "e1")
+    assert SetupStatus.parse(failed).refused == {"spec": {"name": 1}, "observedEtag": "e1"}
     assert failed["phase"] == "Failed" and failed["error"] == "bad" and not failed["ready"]
     done = status.commissioned("c1", "---\n", "e2")
     assert done["ready"] and done["commit"] == "c1" and done["fluxVersion"] == FLUX_VERSION

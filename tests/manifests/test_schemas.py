@@ -34,8 +34,28 @@ def _ok(app: str, value: Any) -> bool:
 
 def test_the_apps() -> None:
     assert sorted(SCHEMAS) == ["bootstrap-script", "edge-cluster-configuration",
+                               "edge-cluster-name-claim", "edge-cluster-request",
                                "edge-cluster-setup-status", "edge-cluster-status",
                                "flux-template", "helm-chart-template", "k8s-resource-template"]
+
+
+CLAIM = {"cluster": "0badc0de-0000-4000-8000-000000000000", "name": "line-1"}
+
+
+@pytest.mark.parametrize(("app", "value", "ok"), [
+    ("edge-cluster-name-claim", CLAIM, True),
+    ("edge-cluster-name-claim", {"name": "line-1"}, False),
+    ("edge-cluster-name-claim", CLAIM | {"cluster": "X"}, False),
+    ("edge-cluster-name-claim", CLAIM | {"extra": 1}, False),
+    ("edge-cluster-request", {"redeploy": "2026-01-01T00:00:00Z", "forceDelete": True}, True),
+    ("edge-cluster-request", {}, True),
+    ("edge-cluster-request", {"forceDelete": "yes"}, False),
+    ("edge-cluster-request", {"delete": True}, False),
+    ("edge-cluster-status", {"appliedCommit": "a" * 40}, True),
+    ("edge-cluster-status", {"appliedCommit": "main@sha1:" + "a" * 40}, False),
+])
+def test_the_cluster_managers_own_apps(app: str, value: Any, ok: bool) -> None:
+    assert _ok(app, value) is ok
 
 
 def test_default_bootstrap_script_fits_its_schema() -> None:

@@ -12,9 +12,10 @@ import yaml
 
 from cluster_manager.api.bootstrap_tokens import BootstrapTokens
 from cluster_manager.api.errors import Gone, Unauthorized
+from cluster_manager.vocabulary import STATUS_APP as STATUS
+from config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, clone_url, git
-from tests.bootstrap.edge import FakeEdge
 from tests.cluster_manager.api.conftest import Cluster
 
 
@@ -104,14 +105,24 @@ def test_script_carries_fresh_credentials_that_work(stack: Stack, root: Api,
 
     rerun = credentials(Api("").get(new_url(root, bootstrapped.uuid)).text)
     assert rerun["flux-secrets"][1] != flux_password
-    time.sleep(5.5)  # the Git server caches a verified login for up to 5 s
-    stale = git("clone", "-q", clone_url(stack, flux_user, flux_password, bootstrapped.uuid),
-                str(tmp_path / "stale"))
-    assert stale.returncode != 0  # rotated: the previous script's credentials are dead
-    assert sync.get("/v2/whoami/uuid").status_code == 401
+    # fetching a script cuts nobody off: the running edge's passwords still work ...
+    still = git("clone", "-q", clone_url(stack, flux_user, flux_password, bootstrapped.uuid),
+                str(tmp_path / "still"))
+    assert still.returncode == 0, still.stderr
+    assert Api(stack.store.url, creds["edge-sync-credentials"]).get(
+        "/v2/whoami/uuid").status_code == 200
+    # ... until the new ones are used
     fresh = git("clone", "-q", clone_url(stack, flux_user, rerun["flux-secrets"][1],
                                          bootstrapped.uuid), str(tmp_path / "fresh"))
     assert fresh.returncode == 0, fresh.stderr
+    assert Api(stack.store.url, rerun["edge-sync-credentials"]).get(
+        "/v2/whoami/uuid").status_code == 200
+    time.sleep(5.5)  # the Git server caches a verified login for up to 5 s
+    stale = git("clone", "-q", clone_url(stack, flux_user, flux_password, bootstrapped.uuid),
+                str(tmp_path / "stale"))
+    assert stale.returncode != 0  # retired once the new password was used
+    assert Api(stack.store.url, creds["edge-sync-credentials"]).get(
+        "/v2/whoami/uuid").status_code == 401
 
 
 def test_a_refused_fetch_does_not_use_up_the_token(stack: Stack, root: Api,
@@ -124,24 +135,35 @@ def test_a_refused_fetch_does_not_use_up_the_token(stack: Stack, root: Api,
     assert Api("").get(url).status_code == 200
 
 
-def test_served_script_runs_twice_on_an_edge(stack: Stack, root: Api, bootstrapped: Cluster,
-                                             tmp_path: Path) -> None:
-    """The script as served, run with sh against the recording kubectl of tests/bootstrap:
-    the edge ends with the newest fetch's credentials, and those pull the repo."""
-    (tmp_path / "edge").mkdir()
-    (tmp_path / "cache").mkdir()
-    edge = FakeEdge(tmp_path / "edge", tmp_path / "cache")
-    first = edge.run(Api("").get(new_url(root, bootstrapped.uuid)).text, "-y")
-    assert first.returncode == 0 and first.stdout.splitlines()[-1] == "Done.", first.stderr
-    assert ["create", "namespace", "fplus-edge"] in first.argvs
-    second_script = Api("").get(new_url(root, bootstrapped.uuid)).text
-    second = edge.run(second_script, "-y")
-    assert second.returncode == 0, second.stderr
-    assert ["create", "namespace", "fplus-edge"] not in second.argvs
-    on_edge = edge.secrets("fplus-edge")
-    assert {name: (s["username"], s["password"]) for name, s in on_edge.items()} == \
-        credentials(second_script)
-    user, password = credentials(second_script)["flux-secrets"]
-    pulled = git("clone", "-q", clone_url(stack, user, password, bootstrapped.uuid),
-                 str(tmp_path / "pulled"))
-    assert pulled.returncode == 0, pulled.stderr
+def test_head_checks_the_url_without_using_it_or_rotating(stack: Stack, root: Api,
+                                                          bootstrapped: Cluster) -> None:
+    url = new_url(root, bootstrapped.uuid)
+    before = stack.admin.get(f"/v2/app/{STATUS}/object/{bootstrapped.uuid}").json()
+    for _ in range(3):
+        head = Api("").head(url)
+        assert head.status_code == 200 and head.text == ""
+        assert head.headers["Cache-Control"] == "no-store"
+    assert Api("").head(url.replace("token=", "token=x")).status_code == 401
+    script = Api("").get(url)  # still unused
+    assert script.status_code == 200 and script.text.startswith("#!/bin/sh")
+    after = stack.admin.get(f"/v2/app/{STATUS}/object/{bootstrapped.uuid}").json()
+    assert after["flux"] == before["flux"]
+
+
+def test_a_template_that_fails_rotates_nothing_and_leaves_the_url_usable(
+        stack: Stack, root: Api, bootstrapped: Cluster) -> None:
+    entry = f"/v2/app/{uuids.App.BootstrapScript}/object/{uuids.App.BootstrapScript}"
+    template = stack.admin.get(entry).json()
+    working = credentials(Api("").get(new_url(root, bootstrapped.uuid)).text)
+    url = new_url(root, bootstrapped.uuid)
+    broken = {**template, "wrapper": "#!/bin/sh\necho no files here\n"}  # no {{files}} line
+    r = stack.admin.put(entry, json=broken)
+    assert r.status_code in (200, 201, 204), r.text
+    try:
+        refused = Api("").get(url)
+        assert refused.status_code == 503 and "unusable" in refused.json()["error"]
+        sync = Api(stack.store.url, working["edge-sync-credentials"])
+        assert sync.get("/v2/whoami/uuid").status_code == 200  # nothing rotated
+    finally:
+        stack.admin.put(entry, json=template)
+    assert Api("").get(url).status_code == 200  # the URL was not used up

@@ -29,8 +29,9 @@ def ago(seconds: float) -> str:
     ({"phase": "Ready", "ready": True}, {"lastSeen": ago(89)}, "Online"),
     ({"phase": "Ready", "ready": True}, {"lastSeen": ago(91)}, "Stale"),
     ({"phase": "Ready", "ready": True}, {"lastSeen": ago(601)}, "Offline"),
-    ({"phase": "Ready", "ready": True}, {"hosts": []}, "Stale"),  # reported, no heartbeat
-    ({"phase": "Ready", "ready": True}, {"lastSeen": "yesterday"}, "Stale"),
+    ({"phase": "Ready", "ready": True}, {"hosts": []}, "Ready"),  # no heartbeat yet: not late
+    ({"phase": "Ready", "ready": True}, {"lastSeen": "yesterday"}, "Ready"),
+    ({"phase": "Deleting", "ready": False}, {"lastSeen": ago(1)}, "Deleting"),
     ({"phase": "Ready", "ready": True},
      {"lastSeen": (NOW - timedelta(seconds=30)).astimezone(
          timezone(timedelta(hours=2))).isoformat()}, "Online"),
@@ -83,11 +84,12 @@ def test_invalid_config_shows_failed_with_error(stack: Stack, root: Api) -> None
     assert "chart" in body["error"]
 
 
-def test_bootstrap_url_of_a_cluster_not_ready_is_404(stack: Stack, root: Api) -> None:
+def test_bootstrap_url_of_a_failed_cluster_is_409_with_its_error(stack: Stack,
+                                                                 root: Api) -> None:
     cluster = create_cluster(stack.admin, "bad-chart-2", chart=str(uuid.uuid4()))
     wait_for(lambda: (status(stack.admin, cluster) or {}).get("phase") == "Failed",
              what="Failed")
     r = root.post(f"/v1/cluster/{cluster}/bootstrap-url")
-    assert r.status_code == 404
-    assert "not ready" in r.json()["error"]
+    assert r.status_code == 409
+    assert "failed: unknown chart" in r.json()["error"]
     assert root.post(f"/v1/cluster/{uuid.uuid4()}/bootstrap-url").status_code == 404

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 import manifests
-from cluster_manager.reconcile.commissioning import Env, Groups
+from cluster_manager.name_claims import NameClaims
 from cluster_manager.reconcile.desired import TEMPLATE_APP, DesiredState
+from cluster_manager.reconcile.job import Env, Groups
 from cluster_manager.settings import Settings
 from config_store import uuids
 from config_store.client import SearchState
@@ -48,8 +49,9 @@ def forgotten() -> list[str]:
 @pytest.fixture
 def env(cs: FakeConfigDB, repos: FakeRepos, forgotten: list[str], tmp_path: Path) -> Env:
     settings = Settings(config_store_url="http://cs.test", git_url="http://git.test/",
-                        data_dir=tmp_path)
-    return Env(cs, settings, GROUPS, repos, DesiredState(cs), forget_tokens=forgotten.append)
+                        data_dir=tmp_path, teardown_timeout=60)
+    return Env(cs, settings, GROUPS, repos, DesiredState(cs), NameClaims(cs),
+               forget_tokens=forgotten.append)
 
 
 def configure(env: Env, configs: dict[str, Any | None]) -> set[str]:

@@ -17,6 +17,8 @@ from typing import Any
 import json_merge_patch
 
 from cluster_manager.gitrepo import ChangeSet, WriteResult
+from cluster_manager.name_claims import APP as CLAIM_APP
+from config_store.client import Conflict, NotFound, PreconditionFailed
 
 
 class Injected(RuntimeError):
@@ -24,10 +26,17 @@ class Injected(RuntimeError):
 
 
 class FakeConfigDB:
-    """The Config Store, in memory (no ACLs: the reconcile wing runs with its own grants)."""
+    """The Config Store, in memory (no ACLs: the reconcile wing runs with its own grants).
+
+    Objects are tracked only as far as the steps rely on them: entries of the name claim app
+    need their object first (404 otherwise, as in the Config Store), and ``blocked`` objects
+    refuse deletion (409, as an object still in use does).
+    """
 
     def __init__(self) -> None:
         self.entries: dict[tuple[str, str], Any] = {}
+        self.objects: set[str] = set()
+        self.blocked: set[str] = set()
         self.etags: dict[tuple[str, str], str] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
         self.principals: dict[str, str] = {}  # name -> uuid
@@ -65,9 +74,20 @@ class FakeConfigDB:
         self._call("get_config_with_etag", app, obj)
         return copy.deepcopy(self.entries.get((app, obj))), self.etags.get((app, obj))
 
-    def put_config(self, app: str, obj: str, value: Any) -> str:
+    def put_config(self, app: str, obj: str, value: Any, *, if_match: str | None = None,
+                   if_none_match: str | None = None) -> str:
         self._call("put_config", app, obj)
+        if app == CLAIM_APP and obj not in self.objects:
+            raise NotFound(404, None, f"no object {obj}")
+        self._check(app, obj, if_match, if_none_match)
         return self._store(app, obj, copy.deepcopy(value))
+
+    def _check(self, app: str, obj: str, if_match: str | None,
+               if_none_match: str | None) -> None:
+        current = self.etags.get((app, obj))
+        if (if_none_match == "*" and current is not None) or \
+                (if_match is not None and if_match != current):
+            raise PreconditionFailed(412, None, f"{app}/{obj}: precondition failed")
 
     def patch_config(self, app: str, obj: str, patch: Any) -> str | None:
         self._call("patch_config", app, obj)
@@ -77,8 +97,10 @@ class FakeConfigDB:
         current = copy.deepcopy(self.entries.get((app, obj), {}))
         return self._store(app, obj, json_merge_patch.merge(current, copy.deepcopy(patch)))
 
-    def delete_config(self, app: str, obj: str) -> None:
+    def delete_config(self, app: str, obj: str, *, if_match: str | None = None) -> None:
         self._call("delete_config", app, obj)
+        if if_match is not None:
+            self._check(app, obj, if_match, None)
         self._drop(app, obj)
 
     def list_app_objects(self, app: str) -> list[str]:
@@ -107,8 +129,19 @@ class FakeConfigDB:
         self._call("remove_member", klass, obj)
         self.members[klass].discard(obj)
 
+    def create_object(self, klass: str, uuid: str | None = None,
+                      owner: str | None = None) -> str:
+        self._call("create_object", klass, uuid)
+        obj = uuid or self._uuid()
+        self.objects.add(obj)
+        self.members[klass].add(obj)
+        return obj
+
     def delete_object(self, obj: str) -> None:
         self._call("delete_object", obj)
+        if obj in self.blocked:
+            raise Conflict(409, None, "object is in use")
+        self.objects.discard(obj)
         for members in self.members.values():
             members.discard(obj)
         for key in [k for k in self.entries if k[1] == obj]:
@@ -171,13 +204,18 @@ class FakeRepos:
             raise error
         before = dict(self.files.get(cluster, {}))
         after = {p: c for p, c in before.items()
-                 if not any(p.startswith(d + "/") for d in changes.replace_dirs)}
+                 if not any(p.startswith(d + "/") for d in changes.replace_dirs)
+                 and p not in changes.deletes}
         after.update(changes.writes)
         changed = after != before
         if changed:
             self.commits += 1
             self.files[cluster] = after
         return WriteResult(f"{self.commits:040x}", changed)
+
+    def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
+        return {p: c for p, c in self.files.get(cluster, {}).items()
+                if p.startswith(prefix.rstrip("/") + "/")}
 
     def archive(self, cluster: str) -> None:
         self.files.pop(cluster, None)

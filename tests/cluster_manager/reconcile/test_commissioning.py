@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cluster_manager.name_claims import APP as CLAIM_APP
 from cluster_manager.reconcile import commissioning as steps
-from cluster_manager.reconcile.commissioning import Env
+from cluster_manager.reconcile.job import Env
 from cluster_manager.vocabulary import STATUS_APP
 from config_store import uuids
 from tests.cluster_manager.reconcile.conftest import GROUPS, configure
@@ -39,9 +40,11 @@ def test_commissioning_writes_status_twice_and_nothing_before_validation(
     configure(env, {C1: SPEC})
     steps.reconcile(C1, env)
     assert cs.count("patch_config", STATUS_APP) == 2  # Provisioning, then Ready with progress
-    writes = [name for name, _ in cs.calls if name in ("put_config", "patch_config",
-                                                        "create_principal", "add_member")]
-    assert writes[1] == "patch_config"  # after the test's own PUT: Provisioning comes first
+    writes = [(name, args[0]) for name, args in cs.calls
+              if name in ("put_config", "patch_config", "create_principal", "add_member")]
+    assert writes[:4] == [("put_config", uuids.App.EdgeClusterConfiguration),  # the test's
+                          ("put_config", CLAIM_APP), ("put_config", CLAIM_APP),  # 404, then
+                          ("patch_config", STATUS_APP)]  # Provisioning, before any creation
 
 
 def test_an_invalid_entry_is_recorded_as_failed_and_creates_nothing(
@@ -103,14 +106,22 @@ def test_a_changed_entry_is_re_rendered(env: Env, cs: FakeConfigDB, repos: FakeR
     assert status(cs)["spec"]["namespace"] == "other" and repos.commits == 2
 
 
-def test_a_rename_of_a_commissioned_cluster_fails_and_undoing_it_needs_no_new_accounts(
-        env: Env, cs: FakeConfigDB) -> None:
+def test_a_refused_rename_keeps_the_accepted_spec_and_undoing_it_recovers(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
     configure(env, {C1: SPEC})
     steps.reconcile(C1, env)
     configure(env, {C1: SPEC | {"name": "line-2"}})
     steps.reconcile(C1, env)
-    assert status(cs)["phase"] == "Failed" and "cannot change" in status(cs)["error"]
+    st = status(cs)
+    assert st["phase"] == "Failed" and "cannot change" in st["error"]
+    assert st["spec"] == SPEC and st["refused"]["spec"]["name"] == "line-2"
     assert set(cs.principals) == {"op1flux/line-1", "op1sync/line-1"}
+    assert env.claims.holder("line-2") is None  # a refused rename claims nothing
+    configure(env, {C1: SPEC})  # undo
+    steps.reconcile(C1, env)
+    st = status(cs)
+    assert st["phase"] == "Ready" and "refused" not in st and "error" not in st
+    assert cs.count("create_principal") == 2 and repos.commits == 1
 
 
 def test_two_entries_with_one_name_commission_only_the_first(env: Env,
@@ -120,6 +131,9 @@ def test_two_entries_with_one_name_commission_only_the_first(env: Env,
     steps.reconcile(C2, env)
     assert status(cs, C1)["phase"] == "Ready"
     assert status(cs, C2)["phase"] == "Failed" and C1 in status(cs, C2)["error"]
+    assert "spec" not in status(cs, C2)  # never accepted
+    assert status(cs, C2)["refused"]["spec"] == SPEC
+    assert set(cs.principals) == {"op1flux/line-1", "op1sync/line-1"}  # the first one's
 
 
 def test_a_removed_entry_is_decommissioned_without_leftovers(
@@ -132,8 +146,8 @@ def test_a_removed_entry_is_decommissioned_without_leftovers(
     assert [k for k in cs.entries if k[1] == C1] == []
     assert C1 not in cs.members[GROUPS.cluster]
     assert repos.archived == [C1] and forgotten == [C1]
-    deletes = [args[0] for name, args in cs.calls if name == "delete_config"]
-    assert deletes[-1] == STATUS_APP  # the status goes last
+    assert cs.calls[-2:] == [("delete_object", (C1,)), ("delete_config", (STATUS_APP, C1))]
+    assert env.claims.holder("line-1") is None  # the name is free again
 
 
 def test_decommissioning_resumes_after_a_crash(env: Env, cs: FakeConfigDB,
@@ -141,7 +155,7 @@ def test_decommissioning_resumes_after_a_crash(env: Env, cs: FakeConfigDB,
     configure(env, {C1: SPEC})
     steps.reconcile(C1, env)
     configure(env, {C1: None})
-    cs.fail("delete_config", uuids.App.SparkplugAddress)
+    cs.fail("delete_config", uuids.App.SparkplugAddress)  # after the accounts went
     with pytest.raises(Injected):
         steps.reconcile(C1, env)
     st = status(cs)
@@ -154,3 +168,16 @@ def test_a_cluster_without_entry_or_status_is_a_no_op(env: Env, cs: FakeConfigDB
     configure(env, {})
     steps.reconcile(C1, env)
     assert [name for name, _ in cs.calls] == ["get_config"]
+
+
+def test_a_cluster_commissioned_before_claims_claims_its_name_once(env: Env,
+                                                                 cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    env.claims.release("line-1", C1)  # as a cluster from before claims existed
+    cs.patch_config(STATUS_APP, C1, {"nameClaimed": None})
+    steps.reconcile(C1, env)
+    assert env.claims.holder("line-1") == C1 and status(cs)["nameClaimed"] is True
+    before = len(cs.calls)
+    steps.reconcile(C1, env)
+    assert [name for name, _ in cs.calls[before:]] == ["get_config"]  # nothing more

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.reconcile.commissioning import Env
 from cluster_manager.reconcile.desired import TEMPLATE_APP
+from cluster_manager.reconcile.job import Env
 from cluster_manager.reconcile.reconciler import Reconciler
-from cluster_manager.vocabulary import CONFIG_APP, STATUS_APP
+from cluster_manager.vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
 from config_store.client import SearchState
 from harness.stack import wait_for
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
@@ -69,7 +69,7 @@ def idle(reconciler: Reconciler) -> bool:
 def test_start_subscribes_to_entries_and_the_template(
         running: tuple[Reconciler, FakeNotify]) -> None:
     _, notify = running
-    assert set(notify.searches) == {CONFIG_APP}
+    assert set(notify.searches) == {CONFIG_APP, REQUEST_APP}
     assert set(notify.watches) == {(TEMPLATE_APP, TEMPLATE_APP)}
 
 

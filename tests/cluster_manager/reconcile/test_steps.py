@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 import yaml
 
+from cluster_manager.cluster_config import InvalidConfig
 from cluster_manager.gitrepo import writer_for
 from cluster_manager.reconcile import commissioning as steps
-from cluster_manager.reconcile.commissioning import Env, Job
+from cluster_manager.reconcile import teardown
+from cluster_manager.reconcile.job import Env, Job
 from cluster_manager.reconcile.rendering import TemplateMissing
-from cluster_manager.reconcile.validation import InvalidConfig
+from cluster_manager.reconcile.workqueue import RequeueAfter
 from cluster_manager.setup_status import SetupStatus
 from cluster_manager.vocabulary import EDGE_APP, FLUX, STATUS_APP, SYNC
 from config_store import uuids
@@ -64,17 +66,17 @@ def test_validate_refuses_a_rename_once_accounts_exist(env: Env) -> None:
     steps.validate(job(status={"spec": {"name": "old", "namespace": "n"}}), env)  # no accounts
 
 
-def test_validate_refuses_a_name_another_cluster_holds(env: Env, cs: FakeConfigDB) -> None:
-    configure(env, {C1: SPEC, C2: SPEC})
-    cs.put_config(STATUS_APP, C2, {"spec": SPEC, "phase": "Ready"})
+def test_claim_name_takes_a_free_name_once(env: Env, cs: FakeConfigDB) -> None:
+    steps.claim_name(job(), env)
+    steps.claim_name(job(), env)  # again: still ours
+    assert env.claims.holder("line-1") == C1
+    assert cs.count("create_object") == 1
+
+
+def test_claim_name_refuses_a_name_another_cluster_holds(env: Env) -> None:
+    assert env.claims.claim("line-1", C2) is None
     with pytest.raises(InvalidConfig, match=f"used by cluster {C2}"):
-        steps.validate(job(), env)
-
-
-def test_validate_ignores_a_failed_holder_of_the_same_name(env: Env, cs: FakeConfigDB) -> None:
-    configure(env, {C1: SPEC, C2: SPEC})
-    cs.put_config(STATUS_APP, C2, {"spec": SPEC, "phase": "Failed"})
-    steps.validate(job(), env)
+        steps.claim_name(job(), env)
 
 
 # -- render ---------------------------------------------------------------------------------
@@ -164,7 +166,8 @@ def test_repository_into_a_real_bare_repo(env: Env, tmp_path: Path) -> None:
             return writer_for(tmp_path / f"{cluster}.git").apply(changes, message)
 
     j = rendered(env)
-    local = Env(env.cs, env.settings, env.groups, LocalRepos(), env.desired)  # type: ignore[arg-type]
+    local = Env(env.cs, env.settings, env.groups, LocalRepos(), env.desired,  # type: ignore[arg-type]
+                env.claims)
     steps.repository(j, local)
     again = rendered(env)
     steps.repository(again, local)
@@ -193,7 +196,7 @@ def commissioned(env: Env, cs: FakeConfigDB) -> Job:
 
 def test_mark_deleting(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
-    steps.mark_deleting(j, env)
+    teardown.mark_deleting(j, env)
     assert cs.entries[(STATUS_APP, C1)]["phase"] == "Deleting"
     assert j.status.phase == "Deleting"
 
@@ -201,7 +204,7 @@ def test_mark_deleting(env: Env, cs: FakeConfigDB) -> None:
 def test_revoke_accounts_removes_recorded_principals_and_their_records(
         env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
-    steps.revoke_accounts(j, env)
+    teardown.revoke_accounts(j, env)
     assert cs.principals == {} and cs.grants == {}
     assert "flux" not in cs.entries[(STATUS_APP, C1)] and "sync" not in j.status.entry
 
@@ -210,7 +213,7 @@ def test_revoke_accounts_finds_one_a_crash_left_unrecorded(env: Env, cs: FakeCon
     j = commissioned(env, cs)
     cs.patch_config(STATUS_APP, C1, {"sync": None})  # created, but the record was lost
     j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
-    steps.revoke_accounts(j, env)
+    teardown.revoke_accounts(j, env)
     assert "op1sync/line-1" not in cs.principals
 
 
@@ -221,14 +224,14 @@ def test_revoke_accounts_leaves_a_namesake_serving_another_cluster(
     cs.delete_principal(cs.principals["op1sync/line-1"])
     other = cs.create_principal("op1sync/line-1", grants=[{"permission": "p", "target": C2}])
     j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
-    steps.revoke_accounts(j, env)
+    teardown.revoke_accounts(j, env)
     assert cs.principals == {"op1sync/line-1": other}
 
 
 def test_remove_entries(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
     cs.put_config(EDGE_APP, C1, {"hosts": []})
-    steps.remove_entries(j, env)
+    teardown.remove_entries(j, env)
     for app in (uuids.App.GitRepoConfig, uuids.App.SparkplugAddress, EDGE_APP):
         assert (app, C1) not in cs.entries
     assert C1 not in cs.members[GROUPS.cluster]
@@ -237,15 +240,74 @@ def test_remove_entries(env: Env, cs: FakeConfigDB) -> None:
 def test_archive_repo_and_forget_tokens(env: Env, cs: FakeConfigDB, repos: FakeRepos,
                                        forgotten: list[str]) -> None:
     j = commissioned(env, cs)
-    steps.archive_repo(j, env)
-    steps.forget_tokens(j, env)
+    teardown.archive_repo(j, env)
+    teardown.forget_tokens(j, env)
     assert repos.archived == [C1] and forgotten == [C1]
 
 
-def test_drop_status(env: Env, cs: FakeConfigDB) -> None:
+def test_remove_cluster_deletes_the_object_and_its_status(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
-    steps.drop_status(j, env)
+    teardown.remove_cluster(j, env)
+    assert (STATUS_APP, C1) not in cs.entries and cs.count("delete_object", C1) == 1
+
+
+def test_remove_cluster_keeps_an_object_in_use_but_drops_the_status(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    cs.blocked.add(C1)
+    teardown.remove_cluster(j, env)
     assert (STATUS_APP, C1) not in cs.entries
+
+
+def test_release_name_frees_only_this_clusters_claim(env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    teardown.release_name(j, env)
+    assert env.claims.holder("line-1") is None
+    env.claims.claim("line-1", C2)
+    teardown.release_name(j, env)
+    assert env.claims.holder("line-1") == C2
+
+
+def test_teardown_commit_keeps_only_the_self_link_and_edge_sync(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
+    j = commissioned(env, cs)
+    repos.files[C1]["by-hand/x.yaml"] = b"x"
+    repos.files[C1]["edo/secrets/ns/db.yaml"] = b"x"
+    assert "edo/cluster/sealed-secrets.yaml" in repos.files[C1]
+    teardown.teardown_commit(j, env)
+    assert set(repos.files[C1]) == {"README.md", "edo/cluster/self-link.yaml",
+                                    "edo/cluster/edge-sync.yaml"}
+    assert cs.entries[(STATUS_APP, C1)]["teardown"]["commit"] == j.status.teardown["commit"]
+    teardown.teardown_commit(j, env)  # once
+    assert repos.commits == 2
+
+
+def test_await_edge_waits_for_the_edge_to_apply_the_teardown_commit(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    teardown.mark_deleting(j, env)
+    teardown.teardown_commit(j, env)
+    cs.put_config(EDGE_APP, C1, {"lastSeen": "2026-01-01T00:00:00Z"})
+    with pytest.raises(RequeueAfter):
+        teardown.await_edge(j, env)
+    cs.put_config(EDGE_APP, C1, {"appliedCommit": j.status.teardown["commit"]})
+    teardown.await_edge(j, env)
+    assert j.status.teardown["applied"] is True
+
+
+@pytest.mark.parametrize("case", ["never reported", "forced", "timed out"])
+def test_await_edge_goes_on_without_the_edge(env: Env, cs: FakeConfigDB, case: str) -> None:
+    j = commissioned(env, cs)
+    teardown.mark_deleting(j, env)
+    teardown.teardown_commit(j, env)
+    if case != "never reported":
+        cs.put_config(EDGE_APP, C1, {"lastSeen": "2026-01-01T00:00:00Z"})
+    if case == "forced":
+        j.request = {"forceDelete": True}
+    if case == "timed out":
+        cs.patch_config(STATUS_APP, C1, {"teardown": {"started": "2000-01-01T00:00:00Z"}})
+        j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    teardown.await_edge(j, env)  # no requeue
 
 
 def test_roles_are_flux_then_sync() -> None:

@@ -1,0 +1,100 @@
+"""What every reconcile step works with: the surroundings (:class:`Env`), the cluster being
+reconciled (:class:`Job`) and how a step records its progress (:func:`record`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import json_merge_patch
+
+from ..gitrepo import ChangeSet, WriteResult
+from ..name_claims import NameClaims
+from ..settings import Settings
+from ..setup_status import Patch, SetupStatus
+from ..vocabulary import STATUS_APP, Role
+from .configdb import ConfigDB
+from .desired import DesiredState
+from .rendering import RepoContent
+
+
+class RepoStore(Protocol):
+    """Where cluster repos are written (:class:`~cluster_manager.cluster_repos.ClusterRepos`)."""
+
+    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
+        """Commit ``changes`` to the cluster's repo (no commit if nothing changed)."""
+
+    def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
+        """Every file under ``prefix`` on the cluster's ``main`` branch."""
+
+    def archive(self, cluster: str) -> None:
+        """Move the cluster's repo aside (a missing repo is fine)."""
+
+
+@dataclass(frozen=True)
+class Groups:
+    """The classes commissioning puts accounts and repos into (the ServiceConfig entry)."""
+
+    flux: str
+    sync: str
+    cluster: str
+    repo_path: str = "cluster"
+
+    @classmethod
+    def from_service_config(cls, service: dict[str, Any]) -> Groups:
+        """The groups named by the Cluster Manager's ServiceConfig entry."""
+        group = service["group"]
+        return cls(group["flux"]["uuid"], group["sync"]["uuid"], group["cluster"]["uuid"],
+                   group["cluster"].get("path", "cluster"))
+
+    def for_role(self, role: Role) -> str:
+        """The group of ``role``'s accounts."""
+        return {"flux": self.flux, "sync": self.sync}[role.key]
+
+
+@dataclass(frozen=True)
+class Env:
+    """What the steps work with."""
+
+    cs: ConfigDB
+    settings: Settings
+    groups: Groups
+    repos: RepoStore
+    desired: DesiredState
+    claims: NameClaims
+    forget_tokens: Callable[[str], None] = lambda cluster: None
+    """Called once a cluster is gone (its bootstrap URLs must stop working)."""
+
+
+@dataclass
+class Job:
+    """One cluster being reconciled: what was delivered, and what the steps found out."""
+
+    cluster: str
+    config: Any
+    etag: str | None
+    status: SetupStatus
+    force: bool = False
+    spec: dict[str, Any] = field(default_factory=dict)
+    content: RepoContent | None = None
+    commit: str | None = None
+    request: dict[str, Any] = field(default_factory=dict)
+    """What the cluster API asked for this cluster (``redeploy``, ``forceDelete``)."""
+
+    @property
+    def redeploy_requested(self) -> bool:
+        """True when the cluster API asked for a redeploy not yet carried out."""
+        asked = self.request.get("redeploy")
+        return isinstance(asked, str) and asked != self.status.entry.get("redeployed")
+
+
+Step = Callable[[Job, Env], Patch | None]
+
+
+def record(job: Job, env: Env, patch: Patch) -> None:
+    """Merge-patch the setup status entry, and the job's view of it."""
+    env.cs.patch_config(STATUS_APP, job.cluster, patch)
+    job.status = SetupStatus(json_merge_patch.merge(copy.deepcopy(job.status.entry), patch))
+
