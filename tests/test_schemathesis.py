@@ -51,6 +51,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -153,6 +154,13 @@ class Clusters:
                 self.broken, self.failed, generated]
         return pool[digest % len(pool)]
 
+    def disposable(self) -> str:
+        """A new cluster (through the cluster API), for a case that deletes one."""
+        r = self.manager.post("/v1/cluster", json={"name": f"fuzz-{uuid.uuid4().hex[:12]}",
+                                                   "namespace": "fplus-edge"})
+        assert r.status_code == 201, r.text
+        return r.json()["uuid"]
+
     def token(self, cluster: str) -> str:
         """A new bootstrap token for ``cluster`` (superseding its previous one)."""
         r = self.manager.post(f"/v1/cluster/{cluster}/bootstrap-url")
@@ -217,7 +225,11 @@ def steer(case: schemathesis.Case, clusters: Clusters) -> None:
     seen = repr((sorted(case.path_parameters.items()), sorted((case.query or {}).items()),
                  case.body, case.method))
     digest = int.from_bytes(hashlib.sha256(seen.encode()).digest()[:8], "big")
-    cluster = case.path_parameters["cluster"] = clusters.pick(generated, digest)
+    cluster = clusters.pick(generated, digest)
+    if case.method.upper() == "DELETE" and case.operation.path == "/v1/cluster/{cluster}" \
+            and cluster != generated:
+        cluster = clusters.disposable()  # never tear down the clusters the others need
+    case.path_parameters["cluster"] = cluster
     if case.operation.path.endswith("/bootstrap") and cluster != clusters.failed \
             and cluster != generated:
         which = (digest >> 8) % 3  # keep the generated token for a third: 401
