@@ -14,7 +14,6 @@ from config_store.client import (  # noqa: E402
     Access,
     ConfigStoreClient,
     ConfigStoreError,
-    ConnectionFailed,
     client_from_env,
 )
 from serving import (  # noqa: E402
@@ -23,7 +22,6 @@ from serving import (  # noqa: E402
     configure_logging,
     offload,
     require_credentials,
-    retry_for,
     serve,
 )
 
@@ -47,16 +45,10 @@ PROG = "cluster-manager"
 
 
 def _admin_client(url: str) -> ConfigStoreClient:
-    """The client for FPLUS_USER / FPLUS_PASSWORD, once the Config Store answers to them.
-
-    Waits a few seconds for ``url`` to answer; raises ConnectionFailed if it never does,
-    Unauthorized if the credentials are wrong.
-    """
+    """The client for FPLUS_USER / FPLUS_PASSWORD, once the Config Store answers to them."""
     require_credentials(PROG)
     client = client_from_env(url)
-    probe = ConfigStoreClient(client.base_url, retries=0, timeout=2.0)  # no retry log lines
-    retry_for(5.0, probe.ping, ConnectionFailed)
-    client.token()
+    client.connect(wait=5.0)
     return client
 
 

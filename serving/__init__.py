@@ -15,17 +15,17 @@ if TYPE_CHECKING:
     from .limits import refuse_oversized
     from .logs import configure_logging
     from .ports import bind_port, in_use_message, taken_ports
-    from .startup import config_store_failure, require_credentials, retry_for
+    from .startup import config_store_failure, require_credentials
 
 _HOMES = {"bind_port": "ports", "config_store_failure": "startup", "configure_logging": "logs",
           "http_exception_error": "errors", "in_use_message": "ports",
           "install_json_errors": "errors", "json_error": "errors", "refuse_oversized": "limits",
-          "require_credentials": "startup", "retry_for": "startup", "serve": "gunicorn",
+          "require_credentials": "startup", "serve": "gunicorn",
           "taken_ports": "ports"}
 
 __all__ = ["bind_port", "config_store_failure", "configure_logging", "http_exception_error",
            "in_use_message", "install_json_errors", "json_error", "refuse_oversized",
-           "require_credentials", "retry_for", "serve", "taken_ports"]
+           "require_credentials", "serve", "taken_ports"]
 
 
 def __getattr__(name: str) -> Any:

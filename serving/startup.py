@@ -7,11 +7,6 @@ errors carry it (0 when no answer arrived at all).
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
-from typing import TypeVar
-
-T = TypeVar("T")
 
 
 def require_credentials(prog: str) -> None:
@@ -22,19 +17,6 @@ def require_credentials(prog: str) -> None:
     if not (os.environ.get("FPLUS_PASSWORD") or os.environ.get("FPLUS_ADMIN_PASSWORD")):
         raise SystemExit(f"{prog}: no Config Store credentials: set FPLUS_USER and "
                          "FPLUS_PASSWORD (a Config Store administrator)")
-
-
-def retry_for(seconds: float, call: Callable[[], T],
-              transient: type[BaseException] | tuple[type[BaseException], ...]) -> T:
-    """``call()``, retried every quarter second while it raises ``transient``, for ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return call()
-        except transient:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.25)
 
 
 def config_store_failure(prog: str, url: str, status: int, detail: str) -> SystemExit:

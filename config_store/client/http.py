@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,7 @@ from ..uuids import App
 from ._auth_api import AuthApi
 from ._paths import search_params, seg
 from ._transport import MERGE_PATCH, Credentials, Send, Transport, parse_body, strip_etag
-from .errors import ConfigStoreError, NotFound, PreconditionFailed
+from .errors import ConfigStoreError, ConnectionFailed, NotFound, PreconditionFailed
 
 DEFAULT_URL = "http://127.0.0.1:8701"
 
@@ -90,6 +91,26 @@ class ConfigStoreClient(AuthApi):
     def ping(self) -> dict[str, Any]:
         """``GET /ping`` (unauthenticated)."""
         return self._t.call("GET", "/ping", auth=False)
+
+    def connect(self, wait: float = 5.0) -> None:
+        """Wait up to ``wait`` seconds for the Config Store to answer, then log in.
+
+        Probes quietly (no retry log lines) every quarter second. Raises
+        :class:`ConnectionFailed` if it never answers, :class:`Unauthorized` for wrong
+        credentials: what a service checks once at start-up.
+        """
+        deadline = time.monotonic() + wait
+        with ConfigStoreClient(self.base_url, retries=0, timeout=2.0) as probe:
+            while True:
+                try:
+                    probe.ping()
+                    break
+                except ConnectionFailed:
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.25)
+        if self._t.has_credentials:
+            self.token()
 
     # -- config entries -------------------------------------------------------
 
