@@ -14,7 +14,6 @@ script sets is checked, but no pod restarts: the agent must go on without one.
 from __future__ import annotations
 
 import base64
-import inspect
 import os
 import signal
 import subprocess
@@ -27,7 +26,6 @@ import pytest
 import requests
 import yaml
 
-from cluster_manager.api.bootstrap_scripts import ScriptBuilder
 from config_store import uuids
 from config_store.client import ConfigStoreClient
 from harness.servers import (
@@ -44,13 +42,9 @@ from tests.bootstrap.edge import FLUX_INSTALL
 NS = "fplus-edge"
 SYNC_SECRET = "edge-sync-credentials"
 GIT_REPOSITORIES = "source.toolkit.fluxcd.io/v1/gitrepositories"
+HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 STATUS = uuids.App.EdgeClusterStatus
 FIRST = ("Namespace", "CustomResourceDefinition")
-# The other parts of the fix: grace rotation (Config Store) and HEAD without side effects,
-# rotation only once a script is built (Cluster Manager).
-OTHER_PARTS = ("previous_valid_for" in inspect.signature(
-    ConfigStoreClient.generate_password).parameters
-    and "redeem" in inspect.signature(ScriptBuilder.build).parameters)
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +71,8 @@ class Kustomize:
         self.edge, self.work = edge, work
         self.error: str | None = None
         self.applied = 0
+        self.inventory: list[dict[str, Any]] = []
+        """What the last apply applied (Flux's inventory: what a later apply prunes)."""
 
     def __call__(self, kustomization: dict[str, Any]) -> bool:
         try:
@@ -86,7 +82,8 @@ class Kustomize:
             return False
         return True
 
-    def apply(self, namespace: str) -> None:
+    def apply(self, namespace: str, *, prune: bool = False) -> str:
+        """Apply the repo's head (pruning what left it, with ``prune``); return its commit."""
         repo = self.edge.objects(GIT_REPOSITORIES, namespace)["self-link"]["spec"]
         creds = secret_data(self.edge, repo["secretRef"]["name"])
         url = repo["url"].replace("://", "://{}:{}@".format(
@@ -102,7 +99,20 @@ class Kustomize:
         done = self.edge.kubectl("apply", "--server-side", "--force-conflicts",
                                  "--field-manager=kustomize-controller", "-f", str(manifest))
         assert done.returncode == 0, done.stderr
+        gone = [d for d in self.inventory if _identity(d) not in {_identity(n) for n in docs}]
+        if prune and gone:
+            removed = self.work / "pruned.yaml"
+            removed.write_text(yaml.safe_dump_all(gone))
+            deleted = self.edge.kubectl("delete", "-f", str(removed))
+            assert deleted.returncode == 0, deleted.stderr
+        self.inventory = docs
         self.applied += 1
+        return git("-C", str(checkout), "rev-parse", "HEAD").stdout.strip()
+
+
+def _identity(doc: dict[str, Any]) -> tuple[str, str, str | None, str]:
+    meta = doc["metadata"]
+    return doc["apiVersion"], doc["kind"], meta.get("namespace"), meta["name"]
 
 
 class Agent:
@@ -157,9 +167,6 @@ def token_status(store_url: str, username: str, password: str) -> int:
     return requests.post(f"{store_url}/token", auth=(username, password), timeout=10).status_code
 
 
-@pytest.mark.xfail(not OTHER_PARTS, strict=False,
-                   reason="grace rotation (Config Store) and a side-effect-free HEAD "
-                          "(Cluster Manager) are not in this tree")
 def test_rotation_without_outage(stack: Stack, tmp_path: Path) -> None:
     cluster = create_cluster(stack.admin, "rotating", NS)
     wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), timeout=60,
@@ -223,3 +230,53 @@ def test_rotation_without_outage(stack: Stack, tmp_path: Path) -> None:
         assert secret["password"] not in log
     assert base64.b64encode(rotated["password"].encode()).decode() not in log
     assert log.count("for cluster rotating") == 1, log  # one start: all in one process
+
+
+def test_teardown_prunes_the_edge_before_revoking_its_access(stack: Stack,
+                                                            tmp_path: Path) -> None:
+    """Deleting the cluster commits the teardown state; Flux (the test) prunes what left the
+    repo and records the revision; the real agent reports it; only then are the edge's
+    principals revoked."""
+    cluster = create_cluster(stack.admin, "leaving", NS)
+    wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), timeout=60,
+             what="the cluster commissioned")
+    manager = Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
+    edge = EdgeCluster(tmp_path / "edge")
+    kustomize = Kustomize(edge, tmp_path)
+    edge.controllers.on_kustomization = kustomize
+    cs = ConfigStoreClient(stack.store.url, "admin", ADMIN_PASSWORD)
+    setup = uuids.App.EdgeClusterSetupStatus
+    agent: Agent | None = None
+    try:
+        url = manager.post(f"/v1/cluster/{cluster}/bootstrap-url").json()
+        assert edge.run(requests.get(url, timeout=30).text, "-y").returncode == 0
+        agent = Agent(edge, tmp_path)
+        heartbeats(cs, cluster, agent, times=1)
+        assert edge.has(HELM_RELEASES, NS, "sealed-secrets")
+        principals = [cs.get_config(setup, cluster)[role]["uuid"] for role in ("flux", "sync")]
+
+        assert manager.delete(f"/v1/cluster/{cluster}").status_code == 202
+        teardown = wait_for(lambda: ((cs.get_config(setup, cluster) or {}).get("teardown")
+                                     or {}).get("commit"), what="the teardown commit")
+        heartbeats(cs, cluster, agent, times=2)  # the agent still works: nothing revoked yet
+        assert all(stack.admin.get(f"/v2/object/{p}").status_code == 200 for p in principals)
+
+        # Flux's part: apply the teardown commit, prune, record the applied revision
+        assert kustomize.apply(NS, prune=True) == teardown
+        assert not edge.has(HELM_RELEASES, NS, "sealed-secrets")
+        assert edge.has(DEPLOYMENTS, NS, "edge-sync")  # kept: it reports the teardown
+        revision = {"status": {"lastAppliedRevision": f"main@sha1:{teardown}"}}
+        patched = requests.patch(
+            f"http://127.0.0.1:{edge.kube.direct_port}/apis/kustomize.toolkit.fluxcd.io/v1/"
+            f"namespaces/{NS}/kustomizations/self-link/status", json=revision, timeout=10,
+            headers={"Content-Type": "application/merge-patch+json"})
+        assert patched.ok, patched.text
+
+        wait_for(lambda: cs.get_config(setup, cluster) is None, timeout=60,
+                 what="the teardown to finish once the edge reported the commit")
+        assert all(stack.admin.get(f"/v2/object/{p}").status_code == 404 for p in principals)
+    finally:
+        if agent is not None:
+            agent.stop()
+        cs.close()
+        edge.close()
