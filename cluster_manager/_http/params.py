@@ -10,14 +10,15 @@ from config_store.uuids import is_uuid
 
 
 class ClusterConverter(BaseConverter):
-    """``<cluster:c>``: any segment matches; anything but a lower-case UUID answers 400."""
+    """``<cluster:c>``: any segment matches; a UUID in any case is taken lower-case, anything
+    else answers 400."""
 
     regex = "[^/]+"
 
     def to_python(self, value: str) -> str:
-        if not is_uuid(value):
+        if not is_uuid(value.lower()):
             raise BadRequest(f"cluster must be a UUID, not {value[:80]!r}")
-        return value
+        return value.lower()
 
 
 def only_query(*known: str) -> None:
