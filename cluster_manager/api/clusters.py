@@ -17,6 +17,7 @@ from typing import Any
 
 from config_store import uuids
 from config_store.client import ConfigStoreClient
+from config_store.client import Unprocessable as EntryRefused
 
 from ..cluster_config import InvalidConfig, check_config
 from ..name_claims import NameClaims
@@ -58,8 +59,10 @@ class ClusterService:
             self.cs.create_object(uuids.Class.EdgeCluster, cluster)
             created = True
             self.cs.put_config(CONFIG_APP, cluster, config)
-        except Exception:
+        except Exception as exc:
             self._undo_create(config["name"], cluster, created)
+            if isinstance(exc, EntryRefused):  # the configuration app's schema refused it
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
             raise
         log.info("cluster %s (%s): created through the API", cluster, config["name"])
         return {"uuid": cluster, **config, "phase": "Pending"}

@@ -193,3 +193,21 @@ def test_delete_of_a_bootstrapped_cluster_waits_for_the_edge_unless_forced(
     assert stack.admin.get(f"/v2/object/{cluster}").status_code == 404
     assert root.delete(f"/v1/cluster/{cluster}").status_code == 404
     assert create(root, "torn-down")  # the name is free again
+
+
+def test_an_entry_the_config_store_refuses_leaves_no_object_and_no_claim(
+        stack: Stack, root: Api) -> None:
+    schema_url = f"/v2/app/{uuids.App.ConfigSchema}/object/{CONFIG_APP}"
+    schema = stack.admin.get(schema_url).json()
+    strict = {**schema, "properties": {**schema["properties"], "name": {
+        "type": "string", "not": {"const": "refused-by-schema"}}}}  # refuses that name only
+    objects_before = set(stack.admin.get(f"/v2/class/{uuids.Class.EdgeCluster}/member").json())
+    assert stack.admin.put(schema_url, json=strict).status_code in (200, 201, 204)
+    try:
+        r = root.post("/v1/cluster", json={"name": "refused-by-schema", **SPEC})
+        assert r.status_code == 422 and "refused the entry" in r.json()["error"]
+    finally:
+        assert stack.admin.put(schema_url, json=schema).status_code in (200, 201, 204)
+    after = set(stack.admin.get(f"/v2/class/{uuids.Class.EdgeCluster}/member").json())
+    assert after == objects_before  # the object made for it was removed again
+    assert create(root, "refused-by-schema")  # and the name was not left claimed
