@@ -128,6 +128,7 @@ class ServiceProcess:
                     return self
             except requests.ConnectionError:
                 time.sleep(0.05)
+        self.stop()  # never leave a half-started server behind
         raise RuntimeError(f"{self.module} did not start")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
