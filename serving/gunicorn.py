@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,16 @@ class EmbeddedServer(BaseApplication):
         return self.application
 
 
+ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(L)ss'
+"""One line per request: client, time, method, path **without the query** (bootstrap URLs
+carry their token there), protocol, status, bytes, seconds. No headers (credentials)."""
+
+
+def access_log() -> str | None:
+    """``-`` (stderr) when ``ACCESS_LOG`` is on (``1``, ``true``, ``yes``), else None."""
+    return "-" if os.environ.get("ACCESS_LOG", "").lower() in ("1", "true", "yes") else None
+
+
 def serve(app: Callable, host: str, port: int, connections: int = 2000,
           on_start: Callable[[], None] | None = None,
           listener: socket.socket | None = None) -> None:
@@ -50,7 +61,8 @@ def serve(app: Callable, host: str, port: int, connections: int = 2000,
     options: dict[str, Any] = {
         "bind": f"fd://{listener.detach()}", "workers": 1, "worker_class": "gevent",
         "worker_connections": connections, "timeout": 0, "graceful_timeout": 2,
-        "keepalive": 75, "accesslog": None, "loglevel": "warning",
+        "keepalive": 75, "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,
+        "loglevel": "warning",
     }
     if on_start is not None:
         options["post_worker_init"] = lambda worker: on_start()
