@@ -85,7 +85,7 @@ def test_ping_metrics_and_health_are_public(manager: Api) -> None:
     assert manager.get("/healthz").json()["synced"] is True
 
 
-@pytest.mark.parametrize("bad", ["not-a-uuid", "C1D2E3F4-0000-0000-0000-000000000000",
+@pytest.mark.parametrize("bad", ["not-a-uuid", "C1D2E3F4-0000-0000-0000-00000000000G",
                                  "00000000-0000-0000-0000-00000000000", "%2e%2e"])
 def test_cluster_must_be_a_uuid(root: Api, bad: str) -> None:
     for method, path in [("GET", f"/v1/cluster/{bad}/status"),
@@ -94,6 +94,14 @@ def test_cluster_must_be_a_uuid(root: Api, bad: str) -> None:
         r = root.request(method, path, data=b"x")
         assert r.status_code == 400, (path, r.status_code, r.text)
         assert "UUID" in r.json()["error"]
+
+
+def test_a_cluster_uuid_in_upper_case_is_the_same_cluster(root: Api,
+                                                        bootstrapped: Cluster) -> None:
+    lower = root.get(f"/v1/cluster/{bootstrapped.uuid}/status")
+    upper = root.get(f"/v1/cluster/{bootstrapped.uuid.upper()}/status")
+    assert upper.status_code == lower.status_code == 200
+    assert upper.json()["spec"] == lower.json()["spec"]
 
 
 def test_wrong_method_is_405_with_allow(root: Api, bootstrapped: Cluster) -> None:
