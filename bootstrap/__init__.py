@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .credentials import credentials_manifest
 from .errors import BootstrapError
-from .script import PLACEHOLDER, build_script
+from .script import PLACEHOLDER, Script, build_script, prepare_script
 
-__all__ = ["PLACEHOLDER", "BootstrapError", "build_script", "credentials_manifest"]
+__all__ = ["PLACEHOLDER", "BootstrapError", "Script", "build_script", "credentials_manifest",
+           "prepare_script"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import BootstrapError
@@ -53,25 +54,47 @@ def _split_wrapper(wrapper: object) -> tuple[str, str]:
     return before, after
 
 
-def build_script(entry: Mapping[str, Any], files: Mapping[str, str], *,
-                 marker: str | None = None) -> str:
-    """The whole script: the entry's wrapper with its files and ``files`` packed in.
+@dataclass(frozen=True)
+class Script:
+    """A checked entry and its files, ready to pack; more files can still be added."""
 
-    A name in both the entry and ``files`` is an error, not an override. ``marker`` (the
-    here-document terminator) is random unless given; a given marker must not be a line of
-    any file.
+    before: str
+    after: str
+    files: dict[str, str]
+
+    def with_files(self, files: Mapping[str, str]) -> Script:
+        """This script plus ``files`` (checked; a name it already has is an error)."""
+        extra = _text_files(files, "the extra files")
+        clashes = sorted(self.files.keys() & extra.keys())
+        if clashes:
+            raise BootstrapError(f"file(s) {', '.join(clashes)} both in the entry and added")
+        return Script(self.before, self.after, {**self.files, **extra})
+
+    def text(self, marker: str | None = None) -> str:
+        """The whole script. ``marker`` (the here-document terminator) is random unless
+        given; a given marker must not be a line of any file."""
+        chosen = choose_marker(list(self.files.values()), marker)
+        body = "\n".join(pack_file(name, content, chosen)
+                         for name, content in self.files.items())
+        return self.before + body + self.after
+
+
+def prepare_script(entry: Mapping[str, Any], files: Mapping[str, str]) -> Script:
+    """The entry's wrapper and files plus ``files``, checked but not packed yet.
+
+    A name in both the entry and ``files`` is an error, not an override.
     """
     if not isinstance(entry, Mapping):
         raise BootstrapError(f"the entry must be a mapping, not {type(entry).__name__}")
     if "files" not in entry or "wrapper" not in entry:
         raise BootstrapError("the entry must have both 'files' and 'wrapper'")
     before, after = _split_wrapper(entry["wrapper"])
-    packed = _text_files(entry["files"], "the entry's files")
-    extra = _text_files(files, "the extra files")
-    clashes = sorted(packed.keys() & extra.keys())
-    if clashes:
-        raise BootstrapError(f"file(s) {', '.join(clashes)} both in the entry and added")
-    packed.update(extra)
-    chosen = choose_marker(list(packed.values()), marker)
-    body = "\n".join(pack_file(name, content, chosen) for name, content in packed.items())
-    return before + body + after
+    return Script(before, after, _text_files(entry["files"], "the entry's files")
+                  ).with_files(files)
+
+
+def build_script(entry: Mapping[str, Any], files: Mapping[str, str], *,
+                 marker: str | None = None) -> str:
+    """The whole script: the entry's wrapper with its files and ``files`` packed in
+    (:func:`prepare_script`, then :meth:`Script.text`)."""
+    return prepare_script(entry, files).text(marker)

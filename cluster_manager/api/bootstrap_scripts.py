@@ -23,6 +23,8 @@ from ..setup_status import SetupStatus
 from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
 from .errors import NotFound, Unavailable
 
+CREDENTIALS = "credentials.yaml"
+"""The packed file holding the edge's Secrets."""
 FLUX_INSTALL_URL = (f"https://github.com/fluxcd/flux2/releases/download/v{FLUX_VERSION}/"
                     "install.yaml")
 
@@ -65,8 +67,9 @@ class ScriptBuilder:
         if self.flux_install_file is not None:
             files["flux-system.yaml"] = self.flux_install_file.read_text()
         try:
-            rendered = render(entry, context)
-            script = bootstrap.build_script(rendered, files)
+            script = bootstrap.prepare_script(render(entry, context), files)
+            if self.with_credentials:  # its name must be free before anything rotates
+                script.with_files({CREDENTIALS: ""})
         except TemplateError as exc:
             raise Unavailable(f"the Bootstrap script template does not render: {exc}") from exc
         except bootstrap.BootstrapError as exc:
@@ -74,14 +77,14 @@ class ScriptBuilder:
         if redeem is not None:
             redeem()
         if not self.with_credentials:
-            return script
+            return script.text()
         try:
-            files["credentials.yaml"] = self._rotate_credentials(cluster, setup)
+            credentials = self._rotate_credentials(cluster, setup)
         except Exception:
             if release is not None:
                 release()
             raise
-        return bootstrap.build_script(rendered, files)
+        return script.with_files({CREDENTIALS: credentials}).text()
 
     def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
         """New passwords for the cluster's principals, as the Secrets manifest."""

@@ -185,3 +185,15 @@ def test_refused(entry: Any, files: Any, problem: str) -> None:
 
 def test_the_error_is_a_value_error() -> None:
     assert issubclass(bootstrap.BootstrapError, ValueError)
+
+
+def test_a_prepared_script_packs_as_build_script_and_checks_added_names_first() -> None:
+    entry = {"wrapper": "#!/bin/sh\n@@@@@\n. ./a.sh\n", "files": {"a.sh": "echo a\n"}}
+    prepared = bootstrap.prepare_script(entry, {"b.yaml": "b: 1\n"})
+    assert prepared.with_files({"c.yaml": "c\n"}).text("EOF_X") == \
+        bootstrap.build_script(entry, {"b.yaml": "b: 1\n", "c.yaml": "c\n"}, marker="EOF_X")
+    for clash in ({"a.sh": "x"}, {"b.yaml": "x"}):  # nothing is packed before this refusal
+        with pytest.raises(bootstrap.BootstrapError, match="both in the entry and added"):
+            prepared.with_files(clash)
+    with pytest.raises(bootstrap.BootstrapError, match="plain name"):
+        prepared.with_files({"../x": "x"})
