@@ -22,6 +22,7 @@ import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Callable
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -85,6 +86,25 @@ class Sessions:
         # digest of (name, password) -> (principal, hash tag, wall-clock expiry)
         self._logins: dict[str, tuple[str, str, float]] = {}
         self._tokens: dict[str, tuple[str, float]] = {}
+        self._revocation_listeners: list[Callable[[str], None]] = []
+
+    def subscribe_revocations(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``listener(principal)`` after any change that ends or shortens the life of
+        ``principal``'s tokens (a password change, a deletion); returns an unsubscribe
+        function. Listeners must not block: they re-check with :meth:`token_valid_until`."""
+        with self._lock:
+            self._revocation_listeners = [*self._revocation_listeners, listener]
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._revocation_listeners = [
+                    x for x in self._revocation_listeners if x is not listener]
+
+        return unsubscribe
+
+    def _revoked(self, principal: str) -> None:
+        for listener in self._revocation_listeners:
+            listener(principal)
 
     def remembered_login(self, name: str, password: str) -> str | None:
         """The principal of a recently verified login, or None."""
@@ -123,6 +143,7 @@ class Sessions:
         with self._lock:
             self._logins = {k: v for k, v in self._logins.items() if v[0] != principal}
             self._tokens = {k: v for k, v in self._tokens.items() if v[0] != principal}
+        self._revoked(principal)
 
     def issue_token(self, principal: str) -> tuple[str, int]:
         """A new token and its expiry in ms since the epoch."""
@@ -133,6 +154,15 @@ class Sessions:
             self._tokens = {k: v for k, v in self._tokens.items() if v[1] > now}
             self._tokens[_digest(token)] = (principal, expiry)
         return token, int(expiry * 1000)
+
+    def token_valid_until(self, token: str) -> float | None:
+        """The epoch second from which ``token`` is refused, or None if it already is."""
+        with self._lock:
+            hit = self._tokens.get(_digest(token))
+        if hit is None:
+            return None
+        until = hit[1] - TOKEN_GRACE_S
+        return until if until > time.time() else None
 
     def token_principal(self, token: str) -> str | None:
         """The principal a valid token was issued to, or None."""
