@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import subprocess
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,6 +38,16 @@ def make_cert(key: Any, not_before: datetime | None = None, not_after: datetime 
 @functools.cache
 def _key(index: int) -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def weak_rsa_key(bits: int) -> rsa.RSAPrivateKey:
+    """An RSA key of ``bits`` bits, made by ``openssl genrsa`` (``cryptography`` refuses to make
+    keys under 1,024 bits): for tests that an edge reporting a weak key is refused."""
+    pem = subprocess.run(["openssl", "genrsa", str(bits)], check=True, capture_output=True,
+                         timeout=30).stdout
+    key = serialization.load_pem_private_key(pem, password=None)
+    assert isinstance(key, rsa.RSAPrivateKey) and key.key_size == bits
+    return key
 
 
 def certificate(index: int = 0, *, days_ago: int = 0) -> str:

@@ -2,7 +2,9 @@
 ``kubeseal_cert``), checked the way kubeseal's ``ParseKey`` does and a little more.
 
 - Only the **first** certificate of the PEM text is used (as kubeseal does).
-- Its key must be RSA (the Sealed Secrets wire format is RSA-OAEP).
+- Its key must be RSA (the Sealed Secrets wire format is RSA-OAEP) of at least
+  :data:`MIN_KEY_BITS` bits (a smaller modulus is weak, and under 784 bits RSA-OAEP-SHA256
+  cannot even hold the 32-byte session key).
 - It must be inside its validity period: kubeseal refuses an expired certificate; we also refuse
   one that is not valid yet, allowing :data:`NOT_BEFORE_LEEWAY` of clock skew (the controller
   stamps ``NotBefore`` with its own clock at key creation, so a freshly rotated certificate seen
@@ -23,15 +25,18 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cluster_manager.sealing.errors import CertificateError
 
 NOT_BEFORE_LEEWAY = timedelta(minutes=5)
+MIN_KEY_BITS = 2048
+"""Smallest RSA modulus accepted (the controller makes 4,096-bit keys; NIST's floor is 2,048)."""
 
 
-def load_certificate(pem: str | bytes, now: datetime | None = None) -> rsa.RSAPublicKey:
+def load_certificate(pem: str | bytes, now: datetime | None = None,
+                     min_bits: int = MIN_KEY_BITS) -> rsa.RSAPublicKey:
     """The RSA public key of the first certificate in ``pem``, checked at ``now`` (default: the
     current time; a naive ``now`` is taken as UTC).
 
     Raises :class:`CertificateError` with a message fit for an HTTP 422 body when the text holds
-    no parsable PEM certificate, when the key is not RSA, or when the certificate has expired or
-    is not valid yet.
+    no parsable PEM certificate, when the key is not RSA or shorter than ``min_bits``, or when
+    the certificate has expired or is not valid yet.
     """
     cert = _first_certificate(pem)
     try:
@@ -42,6 +47,9 @@ def load_certificate(pem: str | bytes, now: datetime | None = None) -> rsa.RSAPu
     if not isinstance(key, rsa.RSAPublicKey):
         raise CertificateError(f"the sealing certificate has a {_key_kind(key)} key; Sealed "
                                f"Secrets certificates must have an RSA key")
+    if key.key_size < min_bits:
+        raise CertificateError(f"the sealing certificate has a {key.key_size}-bit RSA key; at "
+                               f"least {min_bits} bits are required")
     _check_validity(cert, _utc(now) if now is not None else datetime.now(UTC))
     return key
 

@@ -1,4 +1,5 @@
-"""The sealing certificate: only an RSA certificate inside its validity period is accepted."""
+"""The sealing certificate: only an RSA certificate of 2,048 bits or more inside its validity
+period is accepted."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from cluster_manager.sealing import (
     load_certificate,
     public_key_fingerprint,
 )
-from cluster_manager.sealing.cert import NOT_BEFORE_LEEWAY
-from harness.certs import NOW, make_cert
+from cluster_manager.sealing.cert import MIN_KEY_BITS, NOT_BEFORE_LEEWAY
+from harness.certs import NOW, make_cert, weak_rsa_key
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +98,15 @@ def test_unusable_certificates_are_refused_with_a_reason(
         assert word in message, message
     assert "BEGIN" not in message.replace("-----BEGIN CERTIFICATE-----", "")  # no material
     assert isinstance(caught.value, ValueError) and isinstance(caught.value, SealingError)
+
+
+@pytest.mark.parametrize("bits", [512, 1024, 2047])
+def test_rsa_keys_under_2048_bits_are_refused(bits: int) -> None:
+    small = weak_rsa_key(bits)
+    with pytest.raises(CertificateError, match=f"a {bits}-bit RSA key; at least 2048 bits"):
+        load_certificate(make_cert(small))
+    assert MIN_KEY_BITS == 2048
+    assert load_certificate(make_cert(small), min_bits=bits).key_size == bits  # the setting
 
 
 def test_validity_is_checked_at_now(rsa_key: rsa.RSAPrivateKey) -> None:
