@@ -1,14 +1,16 @@
 """JSON documents checked at the door: bounded nesting and valid Unicode strings.
 
-Python's parser accepts nesting until its recursion limit and lone UTF-16 surrogate escapes
-(``"\\ud800"``), which no UTF-8 store, encoder or peer accepts. A document that would fail later
-(a ``RecursionError`` while serialising, an encode error while storing) is refused here, with a
-message, before anything acts on it.
+Python's parser accepts nesting until its recursion limit, lone UTF-16 surrogate escapes
+(``"\\ud800"``), ``NaN``/``Infinity`` and numbers that overflow to infinity, and UTF-16/32
+bodies: none of which a UTF-8 store, encoder or JSON peer accepts. A document that would fail
+later (a ``RecursionError`` while serialising, an encode error while storing, ``Infinity`` in
+an answer) is refused here, with a message, before anything acts on it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -20,23 +22,43 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class JSONRejected(ValueError):
-    """A document that is not JSON, nests too deeply, or holds an invalid string."""
+    """A document that is not UTF-8 JSON, nests too deeply, or holds an invalid string."""
 
 
 def loads_checked(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     """Parse ``raw``; raise :class:`JSONRejected` (with a message fit for a 400) if it is not
-    JSON, nests deeper than ``max_depth``, or holds a lone surrogate in a string or key."""
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    UTF-8 JSON (``NaN``, ``Infinity`` and numbers beyond a double are not), nests deeper than
+    ``max_depth``, or holds a lone surrogate in a string or key."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
     try:
-        value = json.loads(data)
+        text = data.decode("utf-8-sig")  # strict: UTF-16/32 and stray bytes are refused
+    except UnicodeDecodeError:
+        raise JSONRejected("JSON must be UTF-8") from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except JSONRejected:
+        raise
     except RecursionError:
         raise JSONRejected(f"JSON nests deeper than {max_depth} levels") from None
-    except ValueError:
-        raise JSONRejected("not valid JSON (or not UTF-8)") from None
+    except json.JSONDecodeError as exc:
+        raise JSONRejected(f"not valid JSON: {exc}") from None
+    except ValueError:  # an integer over Python's digit limit
+        raise JSONRejected("not valid JSON: a number has too many digits") from None
     deep = data.count(b"[") + data.count(b"{") > max_depth
     odd = _SURROGATE_ESCAPE.search(data) is not None
     if deep or odd:
         _check(value, max_depth if deep else None, odd)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise JSONRejected(f"{name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JSONRejected(f"the number {text[:40]} is out of range")
     return value
 
 

@@ -8,6 +8,7 @@ from flask import Blueprint, Response, jsonify, request, url_for
 from werkzeug.exceptions import BadRequest
 
 from config_store import uuids
+from serving import JSONRejected, loads_checked
 
 from .context import caller, require, services
 from .params import only_query
@@ -22,10 +23,13 @@ TRUE, FALSE = ("true", "1", "yes", ""), ("false", "0", "no")
 def create_cluster() -> tuple[Response, int]:
     require(uuids.EdgePerm.Clusters, uuids.NULL)
     only_query()
-    body = request.get_json(silent=True)
-    if body is None:
-        raise BadRequest("the body must be a JSON object {name, namespace, chart?, bare?, "
-                         "values?}")
+    shape = "the body must be a JSON object {name, namespace, chart?, bare?, values?}"
+    if not request.is_json:
+        raise BadRequest(f"{shape} sent as Content-Type: application/json")
+    try:
+        body = loads_checked(request.get_data(cache=False))
+    except JSONRejected as exc:
+        raise BadRequest(f"{shape}: {exc}") from None
     created = services().clusters.create(body, str(uuidlib.uuid4()))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("clusters.status", cluster=created["uuid"])

@@ -7,13 +7,14 @@ lower-case form :func:`config_store.uuids.is_uuid` accepts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from flask import request
 from werkzeug.exceptions import Gone
 from werkzeug.routing import BaseConverter
+
+from serving import JSONRejected, loads_checked
 
 from .._domain.errors import BadRequest, UnsupportedMediaType
 from ..uuids import is_uuid
@@ -60,7 +61,9 @@ def has_body() -> bool:
 
 
 def json_body(*, merge_patch: bool = False) -> Any:
-    """The request's JSON body: 415 for the wrong content type, 400 if unparsable."""
+    """The request's JSON body: 415 for the wrong content type, 400 (with the reason) if it
+    is not UTF-8 JSON, nests too deeply or holds an invalid string
+    (:func:`serving.loads_checked`)."""
     mimetype = request.mimetype or ""
     if merge_patch:
         if mimetype != "application/merge-patch+json":
@@ -69,6 +72,6 @@ def json_body(*, merge_patch: bool = False) -> Any:
         raise UnsupportedMediaType("body must be Content-Type: application/json")
     raw = request.get_data(cache=False)
     try:
-        return json.loads(raw)
-    except ValueError:
-        raise BadRequest("request body is not valid JSON") from None
+        return loads_checked(raw)
+    except JSONRejected as exc:
+        raise BadRequest(f"request body refused: {exc}") from None
