@@ -3,11 +3,17 @@
 A new token for a cluster replaces the previous one (which then fails as unknown). Tokens
 live in a small SQLite file in the data directory, so a restart does not invalidate URLs
 already handed out. Only SHA-256 digests are stored; the token itself is shown once.
+
+The file (and its ``-wal``/``-shm``) is private to the service: created 0600, tightened to
+0600 if found looser. An empty (0-byte) or corrupt file is refused with
+:class:`TokenDatabaseError` rather than silently replaced.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import secrets
 import sqlite3
 import threading
@@ -25,21 +31,99 @@ CREATE TABLE IF NOT EXISTS bootstrap_tokens (
 )"""
 
 
+FILE_MODE = 0o600
+"""Permissions of the token database and its ``-wal``/``-shm`` files."""
+
+
+class TokenDatabaseError(RuntimeError):
+    """The token database cannot be used; the message is one line naming the file."""
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _create(path: Path) -> None:
+    """A new database at ``path``, made aside with mode 0600 and linked into place, so a crash
+    never leaves a half-made (0-byte) file under the real name."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
+    try:
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(_SCHEMA)
+        finally:
+            db.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:  # another process made it first: keep theirs
+            pass
+        except OSError:  # a file system without hard links
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _tighten(path: Path) -> None:
+    """Mode 0600 for the database and its ``-wal``/``-shm`` files when they are looser."""
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            if file.stat().st_mode & 0o777 & ~FILE_MODE:
+                file.chmod(FILE_MODE)
+
+
+def _refuse(path: Path, why: str) -> TokenDatabaseError:
+    return TokenDatabaseError(
+        f"the bootstrap token database {path} {why}; move it aside to start without "
+        "bootstrap tokens (bootstrap URLs handed out before then stop working)")
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """The token database at ``path`` (created if missing), in WAL mode with its table.
+
+    Raises :class:`TokenDatabaseError` when the file is empty (0 bytes), is not a SQLite
+    database, fails SQLite's quick check, or cannot be opened.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if not path.exists():
+            _create(path)
+        if path.stat().st_size == 0:
+            raise _refuse(path, "is empty (0 bytes), not a SQLite database")
+        _tighten(path)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    except OSError as exc:
+        raise _refuse(path, f"cannot be opened ({exc.strerror or exc})") from None
+    except sqlite3.Error as exc:
+        raise _refuse(path, f"cannot be opened ({' '.join(str(exc).split())})") from None
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        check = db.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise _refuse(path, f"is corrupt (quick check: {check[0] if check else 'no answer'})")
+        db.execute("PRAGMA synchronous=NORMAL")  # a lost token on power loss is harmless
+        db.execute(_SCHEMA)
+    except sqlite3.Error as exc:
+        db.close()
+        raise _refuse(path, f"is not a usable SQLite database ({' '.join(str(exc).split())})") \
+            from None
+    except TokenDatabaseError:
+        db.close()
+        raise
+    _tighten(path)  # -wal/-shm made just now take the database's mode; older ones are fixed
+    return db
 
 
 class BootstrapTokens:
     """Issue and redeem bootstrap tokens (thread-safe)."""
 
     def __init__(self, path: Path, ttl: float = 3600.0) -> None:
+        """Open (or create) the database at ``path``; :class:`TokenDatabaseError` if unusable."""
         self.ttl = ttl
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # a lost token on power loss is harmless
-        self._db.execute(_SCHEMA)
+        self._db = open_database(path)
 
     def issue(self, cluster: str) -> str:
         """A new token for ``cluster``; any previous one stops working."""
