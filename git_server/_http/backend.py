@@ -1,4 +1,9 @@
-"""Running ``git http-backend`` as a CGI program, streaming both ways."""
+"""Running ``git http-backend`` as a CGI program, streaming both ways.
+
+Every push is checked by git itself: :data:`GIT_CONFIG` turns on ``receive.fsckObjects``, so
+``git receive-pack`` refuses a pack holding a fsck-bad object (a tree entry named ``.git`` or
+``..``, a malformed commit or tag, …) and updates no ref; the push fails with git's reason.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,9 @@ def _exec_path() -> str:
 
 
 _BACKEND: list[str] = []
+GIT_CONFIG: tuple[tuple[str, str], ...] = (("receive.fsckObjects", "true"),)
+"""Configuration given to every http-backend run (through ``GIT_CONFIG_COUNT``/``_KEY_n``/
+``_VALUE_n``, so it holds for every repo, whatever its own config says)."""
 
 
 def backend_command() -> list[str]:
@@ -28,6 +36,14 @@ def backend_command() -> list[str]:
     if not _BACKEND:
         _BACKEND.append(os.path.join(_exec_path(), "git-http-backend"))
     return _BACKEND
+
+
+def _config_env(config: tuple[tuple[str, str], ...] = GIT_CONFIG) -> dict[str, str]:
+    """``config`` as git's ``GIT_CONFIG_*`` environment variables."""
+    env = {"GIT_CONFIG_COUNT": str(len(config))}
+    for index, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    return env
 
 
 def _pump(source: IO[bytes], sink: IO[bytes]) -> None:
@@ -55,6 +71,7 @@ def run_backend(project_root: Path, path_info: str, environ: dict,
         "QUERY_STRING": environ.get("QUERY_STRING", ""),
         "CONTENT_TYPE": environ.get("CONTENT_TYPE", ""),
         "GATEWAY_INTERFACE": "CGI/1.1",
+        **_config_env(),
     }
     for cgi, key in (("CONTENT_LENGTH", "CONTENT_LENGTH"),
                      ("HTTP_CONTENT_ENCODING", "HTTP_CONTENT_ENCODING"),
