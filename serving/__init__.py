@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .errors import http_exception_error, install_json_errors, json_error
     from .gunicorn import serve
+    from .httplimits import HttpLimits, http_limits
     from .jsondoc import JSONRejected, loads_checked
     from .limits import refuse_oversized
     from .logs import configure_logging
@@ -19,15 +20,17 @@ if TYPE_CHECKING:
     from .startup import config_store_failure, require_credentials
 
 _HOMES = {"bind_port": "ports", "config_store_failure": "startup", "configure_logging": "logs",
-          "http_exception_error": "errors", "in_use_message": "ports",
+          "http_exception_error": "errors", "http_limits": "httplimits",
+          "HttpLimits": "httplimits", "in_use_message": "ports",
           "JSONRejected": "jsondoc", "loads_checked": "jsondoc",
           "install_json_errors": "errors", "json_error": "errors", "refuse_oversized": "limits",
           "require_credentials": "startup", "serve": "gunicorn",
           "taken_ports": "ports"}
 
-__all__ = ["JSONRejected", "bind_port", "config_store_failure", "configure_logging",
-           "http_exception_error", "in_use_message", "install_json_errors", "json_error",
-           "loads_checked", "refuse_oversized", "require_credentials", "serve", "taken_ports"]
+__all__ = ["HttpLimits", "JSONRejected", "bind_port", "config_store_failure",
+           "configure_logging", "http_exception_error", "http_limits", "in_use_message",
+           "install_json_errors", "json_error", "loads_checked", "refuse_oversized",
+           "require_credentials", "serve", "taken_ports"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from .httplimits import http_limits
 from .ports import bind_port
 
 
@@ -55,15 +57,23 @@ def serve(app: Callable, host: str, port: int, connections: int = 2000,
     ``listener`` is ``host:port`` already bound (:func:`serving.bind_port`, early in a command,
     so a taken port is one line before anything starts); gunicorn takes it over and listens.
     Without it the port is bound here, with the same one-line failure.
+
+    Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
+    :mod:`serving.httplimits` (header, keep-alive and body timeouts, connections per address).
     """
+    limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, before binding
     if listener is None:
         listener = bind_port(host, port)
+    from .bodyread import timed_bodies  # these import gevent: only where a service is served
+    from .worker import worker_class
+
     options: dict[str, Any] = {
-        "bind": f"fd://{listener.detach()}", "workers": 1, "worker_class": "gevent",
-        "worker_connections": connections, "timeout": 0, "graceful_timeout": 2,
-        "keepalive": 75, "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,
+        "bind": f"fd://{listener.detach()}", "workers": 1,
+        "worker_class": worker_class(limits), "worker_connections": connections,
+        "timeout": 0, "graceful_timeout": 2, "keepalive": max(1, math.ceil(limits.idle_timeout)),
+        "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,
         "loglevel": "warning",
     }
     if on_start is not None:
         options["post_worker_init"] = lambda worker: on_start()
-    EmbeddedServer(app, options).run()
+    EmbeddedServer(timed_bodies(app, limits), options).run()
