@@ -1,4 +1,10 @@
-"""``cluster-manager`` command: the Cluster Manager service, and the all-in-one stack."""
+"""``cluster-manager`` command: seed the Config Store, run the Cluster Manager service, or the
+all-in-one stack.
+
+``seed`` is the one step that needs administrator credentials (``FPLUS_USER`` /
+``FPLUS_PASSWORD``): it sets up the Config Store and the ``cluster-manager`` principal, whose
+password it keeps in the data dir. ``serve`` logs in as that principal (see :func:`_login`).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,10 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the service runs on gevent
 
 import argparse  # noqa: E402
+import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 from config_store.client import (  # noqa: E402
     Access,
@@ -36,12 +44,14 @@ from .metrics import Metrics  # noqa: E402
 from .name_claims import NameClaims  # noqa: E402
 from .reconcile.desired import DesiredState  # noqa: E402
 from .reconcile.job import Env, Groups  # noqa: E402
+from .reconcile.manager_account import PRINCIPAL_NAME, password_file  # noqa: E402
 from .reconcile.reconciler import Reconciler  # noqa: E402
-from .reconcile.seeding import own_principal, seed  # noqa: E402
+from .reconcile.seeding import NotSeeded, seed_with_account, service_config  # noqa: E402
 from .settings import Settings  # noqa: E402
 from .up import up  # noqa: E402
 
 PROG = "cluster-manager"
+log = logging.getLogger("cluster_manager")
 
 
 def _admin_client(url: str) -> ConfigStoreClient:
@@ -50,6 +60,76 @@ def _admin_client(url: str) -> ConfigStoreClient:
     client = client_from_env(url)
     client.connect(wait=5.0)
     return client
+
+
+def _seed_store(url: str, data_dir: Path) -> Path:
+    """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made."""
+    try:
+        with _admin_client(url) as admin:
+            return seed_with_account(admin, data_dir)
+    except ConfigStoreError as exc:
+        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+
+
+def _login(url: str, data_dir: Path) -> tuple[str, Path | None, str]:
+    """``(user, password file, password)`` for ``serve``, never the administrator's.
+
+    ``FPLUS_PASSWORD_FILE`` (user ``FPLUS_USER``, default ``cluster-manager``); or
+    ``FPLUS_USER=cluster-manager`` with ``FPLUS_PASSWORD``; else the file ``seed`` wrote into
+    the data dir. Other credentials in FPLUS_USER / FPLUS_PASSWORD are taken for an
+    administrator's, as before ``seed`` existed: ``serve`` seeds with them first and says so
+    (they then stay in this process's initial environment, ``/proc/<pid>/environ``).
+    """
+    env = os.environ
+    password = env.get("FPLUS_PASSWORD") or env.get("FPLUS_ADMIN_PASSWORD")
+    user = env.get("FPLUS_USER") or "admin"
+    if env.get("FPLUS_PASSWORD_FILE"):
+        user, path = env.get("FPLUS_USER") or PRINCIPAL_NAME, Path(env["FPLUS_PASSWORD_FILE"])
+    elif password and user == PRINCIPAL_NAME:
+        return user, None, password
+    elif password:
+        path = _seed_store(url, data_dir)
+        for name in ("FPLUS_PASSWORD", "FPLUS_ADMIN_PASSWORD"):  # for no child process
+            env.pop(name, None)
+        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
+                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
+                    "administrator password stays out of this service", user, PROG)
+        user = PRINCIPAL_NAME
+    else:
+        user, path = PRINCIPAL_NAME, password_file(data_dir)
+        if not path.is_file():
+            raise SystemExit(f"{PROG}: no Config Store credentials: run `{PROG} seed` first "
+                             f"(with administrator credentials; it writes {path}), or set "
+                             "FPLUS_PASSWORD_FILE, or FPLUS_USER and FPLUS_PASSWORD")
+    try:
+        password = path.read_text().strip()
+    except OSError as exc:
+        raise SystemExit(f"{PROG}: the password file {path} cannot be read "
+                         f"({exc.strerror or exc})") from None
+    if not password:
+        raise SystemExit(f"{PROG}: the password file {path} is empty")
+    return user, path, password
+
+
+def _connect(url: str, user: str, path: Path | None,
+             password: str) -> tuple[ConfigStoreClient, dict[str, Any]]:
+    """The Cluster Manager's own client, logged in, and its ServiceConfig entry; one line
+    and exit if either cannot be had."""
+    client = ConfigStoreClient(url, user, password)
+    again = f"run `{PROG} seed` again"
+    try:
+        client.connect(wait=5.0)
+        return client, service_config(client)
+    except ConfigStoreError as exc:
+        if exc.status == 401:
+            raise SystemExit(f"{PROG}: {url} refused {user} with the password from "
+                             f"{path or 'FPLUS_PASSWORD'}: {again}") from None
+        if exc.status == 403:
+            raise SystemExit(f"{PROG}: {user} may not read its configuration at {url}: "
+                             f"{again}") from None
+        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+    except NotSeeded as exc:
+        raise SystemExit(f"{PROG}: {exc} at {url}: run `{PROG} seed` first") from None
 
 
 def _seconds(value: str) -> float:
@@ -82,14 +162,9 @@ def _serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
-    try:
-        admin = _admin_client(url)
-        service = seed(admin)
-        name, password = own_principal(admin, service, settings.data_dir)
-    except ConfigStoreError as exc:
-        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
-    cs = ConfigStoreClient(settings.config_store_url, name, password)
-    repos = ClusterRepos(settings, name, password)
+    user, path, password = _login(url, settings.data_dir)
+    cs, service = _connect(url, user, path, password)
+    repos = ClusterRepos(settings, user, password)
     metrics = Metrics()
     tokens = BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
                              settings.bootstrap_token_ttl)
@@ -113,18 +188,33 @@ def _serve(args: argparse.Namespace) -> None:
           on_start=reconciler.start, listener=listener)
 
 
+def _seed(args: argparse.Namespace) -> None:
+    url = args.config_store.rstrip("/")
+    path = _seed_store(url, args.data_dir)
+    print(f"Seeded the Config Store at {url} for the Cluster Manager; the password of its "
+          f"principal {PRINCIPAL_NAME} is in {path}", flush=True)
+
+
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config-store", default=os.environ.get("CONFIG_STORE_URL",
+                                                                "http://127.0.0.1:8701"))
+    parser.add_argument("--data-dir", type=Path, required=True,
+                        help=f"where {PRINCIPAL_NAME}'s password file is kept")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(prog="cluster-manager", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("serve", help="run the Cluster Manager")
-    run.add_argument("--config-store", default=os.environ.get("CONFIG_STORE_URL",
-                                                             "http://127.0.0.1:8701"))
+    seed = sub.add_parser("seed", help="set up the Config Store and the Cluster Manager's "
+                                       "principal (administrator credentials)")
+    _store_options(seed)
+    run = sub.add_parser("serve", help="run the Cluster Manager as its own principal")
+    _store_options(run)
     run.add_argument("--git", default="http://127.0.0.1:8702",
                      help="Git server base URL, as edges reach it")
     run.add_argument("--git-repos", type=Path,
                      help="the Git server's repos directory, if on this machine")
-    run.add_argument("--data-dir", type=Path, required=True)
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8700)
     run.add_argument("--organisation", default="ACS", help="Sparkplug group prefix")
@@ -158,6 +248,8 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     if args.command == "up":
         up(args.data_dir, args.port)
+    elif args.command == "seed":
+        _seed(args)
     else:
         _serve(args)
 

@@ -1,16 +1,15 @@
 """Seeding the Config Store for the Cluster Manager (what ACS service-setup does).
 
-Runs at every start with administrator credentials and is idempotent: apps and classes
-are created if missing, schemas are brought up to date, default templates and the
-ServiceConfig entry are written only if absent (operators may change them), and the
-Cluster Manager's own principal gets exactly the grants it needs.
+``cluster-manager seed`` runs this with administrator credentials, once per install or
+upgrade (``up`` at every start); it is idempotent: apps and classes are created if missing,
+schemas are brought up to date, default templates and the ServiceConfig entry are written
+only if absent (operators may change them), and the Cluster Manager's own principal gets
+exactly the grants it needs (:mod:`.manager_account`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import secrets
 import uuid as uuidlib
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,9 @@ import manifests
 from config_store import uuids
 from config_store.client import ConfigStoreClient, PreconditionFailed
 
+from . import manager_account
+
 A, C, P = uuids.App, uuids.Class, uuids.ConfigDBPerm
-PRINCIPAL_NAME = "cluster-manager"
-PASSWORD_FILE = "cluster-manager-password"  # noqa: S105 - a file name
 
 APPS = {
     A.EdgeClusterConfiguration: "Edge cluster configuration",
@@ -103,51 +102,22 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
     return cs.get_config(A.ServiceConfig, uuids.Service.Clusters)
 
 
-def own_principal(cs: ConfigStoreClient, service: dict[str, Any],
-                  data_dir: Path) -> tuple[str, str]:
-    """The Cluster Manager's principal, its password (kept in ``data_dir``) and grants."""
-    path = data_dir / PASSWORD_FILE
-    if not path.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(24) + "\n")
-    password = path.read_text().strip()
-    principal = cs.create_principal(PRINCIPAL_NAME, password)
-    cs.set_name(principal, "Cluster Manager")
-    for permission, target, plural in _grants(service["group"]):
-        cs.add_grant(principal, permission, target, plural)
-    return PRINCIPAL_NAME, password
+def seed_with_account(admin: ConfigStoreClient, data_dir: Path) -> Path:
+    """:func:`seed`, then the Cluster Manager's own principal; returns its password file."""
+    service = seed(admin)
+    return manager_account.ensure(admin, service["group"], data_dir)
 
 
-def _grants(groups: dict[str, Any]) -> list[tuple[str, str, bool]]:
-    read = [A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
-            A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript,
-            A.ServiceConfig, A.GitRepoConfig, A.SparkplugAddress, A.Info,
-            A.EdgeClusterNameClaim, A.EdgeClusterRequest]
-    write = [A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
-             A.GitRepoConfig, A.SparkplugAddress, A.Info, A.EdgeClusterNameClaim,
-             A.EdgeClusterRequest]
-    group_uuids = [g["uuid"] for g in groups.values()]
-    grants = [(P.ReadApp, app, False) for app in read]
-    grants += [(P.WriteApp, app, False) for app in write]
-    grants += [(P.CreateObj, C.EdgeAccount, False), (P.DeleteObj, C.EdgeAccount, True),
-               # the cluster API creates and removes Edge cluster objects; claims need
-               # objects of a chosen uuid
-               (P.CreateSpecificObj, C.EdgeCluster, False),
-               (P.DeleteObj, C.EdgeCluster, True),
-               (P.CreateSpecificObj, C.EdgeClusterName, False),
-               (P.WriteMemberships, C.EdgeAccount, True),
-               (P.WriteMemberships, C.EdgeCluster, True),
-               (uuids.AuthPerm.WriteKerberos, C.EdgeAccount, False),
-               (uuids.AuthPerm.WriteKerberos, C.EdgeAccount, True),
-               (uuids.AuthPerm.ReadKerberos, uuids.NULL, False),
-               # to check its own API's callers: their grants of these two permissions
-               (uuids.AuthPerm.ReadACL, uuids.EdgePerm.Clusters, False),
-               (uuids.AuthPerm.ReadACL, uuids.EdgePerm.Secrets, False),
-               (uuids.GitPerm.ManageStorage, uuids.NULL, False)]
-    grants += [(perm, g, False) for g in group_uuids for perm in (P.WriteMembers, P.ReadMembers)]
-    for delegated in (uuids.GitPerm.Pull, P.ReadApp, P.WriteApp):
-        grants += [(uuids.AuthPerm.WriteACL, delegated, False),
-                   (uuids.AuthPerm.ReadACL, delegated, False)]
-    return grants
+class NotSeeded(RuntimeError):
+    """The Config Store holds no ServiceConfig entry for the Cluster Manager."""
+
+
+def service_config(cs: ConfigStoreClient) -> dict[str, Any]:
+    """The Cluster Manager's ServiceConfig entry, as its own principal reads it.
+
+    Raises :class:`NotSeeded` if ``cluster-manager seed`` never ran against this store.
+    """
+    found = cs.get_config(A.ServiceConfig, uuids.Service.Clusters)
+    if not isinstance(found, dict) or not isinstance(found.get("group"), dict):
+        raise NotSeeded("the Config Store is not seeded for the Cluster Manager")
+    return found

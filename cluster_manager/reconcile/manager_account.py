@@ -1,0 +1,134 @@
+"""The Cluster Manager's own principal: exactly the grants it needs, and its password file.
+
+Made by ``cluster-manager seed`` with administrator credentials; ``serve`` then logs in as
+``cluster-manager`` with the password kept in its data dir (mode 0600) and never needs the
+administrator's. What it may hand out is what it holds: it grants an edge's Flux account Git
+Pull on the cluster's repo (it holds plural Pull on Edge clusters, whose uuids are the repos')
+and Edge Sync ReadApp/WriteApp on its cluster's Edge cluster status entry (it holds both on
+that app), so it keeps WriteACL on those three permissions only, and holds no write access to
+the Bootstrap script, Flux template, schema or any other app whose entries edges execute or
+that decides access.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from config_store import uuids
+from config_store.client import ConfigStoreClient
+
+A, C, P, AUTH, GIT = (uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.AuthPerm,
+                      uuids.GitPerm)
+PRINCIPAL_NAME = "cluster-manager"
+LABEL = "Cluster Manager"
+PASSWORD_FILE = "cluster-manager-password"  # noqa: S105 - a file name
+
+READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
+         A.EdgeClusterRequest, A.EdgeClusterNameClaim,
+         A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript)
+"""Apps whose entries it reads (templates and the script only to render them)."""
+WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
+          A.EdgeClusterRequest, A.EdgeClusterNameClaim,
+          A.GitRepoConfig, A.SparkplugAddress, A.Info)
+"""Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
+creates at commissioning and removes at teardown, and the names of the accounts it makes."""
+DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
+"""The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
+
+Grant = tuple[str, str, bool, str | None]
+"""``(permission, target, plural, object)``."""
+
+
+def grants(groups: dict[str, Any]) -> list[Grant]:
+    """Every grant the Cluster Manager holds, given its ServiceConfig ``group`` entry."""
+    repos, flux, sync = (groups[k]["uuid"] for k in ("cluster", "flux", "sync"))
+    held: list[Grant] = [(P.ReadApp, app, False, None) for app in READS]
+    held += [(P.WriteApp, app, False, None) for app in WRITES]
+    held += [
+        # its own configuration, and nobody else's
+        (P.ReadApp, A.ServiceConfig, False, uuids.Service.Clusters),
+        # edge accounts: created with a password, grouped, re-passworded, removed
+        (P.CreateObj, C.EdgeAccount, False, None),
+        (AUTH.WriteKerberos, C.EdgeAccount, False, None),
+        (AUTH.WriteKerberos, C.EdgeAccount, True, None),
+        (P.WriteMemberships, C.EdgeAccount, True, None),
+        (P.DeleteObj, C.EdgeAccount, True, None),
+        (AUTH.ReadKerberos, uuids.NULL, False, None),  # finds accounts by name
+        (P.WriteMembers, flux, False, None),
+        (P.WriteMembers, sync, False, None),
+        # clusters made by the cluster API, their repo group, their name claims
+        (P.CreateSpecificObj, C.EdgeCluster, False, None),
+        (P.DeleteObj, C.EdgeCluster, True, None),
+        (P.WriteMemberships, C.EdgeCluster, True, None),
+        (P.ReadMembers, repos, False, None),
+        (P.WriteMembers, repos, False, None),
+        (P.CreateSpecificObj, C.EdgeClusterName, False, None),
+        # the repos it writes (a cluster's repo uuid is the cluster's), and archives
+        (GIT.Pull, C.EdgeCluster, True, None),
+        (GIT.Push, C.EdgeCluster, True, None),
+        (GIT.ManageStorage, uuids.NULL, False, None),
+        # its API checks its callers' grants of its two permissions
+        (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),
+        (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None),
+    ]
+    for permission in DELEGATED:
+        held += [(AUTH.WriteACL, permission, False, None),
+                 (AUTH.ReadACL, permission, False, None)]
+    return held
+
+
+def ensure(admin: ConfigStoreClient, groups: dict[str, Any], data_dir: Path) -> Path:
+    """Create or update the principal with exactly :func:`grants`; return its password file.
+
+    The password is generated once into ``data_dir`` (mode 0600) and kept, so seeding again
+    does not lock out a running service. Grants it held that are no longer needed (from an
+    older version) are removed.
+    """
+    path = password_file(data_dir)
+    wanted = grants(groups)
+    principal = admin.create_principal(
+        PRINCIPAL_NAME, _password(path), label=LABEL,
+        grants=[_grant_body(g) for g in wanted])
+    keep = set(wanted)
+    for uuid in admin.find_grants(principal=principal):
+        found = admin.get_grant(uuid)
+        if _key(found) not in keep:
+            admin.delete_grant(uuid)
+    return path
+
+
+def password_file(data_dir: Path) -> Path:
+    """Where ``seed`` keeps the Cluster Manager's password and ``serve`` reads it."""
+    return data_dir / PASSWORD_FILE
+
+
+def _password(path: Path) -> str:
+    """The password in ``path``; a new one written there (0600) if there is none."""
+    if path.exists():
+        path.chmod(0o600)
+        password = path.read_text().strip()
+        if password:
+            return password
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(24)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(password + "\n")
+    return password
+
+
+def _grant_body(grant: Grant) -> dict[str, Any]:
+    permission, target, plural, obj = grant
+    body: dict[str, Any] = {"permission": permission, "target": target, "plural": plural}
+    if obj is not None:
+        body["object"] = obj
+    return body
+
+
+def _key(found: dict[str, Any]) -> Grant:
+    return (found["permission"], found["target"], bool(found.get("plural")),
+            found.get("object"))
