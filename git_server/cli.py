@@ -1,4 +1,9 @@
-"""``git-server`` command: serve per-cluster Git repositories over smart HTTP."""
+"""``git-server`` command: serve per-cluster Git repositories over smart HTTP.
+
+``seed`` needs administrator credentials (``FPLUS_USER`` / ``FPLUS_PASSWORD``): it sets up
+the Git repository configuration app and the ``git-server`` principal, whose password it
+keeps in the data dir. ``serve`` logs in as that principal (see :func:`_login`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the server runs on gevent
 
 import argparse  # noqa: E402
+import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -24,44 +30,111 @@ from serving import (  # noqa: E402
     serve,
 )
 
+from ._domain import setup  # noqa: E402
 from ._domain.registry import RepoRegistry  # noqa: E402
-from ._domain.setup import ensure_setup  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import GitServer  # noqa: E402
 
 PROG = "git-server"
+log = logging.getLogger("git_server")
 
 
-def _admin_client(url: str) -> ConfigStoreClient:
-    """The client for FPLUS_USER / FPLUS_PASSWORD, once the Config Store answers to them."""
+def _seed_store(url: str, data_dir: Path) -> Path:
+    """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made."""
     require_credentials(PROG)
-    client = client_from_env(url)
-    client.connect(wait=5.0)
+    try:
+        with client_from_env(url) as admin:
+            admin.connect(wait=5.0)
+            return setup.seed(admin, data_dir)
+    except ConfigStoreError as exc:
+        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+
+
+def _login(url: str, data_dir: Path) -> tuple[str, Path | None, str]:
+    """``(user, password file, password)`` for ``serve``, never the administrator's.
+
+    ``FPLUS_PASSWORD_FILE`` (user ``FPLUS_USER``, default ``git-server``); or
+    ``FPLUS_USER=git-server`` with ``FPLUS_PASSWORD``; else the file ``seed`` wrote into the
+    data dir. Other credentials in FPLUS_USER / FPLUS_PASSWORD are taken for an
+    administrator's, as before ``seed`` existed: ``serve`` seeds with them first and says so
+    (they then stay in this process's initial environment, ``/proc/<pid>/environ``).
+    """
+    env = os.environ
+    own = setup.PRINCIPAL_NAME
+    password = env.get("FPLUS_PASSWORD") or env.get("FPLUS_ADMIN_PASSWORD")
+    user = env.get("FPLUS_USER") or "admin"
+    if env.get("FPLUS_PASSWORD_FILE"):
+        user, path = env.get("FPLUS_USER") or own, Path(env["FPLUS_PASSWORD_FILE"])
+    elif password and user == own:
+        return user, None, password
+    elif password:
+        path = _seed_store(url, data_dir)
+        for name in ("FPLUS_PASSWORD", "FPLUS_ADMIN_PASSWORD"):
+            env.pop(name, None)
+        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
+                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
+                    "administrator password stays out of this service", user, PROG)
+        user = own
+    else:
+        user, path = own, setup.password_file(data_dir)
+        if not path.is_file():
+            raise SystemExit(f"{PROG}: no Config Store credentials: run `{PROG} seed` first "
+                             f"(with administrator credentials; it writes {path}), or set "
+                             "FPLUS_PASSWORD_FILE, or FPLUS_USER and FPLUS_PASSWORD")
+    try:
+        password = path.read_text().strip()
+    except OSError as exc:
+        raise SystemExit(f"{PROG}: the password file {path} cannot be read "
+                         f"({exc.strerror or exc})") from None
+    if not password:
+        raise SystemExit(f"{PROG}: the password file {path} is empty")
+    return user, path, password
+
+
+def _connect(url: str, data_dir: Path) -> ConfigStoreClient:
+    """The Git server's own client, logged in; one line and exit if it cannot be."""
+    user, path, password = _login(url, data_dir)
+    client = ConfigStoreClient(url, user, password)
+    try:
+        client.connect(wait=5.0)
+    except ConfigStoreError as exc:
+        if exc.status == 401:
+            raise SystemExit(f"{PROG}: {url} refused {user} with the password from "
+                             f"{path or 'FPLUS_PASSWORD'}: run `{PROG} seed` again") from None
+        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
     return client
+
+
+def _store_options(parser: argparse.ArgumentParser, data_help: str) -> None:
+    parser.add_argument("--data-dir", type=Path, required=True, help=data_help)
+    parser.add_argument("--config-store", default=os.environ.get("CONFIG_STORE_URL",
+                                                                "http://127.0.0.1:8701"))
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(prog="git-server", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    seed = sub.add_parser("seed", help="set up the Config Store and the Git server's "
+                                       "principal (administrator credentials)")
+    _store_options(seed, f"where {setup.PRINCIPAL_NAME}'s password file is kept")
     run = sub.add_parser("serve", help="serve repositories over smart HTTP")
-    run.add_argument("--data-dir", type=Path, required=True, help="repositories live here")
-    run.add_argument("--config-store", default=os.environ.get("CONFIG_STORE_URL",
-                                                             "http://127.0.0.1:8701"))
+    _store_options(run, "repositories and the password file live here")
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8702)
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
     args = parser.parse_args(argv)
     configure_logging()
-    listener = bind_port(args.host, args.port, PROG)
     url = args.config_store.rstrip("/")
-    try:
-        client = _admin_client(url)
-        ensure_setup(client)
-    except ConfigStoreError as exc:
-        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+    if args.command == "seed":
+        path = _seed_store(url, args.data_dir)
+        print(f"Seeded the Config Store at {url} for the Git server; the password of its "
+              f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
+        return
+    listener = bind_port(args.host, args.port, PROG)
+    client = _connect(url, args.data_dir)
     registry = RepoRegistry(client)
     server = GitServer(Access(client, args.acl_cache_seconds), registry,
                        RepoStorage(args.data_dir))
