@@ -1,10 +1,12 @@
 """``cluster-manager up``: the all-in-one stack on one machine, for trying it out.
 
-Checks that its three ports are free, then starts the Cluster Manager on P, the Config Store
-on P+1 and the Git server on P+2 (127.0.0.1) as child processes in their own process groups,
-waits for each to answer ``/ping``, prints how to use them, and stops them all on Ctrl-C or
-SIGTERM. If a child exits on its own, the others are stopped and ``up`` exits non-zero
-naming it.
+Checks that its three ports are free, then starts the Config Store on P+1, runs the Git
+server's and the Cluster Manager's ``seed`` steps with the administrator password, and starts
+the Git server on P+2 and the Cluster Manager on P (127.0.0.1) with their own credentials
+only (the password files the seeds wrote; no administrator password in their environment),
+each child in its own process group. It waits for each to answer ``/ping``, prints how to use
+them, and stops them all on Ctrl-C or SIGTERM. If a child exits on its own, the others are
+stopped and ``up`` exits non-zero naming it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from serving import in_use_message, taken_ports
 
 PROG = "cluster-manager up"
 HOST = "127.0.0.1"
+SEED_TIMEOUT = 60.0
+"""Seconds a service's ``seed`` step may take before ``up`` gives up."""
 
 
 def _status(returncode: int) -> str:
@@ -41,6 +45,8 @@ class Child:
     module: str
     port: int
     args: list[str]
+    seed_args: list[str] | None = None
+    """The arguments of its ``seed`` step (None: it has none)."""
     proc: subprocess.Popen | None = None
 
     @property
@@ -52,6 +58,22 @@ class Child:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", self.module, "serve", "--port", str(self.port), *self.args],
             env=env, start_new_session=True)
+
+    def seed(self, env: dict[str, str]) -> None:
+        """Run the child's ``seed`` step with ``env`` (administrator credentials) to the end;
+        SystemExit with its one line if it fails."""
+        if self.seed_args is None:
+            return
+        try:
+            done = subprocess.run([sys.executable, "-m", self.module, "seed", *self.seed_args],
+                                  env=env, capture_output=True, text=True,
+                                  timeout=SEED_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"{PROG}: seeding the {self.name} did not finish within "
+                             f"{SEED_TIMEOUT:.0f} s") from None
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines() or [_status(done.returncode)]
+            raise SystemExit(f"{PROG}: seeding the {self.name} failed: {lines[-1]}")
 
     def exited(self) -> str | None:
         """How the child ended (``"exit status 1"``), or None while it runs."""
@@ -126,11 +148,12 @@ def up(data_dir: Path, port: int) -> None:
     data_dir = data_dir.resolve()
     store = Child("Config Store", "config_store.cli", port + 1,
                   ["--data-dir", str(data_dir / "config-store")])
-    git = Child("Git server", "git_server.cli", port + 2,
-                ["--data-dir", str(data_dir / "git"), "--config-store", store.url])
+    git_args = ["--data-dir", str(data_dir / "git"), "--config-store", store.url]
+    git = Child("Git server", "git_server.cli", port + 2, git_args, git_args)
+    manager_args = ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url]
     manager = Child("Cluster Manager", "cluster_manager.cli", port,
-                    ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url,
-                     "--git", git.url, "--git-repos", str(data_dir / "git" / "repos")])
+                    [*manager_args, "--git", git.url,
+                     "--git-repos", str(data_dir / "git" / "repos")], manager_args)
     children = [store, git, manager]
     by_port = {c.port: c.name for c in children}
     taken = taken_ports(HOST, sorted(by_port))
@@ -158,17 +181,27 @@ def up(data_dir: Path, port: int) -> None:
 
 
 def _start(children: list[Child], data_dir: Path, stopping: Callable[[], bool]) -> bool:
-    """Start the Config Store, then the others as its admin; whether all came up before a stop."""
+    """Start the Config Store, seed for the others as its admin, then start them with their
+    own credentials; whether all came up before a stop."""
     store, *others = children
     store.start(dict(os.environ))
     if not store.wait_ready(stopping):
         return False
     password = _admin_password(data_dir, store, stopping)
-    services_env = dict(os.environ, FPLUS_USER="admin", FPLUS_PASSWORD=password)
+    own_env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
     for child in others:
         if stopping():
             return False
-        child.start(services_env)
+        try:
+            child.seed(dict(own_env, FPLUS_USER="admin", FPLUS_PASSWORD=password))
+        except SystemExit:
+            if stopping():  # Ctrl-C reached the seed step too
+                return False
+            raise
+    for child in others:
+        if stopping():
+            return False
+        child.start(own_env)
         if not child.wait_ready(stopping):
             return False
     return True
