@@ -102,6 +102,9 @@ class ServiceProcess:
     admin_password: str | None = ADMIN_PASSWORD
     module: str = "config_store.cli"
     log_level: str = "WARNING"
+    seed_from: str | None = None
+    """A Config Store URL: run the service's ``seed`` step there first, as its admin, and
+    serve with the service's own credentials only (no FPLUS_* variable)."""
 
     @property
     def url(self) -> str:
@@ -112,6 +115,9 @@ class ServiceProcess:
         env.pop("FPLUS_ADMIN_PASSWORD", None)
         if self.admin_password is not None:
             env["FPLUS_ADMIN_PASSWORD"] = self.admin_password
+        if self.seed_from is not None:
+            seed_service(self.module, self.data_dir, self.seed_from)
+            env = {k: v for k, v in env.items() if not k.startswith("FPLUS_")}
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         name = self.module.split(".")[0]
         with open(self.data_dir.parent / f"{name}-{self.port}.log", "ab") as log:
@@ -149,9 +155,28 @@ class ServiceProcess:
 ConfigStoreProcess = ServiceProcess
 
 
+def seed_service(module: str, data_dir: Path, config_store_url: str) -> None:
+    """``<module> seed`` against a Config Store as its admin: the service's setup, its own
+    principal, and that principal's password file in ``data_dir``."""
+    done = run_command(module, "seed", "--data-dir", str(data_dir),
+                       "--config-store", config_store_url,
+                       env=admin_env(config_store_url))
+    if done.returncode != 0:
+        raise RuntimeError(f"{module} seed failed: {done.stderr.strip()}")
+
+
+def admin_env(config_store_url: str) -> dict[str, str]:
+    """Our environment with the throwaway Config Store's admin credentials (for ``seed``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    return env | {"FPLUS_USER": "admin", "FPLUS_PASSWORD": ADMIN_PASSWORD,
+                  "CONFIG_STORE_URL": config_store_url}
+
+
 def git_server_process(data_dir: Path, config_store_url: str) -> ServiceProcess:
-    """A ``git-server serve`` against a Config Store (as its admin)."""
-    return ServiceProcess(data_dir, module="git_server.cli",
+    """A ``git-server serve`` against a Config Store, seeded there first and running as its
+    own principal."""
+    return ServiceProcess(data_dir, module="git_server.cli", admin_password=None,
+                          seed_from=config_store_url,
                           extra_args=("--config-store", config_store_url,
                                       "--acl-cache-seconds", "0.5"))
 
@@ -171,8 +196,10 @@ class Api(requests.Session):
 
 def cluster_manager_process(data_dir: Path, config_store_url: str, git_url: str,
                             git_repos: Path, *extra: str) -> ServiceProcess:
-    """A ``cluster-manager serve`` writing straight into a local Git server's repos."""
-    return ServiceProcess(data_dir, module="cluster_manager.cli",
+    """A ``cluster-manager serve`` writing straight into a local Git server's repos, seeded
+    first and running as its own principal."""
+    return ServiceProcess(data_dir, module="cluster_manager.cli", admin_password=None,
+                          seed_from=config_store_url,
                           extra_args=("--config-store", config_store_url, "--git", git_url,
                                       "--git-repos", str(git_repos), "--backoff", "0.5",
                                       *extra))

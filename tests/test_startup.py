@@ -58,12 +58,58 @@ def test_a_taken_port_is_one_line(module: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("module", CLIENTS)
-def test_missing_credentials_name_the_variables(module: str, tmp_path: Path) -> None:
-    done = run_command(module, "serve", "--data-dir", str(tmp_path / "data"),
-                       "--port", str(free_port()), "--config-store",
+def test_seed_without_credentials_names_the_variables(module: str, tmp_path: Path) -> None:
+    done = run_command(module, "seed", "--data-dir", str(tmp_path / "data"), "--config-store",
                        f"http://127.0.0.1:{free_port()}")
     assert one_line(done) == (f"{SERVICES[module]}: no Config Store credentials: set FPLUS_USER "
                               "and FPLUS_PASSWORD (a Config Store administrator)")
+
+
+@pytest.mark.parametrize("module", CLIENTS)
+def test_serve_unseeded_without_credentials_says_to_seed(module: str, tmp_path: Path) -> None:
+    prog = SERVICES[module]
+    done = run_command(module, "serve", "--data-dir", str(tmp_path / "data"),
+                       "--port", str(free_port()), "--config-store",
+                       f"http://127.0.0.1:{free_port()}")
+    assert one_line(done) == (
+        f"{prog}: no Config Store credentials: run `{prog} seed` first (with administrator "
+        f"credentials; it writes {tmp_path / 'data' / (prog + '-password')}), or set "
+        "FPLUS_PASSWORD_FILE, or FPLUS_USER and FPLUS_PASSWORD")
+
+
+@pytest.mark.parametrize("module", CLIENTS)
+def test_serve_with_a_wrong_password_file_says_to_seed_again(
+        module: str, tmp_path: Path, config_store: ConfigStoreProcess) -> None:
+    prog = SERVICES[module]
+    (tmp_path / "password").write_text("not-the-password\n")
+    done = run_command(module, "serve", "--data-dir", str(tmp_path / "data"),
+                       "--port", str(free_port()), "--config-store", config_store.url,
+                       env=env_with(FPLUS_PASSWORD_FILE=str(tmp_path / "password")))
+    assert one_line(done) == (f"{prog}: {config_store.url} refused {prog} with the password "
+                              f"from {tmp_path / 'password'}: run `{prog} seed` again")
+
+
+@pytest.mark.parametrize("module", CLIENTS)
+def test_serve_with_administrator_credentials_seeds_first_and_says_so(
+        module: str, tmp_path: Path, config_store: ConfigStoreProcess) -> None:
+    """Backward compatible: FPLUS_USER=admin still works; ``serve`` seeds, warns, and runs
+    as its own principal."""
+    prog, data = SERVICES[module], tmp_path / "data"
+    port = free_port()
+    args = [sys.executable, "-m", module, "serve", "--data-dir", str(data), "--port", str(port),
+            "--config-store", config_store.url]
+    if module == "cluster_manager.cli":
+        args += ["--git", f"http://127.0.0.1:{free_port()}", "--git-repos", str(tmp_path / "r")]
+    proc = subprocess.Popen(args, env=env_with(FPLUS_USER="admin", FPLUS_PASSWORD=ADMIN_PASSWORD),
+                            start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/ping", proc=proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert f"run `{prog} seed` once instead" in out, out
+    assert (data / f"{prog}-password").stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.parametrize("module", CLIENTS)
