@@ -1,0 +1,216 @@
+"""Least privilege: the Cluster Manager and the Git server run as their own principals with only
+what they need, the administrator password stays out of their processes, and the
+``cluster-manager`` principal's credentials (read from the data dir of a real ``up``) cannot
+grant it what it does not hold.
+
+The probe found ``cluster-manager`` could grant itself WriteApp on everything (then rewrite
+the Bootstrap script every edge runs as a shell script), the Git server ran as ``admin``, and
+the Cluster Manager kept the admin password in its environment after seeding.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from config_store import uuids
+from harness.gitcli import git
+from harness.servers import Api, free_port_block, wait_until_up
+from harness.stack import create_cluster, status, wait_for
+
+A, P, AUTH, GIT = uuids.App, uuids.ConfigDBPerm, uuids.AuthPerm, uuids.GitPerm
+SERVICES = ("git_server.cli", "cluster_manager.cli")
+EXECUTED_OR_ACCESS = (A.BootstrapScript, A.FluxTemplate, A.HelmChartTemplate,
+                      A.K8sResourceTemplate, A.ConfigSchema, A.ServiceConfig, A.EdgeDeployment,
+                      uuids.NULL)
+"""Apps whose entries edges execute or that decide access (and the wildcard)."""
+
+
+@dataclass
+class Up:
+    """A running ``cluster-manager up`` and the credentials in its data dir."""
+
+    proc: subprocess.Popen
+    port: int
+    data: Path
+    admin_password: str
+
+    def api(self, offset: int, auth: tuple[str, str] | None = None) -> Api:
+        """A session with the service on ``port + offset`` (0 manager, 1 store, 2 git)."""
+        return Api(f"http://127.0.0.1:{self.port + offset}", auth)
+
+    @property
+    def admin(self) -> Api:
+        return self.api(1, ("admin", self.admin_password))
+
+    def own(self, name: str, where: str) -> Api:
+        """The Config Store as ``name``, with the password ``seed`` left in ``where``."""
+        password = (self.data / where / f"{name}-password").read_text().strip()
+        return self.api(1, (name, password))
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    """``cluster-manager up`` with FPLUS_ADMIN_PASSWORD in its environment: the Config Store
+    needs it, the services must not inherit it."""
+    data = tmp_path_factory.mktemp("privilege") / "data"
+    port = free_port_block(3)
+    password = "admin-" + secrets.token_hex(12)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    proc = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+                             str(data), "--port", str(port)],
+                            env=env | {"FPLUS_ADMIN_PASSWORD": password},
+                            start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/ping", proc=proc)
+        yield Up(proc, port, data, password)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def _group_of(child: int) -> list[int]:
+    """Every process in ``child``'s process group (gunicorn's master and workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == child:
+                    found.append(int(entry.name))
+            except ProcessLookupError:
+                continue
+    return found
+
+
+def _service_pids(up_pid: int, module: str) -> list[int]:
+    children = Path(f"/proc/{up_pid}/task/{up_pid}/children").read_text().split()
+    [child] = [int(c) for c in children
+               if module in Path(f"/proc/{c}/cmdline").read_bytes().decode()]
+    return _group_of(child)
+
+
+def _acl(stack: Up, name: str) -> list[dict[str, str]]:
+    uuid = stack.admin.get(f"/v2/identity/kerberos/{name}").json()
+    r = stack.admin.get(f"/v2/acl/{uuid}")
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_admin_password_is_not_in_the_services_environment(stack: Up) -> None:
+    for module in SERVICES:
+        pids = _service_pids(stack.proc.pid, module)
+        assert pids, module
+        for pid in pids:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            assert stack.admin_password.encode() not in environ, (module, pid)
+            names = {v.split(b"=", 1)[0] for v in environ.split(b"\0")}
+            assert not names & {b"FPLUS_PASSWORD", b"FPLUS_ADMIN_PASSWORD"}, (module, pid)
+        cmdline = Path(f"/proc/{pids[0]}/cmdline").read_bytes()
+        assert stack.admin_password.encode() not in cmdline
+
+
+def test_password_files_are_private(stack: Up) -> None:
+    for where, name in (("cluster-manager", "cluster-manager"), ("git", "git-server")):
+        path = stack.data / where / f"{name}-password"
+        assert path.stat().st_mode & 0o777 == 0o600, path
+
+
+def test_manager_cannot_grant_itself_write_on_the_bootstrap_script(stack: Up) -> None:
+    manager = stack.own("cluster-manager", "cluster-manager")
+    me = manager.get("/v2/whoami").json()
+    assert me["name"] == "cluster-manager" and not me["root"]
+    script = f"/v2/app/{A.BootstrapScript}/object/{A.BootstrapScript}"
+    before = stack.admin.get(script).json()
+    made = []
+    try:
+        for target, plural in ((A.BootstrapScript, False), (uuids.NULL, False),
+                               (uuids.Class.App, True)):
+            r = manager.post("/v2/grant", json={"principal": me["uuid"], "target": target,
+                                                "permission": P.WriteApp, "plural": plural})
+            if r.ok:
+                made.append(r.json()["uuid"])
+            assert r.status_code == 403, (target, r.status_code, r.text)
+    finally:  # a grant that got through must not spoil the other tests of this stack
+        for grant in made:
+            stack.admin.delete(f"/v2/grant/{grant}")
+    # nor through an account it creates, whose password it would know
+    r = manager.post("/v2/principal", json={
+        "name": f"sneaky-{secrets.token_hex(4)}", "password": "x" * 16,
+        "class": uuids.Class.EdgeAccount,
+        "grants": [{"permission": P.WriteApp, "target": A.BootstrapScript}]})
+    assert r.status_code == 403, r.text
+    assert manager.put(script, json={"wrapper": "rm -rf /"}).status_code == 403
+    assert manager.patch(script, json={"wrapper": "rm -rf /"},
+                         headers={"Content-Type": "application/merge-patch+json"}
+                         ).status_code == 403
+    assert stack.admin.get(script).json() == before
+    held = {(e["permission"], e["target"]) for e in _acl(stack, "cluster-manager")}
+    assert (P.WriteApp, A.BootstrapScript) not in held
+
+
+def test_manager_holds_no_write_on_executed_or_access_apps(stack: Up) -> None:
+    acl = _acl(stack, "cluster-manager")
+    writes = {e["target"] for e in acl if e["permission"] == P.WriteApp}
+    assert not writes & set(EXECUTED_OR_ACCESS), writes & set(EXECUTED_OR_ACCESS)
+    delegable = {e["target"] for e in acl if e["permission"] == AUTH.WriteACL}
+    assert delegable == {GIT.Pull, P.ReadApp, P.WriteApp}
+    assert all(e["target"] != uuids.NULL or e["permission"] in
+               (AUTH.ReadKerberos, GIT.ManageStorage) for e in acl), acl
+
+
+def test_git_server_principal_reads_repo_configs_only(stack: Up) -> None:
+    gits = stack.own("git-server", "git")
+    held = {(e["permission"], e["target"]) for e in _acl(stack, "git-server")}
+    assert held == {(P.ReadApp, A.GitRepoConfig), (AUTH.ReadACL, GIT.Pull),
+                    (AUTH.ReadACL, GIT.Push), (AUTH.ReadACL, GIT.ManageStorage)}
+    me = gits.get("/v2/whoami").json()
+    assert me["name"] == "git-server" and not me["root"]
+    obj = stack.admin.post("/v2/object", json={"class": uuids.Class.EdgeCluster}).json()["uuid"]
+    for app in (A.GitRepoConfig, A.BootstrapScript, A.EdgeClusterConfiguration):
+        r = gits.put(f"/v2/app/{app}/object/{obj}", json={"path": "x/y"})
+        assert r.status_code == 403, (app, r.text)
+    assert gits.post("/v2/grant", json={"principal": me["uuid"], "permission": P.WriteApp,
+                                        "target": A.GitRepoConfig}).status_code == 403
+    assert gits.post("/v2/object", json={"class": uuids.Class.EdgeCluster}).status_code == 403
+    assert gits.get(f"/v2/app/{A.GitRepoConfig}/object").status_code == 200
+
+
+def _user(stack: Up, *grants: tuple[str, str]) -> tuple[str, str]:
+    name, password = f"user-{secrets.token_hex(4)}", secrets.token_hex(12)
+    r = stack.admin.post("/v2/principal", json={
+        "name": name, "password": password,
+        "grants": [{"permission": p, "target": t} for p, t in grants]})
+    assert r.status_code == 201, r.text
+    return name, password
+
+
+def test_the_stack_still_commissions_a_cluster(stack: Up, tmp_path: Path) -> None:
+    """Commissioned by the least-privileged manager, served by the least-privileged Git
+    server, which checks a caller's Pull grant it can only read through ReadACL."""
+    cluster = create_cluster(stack.admin, "privilege-1")
+    done = wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), timeout=60,
+                    what="the cluster commissioned")
+    assert done
+    flux = stack.admin.get("/v2/identity/kerberos/op1flux/privilege-1").json()
+    granted = {(e["permission"], e["target"]) for e in stack.admin.get(f"/v2/acl/{flux}").json()}
+    assert (GIT.Pull, cluster) in granted  # handed out by the Cluster Manager itself
+    reader = _user(stack, (GIT.Pull, cluster))
+    url = f"http://{reader[0]}:{reader[1]}@127.0.0.1:{stack.port + 2}/uuid/{cluster}"
+    git("clone", "-q", url, tmp_path / "clone")
+    assert list((tmp_path / "clone").rglob("self-link.yaml"))
+    stranger = _user(stack)
+    r = stack.api(2, stranger).get(f"/v1/status/{cluster}")
+    assert r.status_code == 403
+    operator = _user(stack, (uuids.EdgePerm.Clusters, cluster))
+    r = stack.api(0, operator).get(f"/v1/cluster/{cluster}/status")
+    assert r.status_code == 200, r.text
+    assert stack.api(0, stranger).get(f"/v1/cluster/{cluster}/status").status_code == 403
