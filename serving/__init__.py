@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .bodyread import BodyTimeout
     from .errors import http_exception_error, install_json_errors, json_error
     from .gunicorn import serve
     from .httplimits import HttpLimits, http_limits
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from .ports import bind_port, in_use_message, taken_ports
     from .startup import config_store_failure, require_credentials
 
-_HOMES = {"bind_port": "ports", "config_store_failure": "startup", "configure_logging": "logs",
+_HOMES = {"BodyTimeout": "bodyread", "bind_port": "ports", "config_store_failure": "startup",
+          "configure_logging": "logs",
           "http_exception_error": "errors", "http_limits": "httplimits",
           "HttpLimits": "httplimits", "in_use_message": "ports",
           "JSONRejected": "jsondoc", "loads_checked": "jsondoc",
@@ -27,7 +29,7 @@ _HOMES = {"bind_port": "ports", "config_store_failure": "startup", "configure_lo
           "require_credentials": "startup", "serve": "gunicorn",
           "taken_ports": "ports"}
 
-__all__ = ["HttpLimits", "JSONRejected", "bind_port", "config_store_failure",
+__all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "bind_port", "config_store_failure",
            "configure_logging", "http_exception_error", "http_limits", "in_use_message",
            "install_json_errors", "json_error", "loads_checked", "refuse_oversized",
            "require_credentials", "serve", "taken_ports"]
