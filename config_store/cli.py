@@ -8,8 +8,10 @@ from pathlib import Path
 
 from serving import bind_port, configure_logging, offload, serve
 
+from ._domain.notify import NotifyLimits
 from ._domain.store import open_store
 from ._http.app import Settings, create_app
+from ._http.notify_ws import NotifySettings
 
 
 def _database_path(url: str | None, data_dir: Path) -> Path:
@@ -34,6 +36,35 @@ def _print_welcome(url: str, data_dir: Path) -> None:
 """, flush=True)
 
 
+def _notify_flags(run: argparse.ArgumentParser) -> None:
+    limits, ws = NotifyLimits(), NotifySettings()
+    flag = run.add_argument_group("notify/v2 limits").add_argument
+    flag("--notify-queue-bytes", type=int, default=limits.queue_bytes,
+         help="bytes of updates waiting for one client before it is dropped as behind")
+    flag("--notify-queue-events", type=int, default=limits.queue_events,
+         help="updates waiting for one client before it is dropped as behind")
+    flag("--notify-max-subscriptions", type=int, default=limits.max_subscriptions,
+         help="subscriptions per connection (more are answered 429)")
+    flag("--notify-max-connections", type=int, default=limits.max_connections,
+         help="notify connections per principal (more are answered 429)")
+    flag("--notify-send-timeout", type=float, default=ws.send_timeout,
+         help="seconds one write to a client may take before it is dropped")
+    flag("--notify-auth-timeout", type=float, default=ws.auth_timeout,
+         help="seconds a new connection has to send its Bearer token")
+    flag("--notify-message-bytes", type=int, default=ws.message_bytes,
+         help="largest client message after authentication")
+
+
+def _notify_settings(args: argparse.Namespace) -> NotifySettings:
+    limits = NotifyLimits(queue_bytes=args.notify_queue_bytes,
+                          queue_events=args.notify_queue_events,
+                          max_subscriptions=args.notify_max_subscriptions,
+                          max_connections=args.notify_max_connections)
+    return NotifySettings(limits=limits, send_timeout=args.notify_send_timeout,
+                          auth_timeout=args.notify_auth_timeout,
+                          message_bytes=args.notify_message_bytes)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point."""
     parser = argparse.ArgumentParser(prog="config-store", description=__doc__)
@@ -46,12 +77,13 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
+    _notify_flags(run)
     args = parser.parse_args(argv)
     configure_logging()
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
     store = open_store(_database_path(args.database, args.data_dir),
                        os.environ.get("FPLUS_ADMIN_PASSWORD"))
-    app = create_app(store, Settings(body_limit=args.body_limit))
+    app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
     _print_welcome(f"http://{args.host}:{args.port}", store.data_dir)
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
     serve(app, args.host, args.port, args.connections, listener=listener)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask import Flask
 
@@ -10,7 +10,7 @@ from serving import refuse_oversized
 
 from .._domain.store import Store
 from . import app_routes, auth, auth_routes, errors, misc_routes, object_routes, v1_routes
-from .notify_ws import bp as notify_bp
+from .notify_ws import NotifySettings, install_notify
 from .params import UUIDConverter
 
 
@@ -20,6 +20,7 @@ class Settings:
 
     body_limit: int = 1024 * 1024
     device_uuid: str | None = None
+    notify: NotifySettings = field(default_factory=NotifySettings)
 
 
 def create_app(store: Store, settings: Settings | None = None) -> Flask:
@@ -28,7 +29,6 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app = Flask("config_store", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings.body_limit
     app.config["DEVICE_UUID"] = settings.device_uuid
-    app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
     app.json.sort_keys = False
     app.extensions["config_store"] = store
     app.url_map.converters["uuid"] = UUIDConverter
@@ -36,8 +36,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app.before_request(refuse_oversized)
     app.before_request(auth.authenticate)
     errors.register(app)
-    for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
-               notify_bp):
+    for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp):
         app.register_blueprint(bp)
+    install_notify(app, store, settings.notify)
     app.wsgi_app = v1_routes.forward_v1(app.wsgi_app)  # type: ignore[method-assign]
     return app

@@ -1,31 +1,36 @@
-"""notify/v2 subscriptions, independent of the WebSocket transport (reference §1.8).
-
-A :class:`NotifySession` belongs to one authenticated connection. Committed events are
-queued to it by the writer's thread; :meth:`NotifySession.run` (the connection's thread)
-turns them into updates, re-checking the ACL for each, and hands them to ``send``.
+"""The kinds of notify/v2 subscription and the updates each computes (reference §1.8).
 
 Differences from ACS, all fixes: every update carries the entry's etag; falsy values
 (``0``, ``false``, ``""``, ``null``) are reported as values, not 404; a filter never
-crashes on arrays or non-object bodies.
+crashes on arrays or non-object bodies; a stored entry that cannot be processed (nested
+deeper than the door allows, or holding a lone surrogate: written before the door check
+existed) is reported as that entry's error (:func:`unprocessable`), never as the end of the
+subscription or of the session.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import queue
+import logging
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import json_merge_patch
 
-from .. import uuids
-from . import configs, objects
-from .errors import DomainError
-from .events import ConfigChanged, Event, StructureChanged
-from .jsonvalue import canonical
-from .store import Store
+from serving import JSONRejected, loads_checked
+
+from ... import uuids
+from .. import configs, objects
+from ..errors import DomainError
+from ..events import ConfigChanged, Event, StructureChanged
+from ..jsonvalue import canonical
+from ..store import Store
+
+if TYPE_CHECKING:
+    from .session import NotifySession
+
+log = logging.getLogger(__name__)
 
 _U = r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 ENTRY = re.compile(rf"^v[12]/app/{_U}/object/{_U}/?$", re.I)
@@ -35,9 +40,20 @@ SEARCH_PARENT = re.compile(rf"^v[12]/app/{_U}/object/$", re.I)
 
 P = uuids.ConfigDBPerm
 
+UNPROCESSABLE = (RecursionError, ValueError)
+"""What stored data that cannot be processed raises (too deep; not encodable or parseable)."""
 
-class SessionError(Exception):
-    """The client broke the protocol; the connection must close."""
+
+def unprocessable(reason: str) -> dict[str, Any]:
+    """The response for one entry whose stored value cannot be processed."""
+    return {"status": 500, "error": f"stored entry cannot be processed: {reason}"}
+
+
+def reason_of(exc: BaseException) -> str:
+    """A short reason why a stored value cannot be processed."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc) if isinstance(exc, JSONRejected) else type(exc).__name__
 
 
 def filter_matches(body: Any, flt: Any) -> bool:
@@ -56,11 +72,13 @@ def _entry_response(value: Any, etag: str | None) -> dict[str, Any]:
     return {"status": 200, "body": value, "headers": {"etag": etag}}
 
 
-class _Sub:
+class Sub:
     """One subscription; subclasses compute its updates."""
 
     def __init__(self, session: NotifySession, uuid: str) -> None:
-        self.session, self.uuid, self.last = session, uuid, ""
+        self.session, self.uuid = session, uuid
+        self.last: bytes = b""
+        """A digest of the last update sent, to skip sending the same one twice."""
 
     @property
     def store(self) -> Store:
@@ -76,7 +94,7 @@ class _Sub:
         raise NotImplementedError
 
 
-class _EntryWatch(_Sub):
+class EntryWatch(Sub):
     def __init__(self, session: NotifySession, uuid: str, app: str, obj: str, head: bool):
         super().__init__(session, uuid)
         self.app, self.obj, self.head = app.lower(), obj.lower(), head
@@ -90,7 +108,10 @@ class _EntryWatch(_Sub):
         return resp
 
     def initial(self) -> list[dict]:
-        found = configs.get(self.store.core, self.app, self.obj)
+        try:
+            found = configs.get(self.store.core, self.app, self.obj)
+        except UNPROCESSABLE as exc:
+            return [{"response": unprocessable(reason_of(exc))}]
         return [{"response": self._response(*(found or (None, None)))}]
 
     def on_events(self, events: Sequence[Event]) -> list[dict]:
@@ -99,7 +120,7 @@ class _EntryWatch(_Sub):
         return [{"response": self._response(mine[-1].value, mine[-1].etag)}] if mine else []
 
 
-class _AppListWatch(_Sub):
+class AppListWatch(Sub):
     def __init__(self, session: NotifySession, uuid: str, app: str):
         super().__init__(session, uuid)
         self.app = app.lower()
@@ -118,7 +139,7 @@ class _AppListWatch(_Sub):
         return self.initial() if touched else []
 
 
-class _ClassWatch(_Sub):
+class ClassWatch(Sub):
     def __init__(self, session: NotifySession, uuid: str, klass: str, direct: bool, rel: str):
         super().__init__(session, uuid)
         self.klass, self.direct, self.rel = klass.lower(), direct, rel
@@ -142,7 +163,7 @@ class _ClassWatch(_Sub):
         return self.initial() if touched else []
 
 
-class _AppSearch(_Sub):
+class AppSearch(Sub):
     def __init__(self, session: NotifySession, uuid: str, app: str, flt: Any):
         super().__init__(session, uuid)
         self.app, self.filter = app.lower(), flt
@@ -166,11 +187,25 @@ class _AppSearch(_Sub):
             return [{"response": {"status": 403}}]
         children = {}
         for obj, text, etag in visible:
-            value = json.loads(text)
-            if self._selects(value, etag):
-                children[obj] = _entry_response(value, etag)
+            response = self._guarded(obj, lambda t=text, e=etag: self._stored(t, e))
+            if response is not None:
+                children[obj] = response
         self.no_access, self.selected = False, set(children)
         return [{"response": {"status": 204}, "children": children}]
+
+    def _stored(self, text: str, etag: str) -> dict | None:
+        """The child response of a stored entry, None if the filter leaves it out."""
+        value = loads_checked(text)
+        return _entry_response(value, etag) if self._selects(value, etag) else None
+
+    def _guarded(self, obj: str, compute: Callable[[], dict | None]) -> dict | None:
+        """``compute()``, or the unprocessable-entry response if ``obj``'s data breaks it."""
+        try:
+            return compute()
+        except UNPROCESSABLE as exc:
+            log.warning("notify: entry %s of app %s cannot be processed: %s",
+                        obj, self.app, reason_of(exc))
+            return unprocessable(reason_of(exc))
 
     def on_events(self, events: Sequence[Event]) -> list[dict]:
         out: list[dict] = []
@@ -196,97 +231,43 @@ class _AppSearch(_Sub):
                 self.selected.discard(e.obj)
                 return [{"child": e.obj, "response": {"status": 403}}]
             return []  # never shown to this principal: stay silent
-        if self._selects(e.value, e.etag):
+        response = self._guarded(e.obj, lambda: self._changed(e))
+        if response is not None:
             self.selected.add(e.obj)
-            return [{"child": e.obj, "response": _entry_response(e.value, e.etag)}]
+            return [{"child": e.obj, "response": response}]
         if e.obj in self.selected:
             self.selected.discard(e.obj)
             gone = 404 if self.filter is None else 412
             return [{"child": e.obj, "response": {"status": gone}}]
         return []
 
+    def _changed(self, e: ConfigChanged) -> dict | None:
+        return _entry_response(e.value, e.etag) if self._selects(e.value, e.etag) else None
 
-class NotifySession:
-    """The subscriptions of one notify/v2 connection."""
 
-    def __init__(self, store: Store, principal: str, send: Callable[[dict], None]) -> None:
-        self.store, self.principal, self.send = store, principal, send
-        self.subs: dict[str, _Sub] = {}
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._unsubscribe = store.core.events.subscribe(
-            lambda events: self._queue.put(("events", events)))
-
-    def submit(self, text: str) -> None:
-        """Queue a client message (called by the transport's reader)."""
-        self._queue.put(("request", text))
-
-    def stop(self) -> None:
-        """Ask :meth:`run` to return."""
-        self._queue.put(("stop", None))
-
-    def run(self) -> None:
-        """Process requests and events until :meth:`stop`; raises :class:`SessionError`."""
-        try:
-            while True:
-                kind, item = self._queue.get()
-                if kind == "stop":
-                    return
-                if kind == "request":
-                    self._request(item)
-                else:
-                    for sub in list(self.subs.values()):
-                        self._emit(sub, sub.on_events(item), 200)
-        finally:
-            self._unsubscribe()
-
-    def _emit(self, sub: _Sub, updates: list[dict], status: int) -> None:
-        for update in updates:
-            update = {"status": status, **update, "uuid": sub.uuid}
-            key = canonical(update)
-            if key != sub.last:
-                sub.last = key
-                self.send(update)
-
-    def _request(self, text: str) -> None:
-        try:
-            req = json.loads(text)
-        except ValueError:
-            raise SessionError("request is not JSON") from None
-        if not isinstance(req, dict) or not isinstance(req.get("uuid"), str):
-            raise SessionError("request has no uuid")
-        sub_uuid, method = req["uuid"], req.get("method")
-        if method == "CLOSE":
-            self.subs.pop(sub_uuid, None)
-            self.send({"status": 410, "uuid": sub_uuid})
-            return
-        sub, status = self._subscription(sub_uuid, method, req)
-        if sub is None:
-            self.send({"status": status, "uuid": sub_uuid})
-            return
-        self.subs[sub_uuid] = sub
-        self._emit(sub, sub.initial(), 201)
-
-    def _subscription(self, sub_uuid: str, method: Any, req: dict) -> tuple[_Sub | None, int]:
-        if method == "WATCH":
-            request = req.get("request")
-            if not isinstance(request, dict) or not isinstance(request.get("url"), str):
-                return None, 400
-            verb = str(request.get("method", "GET")).upper()
-            if verb not in ("GET", "HEAD"):
-                return None, 400
-            url = request["url"].split("?", 1)[0]
-            if m := ENTRY.match(url):
-                return _EntryWatch(self, sub_uuid, m[1], m[2], verb == "HEAD"), 201
-            if m := APP_LIST.match(url):
-                return _AppListWatch(self, sub_uuid, m[1]), 201
-            if m := CLASS_REL.match(url):
-                return _ClassWatch(self, sub_uuid, m[1], bool(m[2]), m[3]), 201
-            return None, 404
-        if method == "SEARCH":
-            parent = req.get("parent")
-            if not isinstance(parent, str) or not parent.endswith("/"):
-                return None, 400
-            if m := SEARCH_PARENT.match(parent):
-                return _AppSearch(self, sub_uuid, m[1], req.get("filter")), 201
-            return None, 404
-        return None, 400
+def subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub | None, int]:
+    """The subscription a WATCH or SEARCH request asks for, or None and the error status."""
+    method = req.get("method")
+    if method == "WATCH":
+        request = req.get("request")
+        if not isinstance(request, dict) or not isinstance(request.get("url"), str):
+            return None, 400
+        verb = str(request.get("method", "GET")).upper()
+        if verb not in ("GET", "HEAD"):
+            return None, 400
+        url = request["url"].split("?", 1)[0]
+        if m := ENTRY.match(url):
+            return EntryWatch(session, sub_uuid, m[1], m[2], verb == "HEAD"), 201
+        if m := APP_LIST.match(url):
+            return AppListWatch(session, sub_uuid, m[1]), 201
+        if m := CLASS_REL.match(url):
+            return ClassWatch(session, sub_uuid, m[1], bool(m[2]), m[3]), 201
+        return None, 404
+    if method == "SEARCH":
+        parent = req.get("parent")
+        if not isinstance(parent, str) or not parent.endswith("/"):
+            return None, 400
+        if m := SEARCH_PARENT.match(parent):
+            return AppSearch(session, sub_uuid, m[1], req.get("filter")), 201
+        return None, 404
+    return None, 400

@@ -1,0 +1,57 @@
+"""The open notify sessions: a cap per principal, and revocations passed on to sessions."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from ..credentials import Sessions
+
+if TYPE_CHECKING:
+    from .session import NotifySession
+
+
+class NotifyRegistry:
+    """Every authenticated notify session of one store, by principal.
+
+    Subscribes once to the store's token revocations and tells each session of the revoked
+    principal to re-check its token (it ends then, or when that token stops being valid).
+    """
+
+    def __init__(self, sessions: Sessions, max_connections: int) -> None:
+        self.max_connections = max_connections
+        self._lock = threading.Lock()
+        self._by_principal: dict[str, set[NotifySession]] = {}
+        sessions.subscribe_revocations(self._revoked)
+
+    def admit(self, session: NotifySession) -> bool:
+        """Register ``session``; False (and not registered) if its principal has the most
+        sessions allowed already."""
+        with self._lock:
+            mine = self._by_principal.setdefault(session.principal, set())
+            if len(mine) >= self.max_connections:
+                if not mine:
+                    del self._by_principal[session.principal]
+                return False
+            mine.add(session)
+            return True
+
+    def leave(self, session: NotifySession) -> None:
+        """Forget ``session`` (it ended)."""
+        with self._lock:
+            mine = self._by_principal.get(session.principal)
+            if mine is not None:
+                mine.discard(session)
+                if not mine:
+                    del self._by_principal[session.principal]
+
+    def count(self, principal: str) -> int:
+        """How many sessions ``principal`` has open."""
+        with self._lock:
+            return len(self._by_principal.get(principal, ()))
+
+    def _revoked(self, principal: str) -> None:
+        with self._lock:
+            mine = list(self._by_principal.get(principal, ()))
+        for session in mine:
+            session.recheck_credentials()
