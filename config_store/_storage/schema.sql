@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS principal (
     previous_hash  TEXT,                -- a rotated-out password still accepted for a while
     previous_until REAL                 -- ... until this time (seconds since the epoch)
 );
+-- Names are unique regardless of case, checked by the writer (a unique index here would stop
+-- a database made before that rule, holding e.g. "nobody" and "Nobody", from opening).
+CREATE INDEX IF NOT EXISTS principal_by_folded_name ON principal (name COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS acl_grant (
     uuid       TEXT PRIMARY KEY,
     principal  TEXT NOT NULL,

@@ -4,7 +4,7 @@ One connection per thread; writers are serialised by a process lock plus
 ``BEGIN IMMEDIATE`` so a read-check-write inside :meth:`SQLiteStorage.write` is atomic.
 ``synchronous=NORMAL`` in WAL mode survives a killed process (only an OS crash or
 power loss can drop the last transactions). Opening a database made by an earlier version
-adds the columns it lacks (:data:`ADDED_COLUMNS`).
+adds the columns it lacks (:data:`ADDED_COLUMNS`). The file itself: :mod:`.dbfile`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from . import dbfile
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,23 @@ class Reader:
             "WHERE name = ?", (name,)
         ).fetchone()
         return LoginRow(row[0], row[1], row[2], row[3]) if row else None
+
+    def principal_credentials(self, uuid: str) -> LoginRow | None:
+        """The current and previous password hashes of a principal, by uuid."""
+        row = self.conn.execute(
+            "SELECT uuid, password_hash, previous_hash, previous_until FROM principal "
+            "WHERE uuid = ?", (uuid,)
+        ).fetchone()
+        return LoginRow(row[0], row[1], row[2], row[3]) if row else None
+
+    def principals_named_alike(self, name: str) -> list[tuple[str, str]]:
+        """``(uuid, name)`` of principals whose name equals ``name`` ignoring ASCII case
+        (names are ASCII). A database from before names were unique this way may hold
+        several."""
+        rows = self.conn.execute(
+            "SELECT uuid, name FROM principal WHERE name = ? COLLATE NOCASE ORDER BY name",
+            (name,))
+        return [(r[0], r[1]) for r in rows]
 
     def principal_name(self, uuid: str) -> str | None:
         """The name of a principal, or None."""
@@ -273,19 +292,32 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def _initialise(conn: sqlite3.Connection) -> None:
+    """WAL mode, the tables, and the columns a database from an earlier version lacks."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
+    _add_missing_columns(conn)
+
+
 class SQLiteStorage:
-    """The Config Store's durable state in one SQLite file."""
+    """The Config Store's durable state in one SQLite file (made and checked by
+    :mod:`.dbfile`: private, never an empty or corrupt file taken for a store)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        conn = self._connect()
+        dbfile.prepare(path, _initialise)
         try:
-            conn.executescript(resources.files(__package__).joinpath("schema.sql").read_text())
-            _add_missing_columns(conn)
-        finally:
-            conn.close()
+            conn = self._connect()
+            try:
+                dbfile.check(conn, path)
+                _initialise(conn)
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise dbfile.refusal(
+                path, f"is not a usable database ({dbfile.sqlite_reason(exc)})") from None
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
