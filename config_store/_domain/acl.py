@@ -9,16 +9,48 @@ wildcard when a check allows it.
 Extension (ours, not in ACS): a grant may carry ``object``, restricting an app permission
 (``ReadApp``/``WriteApp`` on an app) to that app's entry for one object only, so an edge's
 principal can write its own Edge cluster status entry and no other.
+
+The grant rule (ours, least privilege; :meth:`Acl.may_grant`): creating a grant needs
+WriteACL on its permission (as in ACS) **and** that the granting principal hold the
+permission being granted, in the same or a wider form, through one of its own grants:
+
+- the Null wildcard target covers every grant of that permission;
+- a plural grant on class K covers plural grants on K and its subclasses, and non-plural
+  grants on (transitive) members of K;
+- a non-plural grant covers non-plural grants on the same target; a grant on Self covers
+  non-plural grants on the granter itself, one on Mine those on objects the granter owns
+  (what :meth:`Acl.check` lets the granter use);
+- the relative targets Self and Mine are granted only by holding the same relative target
+  (or the wildcard): the grantee gets over itself what the granter has over itself;
+- a grant on the Null target (the wildcard) is covered only by the wildcard;
+- an object-restricted grant covers only grants restricted to the same object; an
+  unrestricted one covers restricted and unrestricted ones;
+- granting a permission group needs a grant of that group (or of a group containing it),
+  since a group stands for its future members too.
+
+Instead of holding the permission, the granter may hold ``Auth.Perm.Grant`` on the target,
+in a form covering the new grant by the same rules: it may then grant any permission it has
+WriteACL on there. The root principal is exempt.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
 
 from .. import uuids
 from .._storage import GrantRow
 from .graph import Graph
+
+
+@dataclass(frozen=True)
+class Prospect:
+    """An object as a pending write will leave it: a member of ``klass`` (besides any
+    classes it has) and owned by ``owner``."""
+
+    klass: str
+    owner: str
 
 
 class Acl:
@@ -102,11 +134,12 @@ class Acl:
         return principal is not None and principal == self.root
 
     def check(self, principal: str | None, permission: str, target: str, *, wild: bool = True,
-              obj: str | None = None) -> bool:
+              obj: str | None = None, prospect: Prospect | None = None) -> bool:
         """``check_acl``: may ``principal`` use ``permission`` on ``target``?
 
         ``obj`` names the entry's object for app permissions; grants restricted to an
-        object match only that object.
+        object match only that object. ``prospect`` checks ``target`` as it will be once a
+        pending write (in one transaction with this check's decision) has made it.
         """
         if principal is None:
             return False
@@ -115,20 +148,63 @@ class Acl:
         for grant in self._entries(principal).get(permission, ()):
             if grant.object is not None and grant.object != obj:
                 continue
-            if self._target_matches(grant, principal, target, wild):
+            if self._target_matches(grant, principal, target, wild, prospect):
                 return True
         return False
 
-    def _target_matches(self, grant: GrantRow, principal: str, target: str, wild: bool) -> bool:
+    def _target_matches(self, grant: GrantRow, principal: str, target: str, wild: bool,
+                        prospect: Prospect | None = None) -> bool:
         t = grant.target
         if t == target or (wild and t == uuids.NULL):
             return True
         if t == uuids.Special.Self:
             return target == principal
         if t == uuids.Special.Mine:
+            if prospect is not None:
+                return prospect.owner == principal
             owned = self.graph.get(target)
             return owned is not None and owned.owner == principal
-        return grant.plural and self.graph.is_member(target, t)
+        if not grant.plural:
+            return False
+        classes = self.graph.classes_of(target)
+        if prospect is not None:
+            classes |= self.graph.superclasses(prospect.klass)
+        return t in classes
+
+    def may_grant(self, principal: str | None, grant: GrantRow) -> bool:
+        """May ``principal`` create ``grant`` by the grant rule (module docstring)? Checks
+        only the holding half; WriteACL on the permission is checked as any permission."""
+        if principal is None:
+            return False
+        if self.is_root(principal):
+            return True
+        held = self._holding(principal, grant.permission)
+        held += self._entries(principal).get(uuids.AuthPerm.Grant, [])
+        return any(self._covers(h, principal, grant) for h in held)
+
+    def _holding(self, principal: str, permission: str) -> list[GrantRow]:
+        """The principal's grants conferring ``permission`` (a group: the group itself)."""
+        obj = self.graph.get(permission)
+        if obj is None or obj.rank == 0:
+            return list(self._entries(principal).get(permission, ()))
+        holders = {principal} | self.graph.classes_of(principal)
+        with self._lock:
+            held = [g for h in holders for g in (self._by_principal.get(h) or {}).values()]
+        return [g for g in held if permission in self.graph.subclasses(g.permission)]
+
+    def _covers(self, held: GrantRow, principal: str, wanted: GrantRow) -> bool:
+        """Does ``held`` (one of ``principal``'s grants) cover ``wanted`` (same permission)?"""
+        if held.object is not None and held.object != wanted.object:
+            return False
+        if held.target == uuids.NULL:
+            return True
+        if wanted.target in (uuids.NULL, uuids.Special.Self, uuids.Special.Mine):
+            return held.target == wanted.target
+        if wanted.plural:
+            return held.plural and wanted.target in self.graph.subclasses(held.target)
+        if held.plural and held.target not in (uuids.Special.Self, uuids.Special.Mine):
+            return self.graph.is_member(wanted.target, held.target)  # not the class itself
+        return self._target_matches(held, principal, wanted.target, wild=False)
 
     def expanded(self, principal: str) -> list[dict[str, str]]:
         """The principal's ACL as ``[{permission, target}]`` (plural/Self/Mine expanded).

@@ -6,13 +6,19 @@ cannot be guessed, so a salted SHA-256 protects them as well as argon2 would and
 microseconds instead of tens of milliseconds to set and verify.
 Verifying an argon2 hash costs tens of milliseconds, so it runs offloaded (in a native
 thread on the gevent server: other requests go on meanwhile), and a successful Basic login is
-remembered for a minute under a SHA-256 of the credentials, tagged with the hash it matched;
-changing or deleting a password forgets it, and retiring a rotated-out password forgets the
-logins that matched it. A mismatch is an answer, not an error: the offloaded check returns
-False (an exception would cross the thread boundary and be logged there). Tokens follow
-ACS: 66 random bytes in base64 (88 characters), valid three hours, refused in their last
-minute, held in memory (a restart asks clients for a fresh token, which the client library
-does on 401).
+remembered for a minute under a SHA-256 of the credentials. A mismatch is an answer, not an
+error: the offloaded check returns False (an exception would cross the thread boundary and be
+logged there).
+
+Token lifetime: tokens follow ACS, 66 random bytes in base64 (88 characters), valid three
+hours (:data:`TOKEN_LIFETIME_S`) and refused in their last minute (:data:`TOKEN_GRACE_S`),
+held in memory (a restart asks clients for a fresh token, which the client library does on
+401). A token never outlives the password it was obtained with: remembered logins and tokens
+are both tagged with the stored hash they were proved against, and :meth:`Sessions.revoke`
+ends them together when that hash stops being accepted (a password change or a principal's
+deletion at once; a gracefully rotated-out password at its deadline or at its retirement).
+Only a password obtains a token: ``POST /token`` with a Bearer token is refused, so a
+stolen token cannot renew itself.
 """
 
 from __future__ import annotations
@@ -79,13 +85,15 @@ def _digest(*parts: str) -> str:
 
 
 class Sessions:
-    """Remembered logins and issued tokens."""
+    """Remembered logins and issued tokens, each tagged with the password hash it was
+    obtained with (:func:`hash_tag`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         # digest of (name, password) -> (principal, hash tag, wall-clock expiry)
         self._logins: dict[str, tuple[str, str, float]] = {}
-        self._tokens: dict[str, tuple[str, float]] = {}
+        # digest of the token -> (principal, hash tag, wall-clock second it is refused from)
+        self._tokens: dict[str, tuple[str, str, float]] = {}
         self._revocation_listeners: list[Callable[[str], None]] = []
 
     def subscribe_revocations(self, listener: Callable[[str], None]) -> Callable[[], None]:
@@ -106,13 +114,13 @@ class Sessions:
         for listener in self._revocation_listeners:
             listener(principal)
 
-    def remembered_login(self, name: str, password: str) -> str | None:
-        """The principal of a recently verified login, or None."""
+    def remembered_login(self, name: str, password: str) -> tuple[str, str] | None:
+        """``(principal, hash tag)`` of a recently verified login, or None."""
         key = _digest(name, password)
         with self._lock:
             hit = self._logins.get(key)
         if hit and hit[2] > time.time():
-            return hit[0]
+            return hit[0], hit[1]
         return None
 
     def remember_login(self, name: str, password: str, principal: str, tag: str,
@@ -125,35 +133,40 @@ class Sessions:
         with self._lock:
             self._logins[_digest(name, password)] = (principal, tag, expiry)
 
-    def forget_logins(self, principal: str, keep: str | None = None,
-                      until: float | None = None) -> None:
-        """Drop remembered logins of ``principal``, except those of the hash tagged ``keep``
-        (remembered no later than ``until``, epoch seconds, if given); tokens stay valid."""
-        with self._lock:
-            kept = {}
-            for key, (who, tag, expiry) in self._logins.items():
-                if who != principal:
-                    kept[key] = (who, tag, expiry)
-                elif keep is not None and tag == keep:
-                    kept[key] = (who, tag, expiry if until is None else min(expiry, until))
-            self._logins = kept
+    def revoke(self, principal: str, keep: str | None = None,
+               until: float | None = None) -> None:
+        """End ``principal``'s remembered logins and tokens, except those obtained with the
+        hash tagged ``keep``, which end at ``until`` (epoch seconds) at the latest if given;
+        then tell the revocation listeners."""
 
-    def forget_principal(self, principal: str) -> None:
-        """Drop remembered logins and tokens of ``principal``."""
+        def kept(table: dict[str, tuple[str, str, float]]) -> dict[str, tuple[str, str, float]]:
+            out = {}
+            for key, (who, tag, end) in table.items():
+                if who != principal:
+                    out[key] = (who, tag, end)
+                elif keep is not None and tag == keep:
+                    out[key] = (who, tag, end if until is None else min(end, until))
+            return out
+
         with self._lock:
-            self._logins = {k: v for k, v in self._logins.items() if v[0] != principal}
-            self._tokens = {k: v for k, v in self._tokens.items() if v[0] != principal}
+            self._logins = kept(self._logins)
+            self._tokens = kept(self._tokens)
         self._revoked(principal)
 
-    def issue_token(self, principal: str) -> tuple[str, int]:
-        """A new token and its expiry in ms since the epoch."""
+    def issue_token(self, principal: str, tag: str,
+                    until: float | None = None) -> tuple[str, int]:
+        """A new token for a login proved against the hash tagged ``tag`` and its expiry in
+        ms since the epoch; refused from ``until`` (epoch seconds) on, if that is sooner than
+        its lifetime (a rotated-out password's deadline)."""
         token = base64.b64encode(secrets.token_bytes(66)).decode()
-        expiry = time.time() + TOKEN_LIFETIME_S
+        now = time.time()
+        refused_from = now + TOKEN_LIFETIME_S - TOKEN_GRACE_S
+        if until is not None:
+            refused_from = min(refused_from, until)
         with self._lock:
-            now = time.time()
-            self._tokens = {k: v for k, v in self._tokens.items() if v[1] > now}
-            self._tokens[_digest(token)] = (principal, expiry)
-        return token, int(expiry * 1000)
+            self._tokens = {k: v for k, v in self._tokens.items() if v[2] > now}
+            self._tokens[_digest(token)] = (principal, tag, refused_from)
+        return token, int((refused_from + TOKEN_GRACE_S) * 1000)
 
     def token_valid_until(self, token: str) -> float | None:
         """The epoch second from which ``token`` is refused, or None if it already is."""
@@ -161,13 +174,12 @@ class Sessions:
             hit = self._tokens.get(_digest(token))
         if hit is None:
             return None
-        until = hit[1] - TOKEN_GRACE_S
-        return until if until > time.time() else None
+        return hit[2] if hit[2] > time.time() else None
 
     def token_principal(self, token: str) -> str | None:
         """The principal a valid token was issued to, or None."""
         with self._lock:
             hit = self._tokens.get(_digest(token))
-        if hit and hit[1] - TOKEN_GRACE_S > time.time():
+        if hit and hit[2] > time.time():
             return hit[0]
         return None

@@ -54,11 +54,7 @@ def _check_give(core: Core, caller: str, owner: str) -> None:
 def create(core: Core, caller: str, klass: str, uuid: str | None = None,
            owner: str | None = None) -> tuple[Obj, bool]:
     """Create an object in ``klass`` (or undelete/reclassify an existing one)."""
-    cls = core.graph.get(klass)
-    if cls is None:
-        raise Conflict(f"class {klass} is not an object")
-    if cls.rank < 1:
-        raise Conflict(f"{klass} is an individual, not a class")
+    cls = require_class(core, klass)
     if owner is not None:
         _check_give(core, caller, owner)
     with core.transaction() as tx:
@@ -68,12 +64,26 @@ def create(core: Core, caller: str, klass: str, uuid: str | None = None,
             if owner is not None:
                 reg["owner"] = owner
             return write_registration(core, tx, caller, existing, reg), False
-        obj = tx.put_object(Obj(uuid or new_uuid(), cls.rank - 1, klass,
-                                owner or default_owner(core, caller), False, ""))
-        tx.set_member(klass, obj.uuid, True)
-        if obj.rank >= 1:
-            tx.set_subclass(uuids.RANK_ROOTS[obj.rank - 1], obj.uuid, True)
-        return obj, True
+        return create_in(tx, cls, uuid or new_uuid(), owner or default_owner(core, caller)), True
+
+
+def require_class(core: Core, klass: str) -> Obj:
+    """The class ``klass`` (409 if it is no object or an individual)."""
+    cls = core.graph.get(klass)
+    if cls is None:
+        raise Conflict(f"class {klass} is not an object")
+    if cls.rank < 1:
+        raise Conflict(f"{klass} is an individual, not a class")
+    return cls
+
+
+def create_in(tx: Tx, cls: Obj, uuid: str, owner: str) -> Obj:
+    """Write a new object ``uuid`` of class ``cls`` owned by ``owner`` within ``tx``."""
+    obj = tx.put_object(Obj(uuid, cls.rank - 1, cls.uuid, owner, False, ""))
+    tx.set_member(cls.uuid, obj.uuid, True)
+    if obj.rank >= 1:
+        tx.set_subclass(uuids.RANK_ROOTS[obj.rank - 1], obj.uuid, True)
+    return obj
 
 
 def delete(core: Core, uuid: str) -> None:
@@ -87,8 +97,9 @@ def delete(core: Core, uuid: str) -> None:
         if blockers:
             raise Conflict("object is in use", body=sorted(blockers))
         tx.remove_object(uuid)
-        if tx.w.delete_principal(uuid):
-            core.sessions.forget_principal(uuid)
+        was_principal = tx.w.delete_principal(uuid)
+    if was_principal:
+        core.sessions.revoke(uuid)
 
 
 def write_registration(core: Core, tx: Tx, caller: str, obj: Obj, reg: Any) -> Obj:

@@ -1,8 +1,15 @@
-"""The Auth subset: principals with passwords, logins, and grants.
+"""The Auth subset: principals with passwords, logins and tokens.
 
 Password rotation with a grace period (an extension): a generated password may keep the one
 it replaces valid as the *previous* password until a deadline, or until the new password
-has been used once for a login, whichever comes first; the principal's tokens stay valid.
+has been used once for a login, whichever comes first. Tokens and remembered logins are
+tagged with the password hash they were obtained with and end when that password stops being
+accepted: at once for a replaced password or a deleted principal, at the deadline or at the
+retirement for a rotated-out one (token lifetime: :mod:`.credentials`).
+
+Principal names are unique regardless of (ASCII) case: ``nobody`` and ``Nobody`` cannot both
+be created. A database from before that rule may hold such pairs; they keep working, each by
+its exact name.
 """
 
 from __future__ import annotations
@@ -10,52 +17,71 @@ from __future__ import annotations
 import math
 import re
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
-from .. import uuids
-from .._storage import GrantRow
-from ..uuids import is_uuid
-from . import objects
-from .core import Core, new_uuid
+from .core import Core
 from .credentials import generate_secret, hash_password, hash_tag, verify_password
-from .errors import Conflict, NotFound, Unprocessable
+from .errors import Conflict, NotFound, Unauthorized, Unprocessable
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,252}$")
 MAX_PREVIOUS_VALID_S = 86400
 """The longest a rotated-out password may stay valid (one day)."""
 
 
-def login(core: Core, name: str, password: str) -> str | None:
-    """The principal for a name and password, or None.
+class Login(NamedTuple):
+    """A proved login: the principal and the tag of the password hash it matched."""
+
+    principal: str
+    tag: str
+
+
+def login(core: Core, name: str, password: str) -> Login | None:
+    """The login a name and password prove, or None.
 
     The current password retires a previous one still in its grace period the first time
-    it is used; the previous one is accepted until then (or until its deadline).
+    it is used (ending what the previous one obtained); the previous one is accepted until
+    then (or until its deadline).
     """
     remembered = core.sessions.remembered_login(name, password)
     if remembered is not None:
-        return remembered
+        return Login(*remembered)
     found = core.storage.reader().principal_login(name)
     if found is None:
         return None
     if verify_password(found.password_hash, password):
-        if found.previous_hash is not None:
-            _retire_previous(core, found.uuid, found.previous_hash)
-            core.sessions.forget_logins(found.uuid, keep=hash_tag(found.password_hash))
-        core.sessions.remember_login(name, password, found.uuid, hash_tag(found.password_hash))
-        return found.uuid
+        current = hash_tag(found.password_hash)
+        if found.previous_hash is not None and _retire_previous(core, found.uuid,
+                                                                found.previous_hash):
+            core.sessions.revoke(found.uuid, keep=current)
+        core.sessions.remember_login(name, password, found.uuid, current)
+        return Login(found.uuid, current)
     until = found.previous_until or 0.0
     if found.previous_hash is not None and until > time.time() and verify_password(
             found.previous_hash, password):
-        core.sessions.remember_login(name, password, found.uuid, hash_tag(found.previous_hash),
-                                     until)
-        return found.uuid
+        previous = hash_tag(found.previous_hash)
+        core.sessions.remember_login(name, password, found.uuid, previous, until)
+        return Login(found.uuid, previous)
     return None
 
 
-def _retire_previous(core: Core, uuid: str, previous_hash: str) -> None:
-    """Drop a rotated-out password once its successor has been used."""
+def _retire_previous(core: Core, uuid: str, previous_hash: str) -> bool:
+    """Drop a rotated-out password once its successor has been used; True if it was."""
     with core.transaction() as tx:
-        tx.w.retire_previous(uuid, previous_hash)
+        return tx.w.retire_previous(uuid, previous_hash)
+
+
+def issue_token(core: Core, proved: Login) -> tuple[str, int]:
+    """A token for a login, and its expiry (ms since the epoch): it ends when the password
+    the login proved stops being accepted, if sooner than its lifetime. 401 if that password
+    was replaced since the login was checked."""
+    found = core.storage.reader().principal_credentials(proved.principal)
+    if found is not None and hash_tag(found.password_hash) == proved.tag:
+        return core.sessions.issue_token(proved.principal, proved.tag)
+    until = found.previous_until if found is not None else None
+    if (found is not None and found.previous_hash is not None and until is not None
+            and hash_tag(found.previous_hash) == proved.tag and until > time.time()):
+        return core.sessions.issue_token(proved.principal, proved.tag, until)
+    raise Unauthorized("the password was changed meanwhile; log in again")
 
 
 def find(core: Core, name: str) -> str | None:
@@ -79,35 +105,6 @@ def listing(core: Core) -> list[dict[str, str]]:
     return [{"uuid": u, "name": n} for u, n in sorted(core.storage.reader().principals())]
 
 
-def create(core: Core, caller: str, name: str, password: str | None = None,
-           uuid: str | None = None, klass: str = uuids.Class.Principal) -> tuple[str, bool]:
-    """Create (or re-password) a principal; returns ``(uuid, created)``."""
-    if not NAME.match(name):
-        raise Unprocessable("principal name must be 1-253 of [A-Za-z0-9._@/+-]")
-    if uuid is not None and not is_uuid(uuid):
-        raise Unprocessable("uuid must be a UUID")
-    holder = find_exact(core, name)
-    if holder is not None and uuid is not None and holder != uuid:
-        raise Conflict(f"name {name!r} belongs to another principal")
-    uuid = uuid or holder
-    existing = core.graph.get(uuid) if uuid else None
-    if existing is None:
-        uuid = objects.create(core, caller, klass, uuid)[0].uuid
-    elif not core.graph.is_member(uuid, uuids.Class.Principal):
-        objects.set_member(core, klass, uuid, True)
-    assert uuid is not None
-    hashed = hash_password(password) if password is not None else None
-    with core.transaction() as tx:
-        previous = tx.w.principal_name(uuid)
-        if previous is not None and previous != name:
-            raise Conflict("principal exists with another name")
-        if hashed is None and previous is not None:
-            return uuid, False
-        tx.w.put_principal(uuid, name, hashed)
-    core.sessions.forget_principal(uuid)
-    return uuid, holder is None
-
-
 def find_exact(core: Core, name: str) -> str | None:
     """A principal's uuid by exact name."""
     found = core.storage.reader().principal_by_name(name)
@@ -115,7 +112,7 @@ def find_exact(core: Core, name: str) -> str | None:
 
 
 def set_password(core: Core, uuid: str, password: str) -> None:
-    """Replace a principal's password (forgets its sessions)."""
+    """Replace a principal's password (ending its tokens and remembered logins)."""
     _store_hash(core, uuid, hash_password(password))
 
 
@@ -144,7 +141,8 @@ def generate_password(core: Core, uuid: str,
 
     Without ``previous_valid_for`` the old password, remembered logins and tokens stop
     working at once. With it, the old password becomes the previous one (dropping an older
-    previous one) and the principal's tokens stay valid.
+    previous one and what it obtained); what the old password obtained (tokens, remembered
+    logins) ends with it, at the deadline or at its retirement.
     """
     secret, hashed = generate_secret()
     if previous_valid_for is None:
@@ -154,7 +152,7 @@ def generate_password(core: Core, uuid: str,
     until = time.time() + previous_valid_for
     with core.transaction() as tx:
         replaced = tx.w.rotate_password(uuid, hashed, until)
-    core.sessions.forget_logins(uuid, keep=hash_tag(replaced), until=until)
+    core.sessions.revoke(uuid, keep=hash_tag(replaced), until=until)
     return secret, until
 
 
@@ -162,7 +160,7 @@ def _store_hash(core: Core, uuid: str, hashed: str) -> None:
     name = describe(core, uuid)["name"]
     with core.transaction() as tx:
         tx.w.put_principal(uuid, name, hashed)
-    core.sessions.forget_principal(uuid)
+    core.sessions.revoke(uuid)
 
 
 def remove(core: Core, uuid: str) -> None:
@@ -173,83 +171,4 @@ def remove(core: Core, uuid: str) -> None:
         if not tx.w.delete_principal(uuid):
             raise NotFound(f"principal {uuid} not found")
         tx.delete_grants([g.uuid for g in core.acl.find(principal=uuid)])
-    core.sessions.forget_principal(uuid)
-
-
-# -- grants ---------------------------------------------------------------------------
-_GRANT_FIELDS = ("principal", "permission", "target")
-
-
-def parse_grant(body: Any) -> GrantRow:
-    """Validate a grant body ``{principal, permission, target, plural?, object?}``."""
-    if not isinstance(body, dict):
-        raise Unprocessable("grant must be a JSON object")
-    extra = set(body) - {*_GRANT_FIELDS, "plural", "object", "uuid"}
-    if extra:
-        raise Unprocessable(f"unknown grant fields: {sorted(extra)}")
-    for field in _GRANT_FIELDS:
-        if not is_uuid(body.get(field)):
-            raise Unprocessable(f"grant {field} must be a UUID")
-    obj = body.get("object")
-    if obj is not None and not is_uuid(obj):
-        raise Unprocessable("grant object must be a UUID or null")
-    if not isinstance(body.get("plural", False), bool):
-        raise Unprocessable("grant plural must be a boolean")
-    return GrantRow("", body["principal"], body["permission"], body["target"],
-                    body.get("plural", False), obj)
-
-
-def parse_grant_pattern(body: Any) -> dict[str, Any]:
-    """Validate a ``grant/find`` pattern; absent or null fields match anything."""
-    if not isinstance(body, dict):
-        raise Unprocessable("pattern must be a JSON object")
-    extra = set(body) - {*_GRANT_FIELDS, "plural", "object"}
-    if extra:
-        raise Unprocessable(f"unknown pattern fields: {sorted(extra)}")
-    for field in (*_GRANT_FIELDS, "object"):
-        if body.get(field) is not None and not is_uuid(body[field]):
-            raise Unprocessable(f"pattern {field} must be a UUID or null")
-    if body.get("plural") is not None and not isinstance(body["plural"], bool):
-        raise Unprocessable("pattern plural must be a boolean or null")
-    return {"principal": body.get("principal"), "permission": body.get("permission"),
-            "target": body.get("target"), "plural": body.get("plural"),
-            "obj": body.get("object")}
-
-
-def add_grant(core: Core, grant: GrantRow) -> tuple[str, bool]:
-    """Store a grant unless an identical one exists; returns ``(uuid, created)``."""
-    with core.transaction() as tx:
-        same = core.acl.find(grant.principal, grant.permission, grant.target, grant.plural,
-                             grant.object)
-        same = [g for g in same if g.object == grant.object]
-        if same:
-            return same[0].uuid, False
-        row = GrantRow(new_uuid(), grant.principal, grant.permission, grant.target,
-                       grant.plural, grant.object)
-        tx.put_grant(row)
-        return row.uuid, True
-
-
-def grant_json(grant: GrantRow) -> dict[str, Any]:
-    """A grant as returned by the API."""
-    out: dict[str, Any] = {"uuid": grant.uuid, "principal": grant.principal,
-                           "permission": grant.permission, "target": grant.target,
-                           "plural": grant.plural}
-    if grant.object is not None:
-        out["object"] = grant.object
-    return out
-
-
-def get_grant(core: Core, uuid: str) -> GrantRow:
-    """A grant by uuid (404 if unknown)."""
-    grant = core.acl.grants.get(uuid)
-    if grant is None:
-        raise NotFound(f"grant {uuid} not found")
-    return grant
-
-
-def delete_grant(core: Core, uuid: str) -> None:
-    """Delete a grant (404 if unknown)."""
-    get_grant(core, uuid)
-    with core.transaction() as tx:
-        tx.delete_grants([uuid])
+    core.sessions.revoke(uuid)

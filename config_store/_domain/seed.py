@@ -53,6 +53,7 @@ _INDIVIDUALS = {  # class -> {uuid: name}
     U.Class.Permission: {
         U.AuthPerm.ReadACL: "ReadACL", U.AuthPerm.WriteACL: "WriteACL",
         U.AuthPerm.ReadKerberos: "ReadKerberos", U.AuthPerm.WriteKerberos: "WriteKerberos",
+        U.AuthPerm.Grant: "Grant",
     },
     U.EdgePerm.All: {U.EdgePerm.Clusters: "Manage clusters", U.EdgePerm.Secrets: "Manage secrets"},
     U.GitPerm.All: {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import uuids
-from .._storage import SQLiteStorage
+from .._storage import SQLiteStorage, UnusableDatabase
 from .core import Core, new_uuid
 from .credentials import hash_password, verify_password
 from .graph import Obj
@@ -17,6 +17,8 @@ from .schemas import SchemaCache
 from .seed import seed
 
 log = logging.getLogger(__name__)
+
+__all__ = ["DB_FILE", "PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "open_store"]
 
 ROOT_NAME = "admin"
 DB_FILE = "config-store.db"
@@ -43,6 +45,8 @@ def open_store(data_dir: Path, admin_password: str | None = None) -> Store:
 
     The root password is ``admin_password`` when given; otherwise one is generated on
     first start into ``<data_dir>/admin-password`` (mode 0600) and reused afterwards.
+    Raises :class:`UnusableDatabase` (a one-line message naming the file) for an empty or
+    corrupt database file.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     storage = SQLiteStorage(data_dir / DB_FILE)
@@ -65,7 +69,7 @@ def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
             tx.set_member(uuids.Class.Principal, uuid, True)
             tx.put_config(uuids.App.Info, uuid, {"name": "Administrator"}, None)
         tx.w.put_principal(uuid, ROOT_NAME, hash_password(password))
-    core.sessions.forget_principal(uuid)
+    core.sessions.revoke(uuid)
     return uuid
 
 

@@ -28,8 +28,9 @@ def store() -> Store:
     return current_app.extensions["config_store"]
 
 
-def _authorize(header: str | None) -> str:
-    """The principal an ``Authorization`` header proves; 401 saying what is wrong if none."""
+def _authorize(header: str | None) -> tuple[str, principals.Login | None]:
+    """The principal an ``Authorization`` header proves, with the password login when it was
+    Basic (None for a Bearer token); 401 saying what is wrong if none."""
     if not header:
         raise Unauthorized(NO_CREDENTIALS)
     match = _SCHEME.match(header)
@@ -41,7 +42,7 @@ def _authorize(header: str | None) -> str:
         found = core.sessions.token_principal(cred)
         if found is None:
             raise Unauthorized(REFUSED_BEARER)
-        return found
+        return found, None
     if scheme != "basic":
         raise Unauthorized(f"unsupported Authorization scheme {match[1]!r}: "
                            "use HTTP Basic or a Bearer token")
@@ -51,26 +52,32 @@ def _authorize(header: str | None) -> str:
         raise Unauthorized(BAD_HEADER) from None
     if not sep:
         raise Unauthorized(BAD_HEADER)
-    found = principals.login(core, name, password)
-    if found is None:
+    proved = principals.login(core, name, password)
+    if proved is None:
         raise Unauthorized(REFUSED_LOGIN)
-    return found
+    return proved.principal, proved
 
 
 def authenticate() -> None:
-    """``before_request``: set ``g.principal``; 401 unless the route is public.
+    """``before_request``: set ``g.principal`` (and ``g.login`` for a password login); 401
+    unless the route is public.
 
     An ``Authorization`` header, when sent, must prove a principal even on public routes.
     """
     header = request.headers.get("Authorization")
-    g.principal = None
+    g.principal, g.login = None, None
     if header or request.endpoint not in PUBLIC:
-        g.principal = _authorize(header)
+        g.principal, g.login = _authorize(header)
 
 
 def caller() -> str:
     """The authenticated principal."""
     return g.principal
+
+
+def login() -> principals.Login | None:
+    """The password login the request proved, or None (a Bearer token, or no credentials)."""
+    return g.login
 
 
 def allowed(perm: str, target: str, *, wild: bool = True, obj: str | None = None) -> bool:

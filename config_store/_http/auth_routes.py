@@ -7,22 +7,24 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
-from .._domain import configs, objects, principals
-from .._domain.errors import NotFound, Unprocessable
-from .._storage import GrantRow
-from ..uuids import is_uuid
-from .auth import allowed, caller, require, store
+from .._domain import enrolment, grants, principals
+from .._domain.errors import Forbidden, NotFound, Unprocessable
+from .auth import allowed, caller, login, require, store
 from .params import has_body, json_body, lower_uuid_fields
 
 bp = Blueprint("auth", __name__)
 A = uuids.AuthPerm
-P = uuids.ConfigDBPerm
 _GRANT_UUIDS = ("principal", "permission", "target", "object")
 
 
 @bp.post("/token")
 def token() -> Response:
-    value, expiry = store().core.sessions.issue_token(caller())
+    """A token for a password login; a token cannot mint tokens (403)."""
+    proved = login()
+    if proved is None:
+        raise Forbidden("a Bearer token cannot obtain another token: POST /token with HTTP "
+                        "Basic (name and password)")
+    value, expiry = principals.issue_token(store().core, proved)
     return jsonify({"token": value, "expiry": expiry})
 
 
@@ -49,62 +51,9 @@ def create_principal() -> tuple[Response, int]:
     body = lower_uuid_fields(json_body(), ("uuid", "class", "groups"))
     if isinstance(body, dict) and isinstance(body.get("grants"), list):
         body["grants"] = [lower_uuid_fields(g, _GRANT_UUIDS) for g in body["grants"]]
-    if not isinstance(body, dict) or not isinstance(body.get("name"), str):
-        raise Unprocessable('body must be {"name": str, "password"?: str, "uuid"?, "class"?, '
-                            '"label"?: str, "groups"?: [uuid], "grants"?: [grant]}')
-    password = body.get("password")
-    if password is not None and (not isinstance(password, str) or not password):
-        raise Unprocessable("password must be a non-empty string")
-    klass = body.get("class", uuids.Class.Principal)
-    if not is_uuid(klass) or (body.get("uuid") is not None and not is_uuid(body["uuid"])):
-        raise Unprocessable("class and uuid must be UUIDs")
-    label, groups, grants = _extras(body)
-    require(A.WriteKerberos, klass)
-    require(uuids.ConfigDBPerm.CreateObj, klass)
-    for group in groups:
-        require(P.WriteMembers, group)
-    for grant in grants:
-        require(A.WriteACL, grant.permission)
-    core = store().core
-    # Re-passwording an existing principal, or making an existing object a principal,
-    # acts on that object: it needs WriteKerberos on it, not just on the class.
-    target = body.get("uuid") or principals.find_exact(core, body["name"])
-    if target is not None and core.graph.get(target) is not None and (
-            password is not None or not core.graph.is_member(target, uuids.Class.Principal)):
-        require(A.WriteKerberos, target)
-    uuid, created = principals.create(core, caller(), body["name"], password,
-                                      body.get("uuid"), klass)
-    _apply_extras(uuid, label, groups, grants)
-    return jsonify({"uuid": uuid, "name": body["name"]}), 201 if created else 200
-
-
-def _extras(body: dict[str, Any]) -> tuple[str | None, list[str], list[GrantRow]]:
-    """The extension fields: an Info name, class memberships and grants, validated."""
-    label, groups, grants = body.get("label"), body.get("groups", []), body.get("grants", [])
-    if label is not None and (not isinstance(label, str) or not label):
-        raise Unprocessable("label must be a non-empty string")
-    if not isinstance(groups, list) or not all(is_uuid(g) for g in groups):
-        raise Unprocessable("groups must be a list of class UUIDs")
-    if not isinstance(grants, list) or not all(isinstance(g, dict) for g in grants):
-        raise Unprocessable("grants must be a list of {permission, target, plural?, object?}")
-    parsed = [principals.parse_grant({**g, "principal": uuids.NULL}) for g in grants]
-    return label, groups, parsed
-
-
-def _apply_extras(uuid: str, label: str | None, groups: list[str],
-                  grants: list[GrantRow]) -> None:
-    """Name, group and grant a principal, as the separate routes would (idempotent)."""
-    core = store().core
-    if groups:
-        require(P.WriteMemberships, uuid)
-    for group in groups:
-        objects.set_member(core, group, uuid, True)
-    if label is not None:
-        require(P.WriteApp, uuids.App.Info, obj=uuid)
-        configs.patch(core, store().schemas, caller(), uuids.App.Info, uuid, {"name": label})
-    for grant in grants:
-        principals.add_grant(core, GrantRow("", uuid, grant.permission, grant.target,
-                                            grant.plural, grant.object))
+    wanted = enrolment.parse(body)
+    uuid, created = enrolment.create(store().core, store().schemas, caller(), wanted)
+    return jsonify({"uuid": uuid, "name": wanted.name}), 201 if created else 200
 
 
 @bp.get("/v2/principal/<uuid:principal>")
@@ -158,9 +107,14 @@ def acl(principal: str) -> Response:
 
 @bp.get("/v2/acl/kerberos/<path:name>")
 def acl_by_name(name: str) -> Response:
+    """The ACL by name. A caller who may not read that principal's name (ReadKerberos on
+    it) gets ``[]`` whether the name exists or not, so the route reveals no names; only one
+    who may resolve every name (ReadKerberos on the wildcard) hears 404 for unknown ones."""
     found = principals.find(store().core, name)
-    if found is None:
+    if found is None and allowed(A.ReadKerberos, uuids.NULL):
         raise NotFound(f"no principal named {name!r}")
+    if found is None or not allowed(A.ReadKerberos, found):
+        return jsonify([])
     return jsonify(_readable_acl(found))
 
 
@@ -172,29 +126,28 @@ def _readable_acl(principal: str) -> list[dict[str, str]]:
 
 @bp.post("/v2/grant")
 def add_grant() -> tuple[Response, int]:
-    grant = principals.parse_grant(lower_uuid_fields(json_body(), _GRANT_UUIDS))
-    require(A.WriteACL, grant.permission)
-    uuid, created = principals.add_grant(store().core, grant)
+    grant = grants.parse(lower_uuid_fields(json_body(), _GRANT_UUIDS))
+    uuid, created = grants.add(store().core, caller(), grant)
     return jsonify({"uuid": uuid}), 201 if created else 200
 
 
 @bp.post("/v2/grant/find")
 def find_grants() -> Response:
     pattern = lower_uuid_fields(json_body(), _GRANT_UUIDS)
-    found = store().core.acl.find(**principals.parse_grant_pattern(pattern))
+    found = store().core.acl.find(**grants.parse_pattern(pattern))
     return jsonify(sorted(g.uuid for g in found if allowed(A.ReadACL, g.permission)))
 
 
 @bp.get("/v2/grant/<uuid:grant>")
 def get_grant(grant: str) -> Response:
-    found = principals.get_grant(store().core, grant)
+    found = grants.get(store().core, grant)
     require(A.ReadACL, found.permission)
-    return jsonify(principals.grant_json(found))
+    return jsonify(grants.to_json(found))
 
 
 @bp.delete("/v2/grant/<uuid:grant>")
 def delete_grant(grant: str) -> tuple[str, int]:
-    found = principals.get_grant(store().core, grant)
+    found = grants.get(store().core, grant)
     require(A.WriteACL, found.permission)
-    principals.delete_grant(store().core, grant)
+    grants.delete(store().core, grant)
     return "", 204

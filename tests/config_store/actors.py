@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +26,19 @@ def raw_auth(base: str, header: str) -> Api:
     api = Api(base)
     api.headers["Authorization"] = header
     return api
+
+
+def unique(prefix: str = "p") -> str:
+    """A fresh name."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def make_principal(admin: Api, name: str | None = None) -> tuple[str, str]:
+    """A principal without a password (cheap); returns ``(uuid, name)``."""
+    name = name or unique()
+    r = admin.post("/v2/principal", json={"name": name})
+    assert r.status_code == 201, r.text
+    return r.json()["uuid"], name
 
 
 def add_member(admin: Api, klass: str, obj: str) -> None:

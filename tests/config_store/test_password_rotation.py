@@ -1,6 +1,6 @@
 """Password rotation with a grace period (extension): ``POST /v2/principal/<p>/password``
 with ``{"previousValidFor": s}`` keeps the replaced password valid until the deadline or the
-new password's first login, whichever is first, and keeps the principal's tokens valid.
+new password's first login, whichever is first; tokens obtained with it end with it.
 
 Principals here get generated passwords (salted SHA-256, cheap to check), so the tests
 can log in as often as they like; every check goes over real HTTP.
@@ -87,24 +87,53 @@ def test_the_previous_password_expires(admin: Api) -> None:
     assert login(admin.base, name, new) == 200
 
 
-def test_tokens_survive_a_graceful_rotation_and_the_retirement(admin: Api) -> None:
+def test_tokens_of_the_old_password_end_at_its_retirement(admin: Api) -> None:
     uid, name, old = principal(admin)
     issued = token(admin.base, name, old)
     new = rotate(admin, uid, grace=600)
-    assert token_works(admin.base, issued)
+    assert token_works(admin.base, issued)  # the old password is still accepted
     during = token(admin.base, name, old)
-    assert login(admin.base, name, new) == 200
-    assert token_works(admin.base, issued) and token_works(admin.base, during)
+    assert token_works(admin.base, during)
+    fresh = token(admin.base, name, new)  # the new password's first use retires the old one
+    assert not token_works(admin.base, issued) and not token_works(admin.base, during)
+    assert token_works(admin.base, fresh)
     assert login(admin.base, name, old) == 401
 
 
-def test_zero_grace_cuts_the_password_but_keeps_tokens(admin: Api) -> None:
+def test_tokens_of_the_old_password_end_at_the_deadline(admin: Api) -> None:
+    uid, name, old = principal(admin)
+    issued = token(admin.base, name, old)
+    before = time.time()
+    new = rotate(admin, uid, grace=2)
+    r = Api(admin.base, (name, old)).post("/token")
+    assert r.status_code == 200, r.text
+    during = r.json()
+    # expiry: one minute after the deadline (tokens are refused in their last minute)
+    assert before + 2 + 60 - 5 < during["expiry"] / 1000 < time.time() + 2 + 60 + 5
+    assert token_works(admin.base, issued) and token_works(admin.base, during["token"])
+    time.sleep(2.3)
+    assert not token_works(admin.base, issued)
+    assert not token_works(admin.base, during["token"])
+    assert login(admin.base, name, new) == 200
+
+
+def test_zero_grace_cuts_the_password_and_its_tokens(admin: Api) -> None:
     uid, name, old = principal(admin)
     issued = token(admin.base, name, old)
     new = rotate(admin, uid, grace=0)
     assert login(admin.base, name, old) == 401
-    assert token_works(admin.base, issued)
+    assert not token_works(admin.base, issued)
     assert login(admin.base, name, new) == 200
+
+
+def test_a_second_graceful_rotation_ends_the_oldest_tokens(admin: Api) -> None:
+    uid, name, first = principal(admin)
+    oldest = token(admin.base, name, first)
+    second = rotate(admin, uid, grace=600)
+    assert token_works(admin.base, oldest)
+    rotate(admin, uid, grace=600)  # the second password becomes previous; the first is dropped
+    assert not token_works(admin.base, oldest)
+    assert token_works(admin.base, token(admin.base, name, second))
 
 
 @pytest.mark.parametrize("body", [None, {}], ids=["no-body", "empty-object"])
@@ -156,8 +185,8 @@ BAD_BODIES: list[tuple[str, str, str, int]] = [
     ("null-seconds", '{"previousValidFor": null}', "application/json", 422),
     ("negative", '{"previousValidFor": -1}', "application/json", 422),
     ("over-a-day", '{"previousValidFor": 86400.5}', "application/json", 422),
-    ("infinite", '{"previousValidFor": 1e400}', "application/json", 422),
-    ("nan", '{"previousValidFor": NaN}', "application/json", 422),
+    ("infinite", '{"previousValidFor": 1e400}', "application/json", 400),  # not JSON values
+    ("nan", '{"previousValidFor": NaN}', "application/json", 400),
     ("not-json", '{"previousValidFor": ', "application/json", 400),
     ("wrong-type", '{"previousValidFor": 60}', "text/plain", 415),
 ]

@@ -1,0 +1,109 @@
+"""Grants (ACEs): parsing, the grant rule, storing, reading and deleting.
+
+Creating a grant needs WriteACL on its permission and, by the grant rule (least privilege,
+ours; see :mod:`.acl`), that the caller hold the permission being granted on the granted
+target in the same or a wider form, or hold ``Auth.Perm.Grant`` there. The root principal
+is exempt. Deleting a grant needs WriteACL on its permission only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import uuids
+from .._storage import GrantRow
+from ..uuids import is_uuid
+from .core import Core, Tx, new_uuid
+from .errors import Forbidden, NotFound, Unprocessable
+
+_FIELDS = ("principal", "permission", "target")
+
+
+def parse(body: Any) -> GrantRow:
+    """Validate a grant body ``{principal, permission, target, plural?, object?}``."""
+    if not isinstance(body, dict):
+        raise Unprocessable("grant must be a JSON object")
+    extra = set(body) - {*_FIELDS, "plural", "object", "uuid"}
+    if extra:
+        raise Unprocessable(f"unknown grant fields: {sorted(extra)}")
+    for field in _FIELDS:
+        if not is_uuid(body.get(field)):
+            raise Unprocessable(f"grant {field} must be a UUID")
+    obj = body.get("object")
+    if obj is not None and not is_uuid(obj):
+        raise Unprocessable("grant object must be a UUID or null")
+    if not isinstance(body.get("plural", False), bool):
+        raise Unprocessable("grant plural must be a boolean")
+    return GrantRow("", body["principal"], body["permission"], body["target"],
+                    body.get("plural", False), obj)
+
+
+def parse_pattern(body: Any) -> dict[str, Any]:
+    """Validate a ``grant/find`` pattern; absent or null fields match anything."""
+    if not isinstance(body, dict):
+        raise Unprocessable("pattern must be a JSON object")
+    extra = set(body) - {*_FIELDS, "plural", "object"}
+    if extra:
+        raise Unprocessable(f"unknown pattern fields: {sorted(extra)}")
+    for field in (*_FIELDS, "object"):
+        if body.get(field) is not None and not is_uuid(body[field]):
+            raise Unprocessable(f"pattern {field} must be a UUID or null")
+    if body.get("plural") is not None and not isinstance(body["plural"], bool):
+        raise Unprocessable("pattern plural must be a boolean or null")
+    return {"principal": body.get("principal"), "permission": body.get("permission"),
+            "target": body.get("target"), "plural": body.get("plural"),
+            "obj": body.get("object")}
+
+
+def authorise(core: Core, caller: str, grant: GrantRow) -> None:
+    """403 unless ``caller`` may create ``grant`` (WriteACL and the grant rule)."""
+    if not core.acl.check(caller, uuids.AuthPerm.WriteACL, grant.permission):
+        raise Forbidden(f"permission denied: granting {grant.permission} needs WriteACL on it")
+    if not core.acl.may_grant(caller, grant):
+        raise Forbidden(
+            f"permission denied: you may grant {grant.permission} on {grant.target} only if "
+            "you hold it there yourself in the same or a wider form (or hold Grant there)")
+
+
+def add(core: Core, caller: str, grant: GrantRow) -> tuple[str, bool]:
+    """Authorise and store a grant unless an identical one exists; ``(uuid, created)``."""
+    with core.transaction() as tx:
+        authorise(core, caller, grant)  # decided on the state the write sees
+        return add_in(core, tx, grant)
+
+
+def add_in(core: Core, tx: Tx, grant: GrantRow) -> tuple[str, bool]:
+    """Store an authorised grant within ``tx`` unless an identical one exists."""
+    same = [g for g in core.acl.find(grant.principal, grant.permission, grant.target,
+                                     grant.plural, grant.object) if g.object == grant.object]
+    if same:
+        return same[0].uuid, False
+    row = GrantRow(new_uuid(), grant.principal, grant.permission, grant.target, grant.plural,
+                   grant.object)
+    tx.put_grant(row)
+    return row.uuid, True
+
+
+def to_json(grant: GrantRow) -> dict[str, Any]:
+    """A grant as returned by the API."""
+    out: dict[str, Any] = {"uuid": grant.uuid, "principal": grant.principal,
+                           "permission": grant.permission, "target": grant.target,
+                           "plural": grant.plural}
+    if grant.object is not None:
+        out["object"] = grant.object
+    return out
+
+
+def get(core: Core, uuid: str) -> GrantRow:
+    """A grant by uuid (404 if unknown)."""
+    grant = core.acl.grants.get(uuid)
+    if grant is None:
+        raise NotFound(f"grant {uuid} not found")
+    return grant
+
+
+def delete(core: Core, uuid: str) -> None:
+    """Delete a grant (404 if unknown)."""
+    get(core, uuid)
+    with core.transaction() as tx:
+        tx.delete_grants([uuid])
