@@ -16,7 +16,7 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, NamedTuple  # noqa: E402
 
 from config_store.client import (  # noqa: E402
     Access,
@@ -36,7 +36,7 @@ from serving import (  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
 from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
-from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
+from .api.bootstrap_tokens import BootstrapTokens, TokenDatabaseError  # noqa: E402
 from .api.clusters import ClusterService  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
@@ -71,30 +71,38 @@ def _seed_store(url: str, data_dir: Path) -> Path:
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
 
 
-def _login(url: str, data_dir: Path) -> tuple[str, Path | None, str]:
-    """``(user, password file, password)`` for ``serve``, never the administrator's.
+class Login(NamedTuple):
+    """How ``serve`` logs in; ``seeded_as`` names the administrator it seeded as, if any."""
+
+    user: str
+    file: Path | None
+    password: str
+    seeded_as: str | None = None
+
+
+def _login(url: str, data_dir: Path) -> Login:
+    """How ``serve`` logs in, never as the administrator.
 
     ``FPLUS_PASSWORD_FILE`` (user ``FPLUS_USER``, default ``cluster-manager``); or
     ``FPLUS_USER=cluster-manager`` with ``FPLUS_PASSWORD``; else the file ``seed`` wrote into
     the data dir. Other credentials in FPLUS_USER / FPLUS_PASSWORD are taken for an
     administrator's, as before ``seed`` existed: ``serve`` seeds with them first and says so
-    (they then stay in this process's initial environment, ``/proc/<pid>/environ``).
+    once it serves (they then stay in this process's initial environment,
+    ``/proc/<pid>/environ``).
     """
     env = os.environ
+    seeded_as = None
     password = env.get("FPLUS_PASSWORD") or env.get("FPLUS_ADMIN_PASSWORD")
     user = env.get("FPLUS_USER") or "admin"
     if env.get("FPLUS_PASSWORD_FILE"):
         user, path = env.get("FPLUS_USER") or PRINCIPAL_NAME, Path(env["FPLUS_PASSWORD_FILE"])
     elif password and user == PRINCIPAL_NAME:
-        return user, None, password
+        return Login(user, None, password)
     elif password:
         path = _seed_store(url, data_dir)
         for name in ("FPLUS_PASSWORD", "FPLUS_ADMIN_PASSWORD"):  # for no child process
             env.pop(name, None)
-        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
-                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
-                    "administrator password stays out of this service", user, PROG)
-        user = PRINCIPAL_NAME
+        seeded_as, user = user, PRINCIPAL_NAME
     else:
         user, path = PRINCIPAL_NAME, password_file(data_dir)
         if not path.is_file():
@@ -108,14 +116,23 @@ def _login(url: str, data_dir: Path) -> tuple[str, Path | None, str]:
                          f"({exc.strerror or exc})") from None
     if not password:
         raise SystemExit(f"{PROG}: the password file {path} is empty")
-    return user, path, password
+    return Login(user, path, password, seeded_as)
 
 
-def _connect(url: str, user: str, path: Path | None,
-             password: str) -> tuple[ConfigStoreClient, dict[str, Any]]:
+def _warn_if_seeded(login: Login) -> None:
+    """Say that ``serve`` seeded as an administrator (once it serves: start-up failures
+    stay one line)."""
+    if login.seeded_as is not None:
+        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
+                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
+                    "administrator password stays out of this service", login.seeded_as, PROG)
+
+
+def _connect(url: str, login: Login) -> tuple[ConfigStoreClient, dict[str, Any]]:
     """The Cluster Manager's own client, logged in, and its ServiceConfig entry; one line
     and exit if either cannot be had."""
-    client = ConfigStoreClient(url, user, password)
+    user = login.user
+    client = ConfigStoreClient(url, user, login.password)
     again = f"run `{PROG} seed` again"
     try:
         client.connect(wait=5.0)
@@ -123,7 +140,7 @@ def _connect(url: str, user: str, path: Path | None,
     except ConfigStoreError as exc:
         if exc.status == 401:
             raise SystemExit(f"{PROG}: {url} refused {user} with the password from "
-                             f"{path or 'FPLUS_PASSWORD'}: {again}") from None
+                             f"{login.file or 'FPLUS_PASSWORD'}: {again}") from None
         if exc.status == 403:
             raise SystemExit(f"{PROG}: {user} may not read its configuration at {url}: "
                              f"{again}") from None
@@ -162,12 +179,15 @@ def _serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
-    user, path, password = _login(url, settings.data_dir)
-    cs, service = _connect(url, user, path, password)
-    repos = ClusterRepos(settings, user, password)
+    try:  # before anything is written or asked of the Config Store
+        tokens = BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
+                                 settings.bootstrap_token_ttl)
+    except TokenDatabaseError as exc:
+        raise SystemExit(f"{PROG}: {exc}") from None
+    login = _login(url, settings.data_dir)
+    cs, service = _connect(url, login)
+    repos = ClusterRepos(settings, login.user, login.password)
     metrics = Metrics()
-    tokens = BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
-                             settings.bootstrap_token_ttl)
     claims = NameClaims(cs)
     env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
               claims, forget_tokens=tokens.forget)
@@ -184,6 +204,7 @@ def _serve(args: argparse.Namespace) -> None:
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler)
     print(f"Cluster Manager listening on http://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url})", flush=True)
+    _warn_if_seeded(login)
     serve(create_app(api, settings.body_limit), args.host, args.port,
           on_start=reconciler.start, listener=listener)
 

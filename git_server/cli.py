@@ -15,6 +15,7 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import NamedTuple  # noqa: E402
 
 from config_store.client import (  # noqa: E402
     Access,
@@ -51,31 +52,39 @@ def _seed_store(url: str, data_dir: Path) -> Path:
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
 
 
-def _login(url: str, data_dir: Path) -> tuple[str, Path | None, str]:
-    """``(user, password file, password)`` for ``serve``, never the administrator's.
+class Login(NamedTuple):
+    """How ``serve`` logs in; ``seeded_as`` names the administrator it seeded as, if any."""
+
+    user: str
+    file: Path | None
+    password: str
+    seeded_as: str | None = None
+
+
+def _login(url: str, data_dir: Path) -> Login:
+    """How ``serve`` logs in, never as the administrator.
 
     ``FPLUS_PASSWORD_FILE`` (user ``FPLUS_USER``, default ``git-server``); or
     ``FPLUS_USER=git-server`` with ``FPLUS_PASSWORD``; else the file ``seed`` wrote into the
     data dir. Other credentials in FPLUS_USER / FPLUS_PASSWORD are taken for an
     administrator's, as before ``seed`` existed: ``serve`` seeds with them first and says so
-    (they then stay in this process's initial environment, ``/proc/<pid>/environ``).
+    once it serves (they then stay in this process's initial environment,
+    ``/proc/<pid>/environ``).
     """
     env = os.environ
+    seeded_as = None
     own = setup.PRINCIPAL_NAME
     password = env.get("FPLUS_PASSWORD") or env.get("FPLUS_ADMIN_PASSWORD")
     user = env.get("FPLUS_USER") or "admin"
     if env.get("FPLUS_PASSWORD_FILE"):
         user, path = env.get("FPLUS_USER") or own, Path(env["FPLUS_PASSWORD_FILE"])
     elif password and user == own:
-        return user, None, password
+        return Login(user, None, password)
     elif password:
         path = _seed_store(url, data_dir)
         for name in ("FPLUS_PASSWORD", "FPLUS_ADMIN_PASSWORD"):
             env.pop(name, None)
-        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
-                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
-                    "administrator password stays out of this service", user, PROG)
-        user = own
+        seeded_as, user = user, own
     else:
         user, path = own, setup.password_file(data_dir)
         if not path.is_file():
@@ -89,19 +98,28 @@ def _login(url: str, data_dir: Path) -> tuple[str, Path | None, str]:
                          f"({exc.strerror or exc})") from None
     if not password:
         raise SystemExit(f"{PROG}: the password file {path} is empty")
-    return user, path, password
+    return Login(user, path, password, seeded_as)
 
 
-def _connect(url: str, data_dir: Path) -> ConfigStoreClient:
+def _warn_if_seeded(login: Login) -> None:
+    """Say that ``serve`` seeded as an administrator (once it serves: start-up failures
+    stay one line)."""
+    if login.seeded_as is not None:
+        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
+                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
+                    "administrator password stays out of this service", login.seeded_as, PROG)
+
+
+def _connect(url: str, login: Login) -> ConfigStoreClient:
     """The Git server's own client, logged in; one line and exit if it cannot be."""
-    user, path, password = _login(url, data_dir)
-    client = ConfigStoreClient(url, user, password)
+    client = ConfigStoreClient(url, login.user, login.password)
     try:
         client.connect(wait=5.0)
     except ConfigStoreError as exc:
         if exc.status == 401:
-            raise SystemExit(f"{PROG}: {url} refused {user} with the password from "
-                             f"{path or 'FPLUS_PASSWORD'}: run `{PROG} seed` again") from None
+            raise SystemExit(f"{PROG}: {url} refused {login.user} with the password from "
+                             f"{login.file or 'FPLUS_PASSWORD'}: run `{PROG} seed` again"
+                             ) from None
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
     return client
 
@@ -134,13 +152,15 @@ def main(argv: list[str] | None = None) -> None:
               f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
         return
     listener = bind_port(args.host, args.port, PROG)
-    client = _connect(url, args.data_dir)
+    login = _login(url, args.data_dir)
+    client = _connect(url, login)
     registry = RepoRegistry(client)
     server = GitServer(Access(client, args.acl_cache_seconds), registry,
                        RepoStorage(args.data_dir))
     app = create_app(server)
     print(f"Git server listening on http://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
+    _warn_if_seeded(login)
     serve(app, args.host, args.port, on_start=registry.start, listener=listener)
 
 
