@@ -23,8 +23,15 @@ import pytest
 
 from config_store import uuids
 from harness.gitcli import git
-from harness.servers import Api, free_port_block, wait_until_up
-from harness.stack import create_cluster, status, wait_for
+from harness.servers import (
+    ADMIN_PASSWORD,
+    Api,
+    ServiceProcess,
+    free_port_block,
+    git_server_process,
+    wait_until_up,
+)
+from harness.stack import CONFIG, create_cluster, status, wait_for
 
 A, P, AUTH, GIT = uuids.App, uuids.ConfigDBPerm, uuids.AuthPerm, uuids.GitPerm
 SERVICES = ("git_server.cli", "cluster_manager.cli")
@@ -214,3 +221,31 @@ def test_the_stack_still_commissions_a_cluster(stack: Up, tmp_path: Path) -> Non
     r = stack.api(0, operator).get(f"/v1/cluster/{cluster}/status")
     assert r.status_code == 200, r.text
     assert stack.api(0, stranger).get(f"/v1/cluster/{cluster}/status").status_code == 403
+
+
+def test_a_remote_git_server_is_written_and_archived_as_the_manager(tmp_path: Path) -> None:
+    """Without ``--git-repos`` the Cluster Manager pushes through the Git server and asks it
+    to archive a deleted cluster's repo: with its own Pull, Push and ManageStorage grants."""
+    store = ServiceProcess(tmp_path / "cs").start()
+    gits = manager = None
+    try:
+        gits = git_server_process(tmp_path / "git", store.url).start()
+        manager = ServiceProcess(tmp_path / "cm", module="cluster_manager.cli",
+                                 admin_password=None, seed_from=store.url,
+                                 extra_args=("--config-store", store.url, "--git", gits.url,
+                                             "--backoff", "0.5")).start()
+        admin = Api(store.url, ("admin", ADMIN_PASSWORD))
+        cluster = create_cluster(admin, "remote-1")
+        ready = wait_for(lambda: (status(admin, cluster) or {}).get("ready"), timeout=60,
+                         what="the cluster commissioned through the Git server")
+        assert ready
+        branches = Api(gits.url, ("admin", ADMIN_PASSWORD)).get(f"/v1/status/{cluster}").json()
+        assert branches.get("main") == status(admin, cluster)["commit"]
+        assert admin.delete(f"/v2/app/{CONFIG}/object/{cluster}").status_code == 204
+        wait_for(lambda: status(admin, cluster) is None, timeout=60, what="the teardown")
+        assert list((tmp_path / "git" / "archive").iterdir())  # archived, not left in place
+        assert not (tmp_path / "git" / "repos" / f"{cluster}.git").exists()
+    finally:
+        for service in (manager, gits, store):
+            if service is not None:
+                service.stop()
