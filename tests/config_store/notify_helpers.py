@@ -36,8 +36,10 @@ def get_token(api: Api) -> str:
 
 
 def open_socket(base_url: str) -> websocket.WebSocket:
-    """An unauthenticated WebSocket to the notify endpoint."""
-    return websocket.create_connection(ws_url(base_url), timeout=RECV_TIMEOUT)
+    """An unauthenticated WebSocket to the notify endpoint (UTF-8 left to the JSON decoder:
+    websocket-client's own check is pure Python, ~1 s per MB)."""
+    return websocket.create_connection(ws_url(base_url), timeout=RECV_TIMEOUT,
+                                       skip_utf8_validation=True)
 
 
 def handshake(base_url: str, first_message: str) -> tuple[websocket.WebSocket, str]:
@@ -45,6 +47,27 @@ def handshake(base_url: str, first_message: str) -> tuple[websocket.WebSocket, s
     ws = open_socket(base_url)
     ws.send(first_message)
     return ws, ws.recv()
+
+
+def read_close(ws: websocket.WebSocket, timeout: float = RECV_TIMEOUT) -> tuple[int | None, str]:
+    """Read (and drop) messages until the server's close frame: its code and reason.
+
+    ``(None, "")`` if the connection ends without one; AssertionError if it stays open.
+    """
+    ws.settimeout(timeout)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            opcode, data = ws.recv_data()
+        except websocket.WebSocketTimeoutException:
+            break
+        except (websocket.WebSocketConnectionClosedException, OSError):
+            return None, ""
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            if len(data) < 2:
+                return None, ""
+            return int.from_bytes(data[:2], "big"), data[2:].decode()
+    raise AssertionError(f"the server did not close the connection within {timeout}s")
 
 
 def entry_url(app: str, obj: str) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import signal
+import threading
 import time
 import uuid as uuidlib
 from collections.abc import Iterator
@@ -751,3 +753,39 @@ def test_client_resubscribes_after_a_server_restart(fresh_store: ConfigStoreProc
         assert not watch.ended and not search.ended
     # Graceful shutdown would wait out gunicorn's graceful_timeout; nothing is left to save.
     fresh_store.stop(signal.SIGKILL)
+
+
+def test_client_dropped_for_falling_behind_resubscribes(
+        tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """A busy callback stops the client reading; the server drops it (its queue is full)
+    with a reason, and the client reconnects and resubscribes to the current value."""
+    server = ConfigStoreProcess(tmp_path / "data",
+                                extra_args=("--notify-queue-bytes", "100000")).start()
+    try:
+        api = Api(server.url, ("admin", ADMIN_PASSWORD))
+        app, obj = make_object(api, uuids.Class.App), device(api)
+        put(api, app, obj, {"n": 0})
+        busy, seen = threading.Event(), Recorder()
+
+        def slow(value: Any) -> None:
+            seen(value)
+            if value == {"n": 1}:
+                busy.wait(30)  # the application is busy and reads nothing meanwhile
+
+        caplog.set_level(logging.INFO, logger="config_store.client.notify")
+        with admin_client(server.url) as client, \
+                NotifyClient(client, reconnect_delay=(0.2, 0.4)) as nc:
+            nc.watch(app, obj, slow)
+            seen.wait_value({"n": 0})
+            put(api, app, obj, {"n": 1})
+            seen.wait_value({"n": 1})
+            for n in range(2, 40):  # far more than the socket buffers and the queue hold
+                put(api, app, obj, {"n": n, "pad": "x" * 200_000})
+            busy.set()
+            seen.wait_for(lambda v: isinstance(v, dict) and v.get("n") == 39, timeout=30)
+        messages = [r.getMessage() for r in caplog.records]
+        assert "notify: server closed the connection" in messages
+        assert sum(m.startswith("notify: connected to") for m in messages) == 2
+        api.close()
+    finally:
+        server.stop(signal.SIGKILL)  # nothing to save; graceful would wait for keep-alives
