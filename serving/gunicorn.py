@@ -61,7 +61,7 @@ def serve(app: Callable, host: str, port: int, connections: int = 2000,
     Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
     :mod:`serving.httplimits` (header, keep-alive and body timeouts, connections per address).
     """
-    limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, before binding
+    limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, nothing served
     if listener is None:
         listener = bind_port(host, port)
     from .bodyread import timed_bodies  # these import gevent: only where a service is served
