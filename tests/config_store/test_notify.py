@@ -784,7 +784,7 @@ def test_client_dropped_for_falling_behind_resubscribes(
             busy.set()
             seen.wait_for(lambda v: isinstance(v, dict) and v.get("n") == 39, timeout=30)
         messages = [r.getMessage() for r in caplog.records]
-        assert "notify: server closed the connection" in messages
+        assert any(m.startswith("notify: server closed the connection") for m in messages)
         assert sum(m.startswith("notify: connected to") for m in messages) == 2
         api.close()
     finally:
