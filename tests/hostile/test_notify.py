@@ -363,17 +363,24 @@ def test_a_connection_without_a_token_is_closed_after_the_auth_timeout(tmp_path:
 # -- 5. revocation --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("revoke", ["delete", "password"])
-def test_revoked_credentials_close_their_sessions(shared: ConfigStoreProcess, revoke: str) -> None:
-    admin = admin_of(shared)
-    app = new_app(admin)
+def reader_session(admin: Api, app: str) -> tuple[str, RawNotify, str]:
+    """A new principal allowed to read ``app``: its uuid, a notify session of it and the
+    uuid of that session's SEARCH of ``app``."""
     principal, user = make_user(admin)
     r = admin.post("/v2/grant", json={"principal": principal, "permission":
                                       uuids.ConfigDBPerm.ReadApp, "target": app, "plural": False})
     assert r.status_code in (200, 201), r.text
-    mine = RawNotify.login(user)
-    sub = mine.search(app_parent(app))
-    assert mine.next(sub)["status"] == 201
+    session = RawNotify.login(user)
+    sub = session.search(app_parent(app))
+    assert session.next(sub)["status"] == 201
+    return principal, session, sub
+
+
+@pytest.mark.parametrize("revoke", ["delete", "password"])
+def test_revoked_credentials_close_their_sessions(shared: ConfigStoreProcess, revoke: str) -> None:
+    admin = admin_of(shared)
+    app = new_app(admin)
+    principal, mine, _ = reader_session(admin, app)
     bystander = RawNotify.login(admin)
     theirs = bystander.search(app_parent(app))
     bystander.next(theirs)
@@ -390,3 +397,18 @@ def test_revoked_credentials_close_their_sessions(shared: ConfigStoreProcess, re
     put(admin, app, obj, {"still": "served"})
     assert bystander.next(theirs)["child"] == obj
     bystander.close()
+
+
+def test_a_rotated_out_password_keeps_its_sessions_until_its_deadline(
+        shared: ConfigStoreProcess) -> None:
+    admin = admin_of(shared)
+    app = new_app(admin)
+    principal, mine, sub = reader_session(admin, app)
+    r = admin.post(f"/v2/principal/{principal}/password", json={"previousValidFor": 3})
+    assert r.status_code == 200, r.text
+    obj = make_object(admin, uuids.Class.Device)
+    put(admin, app, obj, {"during": "the grace period"})
+    assert mine.next(sub)["child"] == obj
+    code, reason = read_close(mine.ws, timeout=15)
+    assert (code, reason) == (1008, "notify: credentials expired")
+    mine.close()
