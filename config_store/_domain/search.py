@@ -22,11 +22,22 @@ def _scalar(text: str) -> Any:
         return _MISSING
     try:
         value = json.loads(text)
-    except ValueError:
-        raise BadRequest(f"search value is not a JSON scalar: {text!r}") from None
+    except (ValueError, RecursionError):
+        raise BadRequest(f"search value is not a JSON scalar: {text[:100]!r}") from None
     if isinstance(value, dict | list):
-        raise BadRequest(f"search value is not a JSON scalar: {text!r}")
+        raise BadRequest(f"search value is not a JSON scalar: {text[:100]!r}")
+    if isinstance(value, str) and not _encodable(value):
+        raise BadRequest("search value holds an invalid Unicode escape (a lone surrogate)")
     return value
+
+
+def _encodable(text: str) -> bool:
+    """True unless ``text`` holds a lone surrogate (no UTF-8 store or peer accepts one)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _lookup(doc: Any, path: str) -> Any:
