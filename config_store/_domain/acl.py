@@ -112,16 +112,19 @@ class Acl:
             return self.graph.members(permission)
         return {permission}
 
+    def _held(self, principal: str) -> list[GrantRow]:
+        """The grants naming ``principal`` or a class it is a transitive member of."""
+        holders = {principal} | self.graph.classes_of(principal)
+        with self._lock:
+            return [g for h in holders for g in (self._by_principal.get(h) or {}).values()]
+
     def _entries(self, principal: str) -> dict[str, list[GrantRow]]:
         with self._lock:
             cached = self._cache.get(principal)
         if cached is not None:
             return cached
-        holders = {principal} | self.graph.classes_of(principal)
-        with self._lock:
-            held = [g for h in holders for g in (self._by_principal.get(h) or {}).values()]
         by_perm: dict[str, list[GrantRow]] = defaultdict(list)
-        for grant in held:
+        for grant in self._held(principal):
             for perm in self._permissions(grant.permission):
                 by_perm[perm].append(grant)
         result = dict(by_perm)
@@ -187,10 +190,8 @@ class Acl:
         obj = self.graph.get(permission)
         if obj is None or obj.rank == 0:
             return list(self._entries(principal).get(permission, ()))
-        holders = {principal} | self.graph.classes_of(principal)
-        with self._lock:
-            held = [g for h in holders for g in (self._by_principal.get(h) or {}).values()]
-        return [g for g in held if permission in self.graph.subclasses(g.permission)]
+        return [g for g in self._held(principal)
+                if permission in self.graph.subclasses(g.permission)]
 
     def _covers(self, held: GrantRow, principal: str, wanted: GrantRow) -> bool:
         """Does ``held`` (one of ``principal``'s grants) cover ``wanted`` (same permission)?"""
