@@ -48,7 +48,7 @@ def _notify_flags(run: argparse.ArgumentParser) -> None:
     flag("--notify-max-connections", type=int, default=limits.max_connections,
          help="notify connections per principal (more are answered 429)")
     flag("--notify-send-timeout", type=float, default=ws.send_timeout,
-         help="seconds one write to a client may take before it is dropped")
+         help="seconds a client may accept nothing of a write before it is dropped")
     flag("--notify-auth-timeout", type=float, default=ws.auth_timeout,
          help="seconds a new connection has to send its Bearer token")
     flag("--notify-message-bytes", type=int, default=ws.message_bytes,

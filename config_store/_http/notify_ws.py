@@ -6,8 +6,9 @@ must be ``Bearer <token>``, no bigger than ``auth_message_bytes`` and within
 (requests and events → updates in its outbox), the reader (client messages → the session;
 pongs → the outbox) and the writer (outbox → socket, the only one writing; a ping every
 ``ping_interval``). A session ends with a close frame saying why (1008 and the reason; 1009
-for a message over ``message_bytes``); a write that takes longer than ``send_timeout`` drops
-the connection. A client going away is an ordinary end: logged at DEBUG, never as an error.
+for a message over ``message_bytes``); a client that accepts nothing of a write for
+``send_timeout`` is dropped. A client going away is an ordinary end: logged at DEBUG, never
+as an error.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class NotifySettings:
     message_bytes: int = 64 * 1024
     """Largest client message after authentication."""
     send_timeout: float = 30.0
-    """Seconds one write to the client may take."""
+    """Seconds a client may accept nothing of what is being written to it."""
     ping_interval: float = 25.0
     """Seconds between pings; a client silent for two intervals and more is dropped."""
 

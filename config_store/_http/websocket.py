@@ -30,6 +30,8 @@ from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 RECV_BYTES = 16 * 1024
 """How much one read of the socket takes at most."""
+SEND_BYTES = 256 * 1024
+"""How much one write to the socket offers at most."""
 
 
 class HandshakeFailed(Exception):
@@ -124,8 +126,14 @@ class WebSocket:
         return self.sock.recv(RECV_BYTES)
 
     def send(self, event: Event) -> None:
-        """Write one event (a text message: ``TextMessage(str)``); only one thread may."""
-        self.sock.sendall(self.conn.send(event))
+        """Write one event (a text message: ``TextMessage(str)``); only one thread may.
+
+        Raises ``TimeoutError`` when the peer accepts nothing for the socket's timeout (a
+        slow but moving peer may take longer in all: a big update on a slow link is fine).
+        """
+        view = memoryview(self.conn.send(event))
+        while view:
+            view = view[self.sock.send(view[:SEND_BYTES]):]
 
     def send_text(self, text: str) -> None:
         """Write one text message."""
