@@ -89,6 +89,8 @@ def notify() -> Response | tuple[Response, int]:
         _serve(ws, *current_app.extensions["notify"])
     except GONE as exc:
         log.debug("notify client went away: %s", _describe(exc))
+    except Exception:  # the socket is no longer HTTP: no error response can follow
+        log.exception("notify session failed")
     finally:
         ws.shutdown()
     return _Handled()

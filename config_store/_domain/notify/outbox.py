@@ -76,11 +76,6 @@ class Outbox:
             self._bytes -= len(text)
             return text
 
-    @property
-    def waiting_bytes(self) -> int:
-        """Bytes of updates queued."""
-        return self._bytes
-
     def _drop(self) -> None:
         self._data.clear()
         self._bytes = 0

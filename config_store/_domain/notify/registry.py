@@ -45,11 +45,6 @@ class NotifyRegistry:
                 if not mine:
                     del self._by_principal[session.principal]
 
-    def count(self, principal: str) -> int:
-        """How many sessions ``principal`` has open."""
-        with self._lock:
-            return len(self._by_principal.get(principal, ()))
-
     def _revoked(self, principal: str) -> None:
         with self._lock:
             mine = list(self._by_principal.get(principal, ()))
