@@ -60,6 +60,7 @@ class NotifyClient:
         self._conn: websocket.WebSocket | None = None
         self._ws: websocket.WebSocket | None = None
         self._ready = threading.Event()
+        self._problem: str | None = "not connected yet"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -103,6 +104,11 @@ class NotifyClient:
     def connected(self) -> bool:
         """Whether the WebSocket is currently connected and authenticated."""
         return self._ready.is_set()
+
+    @property
+    def problem(self) -> str | None:
+        """Why the WebSocket is not connected and authenticated (the last failure), or None."""
+        return None if self._ready.is_set() else self._problem
 
     # -- subscriptions --------------------------------------------------------
 
@@ -150,6 +156,7 @@ class NotifyClient:
             self._by_uuid.pop(sub.uuid, None)
         sub.uuid = str(uuidlib.uuid4())
         sub.fold = sub._new_fold()
+        sub.live = False
         self._by_uuid[sub.uuid] = sub
         try:
             ws.send(json.dumps({"uuid": sub.uuid, **sub.request}))
@@ -181,9 +188,11 @@ class NotifyClient:
             try:
                 outcome = self._session()
             except (websocket.WebSocketException, OSError) as exc:
+                self._problem = f"{self.url}: {_describe(exc)}"
                 if not self._stop.is_set():
                     log.warning("notify: connection to %s lost: %s", self.url, exc)
-            except Exception:
+            except Exception as exc:
+                self._problem = f"{self.url}: {_describe(exc)}"
                 log.exception("notify: connection to %s failed", self.url)
             finally:
                 self._disconnected()
@@ -206,10 +215,12 @@ class NotifyClient:
         reply = ws.recv()
         reply = (reply.decode() if isinstance(reply, bytes) else reply).strip()
         if reply == "401":
+            self._problem = "the Config Store refused the token (401)"
             log.warning("notify: token refused; fetching a new one")
             self._client.invalidate_token()
             return "unauthorized"
         if reply != "200":
+            self._problem = f"authentication answered {reply[:40]!r}"
             log.warning("notify: authentication answered %r", reply[:40])
             return "failed"
         ws.settimeout(self._ping_interval)
@@ -219,13 +230,15 @@ class NotifyClient:
             self._ws = ws
             for sub in list(self._subs):
                 self._send_sub(ws, sub)
+            self._problem = None
             self._ready.set()
         log.info("notify: connected to %s", self.url)
-        self._pump(ws)
+        self._problem = self._pump(ws)
         return "authenticated"
 
-    def _pump(self, ws: websocket.WebSocket) -> None:
-        """Receive frames until close; ping when idle, give up after two silent intervals."""
+    def _pump(self, ws: websocket.WebSocket) -> str:
+        """Receive frames until close; ping when idle, give up after two silent intervals.
+        Returns why the connection ended."""
         silent = 0
         while not self._stop.is_set():
             try:
@@ -233,16 +246,20 @@ class NotifyClient:
             except websocket.WebSocketTimeoutException:
                 if silent >= 1:
                     log.warning("notify: no answer to ping; reconnecting")
-                    return
+                    return "the Config Store did not answer a ping"
                 silent += 1
                 ws.ping()
                 continue
             silent = 0
             if opcode == websocket.ABNF.OPCODE_CLOSE:
-                log.info("notify: server closed the connection")
-                return
+                reason = _close_reason(data)
+                log.info("notify: server closed the connection%s",
+                         f" ({reason})" if reason else "")
+                return "the Config Store closed the connection" + (
+                    f" ({reason})" if reason else "")
             if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
                 self._dispatch(data)
+        return "stopped"
 
     def _disconnected(self) -> None:
         with self._lock:
@@ -252,6 +269,7 @@ class NotifyClient:
             self._by_uuid.clear()
             for sub in self._subs:
                 sub.uuid = None
+                sub.live = False
         if conn is not None:
             try:
                 conn.close(timeout=1.0)
@@ -264,6 +282,9 @@ class NotifyClient:
             msg = json.loads(data)
         except ValueError:
             log.warning("notify: ignoring a non-JSON message")
+            return
+        except RecursionError:
+            log.warning("notify: ignoring a message nested too deeply to parse")
             return
         if not isinstance(msg, dict) or not isinstance(msg.get("uuid"), str):
             return
@@ -278,10 +299,26 @@ class NotifyClient:
                 if sub in self._subs:
                     self._subs.remove(sub)
                 sub.ended = True
+                sub.live = False
                 log.warning("notify: server ended %s subscription (%d)",
                             sub.request["method"], status)
                 sub._delivered.set()
                 return
+            sub.live = True
         value = sub.fold.apply(msg)
         if value is not MISSING:
             sub._deliver(value)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _close_reason(payload: bytes | str) -> str:
+    """``code reason`` of a WebSocket close frame's payload ('' when it has none)."""
+    data = payload.encode() if isinstance(payload, str) else payload
+    if len(data) < 2:
+        return ""
+    code = int.from_bytes(data[:2], "big")
+    text = data[2:].decode("utf-8", "replace").strip()
+    return f"{code} {text}".strip()

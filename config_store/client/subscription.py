@@ -37,12 +37,36 @@ class Subscription:
         """The last subscription status (201/200; ≥ 400 once the server ended it)."""
         self.closed = False
         self.ended = False
+        self.live = False
+        """Whether the server has answered this subscription on the current connection (and
+        has not ended it): cleared at every (re)subscription and disconnection."""
         self._delivered = threading.Event()
 
     @property
     def etag(self) -> str | None:
         """For a WATCH, the etag of the last value delivered."""
         return self.fold.etag if isinstance(self.fold, WatchFold) else None
+
+    @property
+    def refused(self) -> bool:
+        """For a SEARCH: the server refuses to read the app, so the last delivery is empty for
+        that reason (not because the app is); the server sends everything once access returns."""
+        return isinstance(self.fold, SearchFold) and self.fold.needs_full
+
+    @property
+    def problem(self) -> str | None:
+        """Why this subscription is not following the server now, in words; None while it is."""
+        if self.closed:
+            return "the subscription was closed"
+        if self.ended:
+            return f"the Config Store ended the {self.request['method']} (status {self.status})"
+        if not self._owner.connected:
+            return f"not connected to notify/v2: {self._owner.problem or 'connecting'}"
+        if not self.live:
+            return f"the Config Store has not answered the {self.request['method']} yet"
+        if self.refused:
+            return f"the Config Store refuses the {self.request['method']} (no read access)"
+        return None
 
     def close(self) -> None:
         """Stop delivering and tell the server (``CLOSE``)."""
