@@ -24,10 +24,16 @@ def ping() -> Response:
 
 @bp.get("/healthz")
 def healthz() -> tuple[Response, int]:
+    """200 while the reconciler follows the Config Store; 503 with the ``reason`` otherwise."""
     reconciler = services().reconciler
-    ready = reconciler is not None and reconciler.ready.is_set()
-    depth = reconciler.queue.depth() if reconciler is not None else 0
-    return jsonify({"synced": ready, "queue": depth}), 200 if ready else 503
+    if reconciler is None:
+        synced, reason, depth = False, "the reconciler is not running", 0
+    else:
+        (synced, reason), depth = reconciler.health(), reconciler.queue.depth()
+    body: dict[str, object] = {"synced": synced, "queue": depth}
+    if reason is not None:
+        body["reason"] = reason
+    return jsonify(body), 200 if synced else 503
 
 
 @bp.get("/metrics")

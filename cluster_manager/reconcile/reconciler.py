@@ -4,6 +4,10 @@ changed cluster out.
 A notify SEARCH follows every configuration entry; each changed, new or removed entry queues
 its cluster. A change of the Flux template re-renders every cluster. At start, setup status
 entries without a configuration entry are queued for decommissioning.
+
+:meth:`Reconciler.health` says whether the reconciler follows the Config Store: synced once
+the first full set of entries arrived, and only while every subscription is live (a SEARCH the
+Config Store keeps closing, refuses or never answers is reported with its reason).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class Reconciler:
         self._lock = threading.Lock()
         self._force: set[str] = set()
         self._notify: Any = None
+        self._subs: dict[str, Any] = {}
         self.ready = threading.Event()
         """Set once the first full set of configuration entries has been queued."""
 
@@ -52,9 +57,21 @@ class Reconciler:
         """Subscribe and start the workers."""
         self.queue.start()
         self._notify = self._make_notify(self.env.cs)
-        self._notify.search(CONFIG_APP, self.on_configs)
-        self._notify.watch(TEMPLATE_APP, TEMPLATE_APP, self.on_template)
-        self._notify.search(REQUEST_APP, self.on_requests)
+        self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs)
+        self._subs["Flux template"] = self._notify.watch(TEMPLATE_APP, TEMPLATE_APP,
+                                                         self.on_template)
+        self._subs["cluster API requests"] = self._notify.search(REQUEST_APP, self.on_requests)
+
+    def health(self) -> tuple[bool, str | None]:
+        """``(synced, reason)``: synced after the first full set of configuration entries and
+        while every subscription follows the Config Store; else the reason, in words."""
+        if not self.ready.is_set():
+            return False, "waiting for the first set of cluster configuration entries"
+        for name, sub in self._subs.items():
+            problem = getattr(sub, "problem", None)
+            if problem:
+                return False, f"notify subscription to the {name} is failing: {problem}"
+        return True, None
 
     def stop(self) -> None:
         """Unsubscribe and stop the workers."""
@@ -65,6 +82,11 @@ class Reconciler:
     def on_configs(self, state: SearchState) -> None:
         """A new full set of configuration entries: queue every cluster that changed (at the
         first set, every configured cluster and every leftover setup status)."""
+        sub = self._subs.get("cluster configurations")
+        if getattr(sub, "refused", False):  # empty for want of access, not of clusters
+            log.warning("the Config Store refuses to show the cluster configurations; keeping "
+                        "every cluster as it was until it does")
+            return
         first = not self.env.desired.known
         changed = self.env.desired.replace_configs(state)
         if first:

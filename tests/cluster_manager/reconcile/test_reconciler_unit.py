@@ -21,19 +21,30 @@ GONE = "33333333-3333-4333-8333-333333333333"
 SPEC = {"name": "line-1", "namespace": "fplus-edge"}
 
 
+class FakeSub:
+    """A subscription handle whose health the test sets."""
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.refused = False
+
+
 class FakeNotify:
     """Records subscriptions; the test delivers updates by calling the callbacks."""
 
     def __init__(self, cs: Any) -> None:
         self.searches: dict[str, Callable[[SearchState], None]] = {}
         self.watches: dict[tuple[str, str], Callable[[Any], None]] = {}
+        self.subs: dict[str, FakeSub] = {}
         self.closed = False
 
-    def search(self, app: str, callback: Callable[[SearchState], None]) -> None:
+    def search(self, app: str, callback: Callable[[SearchState], None]) -> FakeSub:
         self.searches[app] = callback
+        return self.subs.setdefault(app, FakeSub())
 
-    def watch(self, app: str, obj: str, callback: Callable[[Any], None]) -> None:
+    def watch(self, app: str, obj: str, callback: Callable[[Any], None]) -> FakeSub:
         self.watches[(app, obj)] = callback
+        return self.subs.setdefault(obj, FakeSub())
 
     def close(self) -> None:
         self.closed = True
@@ -115,3 +126,37 @@ def test_a_failed_reconcile_is_retried(running: tuple[Reconciler, FakeNotify],
     repos.fail_next = RuntimeError("Git server down")
     deliver(cs, notify, {C1: SPEC})
     wait_for(lambda: phase(cs, C1) == "Ready", 5)
+
+
+def test_health_follows_the_subscriptions(running: tuple[Reconciler, FakeNotify],
+                                          cs: FakeConfigDB) -> None:
+    reconciler, notify = running
+    assert reconciler.health() == (False, "waiting for the first set of cluster configuration "
+                                          "entries")
+    deliver(cs, notify, {C1: SPEC})
+    assert reconciler.health() == (True, None)
+    notify.subs[CONFIG_APP].problem = "not connected to notify/v2: connection refused"
+    assert reconciler.health() == (False, "notify subscription to the cluster configurations "
+                                          "is failing: not connected to notify/v2: connection "
+                                          "refused")
+    notify.subs[CONFIG_APP].problem = None
+    notify.subs[TEMPLATE_APP].problem = "the Config Store ended the WATCH (status 500)"
+    synced, reason = reconciler.health()
+    assert not synced and reason is not None and "Flux template" in reason
+    notify.subs[TEMPLATE_APP].problem = None
+    assert reconciler.health() == (True, None)
+
+
+def test_a_refused_search_is_not_an_empty_set_of_clusters(
+        running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB) -> None:
+    """Losing read access empties the delivery; that must not tear every cluster down."""
+    reconciler, notify = running
+    deliver(cs, notify, {C1: SPEC})
+    wait_for(lambda: phase(cs, C1) == "Ready" and idle(reconciler), 5)
+    notify.subs[CONFIG_APP].refused = True
+    notify.searches[CONFIG_APP](SearchState({}, {}))
+    assert reconciler.env.desired.clusters() == [C1]
+    assert idle(reconciler) and phase(cs, C1) == "Ready"
+    notify.subs[CONFIG_APP].refused = False
+    notify.searches[CONFIG_APP](SearchState({}, {}))  # readable and empty: now it is gone
+    wait_for(lambda: phase(cs, C1) != "Ready", 5)
