@@ -10,10 +10,11 @@ from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
 
+from ..api.edge_status import read_edge_status
 from ..api.errors import Conflict, NotFound
 from ..api.status_view import cluster_status
 from ..setup_status import DELETING, FAILED, SetupStatus
-from ..vocabulary import CONFIG_APP, EDGE_APP, STATUS_APP
+from ..vocabulary import CONFIG_APP, STATUS_APP
 from .context import require, services
 
 bp = Blueprint("clusters", __name__)
@@ -48,9 +49,8 @@ def status(cluster: str) -> Response:
         if api.cs.get_config(CONFIG_APP, cluster) is None:
             raise NotFound(f"unknown cluster {cluster}")
         return jsonify({"phase": "Pending", "ready": False})
-    edge = api.cs.get_config(EDGE_APP, cluster)
-    return jsonify(cluster_status(setup, edge if isinstance(edge, dict) else None,
-                                  datetime.now(UTC), api.liveness))
+    return jsonify(cluster_status(setup, read_edge_status(api.cs, cluster), datetime.now(UTC),
+                                  api.liveness))
 
 
 @bp.post("/v1/cluster/<cluster:cluster>/bootstrap-url")

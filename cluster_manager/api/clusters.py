@@ -22,9 +22,10 @@ from config_store.client import Unprocessable as EntryRefused
 from ..cluster_config import InvalidConfig, check_config
 from ..name_claims import NameClaims
 from ..setup_status import SetupStatus
-from ..vocabulary import CONFIG_APP, EDGE_APP, REQUEST_APP, STATUS_APP
+from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
+from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unprocessable
-from .status_view import Liveness, derive_phase
+from .status_view import Liveness, derive_phase, edge_text
 
 log = logging.getLogger(__name__)
 MAX_PAGE = 1000
@@ -115,6 +116,15 @@ class ClusterService:
             found.append(summary)
         return Page(found, None)
 
+    def _edge(self, cluster: str) -> dict[str, Any] | None:
+        """The edge's status entry; an unreadable one counts as none here (its own status
+        route says why), so one edge cannot break the list of every cluster."""
+        try:
+            return read_edge_status(self.cs, cluster)
+        except EdgeStatusUnreadable as exc:
+            log.warning("cluster %s: listed without its edge status: %s", cluster, exc.message)
+            return None
+
     def summary(self, cluster: str, now: datetime) -> dict[str, Any] | None:
         """``{uuid, name, phase, lastSeen, commit}`` of one cluster (None: gone meanwhile)."""
         setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))
@@ -124,8 +134,7 @@ class ClusterService:
             if config is None:
                 return None
             name = config.get("name") if isinstance(config, dict) else None
-        edge = self.cs.get_config(EDGE_APP, cluster) if setup.ready else None
-        edge = edge if isinstance(edge, dict) else None
+        edge = self._edge(cluster) if setup.ready else None
         return {"uuid": cluster, "name": name,
                 "phase": derive_phase(setup, edge, now, self.liveness),
-                "lastSeen": (edge or {}).get("lastSeen"), "commit": setup.commit}
+                "lastSeen": edge_text(edge, "lastSeen"), "commit": setup.commit}

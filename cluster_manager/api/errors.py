@@ -46,5 +46,11 @@ class Unprocessable(ApiError):
     status = 422
 
 
+class BadGateway(ApiError):
+    """Something the Config Store holds for us cannot be used (not the caller's fault)."""
+
+    status = 502
+
+
 class Unavailable(ApiError):
     status = 503

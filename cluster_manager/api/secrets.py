@@ -20,8 +20,9 @@ from .. import sealing
 from ..cluster_repos import ClusterRepos
 from ..gitrepo import ChangeSet
 from ..setup_status import SetupStatus
-from ..vocabulary import EDGE_APP, STATUS_APP
+from ..vocabulary import STATUS_APP
 from ..yamldocs import load_documents, render_document
+from .edge_status import read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,8 @@ class SecretService:
             raise NotFound(f"cluster {cluster} is unknown or has no repository yet")
 
     def _public_key(self, cluster: str) -> Any:
-        edge = self.cs.get_config(EDGE_APP, cluster)
-        if not isinstance(edge, dict):
+        edge = read_edge_status(self.cs, cluster)
+        if edge is None:
             raise NotFound(f"cluster {cluster} has not been bootstrapped: Edge Sync has not "
                            "reported its status yet")
         pem = edge.get("kubeseal_cert")
@@ -98,7 +99,7 @@ class SecretService:
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
         self._commissioned(cluster)
-        if not isinstance(self.cs.get_config(EDGE_APP, cluster), dict):
+        if read_edge_status(self.cs, cluster) is None:
             raise NotFound(f"cluster {cluster} has not been bootstrapped")
         if dryrun:
             return None

@@ -43,6 +43,13 @@ def _parse_time(value: object) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def edge_text(edge: dict[str, Any] | None, key: str) -> str | None:
+    """A text field the edge reported (``lastSeen``, ``version``); None if absent or not text
+    (the edge writes this entry: anything else is not echoed)."""
+    value = (edge or {}).get(key)
+    return value if isinstance(value, str) else None
+
+
 def edge_state(edge: dict[str, Any] | None, now: datetime,
                liveness: Liveness = Liveness()) -> str | None:
     """Online / Stale / Offline from Edge Sync's ``lastSeen``; None until a first heartbeat
@@ -79,8 +86,8 @@ def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetim
         hosts = edge.get("hosts")
         view["edge"] = {
             "state": edge_state(edge, now, liveness),
-            "lastSeen": edge.get("lastSeen"),
-            "version": edge.get("version"),
+            "lastSeen": edge_text(edge, "lastSeen"),
+            "version": edge_text(edge, "version"),
             "hosts": len(hosts) if isinstance(hosts, list) else 0,
             "sealingCertificate": isinstance(edge.get("kubeseal_cert"), str),
         }
