@@ -6,7 +6,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from config_store import uuids
 from harness.servers import Api
+from tests.conftest import grant
 from tests.git_server.conftest import ADMIN, Git, GitServer, Repo, wait_for
 
 
@@ -147,12 +149,18 @@ def test_status_lists_configured_repos(git_server: GitServer, repo: Repo, root_g
     assert r.status_code == 200 and r.json() == {}
 
 
-def test_status_needs_credentials_but_no_grant(git_server: GitServer, repo: Repo,
-                                               new_user) -> None:
+def test_status_needs_credentials_and_pull(git_server: GitServer, repo: Repo, admin: Api,
+                                           new_user) -> None:
+    """A repo's status is shown only to those who may pull it (ACS shows it to anyone)."""
     assert git_server.api().get("/v1/status").status_code == 401
     user = new_user()
-    r = git_server.api(user.auth).get(f"/v1/status/{repo.uuid}")
+    as_user = git_server.api(user.auth)
+    assert as_user.get(f"/v1/status/{repo.uuid}").status_code == 403
+    assert repo.uuid not in as_user.get("/v1/status").json()
+    grant(admin, user.uuid, uuids.GitPerm.Pull, repo.uuid)
+    r = wait_for(lambda: as_user.get(f"/v1/status/{repo.uuid}"), lambda r: r.status_code == 200)
     assert r.status_code == 200 and r.json() == {}
+    assert repo.uuid in as_user.get("/v1/status").json()
 
 
 def test_status_of_unknown_repo_is_404_quickly(git_server: GitServer, root_git: Api) -> None:
