@@ -9,7 +9,7 @@ from pathlib import Path
 from serving import bind_port, configure_logging, offload, serve
 
 from ._domain.notify import NotifyLimits
-from ._domain.store import open_store
+from ._domain.store import UnusableDatabase, open_store
 from ._http.app import Settings, create_app
 from ._http.notify_ws import NotifySettings
 
@@ -81,8 +81,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     configure_logging()
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
-    store = open_store(_database_path(args.database, args.data_dir),
-                       os.environ.get("FPLUS_ADMIN_PASSWORD"))
+    try:
+        store = open_store(_database_path(args.database, args.data_dir),
+                           os.environ.get("FPLUS_ADMIN_PASSWORD"))
+    except UnusableDatabase as exc:
+        raise SystemExit(f"config-store: {exc}") from None
     app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
     _print_welcome(f"http://{args.host}:{args.port}", store.data_dir)
     offload.use_gevent_threadpool()  # argon2 hashing off the hub

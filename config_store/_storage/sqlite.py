@@ -309,7 +309,9 @@ class SQLiteStorage:
         self._write_lock = threading.Lock()
         dbfile.prepare(path, _initialise)
         try:
-            conn = self._connect()
+            # checked on a bare connection: switching to WAL would rewrite the header of
+            # a file that is then refused, which stays as it was for the operator
+            conn = sqlite3.connect(path, isolation_level=None)
             try:
                 dbfile.check(conn, path)
                 _initialise(conn)
