@@ -92,6 +92,11 @@ class Reconciler:
         if first:
             changed |= set(self.env.cs.list_app_objects(STATUS_APP))
             self.ready.set()
+        unreadable = getattr(state, "unreadable", frozenset())
+        if unreadable:  # an entry the Config Store cannot serve is not a deleted cluster
+            log.warning("the Config Store cannot serve the configuration of %s; leaving "
+                        "them as they are", ", ".join(sorted(unreadable)))
+            changed -= unreadable
         for cluster in changed:
             self.queue.submit(cluster)
 

@@ -160,3 +160,18 @@ def test_a_refused_search_is_not_an_empty_set_of_clusters(
     notify.subs[CONFIG_APP].refused = False
     notify.searches[CONFIG_APP](SearchState({}, {}))  # readable and empty: now it is gone
     wait_for(lambda: phase(cs, C1) != "Ready", 5)
+
+
+def test_an_unreadable_entry_is_not_a_deleted_cluster(
+        running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB) -> None:
+    """A configuration the Config Store cannot serve (a poisoned entry: a 5xx child) keeps
+    its cluster, even at the first delivery where a leftover status would be torn down."""
+    reconciler, notify = running
+    cs.put_config(STATUS_APP, GONE, {"spec": {"name": "gone", "namespace": "x"}})
+    cs.put_config(STATUS_APP, C2, {"spec": {"name": "line-2", "namespace": "x"}})
+    cs.put_config(CONFIG_APP, C1, SPEC)
+    notify.searches[CONFIG_APP](SearchState(
+        {C1: SPEC}, {C1: cs.etags[(CONFIG_APP, C1)]}, frozenset({C2})))
+    wait_for(lambda: phase(cs, C1) == "Ready" and (STATUS_APP, GONE) not in cs.entries
+             and idle(reconciler), 5)
+    assert (STATUS_APP, C2) in cs.entries  # left as it was, not torn down
