@@ -92,12 +92,13 @@ def _pool_for(base_url: str) -> urllib3.PoolManager:
 
 
 def parse_body(resp: Response) -> Any:
-    """The response body as JSON if parseable, else text, else None when empty."""
+    """The response body as JSON if parseable, else text, else None when empty (a body
+    nested past the parser's depth is text too: it must not escape as a RecursionError)."""
     if resp.status_code == 204 or not resp.content:
         return None
     try:
         return resp.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return resp.text
 
 

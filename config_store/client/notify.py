@@ -206,7 +206,10 @@ class NotifyClient:
 
     def _session(self) -> str:
         """Connect, authenticate, resubscribe and pump updates until the socket fails."""
-        ws = websocket.create_connection(self.url, timeout=self._connect_timeout)
+        # UTF-8 is checked when a message is decoded; websocket-client's own pure-Python
+        # check costs about a second per MB and makes big updates fall behind
+        ws = websocket.create_connection(self.url, timeout=self._connect_timeout,
+                                         skip_utf8_validation=True)
         with self._lock:
             self._conn = ws
             if self._stop.is_set():
