@@ -29,7 +29,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from config_store import uuids
-from config_store.client import Conflict, Forbidden
+from config_store.client import ConfigStoreError, Conflict, Forbidden
 
 from ..gitrepo import ChangeSet
 from ..setup_status import SetupStatus
@@ -82,8 +82,15 @@ def teardown_commit(job: Job, env: Env) -> None:
 def await_edge(job: Job, env: Env) -> None:
     """Wait for the edge to apply the teardown commit (see the module docstring)."""
     commit = job.status.teardown.get("commit")
-    edge = env.cs.get_config(EDGE_APP, job.cluster) if commit else None
-    if not isinstance(edge, dict) or job.request.get("forceDelete") is True:
+    if not commit or job.request.get("forceDelete") is True:
+        return
+    try:
+        edge = env.cs.get_config(EDGE_APP, job.cluster)
+    except ConfigStoreError as exc:
+        if exc.status < 500:
+            raise
+        edge = {}  # the Config Store cannot serve it now: not applied yet, the timeout holds
+    if not isinstance(edge, dict):
         return
     if edge.get("appliedCommit") == commit:
         record(job, env, {"teardown": {"applied": True}})

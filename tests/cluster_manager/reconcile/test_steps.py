@@ -18,6 +18,7 @@ from cluster_manager.reconcile.workqueue import RequeueAfter
 from cluster_manager.setup_status import SetupStatus
 from cluster_manager.vocabulary import EDGE_APP, FLUX, STATUS_APP, SYNC
 from config_store import uuids
+from config_store.client import ConfigStoreError
 from tests.cluster_manager.reconcile.conftest import CHART, GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 
@@ -312,3 +313,19 @@ def test_await_edge_goes_on_without_the_edge(env: Env, cs: FakeConfigDB, case: s
 
 def test_roles_are_flux_then_sync() -> None:
     assert (FLUX.key, SYNC.key) == ("flux", "sync")
+
+
+def test_await_edge_takes_an_edge_status_the_store_cannot_serve_as_not_applied_yet(
+        env: Env, cs: FakeConfigDB) -> None:
+    """A poisoned edge status entry (the Config Store answers 5xx for it) neither fails the
+    step forever nor skips the wait: it waits, and the teardown timeout still ends it."""
+    j = commissioned(env, cs)
+    teardown.mark_deleting(j, env)
+    teardown.teardown_commit(j, env)
+    cs.fail("get_config", EDGE_APP, C1, error=ConfigStoreError(500, None, "cannot"))
+    with pytest.raises(RequeueAfter):
+        teardown.await_edge(j, env)
+    cs.patch_config(STATUS_APP, C1, {"teardown": {"started": "2000-01-01T00:00:00Z"}})
+    j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    cs.fail("get_config", EDGE_APP, C1, error=ConfigStoreError(500, None, "cannot"))
+    teardown.await_edge(j, env)  # timed out: no requeue
