@@ -4,6 +4,10 @@
 cluster UUID). ``sync``: Edge Sync's principal, which may read and write its own cluster's
 Edge cluster status entry and nothing else (an object-restricted grant, our extension).
 Principals are created without a password; the bootstrap script mints one.
+
+The Config Store lets a principal grant only what it holds itself, so each grant here
+must be covered by one of the Cluster Manager's own (:mod:`.manager_account`): plural
+Pull on Edge clusters, ReadApp and WriteApp on the Edge cluster status app.
 """
 
 from __future__ import annotations
