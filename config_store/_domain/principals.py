@@ -140,18 +140,22 @@ def generate_password(core: Core, uuid: str,
     (epoch seconds) until which the replaced password stays valid, if it does.
 
     Without ``previous_valid_for`` the old password, remembered logins and tokens stop
-    working at once. With it, the old password becomes the previous one (dropping an older
-    previous one and what it obtained); what the old password obtained (tokens, remembered
-    logins) ends with it, at the deadline or at its retirement.
+    working at once. With it, the password in use becomes the previous one, valid until the
+    new deadline: the old current one, or, if that was never used (a previous one is still
+    accepted), the previous one again, so rotations that nobody acted on (scripts fetched but
+    never run) never cut off the running client. What any other password obtained ends now;
+    what the kept one obtained (tokens, remembered logins) ends with it, at the deadline or
+    at its retirement.
     """
     secret, hashed = generate_secret()
     if previous_valid_for is None:
         _store_hash(core, uuid, hashed)
         return secret, None
     describe(core, uuid)
-    until = time.time() + previous_valid_for
+    now = time.time()
+    until = now + previous_valid_for
     with core.transaction() as tx:
-        replaced = tx.w.rotate_password(uuid, hashed, until)
+        replaced = tx.w.rotate_password(uuid, hashed, until, now)
     core.sessions.revoke(uuid, keep=hash_tag(replaced), until=until)
     return secret, until
 

@@ -234,17 +234,26 @@ class Writer(Reader):
             (uuid, name, password_hash),
         )
 
-    def rotate_password(self, uuid: str, password_hash: str, previous_until: float) -> str | None:
-        """Make the current hash the previous one (accepted until ``previous_until``) and
-        store ``password_hash`` as current; returns the hash that became previous."""
+    def rotate_password(self, uuid: str, password_hash: str, previous_until: float,
+                        now: float) -> str | None:
+        """Store ``password_hash`` as current and keep the password in use as the previous one
+        (accepted until ``previous_until``); returns the hash that is now previous.
+
+        The password in use is the current one, unless a previous one is still accepted at
+        ``now``: then the current one was never used (its first use retires the previous),
+        so the previous one stays and the unused current one is dropped.
+        """
         row = self.conn.execute(
-            "SELECT password_hash FROM principal WHERE uuid = ?", (uuid,)).fetchone()
+            "SELECT password_hash, previous_hash, previous_until FROM principal "
+            "WHERE uuid = ?", (uuid,)).fetchone()
+        if row is None:
+            return None
+        current, previous, until = row
+        in_use = previous if previous is not None and (until or 0.0) > now else current
         self.conn.execute(
-            "UPDATE principal SET previous_hash = password_hash, previous_until = ?, "
-            "password_hash = ? WHERE uuid = ?",
-            (previous_until, password_hash, uuid),
-        )
-        return row[0] if row else None
+            "UPDATE principal SET previous_hash = ?, previous_until = ?, password_hash = ? "
+            "WHERE uuid = ?", (in_use, previous_until, password_hash, uuid))
+        return in_use
 
     def retire_previous(self, uuid: str, previous_hash: str) -> bool:
         """Drop the previous hash if it is still ``previous_hash``; True if it was."""

@@ -126,14 +126,31 @@ def test_zero_grace_cuts_the_password_and_its_tokens(admin: Api) -> None:
     assert login(admin.base, name, new) == 200
 
 
-def test_a_second_graceful_rotation_ends_the_oldest_tokens(admin: Api) -> None:
+def test_rotations_nobody_acted_on_keep_the_password_in_use_and_its_tokens(admin: Api) -> None:
+    """Scripts fetched but never run rotate again and again: the running client's password
+    and tokens stay (until the new deadline), the unused passwords are dropped."""
     uid, name, first = principal(admin)
     oldest = token(admin.base, name, first)
     second = rotate(admin, uid, grace=600)
     assert token_works(admin.base, oldest)
-    rotate(admin, uid, grace=600)  # the second password becomes previous; the first is dropped
+    third = rotate(admin, uid, grace=600)  # second was never used: first stays previous
+    assert token_works(admin.base, oldest)
+    assert login(admin.base, name, second) == 401
+    assert token_works(admin.base, token(admin.base, name, third))  # first use retires first
     assert not token_works(admin.base, oldest)
-    assert token_works(admin.base, token(admin.base, name, second))
+    assert login(admin.base, name, first) == 401
+
+
+def test_a_rotation_after_the_new_password_was_used_ends_the_oldest_tokens(admin: Api) -> None:
+    uid, name, first = principal(admin)
+    oldest = token(admin.base, name, first)
+    second = rotate(admin, uid, grace=600)
+    newer = token(admin.base, name, second)  # used: first is retired with its tokens
+    assert not token_works(admin.base, oldest)
+    rotate(admin, uid, grace=600)  # second is in use: it becomes previous
+    assert token_works(admin.base, newer)
+    assert login(admin.base, name, second) == 200
+    assert login(admin.base, name, first) == 401
 
 
 @pytest.mark.parametrize("body", [None, {}], ids=["no-body", "empty-object"])
@@ -150,15 +167,15 @@ def test_plain_rotation_still_cuts_the_old_password_and_tokens_at_once(
     assert login(admin.base, name, r.json()["password"]) == 200
 
 
-def test_a_second_graceful_rotation_drops_the_older_password(admin: Api) -> None:
+def test_a_second_graceful_rotation_keeps_the_password_in_use(admin: Api) -> None:
     uid, name, first = principal(admin)
     second = rotate(admin, uid, grace=600)
     assert login(admin.base, name, first) == 200  # remembered from here on
     third = rotate(admin, uid, grace=600)
-    assert login(admin.base, name, first) == 401
-    assert login(admin.base, name, second) == 200
+    assert login(admin.base, name, second) == 401  # never used: dropped
+    assert login(admin.base, name, first) == 200  # still the one in use
     assert login(admin.base, name, third) == 200
-    assert login(admin.base, name, second) == 401
+    assert login(admin.base, name, first) == 401  # retired by the first use of third
 
 
 @pytest.mark.parametrize("how", ["put", "post"])
