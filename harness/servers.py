@@ -105,6 +105,8 @@ class ServiceProcess:
     seed_from: str | None = None
     """A Config Store URL: run the service's ``seed`` step there first, as its admin, and
     serve with the service's own credentials only (no FPLUS_* variable)."""
+    settings: dict[str, str] = field(default_factory=dict)
+    """Environment variables the service gets on top (e.g. ``FPLUS_HTTP_*`` limits)."""
 
     @property
     def url(self) -> str:
@@ -118,6 +120,7 @@ class ServiceProcess:
         if self.seed_from is not None:
             seed_service(self.module, self.data_dir, self.seed_from)
             env = {k: v for k, v in env.items() if not k.startswith("FPLUS_")}
+        env |= self.settings
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         name = self.module.split(".")[0]
         with open(self.data_dir.parent / f"{name}-{self.port}.log", "ab") as log:

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from serving import BodyTimeout
+
 log = logging.getLogger(__name__)
 CHUNK = 64 * 1024
 
@@ -46,11 +48,18 @@ def _config_env(config: tuple[tuple[str, str], ...] = GIT_CONFIG) -> dict[str, s
     return env
 
 
-def _pump(source: IO[bytes], sink: IO[bytes]) -> None:
+def _pump(source: IO[bytes], proc: subprocess.Popen) -> None:
+    """Feed the request body to http-backend. A client that stalls (the body read timeout)
+    ends the backend too: http-backend waits forever for input cut short of its length."""
+    sink = proc.stdin
+    assert sink is not None
     try:
         while chunk := source.read(CHUNK):
             sink.write(chunk)
-    except (BrokenPipeError, OSError) as exc:
+    except BodyTimeout as exc:
+        log.info("push body stalled; stopping http-backend: %s", exc.description)
+        proc.kill()
+    except OSError as exc:  # the backend stopped reading (it refused the request)
         log.debug("http-backend stopped reading its input: %s", exc)
     finally:
         with contextlib.suppress(OSError):
@@ -81,8 +90,7 @@ def run_backend(project_root: Path, path_info: str, environ: dict,
     proc = subprocess.Popen(backend_command(), env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
-    feeder = threading.Thread(target=_pump, args=(environ["wsgi.input"], proc.stdin),
-                              daemon=True)
+    feeder = threading.Thread(target=_pump, args=(environ["wsgi.input"], proc), daemon=True)
     feeder.start()
     status, headers, rest = _read_cgi_headers(proc.stdout)
     return status, headers, _stream(proc, rest, feeder)
