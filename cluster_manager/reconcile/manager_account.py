@@ -12,13 +12,11 @@ that decides access.
 
 from __future__ import annotations
 
-import os
-import secrets
 from pathlib import Path
 from typing import Any
 
 from config_store import uuids
-from config_store.client import ConfigStoreClient
+from config_store.client import ConfigStoreClient, Grant, ensure_service_principal
 
 A, C, P, AUTH, GIT = (uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.AuthPerm,
                       uuids.GitPerm)
@@ -38,14 +36,11 @@ creates at commissioning and removes at teardown, and the names of the accounts 
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
-Grant = tuple[str, str, bool, str | None]
-"""``(permission, target, plural, object)``."""
-
-
 def grants(groups: dict[str, Any]) -> list[Grant]:
     """Every grant the Cluster Manager holds, given its ServiceConfig ``group`` entry."""
     repos, flux, sync = (groups[k]["uuid"] for k in ("cluster", "flux", "sync"))
-    held: list[Grant] = [(P.ReadApp, app, False, None) for app in READS]
+    held: list[tuple[str, str, bool, str | None]] = [
+        (P.ReadApp, app, False, None) for app in READS]
     held += [(P.WriteApp, app, False, None) for app in WRITES]
     held += [
         # its own configuration, and nobody else's
@@ -77,58 +72,17 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
     for permission in DELEGATED:
         held += [(AUTH.WriteACL, permission, False, None),
                  (AUTH.ReadACL, permission, False, None)]
-    return held
+    return [Grant(*grant) for grant in held]
 
 
 def ensure(admin: ConfigStoreClient, groups: dict[str, Any], data_dir: Path) -> Path:
-    """Create or update the principal with exactly :func:`grants`; return its password file.
-
-    The password is generated once into ``data_dir`` (mode 0600) and kept, so seeding again
-    does not lock out a running service. Grants it held that are no longer needed (from an
-    older version) are removed.
-    """
+    """Create or update the principal with exactly :func:`grants`; return its password file
+    (see :func:`config_store.client.ensure_service_principal`)."""
     path = password_file(data_dir)
-    wanted = grants(groups)
-    principal = admin.create_principal(
-        PRINCIPAL_NAME, _password(path), label=LABEL,
-        grants=[_grant_body(g) for g in wanted])
-    keep = set(wanted)
-    for uuid in admin.find_grants(principal=principal):
-        found = admin.get_grant(uuid)
-        if _key(found) not in keep:
-            admin.delete_grant(uuid)
+    ensure_service_principal(admin, PRINCIPAL_NAME, LABEL, grants(groups), path)
     return path
 
 
 def password_file(data_dir: Path) -> Path:
     """Where ``seed`` keeps the Cluster Manager's password and ``serve`` reads it."""
     return data_dir / PASSWORD_FILE
-
-
-def _password(path: Path) -> str:
-    """The password in ``path``; a new one written there (0600) if there is none."""
-    if path.exists():
-        path.chmod(0o600)
-        password = path.read_text().strip()
-        if password:
-            return password
-        path.unlink()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(24)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(password + "\n")
-    return password
-
-
-def _grant_body(grant: Grant) -> dict[str, Any]:
-    permission, target, plural, obj = grant
-    body: dict[str, Any] = {"permission": permission, "target": target, "plural": plural}
-    if obj is not None:
-        body["object"] = obj
-    return body
-
-
-def _key(found: dict[str, Any]) -> Grant:
-    return (found["permission"], found["target"], bool(found.get("plural")),
-            found.get("object"))

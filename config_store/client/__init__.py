@@ -40,6 +40,7 @@ from .errors import (
 from .http import ConfigStoreClient, client_from_env
 from .mock import MockTransport, Request, reply
 from .notify import NotifyClient
+from .service_account import Grant, ensure_service_principal
 from .subscription import Subscription
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "Credentials",
     "Forbidden",
     "Gone",
+    "Grant",
     "MethodNotAllowed",
     "MockTransport",
     "NotFound",
@@ -68,5 +70,6 @@ __all__ = [
     "Unprocessable",
     "UnsupportedMediaType",
     "client_from_env",
+    "ensure_service_principal",
     "reply",
 ]
