@@ -16,7 +16,7 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, NamedTuple  # noqa: E402
+from typing import Any  # noqa: E402
 
 from config_store.client import (  # noqa: E402
     Access,
@@ -25,12 +25,15 @@ from config_store.client import (  # noqa: E402
     client_from_env,
 )
 from serving import (  # noqa: E402
+    Login,
     bind_port,
     config_store_failure,
     configure_logging,
     offload,
     require_credentials,
     serve,
+    service_login,
+    warn_if_seeded,
 )
 
 from ._http.app import create_app  # noqa: E402
@@ -71,61 +74,10 @@ def _seed_store(url: str, data_dir: Path) -> Path:
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
 
 
-class Login(NamedTuple):
-    """How ``serve`` logs in; ``seeded_as`` names the administrator it seeded as, if any."""
-
-    user: str
-    file: Path | None
-    password: str
-    seeded_as: str | None = None
-
-
 def _login(url: str, data_dir: Path) -> Login:
-    """How ``serve`` logs in, never as the administrator.
-
-    ``FPLUS_PASSWORD_FILE`` (user ``FPLUS_USER``, default ``cluster-manager``); or
-    ``FPLUS_USER=cluster-manager`` with ``FPLUS_PASSWORD``; else the file ``seed`` wrote into
-    the data dir. Other credentials in FPLUS_USER / FPLUS_PASSWORD are taken for an
-    administrator's, as before ``seed`` existed: ``serve`` seeds with them first and says so
-    once it serves (they then stay in this process's initial environment,
-    ``/proc/<pid>/environ``).
-    """
-    env = os.environ
-    seeded_as = None
-    password = env.get("FPLUS_PASSWORD") or env.get("FPLUS_ADMIN_PASSWORD")
-    user = env.get("FPLUS_USER") or "admin"
-    if env.get("FPLUS_PASSWORD_FILE"):
-        user, path = env.get("FPLUS_USER") or PRINCIPAL_NAME, Path(env["FPLUS_PASSWORD_FILE"])
-    elif password and user == PRINCIPAL_NAME:
-        return Login(user, None, password)
-    elif password:
-        path = _seed_store(url, data_dir)
-        for name in ("FPLUS_PASSWORD", "FPLUS_ADMIN_PASSWORD"):  # for no child process
-            env.pop(name, None)
-        seeded_as, user = user, PRINCIPAL_NAME
-    else:
-        user, path = PRINCIPAL_NAME, password_file(data_dir)
-        if not path.is_file():
-            raise SystemExit(f"{PROG}: no Config Store credentials: run `{PROG} seed` first "
-                             f"(with administrator credentials; it writes {path}), or set "
-                             "FPLUS_PASSWORD_FILE, or FPLUS_USER and FPLUS_PASSWORD")
-    try:
-        password = path.read_text().strip()
-    except OSError as exc:
-        raise SystemExit(f"{PROG}: the password file {path} cannot be read "
-                         f"({exc.strerror or exc})") from None
-    if not password:
-        raise SystemExit(f"{PROG}: the password file {path} is empty")
-    return Login(user, path, password, seeded_as)
-
-
-def _warn_if_seeded(login: Login) -> None:
-    """Say that ``serve`` seeded as an administrator (once it serves: start-up failures
-    stay one line)."""
-    if login.seeded_as is not None:
-        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
-                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
-                    "administrator password stays out of this service", login.seeded_as, PROG)
+    """How ``serve`` logs in, never as the administrator (see :mod:`serving.login`)."""
+    return service_login(PROG, PRINCIPAL_NAME, password_file(data_dir),
+                         lambda: _seed_store(url, data_dir))
 
 
 def _connect(url: str, login: Login) -> tuple[ConfigStoreClient, dict[str, Any]]:
@@ -204,7 +156,7 @@ def _serve(args: argparse.Namespace) -> None:
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler)
     print(f"Cluster Manager listening on http://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url})", flush=True)
-    _warn_if_seeded(login)
+    warn_if_seeded(login, PROG)
     serve(create_app(api, settings.body_limit), args.host, args.port,
           on_start=reconciler.start, listener=listener)
 

@@ -15,7 +15,6 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import NamedTuple  # noqa: E402
 
 from config_store.client import (  # noqa: E402
     Access,
@@ -24,11 +23,14 @@ from config_store.client import (  # noqa: E402
     client_from_env,
 )
 from serving import (  # noqa: E402
+    Login,
     bind_port,
     config_store_failure,
     configure_logging,
     require_credentials,
     serve,
+    service_login,
+    warn_if_seeded,
 )
 
 from ._domain import setup  # noqa: E402
@@ -52,62 +54,10 @@ def _seed_store(url: str, data_dir: Path) -> Path:
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
 
 
-class Login(NamedTuple):
-    """How ``serve`` logs in; ``seeded_as`` names the administrator it seeded as, if any."""
-
-    user: str
-    file: Path | None
-    password: str
-    seeded_as: str | None = None
-
-
 def _login(url: str, data_dir: Path) -> Login:
-    """How ``serve`` logs in, never as the administrator.
-
-    ``FPLUS_PASSWORD_FILE`` (user ``FPLUS_USER``, default ``git-server``); or
-    ``FPLUS_USER=git-server`` with ``FPLUS_PASSWORD``; else the file ``seed`` wrote into the
-    data dir. Other credentials in FPLUS_USER / FPLUS_PASSWORD are taken for an
-    administrator's, as before ``seed`` existed: ``serve`` seeds with them first and says so
-    once it serves (they then stay in this process's initial environment,
-    ``/proc/<pid>/environ``).
-    """
-    env = os.environ
-    seeded_as = None
-    own = setup.PRINCIPAL_NAME
-    password = env.get("FPLUS_PASSWORD") or env.get("FPLUS_ADMIN_PASSWORD")
-    user = env.get("FPLUS_USER") or "admin"
-    if env.get("FPLUS_PASSWORD_FILE"):
-        user, path = env.get("FPLUS_USER") or own, Path(env["FPLUS_PASSWORD_FILE"])
-    elif password and user == own:
-        return Login(user, None, password)
-    elif password:
-        path = _seed_store(url, data_dir)
-        for name in ("FPLUS_PASSWORD", "FPLUS_ADMIN_PASSWORD"):
-            env.pop(name, None)
-        seeded_as, user = user, own
-    else:
-        user, path = own, setup.password_file(data_dir)
-        if not path.is_file():
-            raise SystemExit(f"{PROG}: no Config Store credentials: run `{PROG} seed` first "
-                             f"(with administrator credentials; it writes {path}), or set "
-                             "FPLUS_PASSWORD_FILE, or FPLUS_USER and FPLUS_PASSWORD")
-    try:
-        password = path.read_text().strip()
-    except OSError as exc:
-        raise SystemExit(f"{PROG}: the password file {path} cannot be read "
-                         f"({exc.strerror or exc})") from None
-    if not password:
-        raise SystemExit(f"{PROG}: the password file {path} is empty")
-    return Login(user, path, password, seeded_as)
-
-
-def _warn_if_seeded(login: Login) -> None:
-    """Say that ``serve`` seeded as an administrator (once it serves: start-up failures
-    stay one line)."""
-    if login.seeded_as is not None:
-        log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
-                    "(%s); run `%s seed` once instead and start `serve` without them, so the "
-                    "administrator password stays out of this service", login.seeded_as, PROG)
+    """How ``serve`` logs in, never as the administrator (see :mod:`serving.login`)."""
+    return service_login(PROG, setup.PRINCIPAL_NAME, setup.password_file(data_dir),
+                         lambda: _seed_store(url, data_dir))
 
 
 def _connect(url: str, login: Login) -> ConfigStoreClient:
@@ -160,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     app = create_app(server)
     print(f"Git server listening on http://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
-    _warn_if_seeded(login)
+    warn_if_seeded(login, PROG)
     serve(app, args.host, args.port, on_start=registry.start, listener=listener)
 
 

@@ -16,23 +16,25 @@ if TYPE_CHECKING:
     from .httplimits import HttpLimits, http_limits
     from .jsondoc import JSONRejected, loads_checked
     from .limits import refuse_oversized
+    from .login import Login, service_login, warn_if_seeded
     from .logs import configure_logging
     from .ports import bind_port, in_use_message, taken_ports
     from .startup import config_store_failure, require_credentials
 
-_HOMES = {"BodyTimeout": "bodyread", "bind_port": "ports", "config_store_failure": "startup",
-          "configure_logging": "logs",
-          "http_exception_error": "errors", "http_limits": "httplimits",
-          "HttpLimits": "httplimits", "in_use_message": "ports",
-          "JSONRejected": "jsondoc", "loads_checked": "jsondoc",
-          "install_json_errors": "errors", "json_error": "errors", "refuse_oversized": "limits",
-          "require_credentials": "startup", "serve": "gunicorn",
-          "taken_ports": "ports"}
+_HOMES = {"BodyTimeout": "bodyread", "HttpLimits": "httplimits", "JSONRejected": "jsondoc",
+          "Login": "login", "bind_port": "ports", "config_store_failure": "startup",
+          "configure_logging": "logs", "http_exception_error": "errors",
+          "http_limits": "httplimits", "in_use_message": "ports",
+          "install_json_errors": "errors", "json_error": "errors", "loads_checked": "jsondoc",
+          "refuse_oversized": "limits", "require_credentials": "startup", "serve": "gunicorn",
+          "service_login": "login", "taken_ports": "ports",
+          "warn_if_seeded": "login"}
 
-__all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "bind_port", "config_store_failure",
-           "configure_logging", "http_exception_error", "http_limits", "in_use_message",
-           "install_json_errors", "json_error", "loads_checked", "refuse_oversized",
-           "require_credentials", "serve", "taken_ports"]
+__all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "Login", "bind_port",
+           "config_store_failure", "configure_logging", "http_exception_error", "http_limits",
+           "in_use_message", "install_json_errors", "json_error", "loads_checked",
+           "refuse_oversized", "require_credentials", "serve", "service_login", "taken_ports",
+           "warn_if_seeded"]
 
 
 def __getattr__(name: str) -> Any:
