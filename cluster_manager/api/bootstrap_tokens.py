@@ -11,14 +11,14 @@ The file (and its ``-wal``/``-shm``) is private to the service: created 0600, ti
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import secrets
 import sqlite3
 import threading
 import time
 from pathlib import Path
+
+from serving.privatedb import create_aside, tighten
 
 from .errors import Gone, Unauthorized
 
@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS bootstrap_tokens (
 )"""
 
 
-FILE_MODE = 0o600
 """Permissions of the token database and its ``-wal``/``-shm`` files."""
 
 
@@ -43,35 +42,11 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _create(path: Path) -> None:
-    """A new database at ``path``, made aside with mode 0600 and linked into place, so a crash
-    never leaves a half-made (0-byte) file under the real name."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
-    try:
-        db = sqlite3.connect(tmp, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(_SCHEMA)
-        finally:
-            db.close()
-        try:
-            os.link(tmp, path)
-        except FileExistsError:  # another process made it first: keep theirs
-            pass
-        except OSError:  # a file system without hard links
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
-def _tighten(path: Path) -> None:
-    """Mode 0600 for the database and its ``-wal``/``-shm`` files when they are looser."""
-    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            if file.stat().st_mode & 0o777 & ~FILE_MODE:
-                file.chmod(FILE_MODE)
+def _initialise(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(_SCHEMA)
 
 
 def _refuse(path: Path, why: str) -> TokenDatabaseError:
@@ -89,10 +64,10 @@ def open_database(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         if not path.exists():
-            _create(path)
+            create_aside(path, _initialise)
         if path.stat().st_size == 0:
             raise _refuse(path, "is empty (0 bytes), not a SQLite database")
-        _tighten(path)
+        tighten(path)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     except OSError as exc:
         raise _refuse(path, f"cannot be opened ({exc.strerror or exc})") from None
@@ -112,7 +87,7 @@ def open_database(path: Path) -> sqlite3.Connection:
     except TokenDatabaseError:
         db.close()
         raise
-    _tighten(path)  # -wal/-shm made just now take the database's mode; older ones are fixed
+    tighten(path)  # -wal/-shm made just now take the database's mode; older ones are fixed
     return db
 
 

@@ -1,24 +1,18 @@
-"""The database file itself: private to the service, never silently replaced.
-
-The file and its ``-wal``/``-shm`` companions are readable by their owner only
-(:data:`FILE_MODE`: a new database is made so, an existing one tightened when looser; SQLite
-gives the companions the database's mode). A new database is made aside and linked into
-place, so a crash while making it never leaves an empty file under the real name. An empty
-file (which SQLite would take for a new database, silently starting an empty store) or one
-SQLite cannot read as an intact database is refused with :class:`UnusableDatabase`.
+"""The database file itself: private to the service (:mod:`serving.privatedb`: 0600, made
+aside), never silently replaced. An empty file (which SQLite would take for a new database,
+silently starting an empty store) or one SQLite cannot read as an intact database is refused
+with :class:`UnusableDatabase`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
-FILE_MODE = 0o600
-"""Mode of the database file and its ``-wal``/``-shm`` files (tightened if looser)."""
+from serving.privatedb import FILE_MODE, create_aside, tighten
+
+__all__ = ["FILE_MODE", "UnusableDatabase", "check", "prepare", "refusal", "sqlite_reason"]
 
 
 class UnusableDatabase(Exception):
@@ -42,12 +36,12 @@ def prepare(path: Path, initialise: Callable[[sqlite3.Connection], None]) -> Non
     missing, refuse it when empty, tighten its and its companions' modes."""
     try:
         if not path.exists():
-            _create(path, initialise)
+            create_aside(path, initialise)
         if not path.is_file():
             raise refusal(path, "is not a regular file")
         if path.stat().st_size == 0:
             raise refusal(path, "is empty (0 bytes), not a database")
-        _tighten(path)
+        tighten(path)
     except OSError as exc:
         raise refusal(path, f"cannot be opened ({exc.strerror or exc})") from None
     except sqlite3.Error as exc:
@@ -60,31 +54,3 @@ def check(conn: sqlite3.Connection, path: Path) -> None:
     if found is None or found[0] != "ok":
         said = " ".join(str(found[0]).split()) if found else "no answer"
         raise refusal(path, f"is corrupt (quick check: {said})")
-
-
-def _create(path: Path, initialise: Callable[[sqlite3.Connection], None]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE))
-    try:
-        conn = sqlite3.connect(tmp, isolation_level=None)
-        try:
-            initialise(conn)
-        finally:
-            conn.close()  # the last connection folds the -wal back in and removes it
-        try:
-            os.link(tmp, path)
-        except FileExistsError:  # made meanwhile by another process: keep that one
-            pass
-        except OSError:  # a file system without hard links
-            os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _tighten(path: Path) -> None:
-    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        with contextlib.suppress(FileNotFoundError):
-            mode = stat.S_IMODE(file.stat().st_mode)
-            if mode & ~FILE_MODE:
-                file.chmod(mode & FILE_MODE)
