@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from config_store import uuids
+from harness.postgres import ENV_URL, ExternalPostgres, PostgresServer, server_for_tests
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 
 
@@ -25,6 +27,30 @@ def fresh_store(tmp_path) -> Iterator[ConfigStoreProcess]:
     server = ConfigStoreProcess(tmp_path / "data").start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer | ExternalPostgres]:
+    """A real PostgreSQL for the session: ``FPLUS_TEST_POSTGRES``, else a throwaway server.
+
+    Without either the tests needing it skip, except under ``CI=true`` where they fail.
+    """
+    server = server_for_tests()
+    if server is None:
+        reason = (f"PostgreSQL needed: no initdb/postgres on PATH or in "
+                  f"/usr/lib/postgresql/*/bin, and {ENV_URL} is not set")
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer | ExternalPostgres) -> str:
+    """A fresh, empty database on the session's PostgreSQL, as a ``postgresql://`` URL."""
+    return postgres.create_database()
 
 
 @pytest.fixture
