@@ -1,7 +1,46 @@
-"""Storage adapters for the Config Store (SQLite today)."""
+"""Storage adapters for the Config Store: SQLite (embedded default) and PostgreSQL (several
+replicas on one database). The domain sees :class:`Reader`/:class:`Writer` and the rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from .dbfile import UnusableDatabase
-from .sqlite import GrantRow, LoginRow, ObjectRow, Reader, SQLiteStorage, Writer
+from .errors import StorageUnavailable
+from .queries import Reader, Storage, Writer
+from .rows import Change, GrantRow, LoginRow, ObjectRow, TokenRow
+from .sqlite import SQLiteStorage
 
-__all__ = ["GrantRow", "LoginRow", "ObjectRow", "Reader", "SQLiteStorage", "UnusableDatabase",
-           "Writer"]
+DB_FILE = "config-store.db"
+
+__all__ = ["DB_FILE", "Change", "GrantRow", "LoginRow", "ObjectRow", "Reader", "SQLiteStorage",
+           "Storage", "StorageUnavailable", "TokenRow", "UnusableDatabase", "Writer",
+           "open_storage", "parse_database_url"]
+
+
+def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path]:
+    """``("sqlite", file)`` or ``("postgresql", url)`` for a ``--database`` value (None:
+    the SQLite file in ``data_dir``); ValueError with a one-line reason otherwise."""
+    if url is None:
+        return "sqlite", data_dir / DB_FILE
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        if not path.name:
+            raise ValueError(f"--database {url}: name a file, e.g. sqlite:///data/{DB_FILE}")
+        return "sqlite", path
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql", url
+    scheme = url.split(":", 1)[0] if ":" in url else url
+    raise ValueError(f"unsupported --database {scheme[:40]!r} (supported: "
+                     "sqlite:///path/to/config-store.db, postgresql://user:pass@host/db)")
+
+
+def open_storage(url: str | None, data_dir: Path) -> Storage:
+    """The storage a ``--database`` value names (see :func:`parse_database_url`).
+    Raises :class:`UnusableDatabase` (one line) when it cannot be used."""
+    kind, where = parse_database_url(url, data_dir)
+    if kind == "sqlite":
+        return SQLiteStorage(Path(where))
+    from .postgres import PostgresStorage  # psycopg only where PostgreSQL is used
+
+    return PostgresStorage(str(where))

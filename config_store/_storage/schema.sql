@@ -1,4 +1,4 @@
--- Config Store schema (SQLite). Objects and their class structure, config entries, and the
+-- Config Store schema (SQLite; PostgreSQL's is pg/*.sql). Objects and their class structure, config entries, and the
 -- Auth subset (principals with password hashes, grants).
 CREATE TABLE IF NOT EXISTS object (
     uuid    TEXT PRIMARY KEY,
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS principal (
 );
 -- Names are unique regardless of case, checked by the writer (a unique index here would stop
 -- a database made before that rule, holding e.g. "nobody" and "Nobody", from opening).
-CREATE INDEX IF NOT EXISTS principal_by_folded_name ON principal (name COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS principal_by_lower_name ON principal (lower(name));
 CREATE TABLE IF NOT EXISTS acl_grant (
     uuid       TEXT PRIMARY KEY,
     principal  TEXT NOT NULL,
@@ -47,3 +47,11 @@ CREATE TABLE IF NOT EXISTS acl_grant (
     object     TEXT                    -- extension: restrict an app grant to one entry
 );
 CREATE INDEX IF NOT EXISTS acl_grant_by_principal ON acl_grant (principal);
+-- Issued Bearer tokens by the SHA-256 of their text, so a restart keeps them valid.
+CREATE TABLE IF NOT EXISTS token (
+    digest       TEXT PRIMARY KEY,
+    principal    TEXT NOT NULL,
+    tag          TEXT NOT NULL,        -- which password hash the login proved
+    refused_from REAL NOT NULL         -- seconds since the epoch
+);
+CREATE INDEX IF NOT EXISTS token_by_principal ON token (principal);
