@@ -1,0 +1,93 @@
+"""Following other replicas' writes: the change log of :mod:`.postgres`, read in order.
+
+``LISTEN`` only wakes the reader early; every wait also times out, and each read asks for
+everything after the reader's cursor, so a notification lost with a dropped connection
+delays an update by at most one wait, never loses it. Old entries are pruned; a reader
+whose cursor is older than the pruned point has missed changes and must reload.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import psycopg
+
+from .errors import StorageUnavailable
+from .postgres import CHANNEL, PostgresStorage, _translated
+from .queries import Reader
+from .rows import Change
+
+KEEP_S = 600.0
+"""How long change log entries are kept (a replica cut off longer reloads everything)."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Changes after a cursor: ``(seq, origin, change)`` in commit order, and whether the
+    cursor was older than the pruned point (some changes are gone: reload)."""
+
+    changes: list[tuple[int, str, Change]]
+    gap: bool
+
+    @property
+    def cursor(self) -> int | None:
+        """The last seq read, or None if nothing was."""
+        return self.changes[-1][0] if self.changes else None
+
+
+def position(reader: Reader) -> int:
+    """The newest seq as ``reader`` (a snapshot) sees it."""
+    row = reader.sql.one("SELECT coalesce(max(seq), 0) FROM change_log")
+    return int(row[0]) if row else 0
+
+
+class ChangeFeed:
+    """Reads the change log of ``storage`` after a cursor, and waits for news."""
+
+    def __init__(self, storage: PostgresStorage, batch: int = 1000) -> None:
+        self.storage = storage
+        self.batch = batch
+        self._listener: psycopg.Connection | None = None
+
+    def read(self, cursor: int) -> Batch:
+        """Up to :attr:`batch` changes after ``cursor``."""
+        with self.storage.snapshot() as reader:  # the pruned point and the rows agree
+            pruned = reader.sql.one("SELECT upto FROM change_log_pruned WHERE id = 1")
+            rows = reader.sql.rows("SELECT seq, origin, kind, a, b, etag FROM change_log "
+                                   "WHERE seq > ? ORDER BY seq LIMIT ?", (cursor, self.batch))
+        gap = pruned is not None and cursor < int(pruned[0])
+        return Batch([(r[0], r[1], Change(r[2], r[3], r[4], r[5])) for r in rows], gap)
+
+    def wait(self, timeout: float) -> None:
+        """Return when another write may have committed, or after ``timeout`` seconds.
+        Raises :class:`StorageUnavailable` when the database cannot be reached (the next
+        call connects again)."""
+        try:
+            with _translated():
+                if self._listener is None or self._listener.closed:
+                    self._listener = self.storage.connect()
+                    self._listener.execute(f"LISTEN {CHANNEL}")
+                for _ in self._listener.notifies(timeout=timeout, stop_after=1):
+                    pass
+        except StorageUnavailable:
+            self.close()
+            raise
+
+    def prune(self, keep_s: float = KEEP_S) -> int:
+        """Delete entries older than ``keep_s`` seconds; how many."""
+        with self.storage.write() as w:
+            row = w.sql.one("SELECT max(seq) FROM change_log "
+                            "WHERE at < now() - make_interval(secs => ?)", (keep_s,))
+            if not row or row[0] is None:
+                return 0
+            w.sql.count("UPDATE change_log_pruned SET upto = greatest(upto, ?) WHERE id = 1",
+                        (row[0],))
+            return w.sql.count("DELETE FROM change_log WHERE seq <= ?", (row[0],))
+
+    def close(self) -> None:
+        """Drop the listening connection."""
+        if self._listener is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._listener.close()
+            self._listener = None

@@ -1,0 +1,220 @@
+"""PostgreSQL storage: several Config Store replicas on one database.
+
+Reads borrow a pooled connection per statement (autocommit); writes are serialised across
+every replica by a transaction-scoped advisory lock, so a read-check-write inside
+:meth:`PostgresStorage.write` (``If-Match``, uniqueness checks) holds as on SQLite, and the
+change log's sequence numbers follow commit order. Each write appends what it changed to
+``change_log`` and wakes the other replicas with ``NOTIFY`` (payload: the writer's id, never
+a body); :mod:`.pgfeed` reads it back.
+
+The pool is opened lazily in the process that uses it: the gunicorn master opens the store,
+then forks the worker, which must not share the master's connections (:meth:`close` before
+the fork, and a pool made in another process is never used).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import uuid as uuidlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import psycopg_pool
+from psycopg.types.json import Jsonb
+
+from . import migrations
+from .dbfile import UnusableDatabase
+from .errors import StorageUnavailable
+from .queries import Reader, Writer
+from .rows import Change
+
+WRITE_LOCK = 0x66706C7573_00
+"""``pg_advisory_xact_lock`` key every write transaction holds (``fplus`` + 0)."""
+CHANNEL = "fplus_config_store"
+"""The ``LISTEN``/``NOTIFY`` channel of committed changes."""
+CONNECT_TIMEOUT_S = 5
+POOL_TIMEOUT_S = 5.0
+"""How long a request waits for a connection before answering 503."""
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@functools.lru_cache(maxsize=256)
+def _pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class PgDialect:
+    """JSONB for searches; entries stored as canonical text plus a JSONB copy."""
+
+    def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
+        """See :class:`~.queries.Dialect`: ``doc #> path`` compared as JSONB (numbers
+        compare by value, so ``1`` equals ``1.0``; a string never equals a number)."""
+        keys = path.removeprefix("$.").split(".")
+        if kind == "missing":
+            return "doc #> ? IS NULL", [keys]
+        if kind in ("true", "false", "null"):
+            return "doc #> ? = ?::jsonb", [keys, kind]
+        return "doc #> ? = ?::jsonb", [keys, Jsonb(value)]
+
+    def config_upsert(self, app: str, obj: str, json_text: str,
+                      etag: str) -> tuple[str, list[Any]]:
+        """See :class:`~.queries.Dialect`."""
+        searchable = "\\u0000" not in json_text  # JSONB holds no NUL character
+        return ("INSERT INTO config (app, object, json, doc, etag) "
+                "VALUES (?, ?, ?, ?::jsonb, ?) ON CONFLICT (app, object) DO UPDATE SET "
+                "json = excluded.json, doc = excluded.doc, etag = excluded.etag",
+                [app, obj, json_text, json_text if searchable else None, etag])
+
+    def searchable_fallback(self) -> str:
+        """Entries without a JSONB copy are returned for the caller to check."""
+        return "doc IS NULL"
+
+
+def _unavailable(exc: Exception) -> StorageUnavailable:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StorageUnavailable(f"the database is unavailable: {reason}")
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Connection-level failures as :class:`StorageUnavailable`; others as they are."""
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+        raise _unavailable(exc) from None
+
+
+class PgSql:
+    """Statements on one connection (inside a transaction) or, outside one, each on a
+    connection borrowed from the pool."""
+
+    dialect = PgDialect()
+
+    def __init__(self, borrow: Callable[[], AbstractContextManager[psycopg.Connection]]) -> None:
+        self._borrow = borrow
+
+    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
+        with _translated(), self._borrow() as conn:
+            cur = conn.execute(_pg(sql), args)
+            if fetch == "all":
+                return cur.fetchall()
+            if fetch == "one":
+                return cur.fetchone()
+            return cur.rowcount
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """All result rows."""
+        return self._run(sql, args, "all")
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+        """The first result row, or None."""
+        return self._run(sql, args, "one")
+
+    def count(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Run a mutation; the number of rows it touched."""
+        return self._run(sql, args, "count")
+
+    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each argument tuple."""
+        with _translated(), self._borrow() as conn:
+            conn.cursor().executemany(_pg(sql), list(args))
+
+
+def _check_server(conn: psycopg.Connection) -> None:
+    encoding = conn.execute("SHOW server_encoding").fetchone()
+    if encoding is None or encoding[0].upper() not in ("UTF8", "UTF-8"):
+        raise UnusableDatabase(f"has server encoding {encoding and encoding[0]}; the Config "
+                               "Store needs UTF8 (createdb -E UTF8)")
+
+
+class PostgresStorage:
+    """The Config Store's durable state in a PostgreSQL database shared by its replicas."""
+
+    replicated = True
+    """Other replicas may write: follow :attr:`CHANNEL` through :mod:`.pgfeed`."""
+
+    def __init__(self, url: str, pool_size: int = 10) -> None:
+        self.url = url
+        self.description = redacted(url)
+        self.origin = uuidlib.uuid4().hex
+        """This store's id in the change log: a replica skips its own changes."""
+        self.pool_size = pool_size
+        self._pool: psycopg_pool.ConnectionPool | None = None
+        self._pool_pid = 0
+        self._local_lock: Any = None
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as c:
+                _check_server(c)
+                migrations.migrate(c)
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            raise UnusableDatabase(f"cannot use the database {self.description}: "
+                                   f"{reason}") from None
+        except (UnusableDatabase, migrations.NewerSchema) as exc:
+            raise UnusableDatabase(f"the database {self.description} {exc}") from None
+
+    def connect(self, **options: Any) -> psycopg.Connection:
+        """A connection of its own (not pooled), e.g. to ``LISTEN`` on."""
+        with _translated():
+            return psycopg.connect(self.url, autocommit=True,
+                                   connect_timeout=CONNECT_TIMEOUT_S, **options)
+
+    def _connections(self) -> psycopg_pool.ConnectionPool:
+        if self._pool is None or self._pool_pid != os.getpid():
+            import threading  # after gevent's patching, in the worker
+
+            self._local_lock = threading.Lock()
+            self._pool = psycopg_pool.ConnectionPool(
+                self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
+                kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+                name="config-store", open=True)
+            self._pool_pid = os.getpid()
+        return self._pool
+
+    def reader(self) -> Reader:
+        """Queries, each on a pooled connection (autocommit)."""
+        return Reader(PgSql(self._connections().connection))
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Reader]:
+        """Queries that all see one state of the database (REPEATABLE READ)."""
+        with _translated(), self._connections().connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            yield Reader(PgSql(lambda: nullcontext(conn)))
+
+    @contextmanager
+    def write(self) -> Iterator[Writer]:
+        """One write transaction, serialised with every other replica's; rolled back if the
+        block raises. What it changed is logged and announced when it commits."""
+        pool = self._connections()
+        with self._local_lock, _translated(), pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            writer = Writer(PgSql(lambda: nullcontext(conn)))
+            yield writer
+            if writer.changes:
+                self._log(conn, writer.changes)
+
+    def _log(self, conn: psycopg.Connection, changes: list[Change]) -> None:
+        conn.cursor().executemany(
+            "INSERT INTO change_log (origin, kind, a, b, etag) VALUES (%s, %s, %s, %s, %s)",
+            [(self.origin, c.kind, c.a, c.b, c.etag) for c in changes])
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.origin))
+
+    def close(self) -> None:
+        """Close this process's pool (it is made again on next use)."""
+        if self._pool is not None and self._pool_pid == os.getpid():
+            self._pool.close()
+        self._pool = None
