@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
-import argparse
-import os
-from pathlib import Path
+from gevent import monkey
 
-from serving import bind_port, configure_logging, offload, serve
+monkey.patch_all()  # before psycopg is imported: it picks a gevent-friendly wait then
 
-from ._domain.notify import NotifyLimits
-from ._domain.store import UnusableDatabase, open_store
-from ._http.app import Settings, create_app
-from ._http.notify_ws import NotifySettings
+import argparse  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
 
+from serving import bind_port, configure_logging, offload, serve  # noqa: E402
 
-def _database_path(url: str | None, data_dir: Path) -> Path:
-    if url is None:
-        return data_dir
-    if url.startswith("sqlite:///"):
-        return Path(url.removeprefix("sqlite:///")).parent
-    raise SystemExit(f"config-store: unsupported --database {url.split(':', 1)[0]}:// "
-                     "(supported: sqlite:///path/to/config-store.db)")
+from ._domain.notify import NotifyLimits  # noqa: E402
+from ._domain.replication import Replication  # noqa: E402
+from ._domain.store import Store, UnusableDatabase, open_store  # noqa: E402
+from ._http.app import Settings, create_app  # noqa: E402
+from ._http.notify_ws import NotifySettings  # noqa: E402
 
 
-def _print_welcome(url: str, data_dir: Path) -> None:
+def _follow_other_replicas(store: Store) -> None:
+    """In the serving process: apply what other replicas write to a shared database."""
+    if store.core.storage.replicated:
+        Replication(store.core).start()
+
+
+def _print_welcome(url: str, store: Store) -> None:
+    data_dir = store.data_dir
     if os.environ.get("FPLUS_ADMIN_PASSWORD"):
         where, shell = "from $FPLUS_ADMIN_PASSWORD", "$FPLUS_ADMIN_PASSWORD"
     else:
         path = data_dir / "admin-password"
         where, shell = f"in {path}", f"$(cat {path})"
-    print(f"""Config Store listening on {url}  (data: {data_dir})
+    print(f"""Config Store listening on {url}  (database: {store.core.storage.description})
   root principal: admin, password {where}
   try:  curl -u "admin:{shell}" {url}/v2/app
   API:  {url}/openapi.yaml  ·  notify/v2 WebSocket: {url.replace("http", "ws", 1)}/notify/v2
@@ -73,7 +76,10 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--data-dir", type=Path, required=True, help="state directory")
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8701)
-    run.add_argument("--database", help="sqlite:///FILE (default: DATA_DIR/config-store.db)")
+    run.add_argument("--database", default=os.environ.get("FPLUS_DATABASE"),
+                     help="sqlite:///FILE (default: DATA_DIR/config-store.db) or "
+                          "postgresql://USER:PASSWORD@HOST:PORT/DB for several replicas "
+                          "(env FPLUS_DATABASE)")
     run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
@@ -82,14 +88,16 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
     try:
-        store = open_store(_database_path(args.database, args.data_dir),
-                           os.environ.get("FPLUS_ADMIN_PASSWORD"))
-    except UnusableDatabase as exc:
+        store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
+                           args.database)
+    except (UnusableDatabase, ValueError) as exc:
         raise SystemExit(f"config-store: {exc}") from None
+    store.core.storage.close()  # the serving process opens its own connections
     app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
-    _print_welcome(f"http://{args.host}:{args.port}", store.data_dir)
+    _print_welcome(f"http://{args.host}:{args.port}", store)
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
-    serve(app, args.host, args.port, args.connections, listener=listener)
+    serve(app, args.host, args.port, args.connections, listener=listener,
+          on_start=lambda: _follow_other_replicas(store))
 
 
 if __name__ == "__main__":

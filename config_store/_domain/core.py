@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .. import uuids
-from .._storage import GrantRow, SQLiteStorage, Writer
+from .._storage import Change, GrantRow, Reader, Storage, StorageUnavailable, Writer
 from .acl import Acl
 from .credentials import Sessions
 from .events import ConfigChanged, Event, EventBus, StructureChanged
@@ -107,19 +107,27 @@ class Tx:
 class Core:
     """Storage, the in-memory graph, grants, sessions and the event bus."""
 
-    def __init__(self, storage: SQLiteStorage) -> None:
+    def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.graph = Graph()
         self.acl = Acl(self.graph)
-        self.sessions = Sessions()
+        self.sessions = Sessions(storage)
         self.events = EventBus()
+        self.stale = False
+        """True when memory may hold a change the database does not (a write whose rollback
+        could not be followed by a reload): the next :meth:`reload` clears it."""
         self.reload()
 
     def reload(self) -> None:
         """Load the graph and grants from storage."""
-        reader = self.storage.reader()
+        with self.storage.snapshot() as reader:
+            self.load(reader)
+
+    def load(self, reader: Reader) -> None:
+        """Load the graph and grants through ``reader`` (a snapshot)."""
         self.graph.load(reader.objects(), reader.memberships(), reader.subclasses())
         self.acl.load(reader.grants())
+        self.stale = False
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
@@ -131,7 +139,7 @@ class Core:
                 yield tx
         except BaseException:
             if tx is not None and tx.acl_dirty:
-                self.reload()  # memory saw changes that were rolled back
+                self._forget_rolled_back()
             raise
         for grant in tx.added_grants:
             self.acl.add(grant)
@@ -139,4 +147,18 @@ class Core:
             self.acl.remove(tx.removed_grants)
         if tx.acl_dirty:
             self.acl.invalidate()
-        self.events.publish(tx.events)
+        self.committed(tx.events, tx.w.changes)
+
+    def committed(self, events: list[Event], changes: list[Change]) -> None:
+        """After a commit (this replica's or another's): end what changed principals
+        obtained, and publish ``events``."""
+        for principal in dict.fromkeys(c.a for c in changes if c.kind == "principal"):
+            self.sessions.revoke(principal)
+        self.events.publish(events)
+
+    def _forget_rolled_back(self) -> None:
+        """Memory saw changes that were rolled back: reload, or say it must be reloaded."""
+        try:
+            self.reload()
+        except StorageUnavailable:
+            self.stale = True

@@ -11,12 +11,13 @@ error: the offloaded check returns False (an exception would cross the thread bo
 logged there).
 
 Token lifetime: tokens follow ACS, 66 random bytes in base64 (88 characters), valid three
-hours (:data:`TOKEN_LIFETIME_S`) and refused in their last minute (:data:`TOKEN_GRACE_S`),
-held in memory (a restart asks clients for a fresh token, which the client library does on
-401). A token never outlives the password it was obtained with: remembered logins and tokens
-are both tagged with the stored hash they were proved against, and :meth:`Sessions.revoke`
-ends them together when that hash stops being accepted (a password change or a principal's
-deletion at once; a gracefully rotated-out password at its deadline or at its retirement).
+hours (:data:`TOKEN_LIFETIME_S`) and refused in their last minute (:data:`TOKEN_GRACE_S`).
+They are stored by their SHA-256 in the database, so a token works on every replica and
+survives a restart. A token never outlives the password it was obtained with: remembered
+logins and tokens are both tagged with the stored hash they were proved against and are
+accepted only while that hash is (the principal's current one, or its previous one until
+its deadline): a password change or a principal's deletion ends them at once, on every
+replica as soon as it learns of the change (:meth:`Sessions.revoke`).
 Only a password obtains a token: ``POST /token`` with a Bearer token is refused, so a
 stolen token cannot renew itself.
 """
@@ -29,11 +30,14 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from serving import offload
+
+from .._storage import Storage, TokenRow
 
 TOKEN_LIFETIME_S = 3 * 3600
 TOKEN_GRACE_S = 60
@@ -84,20 +88,43 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-class Sessions:
-    """Remembered logins and issued tokens, each tagged with the password hash it was
-    obtained with (:func:`hash_tag`)."""
+@dataclass(frozen=True)
+class _Accepted:
+    """The hash tags a principal's logins and tokens may carry now."""
 
-    def __init__(self) -> None:
+    current: str | None
+    previous: str | None
+    previous_until: float
+
+    def until(self, tag: str, now: float) -> float | None:
+        """The epoch second until which ``tag`` is accepted (inf: while it stays current)."""
+        if tag == self.current:
+            return float("inf")
+        if tag == self.previous and self.previous_until > now:
+            return self.previous_until
+        return None
+
+
+TOKEN_PRUNE_EVERY_S = 60.0
+
+
+class Sessions:
+    """Remembered logins (in memory, per process) and issued tokens (in the database, cached
+    here), each tagged with the password hash it was obtained with (:func:`hash_tag`) and
+    valid only while that hash is accepted."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
         self._lock = threading.Lock()
         # digest of (name, password) -> (principal, hash tag, wall-clock expiry)
         self._logins: dict[str, tuple[str, str, float]] = {}
-        # digest of the token -> (principal, hash tag, wall-clock second it is refused from)
-        self._tokens: dict[str, tuple[str, str, float]] = {}
+        self._tokens: dict[str, TokenRow] = {}  # by digest of the token
+        self._accepted: dict[str, _Accepted] = {}  # by principal
         self._revocation_listeners: list[Callable[[str], None]] = []
+        self._pruned_at = 0.0
 
     def subscribe_revocations(self, listener: Callable[[str], None]) -> Callable[[], None]:
-        """Call ``listener(principal)`` after any change that ends or shortens the life of
+        """Call ``listener(principal)`` after any change that may end or shorten the life of
         ``principal``'s tokens (a password change, a deletion); returns an unsubscribe
         function. Listeners must not block: they re-check with :meth:`token_valid_until`."""
         with self._lock:
@@ -110,16 +137,25 @@ class Sessions:
 
         return unsubscribe
 
-    def _revoked(self, principal: str) -> None:
-        for listener in self._revocation_listeners:
-            listener(principal)
+    def _accepted_until(self, principal: str, tag: str, now: float) -> float | None:
+        with self._lock:
+            accepted = self._accepted.get(principal)
+        if accepted is None:
+            row = self._storage.reader().principal_credentials(principal)
+            accepted = _Accepted(
+                hash_tag(row.password_hash) if row and row.password_hash else None,
+                hash_tag(row.previous_hash) if row and row.previous_hash else None,
+                (row.previous_until or 0.0) if row else 0.0)
+            with self._lock:
+                self._accepted[principal] = accepted
+        return accepted.until(tag, now)
 
     def remembered_login(self, name: str, password: str) -> tuple[str, str] | None:
-        """``(principal, hash tag)`` of a recently verified login, or None."""
-        key = _digest(name, password)
+        """``(principal, hash tag)`` of a recently verified login still accepted, or None."""
         with self._lock:
-            hit = self._logins.get(key)
-        if hit and hit[2] > time.time():
+            hit = self._logins.get(_digest(name, password))
+        now = time.time()
+        if hit and hit[2] > now and self._accepted_until(hit[0], hit[1], now):
             return hit[0], hit[1]
         return None
 
@@ -133,53 +169,72 @@ class Sessions:
         with self._lock:
             self._logins[_digest(name, password)] = (principal, tag, expiry)
 
-    def revoke(self, principal: str, keep: str | None = None,
-               until: float | None = None) -> None:
-        """End ``principal``'s remembered logins and tokens, except those obtained with the
-        hash tagged ``keep``, which end at ``until`` (epoch seconds) at the latest if given;
-        then tell the revocation listeners."""
-
-        def kept(table: dict[str, tuple[str, str, float]]) -> dict[str, tuple[str, str, float]]:
-            out = {}
-            for key, (who, tag, end) in table.items():
-                if who != principal:
-                    out[key] = (who, tag, end)
-                elif keep is not None and tag == keep:
-                    out[key] = (who, tag, end if until is None else min(end, until))
-            return out
-
+    def revoke(self, principal: str) -> None:
+        """``principal``'s password or existence changed: forget what this process
+        remembered of it (the database decides again), then tell the revocation listeners."""
         with self._lock:
-            self._logins = kept(self._logins)
-            self._tokens = kept(self._tokens)
-        self._revoked(principal)
+            self._accepted.pop(principal, None)
+            self._logins = {k: v for k, v in self._logins.items() if v[0] != principal}
+            self._tokens = {k: v for k, v in self._tokens.items() if v.principal != principal}
+        for listener in self._revocation_listeners:
+            listener(principal)
+
+    def revoke_all(self) -> None:
+        """Forget everything remembered (after this replica missed changes)."""
+        with self._lock:
+            principals = {v[0] for v in self._logins.values()} | {
+                v.principal for v in self._tokens.values()} | set(self._accepted)
+            self._accepted, self._logins, self._tokens = {}, {}, {}
+        for principal in principals:
+            for listener in self._revocation_listeners:
+                listener(principal)
 
     def issue_token(self, principal: str, tag: str,
                     until: float | None = None) -> tuple[str, int]:
         """A new token for a login proved against the hash tagged ``tag`` and its expiry in
         ms since the epoch; refused from ``until`` (epoch seconds) on, if that is sooner than
-        its lifetime (a rotated-out password's deadline)."""
+        its lifetime (a rotated-out password's deadline). Stored before it is returned."""
         token = base64.b64encode(secrets.token_bytes(66)).decode()
         now = time.time()
         refused_from = now + TOKEN_LIFETIME_S - TOKEN_GRACE_S
         if until is not None:
             refused_from = min(refused_from, until)
+        row = TokenRow(_digest(token), principal, tag, refused_from)
+        prune = now - self._pruned_at > TOKEN_PRUNE_EVERY_S
+        with self._storage.write() as w:
+            w.put_token(row)
+            if prune:
+                w.delete_tokens_refused_before(now - TOKEN_GRACE_S)
         with self._lock:
-            self._tokens = {k: v for k, v in self._tokens.items() if v[2] > now}
-            self._tokens[_digest(token)] = (principal, tag, refused_from)
+            if prune:
+                self._pruned_at = now
+                self._tokens = {k: v for k, v in self._tokens.items() if v.refused_from > now}
+            self._tokens[row.digest] = row
         return token, int((refused_from + TOKEN_GRACE_S) * 1000)
+
+    def _token(self, token: str) -> TokenRow | None:
+        digest = _digest(token)
+        with self._lock:
+            row = self._tokens.get(digest)
+        if row is None:
+            row = self._storage.reader().token(digest)  # from another replica, or a restart
+            if row is not None:
+                with self._lock:
+                    self._tokens[digest] = row
+        return row
+
+    def _valid_until(self, row: TokenRow | None) -> float | None:
+        now = time.time()
+        if row is None or row.refused_from <= now:
+            return None
+        accepted = self._accepted_until(row.principal, row.tag, now)
+        return None if accepted is None else min(row.refused_from, accepted)
 
     def token_valid_until(self, token: str) -> float | None:
         """The epoch second from which ``token`` is refused, or None if it already is."""
-        with self._lock:
-            hit = self._tokens.get(_digest(token))
-        if hit is None:
-            return None
-        return hit[2] if hit[2] > time.time() else None
+        return self._valid_until(self._token(token))
 
     def token_principal(self, token: str) -> str | None:
         """The principal a valid token was issued to, or None."""
-        with self._lock:
-            hit = self._tokens.get(_digest(token))
-        if hit and hit[2] > time.time():
-            return hit[0]
-        return None
+        row = self._token(token)
+        return row.principal if row is not None and self._valid_until(row) else None

@@ -94,8 +94,6 @@ def create(core: Core, schemas: SchemaCache, caller: str, req: Enrolment) -> tup
         if previous_name is not None and previous_name != req.name:
             raise Conflict("principal exists with another name")
         _write(core, tx, req, plan, hashed, info, new_principal=previous_name is None)
-    if hashed is not None and previous_name is not None:
-        core.sessions.revoke(plan.uuid)
     return plan.uuid, plan.created
 
 

@@ -26,7 +26,13 @@ class StructureChanged:
     """Some class membership or subclass relation changed."""
 
 
-Event = ConfigChanged | StructureChanged
+@dataclass(frozen=True)
+class Resynced:
+    """This replica missed other replicas' changes and reloaded everything: whatever was
+    derived from earlier events (a notify subscription's state, a cache) starts again."""
+
+
+Event = ConfigChanged | StructureChanged | Resynced
 Listener = Callable[[Sequence[Event]], None]
 
 

@@ -97,9 +97,7 @@ def delete(core: Core, uuid: str) -> None:
         if blockers:
             raise Conflict("object is in use", body=sorted(blockers))
         tx.remove_object(uuid)
-        was_principal = tx.w.delete_principal(uuid)
-    if was_principal:
-        core.sessions.revoke(uuid)
+        tx.w.delete_principal(uuid)
 
 
 def write_registration(core: Core, tx: Tx, caller: str, obj: Obj, reg: Any) -> Obj:

@@ -50,9 +50,8 @@ def login(core: Core, name: str, password: str) -> Login | None:
         return None
     if verify_password(found.password_hash, password):
         current = hash_tag(found.password_hash)
-        if found.previous_hash is not None and _retire_previous(core, found.uuid,
-                                                                found.previous_hash):
-            core.sessions.revoke(found.uuid, keep=current)
+        if found.previous_hash is not None:
+            _retire_previous(core, found.uuid, found.previous_hash)
         core.sessions.remember_login(name, password, found.uuid, current)
         return Login(found.uuid, current)
     until = found.previous_until or 0.0
@@ -64,10 +63,11 @@ def login(core: Core, name: str, password: str) -> Login | None:
     return None
 
 
-def _retire_previous(core: Core, uuid: str, previous_hash: str) -> bool:
-    """Drop a rotated-out password once its successor has been used; True if it was."""
+def _retire_previous(core: Core, uuid: str, previous_hash: str) -> None:
+    """Drop a rotated-out password once its successor has been used (ending what it
+    obtained: the transaction tells the sessions)."""
     with core.transaction() as tx:
-        return tx.w.retire_previous(uuid, previous_hash)
+        tx.w.retire_previous(uuid, previous_hash)
 
 
 def issue_token(core: Core, proved: Login) -> tuple[str, int]:
@@ -155,8 +155,7 @@ def generate_password(core: Core, uuid: str,
     now = time.time()
     until = now + previous_valid_for
     with core.transaction() as tx:
-        replaced = tx.w.rotate_password(uuid, hashed, until, now)
-    core.sessions.revoke(uuid, keep=hash_tag(replaced), until=until)
+        tx.w.rotate_password(uuid, hashed, until, now)
     return secret, until
 
 
@@ -164,7 +163,6 @@ def _store_hash(core: Core, uuid: str, hashed: str) -> None:
     name = describe(core, uuid)["name"]
     with core.transaction() as tx:
         tx.w.put_principal(uuid, name, hashed)
-    core.sessions.revoke(uuid)
 
 
 def remove(core: Core, uuid: str) -> None:
@@ -175,4 +173,3 @@ def remove(core: Core, uuid: str) -> None:
         if not tx.w.delete_principal(uuid):
             raise NotFound(f"principal {uuid} not found")
         tx.delete_grants([g.uuid for g in core.acl.find(principal=uuid)])
-    core.sessions.revoke(uuid)

@@ -12,9 +12,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
 from .. import uuids
-from .._storage import Reader, SQLiteStorage
+from .._storage import Reader, Storage
 from .errors import Conflict, Unprocessable
-from .events import ConfigChanged, Event, EventBus
+from .events import ConfigChanged, Event, EventBus, Resynced
 from .jsonvalue import parse
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
@@ -68,13 +68,17 @@ def _explain(err: ValidationError) -> str:
 class SchemaCache:
     """Compiled validators per app, dropped when the app's ConfigSchema entry changes."""
 
-    def __init__(self, storage: SQLiteStorage, events: EventBus) -> None:
+    def __init__(self, storage: Storage, events: EventBus) -> None:
         self.storage = storage
         self._lock = threading.Lock()
         self._compiled: dict[str, Draft202012Validator | None] = {}
         events.subscribe(self._on_events)
 
     def _on_events(self, events: Sequence[Event]) -> None:
+        if any(isinstance(e, Resynced) for e in events):
+            with self._lock:
+                self._compiled.clear()
+            return
         changed = [e.obj for e in events
                    if isinstance(e, ConfigChanged) and e.app == uuids.App.ConfigSchema]
         if changed:

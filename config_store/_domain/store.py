@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import uuids
-from .._storage import SQLiteStorage, UnusableDatabase
+from .._storage import Storage, UnusableDatabase, open_storage
 from .core import Core, new_uuid
 from .credentials import hash_password, verify_password
 from .graph import Obj
@@ -18,10 +18,9 @@ from .seed import seed
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DB_FILE", "PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "open_store"]
+__all__ = ["PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "open_store"]
 
 ROOT_NAME = "admin"
-DB_FILE = "config-store.db"
 PASSWORD_FILE = "admin-password"  # noqa: S105 - a file name
 
 
@@ -40,16 +39,21 @@ class Store:
         return self.core.acl.root
 
 
-def open_store(data_dir: Path, admin_password: str | None = None) -> Store:
-    """Open (creating if needed) the store in ``data_dir`` and ensure its root principal.
+def open_store(data_dir: Path, admin_password: str | None = None,
+               database: str | None = None) -> Store:
+    """Open (creating if needed) the store and ensure its root principal.
+
+    ``database`` is a ``--database`` URL (``sqlite:///FILE`` or ``postgresql://…``); by
+    default the SQLite file ``config-store.db`` in ``data_dir``.
 
     The root password is ``admin_password`` when given; otherwise one is generated on
     first start into ``<data_dir>/admin-password`` (mode 0600) and reused afterwards.
-    Raises :class:`UnusableDatabase` (a one-line message naming the file) for an empty or
-    corrupt database file.
+    Raises :class:`UnusableDatabase` (a one-line message naming the file or URL) for an
+    empty or corrupt database file or a database that cannot be reached or used, and
+    ValueError for an unsupported URL.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
-    storage = SQLiteStorage(data_dir / DB_FILE)
+    storage: Storage = open_storage(database, data_dir)
     core = Core(storage)
     with core.transaction() as tx:
         seed(tx)
@@ -69,7 +73,6 @@ def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
             tx.set_member(uuids.Class.Principal, uuid, True)
             tx.put_config(uuids.App.Info, uuid, {"name": "Administrator"}, None)
         tx.w.put_principal(uuid, ROOT_NAME, hash_password(password))
-    core.sessions.revoke(uuid)
     return uuid
 
 

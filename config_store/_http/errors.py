@@ -7,8 +7,11 @@ from flask import Flask, Response, jsonify
 from serving import install_json_errors, json_error
 
 from .._domain.errors import DomainError
+from .._storage import StorageUnavailable
 
 CHALLENGE = 'Basic realm="Factory+"'
+RETRY_AFTER_S = 5
+"""What a 503 for an unreachable database asks clients to wait."""
 
 
 def _error(status: int, message: str, body: object = None) -> Response:
@@ -24,6 +27,12 @@ def register(app: Flask) -> None:
         resp = _error(exc.status, exc.message, body)
         if isinstance(exc.body, dict):
             resp.set_data(jsonify({"error": exc.message, **exc.body}).get_data())
+        return resp
+
+    @app.errorhandler(StorageUnavailable)
+    def storage_unavailable(exc: StorageUnavailable) -> Response:
+        resp = _error(503, str(exc))
+        resp.headers["Retry-After"] = str(RETRY_AFTER_S)
         return resp
 
     install_json_errors(app, CHALLENGE)

@@ -212,9 +212,9 @@ def test_rotation_without_outage(stack: Stack, tmp_path: Path) -> None:
         assert agent.copy_secret() == rotated
         heartbeats(cs, cluster, agent, times=2)
 
-        # the new password is used (the grace period of the old one ends), then the Config
-        # Store restarts and forgets every token: the agent logs in again with what its files
-        # hold now, still without a restart
+        # the new password is used (the grace period of the old one ends, and with it the
+        # tokens it obtained), and the Config Store restarts: the agent logs in again with
+        # what its files hold now, still without a restart
         assert token_status(stack.store.url, rotated["username"], rotated["password"]) == 200
         assert token_status(stack.store.url, running["username"], running["password"]) == 401
         stack.store.stop()

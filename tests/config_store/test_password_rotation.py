@@ -266,8 +266,9 @@ def test_a_restart_keeps_the_previous_password(fresh_store: ConfigStoreProcess) 
     new = rotate(admin, uid, grace=600)
     restart(fresh_store)
     assert login(admin.base, name, old) == 200
-    assert not token_works(admin.base, issued)  # tokens live in memory (as documented)
-    assert login(admin.base, name, new) == 200
+    assert token_works(admin.base, issued)  # tokens are stored: a restart keeps them
+    assert login(admin.base, name, new) == 200  # retires the old password ...
+    assert not token_works(admin.base, issued)  # ... and what it obtained
     restart(fresh_store)
     assert login(admin.base, name, old) == 401  # the retirement was stored too
     assert login(admin.base, name, new) == 200

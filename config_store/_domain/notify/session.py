@@ -21,7 +21,7 @@ from typing import Any
 
 from serving import JSONRejected, loads_checked
 
-from ..events import Event
+from ..events import Event, Resynced
 from ..store import Store
 from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError
 from .outbox import Outbox
@@ -163,6 +163,8 @@ class NotifySession:
     def _events(self, events: Sequence[Event]) -> None:
         with self._cond:
             self._writes_waiting -= 1
+        if any(isinstance(e, Resynced) for e in events):
+            raise FellBehind("notify: the server reloaded its state; subscribe again")
         for sub in list(self.subs.values()):
             self._deliver(sub, lambda s=sub: s.on_events(events), 200)
 
