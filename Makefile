@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= .data
 PORT ?= 8700
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-replicas lint bench clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,11 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not replicas"
+
+# The slower half on PostgreSQL: the Config Store suite again, multi-replica and HA tests.
+test-replicas: $(STAMP)
+	$(BIN)/python -m pytest -q -m replicas
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_store.py

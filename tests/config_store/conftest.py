@@ -10,9 +10,6 @@ import pytest
 from harness.servers import ConfigStoreProcess
 from tests.config_store.actors import Actor, new_actor
 
-BACKENDS = ("sqlite", "postgresql")
-
-
 def _database_args(backend: str, request: pytest.FixtureRequest) -> tuple[str, ...]:
     """``--database`` for a fresh database of ``backend`` (none: the SQLite default)."""
     if backend == "sqlite":
@@ -20,7 +17,8 @@ def _database_args(backend: str, request: pytest.FixtureRequest) -> tuple[str, .
     return ("--database", request.getfixturevalue("postgres").create_database())
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="session", params=[
+    "sqlite", pytest.param("postgresql", marks=pytest.mark.replicas)])
 def backend(request: pytest.FixtureRequest) -> str:
     """The storage backend the Config Store under test runs on."""
     return request.param
