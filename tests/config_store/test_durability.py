@@ -22,7 +22,8 @@ def test_data_survives_kill_9(fresh_store: ConfigStoreProcess) -> None:
     etag = api.get(f"/v2/app/{app}/object/{objs[0]}").headers["ETag"]
     fresh_store.stop(signal.SIGKILL)
 
-    again = ConfigStoreProcess(fresh_store.data_dir, port=fresh_store.port).start()
+    again = ConfigStoreProcess(fresh_store.data_dir, port=fresh_store.port,
+                               extra_args=fresh_store.extra_args).start()
     try:
         api = Api(again.url, ("admin", ADMIN_PASSWORD))
         assert api.get(f"/v2/app/{app}/object").json() == sorted(objs)
