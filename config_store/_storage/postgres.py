@@ -67,6 +67,8 @@ class PgDialect:
             return "doc #> ? IS NULL", [keys]
         if kind in ("true", "false", "null"):
             return "doc #> ? = ?::jsonb", [keys, kind]
+        if kind == "text" and "\x00" in value:
+            return "FALSE", []  # only documents without JSONB (the fallback) can hold one
         return "doc #> ? = ?::jsonb", [keys, Jsonb(value)]
 
     def config_upsert(self, app: str, obj: str, json_text: str,

@@ -31,6 +31,8 @@ class SQLiteDialect:
         if kind == "number":
             return ("json_type(json, ?) IN ('integer', 'real') AND json_extract(json, ?) = ?",
                     [path, path, value])
+        if kind == "text" and "\x00" in value:
+            return "1", []  # SQLite's JSON text stops at a NUL: the caller checks these
         if kind == "text":
             return "json_type(json, ?) = 'text' AND json_extract(json, ?) = ?", [path, path, value]
         return "json_type(json, ?) = ?", [path, kind]

@@ -10,6 +10,7 @@ import pytest
 from harness.servers import ConfigStoreProcess
 from tests.config_store.actors import Actor, new_actor
 
+
 def _database_args(backend: str, request: pytest.FixtureRequest) -> tuple[str, ...]:
     """``--database`` for a fresh database of ``backend`` (none: the SQLite default)."""
     if backend == "sqlite":

@@ -1,0 +1,138 @@
+"""The two storage backends give the same answers: search conditions evaluated by the
+database (a table of documents and conditions), etags, tokens, and the change log that
+only PostgreSQL keeps. Real SQLite and a real PostgreSQL, no server process."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from config_store._domain.jsonvalue import canonical, parse
+from config_store._domain.search import Query
+from config_store._storage import Storage, TokenRow, open_storage
+
+pytestmark = pytest.mark.replicas
+
+DOCS: dict[str, Any] = {
+    "int": {"n": 1, "name": "a", "flag": True},
+    "real": {"n": 1.0, "name": "b", "flag": False},
+    "text-number": {"n": "1", "name": "c"},
+    "nested": {"a": {"b": {"c": "deep"}}, "flag": None},
+    "nul": {"name": "has\u0000nul", "n": 2},
+    "list": {"n": [1], "a": {"b": [1, 2]}},
+}
+
+CASES = [
+    ("n=1", ["int", "real"]),
+    ("n=1.0", ["int", "real"]),
+    ('n="1"', ["text-number"]),
+    ("n=2", ["nul"]),
+    ("flag=true", ["int"]),
+    ("flag=false", ["real"]),
+    ("flag=null", ["nested"]),
+    ("flag=undefined", ["list", "nul", "text-number"]),
+    ('a.b.c="deep"', ["nested"]),
+    ('name="has\\u0000nul"', ["nul"]),
+    ('name="a"&n=1', ["int"]),
+    ('name="a"&n=2', []),
+]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    url = (None if request.param == "sqlite"
+           else request.getfixturevalue("postgres").create_database())
+    store = open_storage(url, tmp_path)
+    yield store
+    store.close()
+
+
+def _fill(storage: Storage, app: str) -> dict[str, str]:
+    ids = {name: str(uuid.uuid4()) for name in DOCS}
+    with storage.write() as w:
+        for name, doc in DOCS.items():
+            w.put_config(app, ids[name], canonical(doc), uuid.uuid4().hex)
+    return ids
+
+
+@pytest.mark.parametrize(("query", "expected"), CASES)
+def test_search_is_evaluated_the_same(storage: Storage, query: str,
+                                      expected: list[str]) -> None:
+    app = str(uuid.uuid4())
+    ids = _fill(storage, app)
+    names = {v: k for k, v in ids.items()}
+    items = [tuple(part.split("=", 1)) for part in query.split("&")]
+    q = Query(items)
+    rows = storage.reader().search_entries(app, q.sql_conditions())
+    matched = sorted(names[o] for o, text in rows if q.matches(parse(text)))
+    assert matched == sorted(expected)
+    if "\\u0000" not in query:  # the database narrowed the rows (a NUL: the server checks)
+        extra = {names[o] for o, _ in rows} - set(expected)
+        assert extra <= {"nul"}  # only what JSONB cannot hold comes back unevaluated
+
+
+def test_an_entry_reads_back_with_its_etag(storage: Storage) -> None:
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.write() as w:
+        w.put_config(app, obj, canonical({"k": "é"}), "e1")
+    assert storage.reader().get_config(app, obj) == ('{"k":"é"}', "e1")
+    with storage.write() as w:
+        assert w.delete_config(app, obj)
+        assert not w.delete_config(app, obj)
+    assert storage.reader().get_config(app, obj) is None
+
+
+def test_tokens_are_stored_and_pruned(storage: Storage) -> None:
+    live = TokenRow("d-live", "p", "t", 2e9)
+    old = TokenRow("d-old", "p", "t", 1.0)
+    with storage.write() as w:
+        w.put_token(live)
+        w.put_token(old)
+    assert storage.reader().token("d-live") == live
+    with storage.write() as w:
+        assert w.delete_tokens_refused_before(100.0) == 1
+    assert storage.reader().token("d-old") is None
+    assert storage.reader().token("d-live") == live
+
+
+def test_a_failed_write_leaves_nothing(storage: Storage) -> None:
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with pytest.raises(RuntimeError), storage.write() as w:
+        w.put_config(app, obj, "{}", "e")
+        raise RuntimeError("the domain refused")
+    assert storage.reader().get_config(app, obj) is None
+
+
+def test_postgres_logs_what_each_write_changed(postgres: Any, tmp_path: Path) -> None:
+    from config_store._storage.pgfeed import ChangeFeed
+
+    storage = open_storage(postgres.create_database(), tmp_path)
+    try:
+        feed = ChangeFeed(storage)  # type: ignore[arg-type]
+        start = feed.read(0).cursor or 0
+        app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+        with storage.write() as w:
+            w.put_config(app, obj, "{}", "e1")
+            w.set_membership("k", obj, True)
+        with storage.write() as w:
+            w.delete_config(app, obj)
+        batch = feed.read(start)
+        assert [(c.kind, c.a, c.b, c.etag) for _, _, c in batch.changes] == [
+            ("config", app, obj, "e1"), ("member", "k", obj, None), ("config", app, obj, None)]
+        assert {origin for _, origin, _ in batch.changes} == {
+            storage.origin}  # type: ignore[attr-defined]
+        assert not batch.gap
+        with pytest.raises(RuntimeError), storage.write() as w:  # rolled back: not logged
+            w.put_config(app, obj, "{}", "e2")
+            raise RuntimeError("no")
+        assert feed.read(batch.cursor or 0).changes == []
+        # pruning everything: a reader behind the pruned point is told it missed changes
+        assert feed.prune(keep_s=0) >= 3
+        assert feed.read(start).gap
+        assert not feed.read(batch.cursor or 0).gap
+    finally:
+        storage.close()
