@@ -14,6 +14,7 @@ the fork, and a pool made in another process is never used).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import uuid as uuidlib
@@ -202,18 +203,28 @@ class PostgresStorage:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits."""
         pool = self._connections()
-        with self._local_lock, _translated(), pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            writer = Writer(PgSql(lambda: nullcontext(conn)))
-            yield writer
-            if writer.changes:
-                self._log(conn, writer.changes)
+        with self._local_lock, _translated(), pool.connection() as conn:
+            # one round trip: the transaction and its place in line
+            conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+            try:
+                writer = Writer(PgSql(lambda: nullcontext(conn)))
+                yield writer
+                if writer.changes:
+                    self._log(conn, writer.changes)
+            except BaseException:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def _log(self, conn: psycopg.Connection, changes: list[Change]) -> None:
-        conn.cursor().executemany(
-            "INSERT INTO change_log (origin, kind, a, b, etag) VALUES (%s, %s, %s, %s, %s)",
-            [(self.origin, c.kind, c.a, c.b, c.etag) for c in changes])
-        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.origin))
+        """Append ``changes`` to the log and announce them, in one statement."""
+        conn.execute(
+            "WITH logged AS (INSERT INTO change_log (origin, kind, a, b, etag) "
+            "SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) "
+            "RETURNING 1) SELECT pg_notify(%s, %s) FROM (SELECT count(*) FROM logged) AS n",
+            (self.origin, [c.kind for c in changes], [c.a for c in changes],
+             [c.b for c in changes], [c.etag for c in changes], CHANNEL, self.origin))
 
     def close(self) -> None:
         """Close this process's pool (it is made again on next use)."""
