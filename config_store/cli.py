@@ -13,7 +13,6 @@ from pathlib import Path  # noqa: E402
 from serving import bind_port, configure_logging, offload, serve  # noqa: E402
 
 from ._domain.notify import NotifyLimits  # noqa: E402
-from ._domain.replication import Replication  # noqa: E402
 from ._domain.store import Store, UnusableDatabase, open_store  # noqa: E402
 from ._http.app import Settings, create_app  # noqa: E402
 from ._http.notify_ws import NotifySettings  # noqa: E402
@@ -21,8 +20,8 @@ from ._http.notify_ws import NotifySettings  # noqa: E402
 
 def _follow_other_replicas(store: Store) -> None:
     """In the serving process: apply what other replicas write to a shared database."""
-    if store.core.storage.replicated:
-        Replication(store.core).start()
+    if store.replication is not None:
+        store.replication.start()
 
 
 def _print_welcome(url: str, store: Store) -> None:

@@ -7,7 +7,9 @@ least every :attr:`Replication.poll_s`), skips the changes this replica made its
 for each other one re-reads the current state by id: the object, the membership, the grant
 or the entry. An entry's change is published only if the entry still has that change's
 etag (a later change will publish the later value), so subscribers never see a value go
-back in time. A replica that fell behind the pruned part of the log reloads everything and
+back in time. A write catches up first, once it holds the write lock (so its checks see
+every earlier commit of every replica, and nothing is applied while it changes memory).
+A replica that fell behind the pruned part of the log reloads everything and
 ends its notify sessions (clients subscribe again and get the full state).
 """
 
@@ -43,6 +45,8 @@ class Replication:
         with core.storage.snapshot() as reader:  # the graph and the cursor agree
             core.load(reader)
             self.cursor = position(reader)
+        self._applying = threading.Lock()
+        core.storage.before_write = self.catch_up  # type: ignore[attr-defined]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lost = False
@@ -81,6 +85,10 @@ class Replication:
 
     def catch_up(self) -> int:
         """Apply every change committed after the cursor; how many were read."""
+        with self._applying:
+            return self._catch_up()
+
+    def _catch_up(self) -> int:
         if self.core.stale:
             self.core.reload()
         total = 0

@@ -13,6 +13,7 @@ from .._storage import Storage, UnusableDatabase, open_storage
 from .core import Core, new_uuid
 from .credentials import hash_password, verify_password
 from .graph import Obj
+from .replication import Replication
 from .schemas import SchemaCache
 from .seed import seed
 
@@ -31,6 +32,8 @@ class Store:
     core: Core
     schemas: SchemaCache
     data_dir: Path
+    replication: Replication | None = None
+    """Following other replicas' writes (a shared database only); started by the server."""
 
     @property
     def root(self) -> str:
@@ -55,10 +58,11 @@ def open_store(data_dir: Path, admin_password: str | None = None,
     data_dir.mkdir(parents=True, exist_ok=True)
     storage: Storage = open_storage(database, data_dir)
     core = Core(storage)
+    replication = Replication(core) if storage.replicated else None
     with core.transaction() as tx:
         seed(tx)
     core.acl.root = _ensure_root(core, data_dir, admin_password)
-    return Store(core, SchemaCache(storage, core.events), data_dir)
+    return Store(core, SchemaCache(storage, core.events), data_dir, replication)
 
 
 def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
@@ -66,13 +70,15 @@ def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
     found = core.storage.reader().principal_by_name(ROOT_NAME)
     if found is not None and verify_password(found[1], password):
         return found[0]
-    uuid = found[0] if found else new_uuid()
+    hashed = hash_password(password)
     with core.transaction() as tx:
+        found = tx.w.principal_by_name(ROOT_NAME)  # another replica may have made it since
+        uuid = found[0] if found else new_uuid()
         if core.graph.get(uuid) is None:
             tx.put_object(Obj(uuid, 0, uuids.Class.Principal, uuids.Special.Unowned, False, ""))
             tx.set_member(uuids.Class.Principal, uuid, True)
             tx.put_config(uuids.App.Info, uuid, {"name": "Administrator"}, None)
-        tx.w.put_principal(uuid, ROOT_NAME, hash_password(password))
+        tx.w.put_principal(uuid, ROOT_NAME, hashed)
     return uuid
 
 

@@ -158,6 +158,9 @@ class PostgresStorage:
         self._pool: psycopg_pool.ConnectionPool | None = None
         self._pool_pid = 0
         self._local_lock: Any = None
+        self.before_write: Callable[[], None] | None = None
+        """Called once a write holds the lock, before its block runs: the replica catches up
+        with every write committed before it (:mod:`config_store._domain.replication`)."""
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as c:
                 _check_server(c)
@@ -207,6 +210,8 @@ class PostgresStorage:
             # one round trip: the transaction and its place in line
             conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")
             try:
+                if self.before_write is not None:
+                    self.before_write()
                 writer = Writer(PgSql(lambda: nullcontext(conn)))
                 yield writer
                 if writer.changes:
