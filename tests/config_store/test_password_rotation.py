@@ -275,8 +275,11 @@ def test_a_restart_keeps_the_previous_password(fresh_store: ConfigStoreProcess) 
 
 
 def test_a_database_from_before_the_extension_is_migrated(
-        fresh_store: ConfigStoreProcess) -> None:
+        fresh_store: ConfigStoreProcess, backend: str) -> None:
     """A principal table without the previous-password columns gains them on start."""
+    if backend != "sqlite":
+        pytest.skip("a SQLite file from before the extension (PostgreSQL databases get "
+                    "versioned migrations: tests/config_store/replicas)")
     admin = Api(fresh_store.url, ("admin", ADMIN_PASSWORD))
     uid, name, old = principal(admin)
     fresh_store.stop()
