@@ -33,6 +33,13 @@ def eventually(probe: Callable[[], T], what: str, timeout: float = DEADLINE,
         time.sleep(interval)
 
 
+def known_to(api: Api, *objs: str) -> None:
+    """Wait until the replica behind ``api`` has learnt of ``objs`` (made through another)."""
+    for obj in objs:
+        eventually(lambda o=obj: api.get(f"/v2/object/{o}").status_code == 200,
+                   f"{obj} known to {api.base}")
+
+
 def replica(data_dir: Path, database: str, port: int | None = None) -> ConfigStoreProcess:
     """A ``config-store serve`` on ``database`` (not started), with the shared admin password."""
     return ConfigStoreProcess(data_dir, port=port or free_port(),

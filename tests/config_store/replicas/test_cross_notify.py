@@ -11,14 +11,7 @@ from tests.config_store.notify_helpers import RawNotify, app_parent, entry_url
 from tests.config_store.test_notify import delete, ok, patch, put
 from tests.conftest import make_class, make_object
 
-from .pair import Replicas, eventually
-
-
-def known_to(api: Api, *objs: str) -> None:
-    """Wait until the replica behind ``api`` has learnt of ``objs`` (made elsewhere)."""
-    for obj in objs:
-        eventually(lambda o=obj: api.get(f"/v2/object/{o}").status_code == 200,
-                   f"{obj} known to {api.base}")
+from .pair import Replicas, known_to
 
 
 def app_and_object(pair: Replicas) -> tuple[str, str]:
