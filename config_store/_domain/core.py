@@ -7,6 +7,7 @@ and the grants from storage, so memory never keeps a rolled-back change.
 
 from __future__ import annotations
 
+import threading
 import uuid as uuidlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -111,8 +112,12 @@ class Core:
         self.storage = storage
         self.graph = Graph()
         self.acl = Acl(self.graph)
-        self.sessions = Sessions(storage)
+        self.sessions = Sessions(storage, self.raw_write)
         self.events = EventBus()
+        self.order = threading.RLock()
+        """Held from a write's start until its events are published, and while another
+        replica's changes are applied: event batches follow the order of the state they
+        report, and a notify subscription's initial read sits between two batches."""
         self.stale = False
         """True when memory may hold a change the database does not (a write whose rollback
         could not be followed by a reload): the next :meth:`reload` clears it."""
@@ -133,21 +138,29 @@ class Core:
     def transaction(self) -> Iterator[Tx]:
         """A serialised write; events are published after the commit."""
         tx: Tx | None = None
-        try:
-            with self.storage.write() as writer:
-                tx = Tx(self, writer)
-                yield tx
-        except BaseException:
-            if tx is not None and tx.acl_dirty:
-                self._forget_rolled_back()
-            raise
-        for grant in tx.added_grants:
-            self.acl.add(grant)
-        if tx.removed_grants:
-            self.acl.remove(tx.removed_grants)
-        if tx.acl_dirty:
-            self.acl.invalidate()
-        self.committed(tx.events, tx.w.changes)
+        with self.order:
+            try:
+                with self.storage.write() as writer:
+                    tx = Tx(self, writer)
+                    yield tx
+            except BaseException:
+                if tx is not None and tx.acl_dirty:
+                    self._forget_rolled_back()
+                raise
+            for grant in tx.added_grants:
+                self.acl.add(grant)
+            if tx.removed_grants:
+                self.acl.remove(tx.removed_grants)
+            if tx.acl_dirty:
+                self.acl.invalidate()
+            self.committed(tx.events, tx.w.changes)
+
+    @contextmanager
+    def raw_write(self) -> Iterator[Writer]:
+        """A storage write outside the graph (tokens, upkeep), in the same lock order as
+        :meth:`transaction`: the order lock first, then the storage's."""
+        with self.order, self.storage.write() as writer:
+            yield writer
 
     def committed(self, events: list[Event], changes: list[Change]) -> None:
         """After a commit (this replica's or another's): end what changed principals

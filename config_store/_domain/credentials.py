@@ -30,6 +30,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
@@ -37,7 +38,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from serving import offload
 
-from .._storage import Storage, TokenRow
+from .._storage import Storage, TokenRow, Writer
 
 TOKEN_LIFETIME_S = 3 * 3600
 TOKEN_GRACE_S = 60
@@ -113,8 +114,11 @@ class Sessions:
     here), each tagged with the password hash it was obtained with (:func:`hash_tag`) and
     valid only while that hash is accepted."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage,
+                 write: Callable[[], AbstractContextManager[Writer]] | None = None) -> None:
         self._storage = storage
+        self._write = write or storage.write
+        """How a token is stored: the core's write, which keeps its lock order."""
         self._lock = threading.Lock()
         # digest of (name, password) -> (principal, hash tag, wall-clock expiry)
         self._logins: dict[str, tuple[str, str, float]] = {}
@@ -201,7 +205,7 @@ class Sessions:
             refused_from = min(refused_from, until)
         row = TokenRow(_digest(token), principal, tag, refused_from)
         prune = now - self._pruned_at > TOKEN_PRUNE_EVERY_S
-        with self._storage.write() as w:
+        with self._write() as w:
             w.put_token(row)
             if prune:
                 w.delete_tokens_refused_before(now - TOKEN_GRACE_S)

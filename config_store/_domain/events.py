@@ -33,15 +33,21 @@ class Resynced:
 
 
 Event = ConfigChanged | StructureChanged | Resynced
-Listener = Callable[[Sequence[Event]], None]
+Listener = Callable[[Sequence[Event], int], None]
+"""Called with a batch of events and its number (batches are numbered 1, 2, … in order)."""
 
 
 class EventBus:
-    """Fan-out of committed events to listeners (which must not block)."""
+    """Fan-out of committed events to listeners (which must not block).
+
+    Publishers hold the store's order lock (:attr:`Core.order`), so batches are numbered in
+    the order their changes were read or committed; :attr:`published` is the last number.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._listeners: list[Listener] = []
+        self.published = 0
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Register ``listener``; returns a function that unregisters it."""
@@ -58,8 +64,11 @@ class EventBus:
         """Deliver ``events`` to every listener."""
         if not events:
             return
+        with self._lock:
+            self.published += 1
+            number = self.published
         for listener in self._listeners:
             try:
-                listener(events)
+                listener(events, number)
             except Exception:
                 log.exception("event listener failed")

@@ -45,7 +45,6 @@ class Replication:
         with core.storage.snapshot() as reader:  # the graph and the cursor agree
             core.load(reader)
             self.cursor = position(reader)
-        self._applying = threading.Lock()
         core.storage.before_write = self.catch_up  # type: ignore[attr-defined]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -85,7 +84,7 @@ class Replication:
 
     def catch_up(self) -> int:
         """Apply every change committed after the cursor; how many were read."""
-        with self._applying:
+        with self.core.order:
             return self._catch_up()
 
     def _catch_up(self) -> int:
@@ -114,7 +113,7 @@ class Replication:
             self.core.load(reader)
             self.cursor = position(reader)
         self.core.sessions.revoke_all()
-        self.core.events.publish([Resynced()])
+        self.core.events.publish([Resynced()])  # under the order lock: catch_up holds it
 
     def _apply(self, changes: list[Change]) -> None:
         core, reader = self.core, self.core.storage.reader()
@@ -156,7 +155,8 @@ class Replication:
         now = time.monotonic()
         if now - self._pruned_at >= PRUNE_EVERY_S:
             self._pruned_at = now
-            self.feed.prune()
+            with self.core.order:  # a write: the lock order of every write
+                self.feed.prune()
 
 
 def _entry_event(reader: Reader, change: Change) -> list[Event]:

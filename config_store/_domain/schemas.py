@@ -74,7 +74,7 @@ class SchemaCache:
         self._compiled: dict[str, Draft202012Validator | None] = {}
         events.subscribe(self._on_events)
 
-    def _on_events(self, events: Sequence[Event]) -> None:
+    def _on_events(self, events: Sequence[Event], number: int = 0) -> None:
         if any(isinstance(e, Resynced) for e in events):
             with self._lock:
                 self._compiled.clear()

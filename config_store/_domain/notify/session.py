@@ -81,7 +81,7 @@ class NotifySession:
 
     # -- called from other threads ------------------------------------------------
 
-    def _on_events(self, events: Sequence[Event]) -> None:
+    def _on_events(self, events: Sequence[Event], number: int) -> None:
         """The event bus's listener (the writer's thread): queue, never block. A batch is
         shared by every session, so what a slow session holds is counted in batches."""
         with self._cond:
@@ -92,7 +92,7 @@ class NotifySession:
                 self._behind = True
                 self._queue.put(("behind", None))
                 return
-        self._queue.put(("events", events))
+        self._queue.put(("events", (events, number)))
 
     def submit(self, text: str) -> None:
         """Queue a client message (the transport's reader); waits while too many are queued,
@@ -160,13 +160,15 @@ class NotifySession:
             self._requests_waiting -= 1
             self._cond.notify_all()
 
-    def _events(self, events: Sequence[Event]) -> None:
+    def _events(self, batch: tuple[Sequence[Event], int]) -> None:
+        events, number = batch
         with self._cond:
             self._writes_waiting -= 1
         if any(isinstance(e, Resynced) for e in events):
             raise FellBehind("notify: the server reloaded its state; subscribe again")
         for sub in list(self.subs.values()):
-            self._deliver(sub, lambda s=sub: s.on_events(events), 200)
+            if number > sub.mark:  # earlier batches are in its initial state already
+                self._deliver(sub, lambda s=sub: s.on_events(events), 200)
 
     def _check_credentials(self) -> None:
         until = self.store.core.sessions.token_valid_until(self._token)
@@ -217,4 +219,7 @@ class NotifySession:
             self._reply(sub_uuid, status)
             return
         self.subs[sub_uuid] = sub
-        self._deliver(sub, sub.initial, 201)
+        core = self.store.core
+        with core.order:  # between two event batches: none older than the initial state
+            sub.mark = core.events.published
+            self._deliver(sub, sub.initial, 201)

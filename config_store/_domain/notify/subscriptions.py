@@ -79,6 +79,8 @@ class Sub:
         self.session, self.uuid = session, uuid
         self.last: bytes = b""
         """A digest of the last update sent, to skip sending the same one twice."""
+        self.mark = 0
+        """The event batch its initial state was read after: it gets later ones only."""
 
     @property
     def store(self) -> Store:
