@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> None:
                      help="sqlite:///FILE (default: DATA_DIR/config-store.db) or "
                           "postgresql://USER:PASSWORD@HOST:PORT/DB for several replicas "
                           "(env FPLUS_DATABASE)")
+    run.add_argument("--database-pool", type=int, default=10,
+                     help="connections to PostgreSQL per process (requests wait up to 5 s "
+                          "for one, then get 503)")
     run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
@@ -87,8 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
     try:
+        if args.database_pool < 2:
+            raise ValueError("--database-pool must be at least 2 (a write and a read)")
         store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
-                           args.database)
+                           args.database, args.database_pool)
     except (UnusableDatabase, ValueError) as exc:
         raise SystemExit(f"config-store: {exc}") from None
     store.core.storage.close()  # the serving process opens its own connections

@@ -35,12 +35,13 @@ def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path
                      "sqlite:///path/to/config-store.db, postgresql://user:pass@host/db)")
 
 
-def open_storage(url: str | None, data_dir: Path) -> Storage:
-    """The storage a ``--database`` value names (see :func:`parse_database_url`).
+def open_storage(url: str | None, data_dir: Path, pool_size: int = 10) -> Storage:
+    """The storage a ``--database`` value names (see :func:`parse_database_url`), with up to
+    ``pool_size`` connections to PostgreSQL.
     Raises :class:`UnusableDatabase` (one line) when it cannot be used."""
     kind, where = parse_database_url(url, data_dir)
     if kind == "sqlite":
         return SQLiteStorage(Path(where))
     from .postgres import PostgresStorage  # psycopg only where PostgreSQL is used
 
-    return PostgresStorage(str(where))
+    return PostgresStorage(str(where), pool_size)
