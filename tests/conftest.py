@@ -110,3 +110,10 @@ def grant(api: Api, principal: str, permission: str, target: str, plural: bool =
     r = api.post("/v2/grant", json=body)
     assert r.status_code in (200, 201), r.text
     return r.json()["uuid"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on PostgreSQL run in ``make test-replicas`` (see the ``replicas`` marker)."""
+    for item in items:
+        if "postgres" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.replicas)
