@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .bodyread import BodyTimeout
+    from .dburl import redacted
     from .errors import http_exception_error, install_json_errors, json_error
     from .gunicorn import serve
     from .httplimits import HttpLimits, http_limits
@@ -26,14 +27,16 @@ _HOMES = {"BodyTimeout": "bodyread", "HttpLimits": "httplimits", "JSONRejected":
           "configure_logging": "logs", "http_exception_error": "errors",
           "http_limits": "httplimits", "in_use_message": "ports",
           "install_json_errors": "errors", "json_error": "errors", "loads_checked": "jsondoc",
-          "refuse_oversized": "limits", "require_credentials": "startup", "serve": "gunicorn",
+          "redacted": "dburl", "refuse_oversized": "limits",
+          "require_credentials": "startup", "serve": "gunicorn",
           "service_login": "login", "taken_ports": "ports",
           "warn_if_seeded": "login"}
 
 __all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "Login", "bind_port",
            "config_store_failure", "configure_logging", "http_exception_error", "http_limits",
            "in_use_message", "install_json_errors", "json_error", "loads_checked",
-           "refuse_oversized", "require_credentials", "serve", "service_login", "taken_ports",
+           "redacted", "refuse_oversized", "require_credentials", "serve", "service_login",
+           "taken_ports",
            "warn_if_seeded"]
 
 

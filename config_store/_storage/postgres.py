@@ -21,11 +21,12 @@ import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import psycopg_pool
 from psycopg.types.json import Jsonb
+
+from serving.dburl import redacted
 
 from . import migrations
 from .dbfile import UnusableDatabase
@@ -40,16 +41,6 @@ CHANNEL = "fplus_config_store"
 CONNECT_TIMEOUT_S = 5
 POOL_TIMEOUT_S = 5.0
 """How long a request waits for a connection before answering 503."""
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 @functools.lru_cache(maxsize=256)
