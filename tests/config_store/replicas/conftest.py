@@ -1,4 +1,4 @@
-"""Fixtures of the multi-replica tests: two replicas on a fresh database per module."""
+"""Fixtures of the multi-replica tests: two replicas on a fresh database for the package."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from harness.postgres import ExternalPostgres, PostgresServer
 from .pair import Replicas
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def pair(postgres: PostgresServer | ExternalPostgres,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
-    """Two replicas (``pair.a``, ``pair.b``) on one fresh database, shared by a module."""
+    """Two replicas (``pair.a``, ``pair.b``) on one fresh database, shared by the package's
+    tests (each makes its own objects; a test that stops a replica starts it again)."""
     replicas = Replicas.start(tmp_path_factory.mktemp("replicas"), postgres.create_database())
     yield replicas
     replicas.stop()

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, free_port
+from harness.postgres import redacted
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, free_port, run_command
 
 T = TypeVar("T")
 
@@ -44,6 +47,21 @@ def replica(data_dir: Path, database: str, port: int | None = None) -> ConfigSto
     """A ``config-store serve`` on ``database`` (not started), with the shared admin password."""
     return ConfigStoreProcess(data_dir, port=port or free_port(),
                               extra_args=("--database", database))
+
+
+def refusal(tmp_path: Path, database: str) -> str:
+    """Run ``config-store serve`` on ``database``, which it must refuse: it exits non-zero
+    with one line, naming the URL without its password; that line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    done = run_command("config_store.cli", "serve", "--data-dir", str(tmp_path / "refused"),
+                       "--port", "0", "--database", database,
+                       env=env | {"FPLUS_ADMIN_PASSWORD": ADMIN_PASSWORD})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1, (done.returncode, done.stderr)
+    assert redacted(database) in lines[0], lines[0]
+    password = urllib.parse.urlsplit(database).password
+    assert not password or password not in done.stderr + done.stdout, "the password was shown"
+    return lines[0]
 
 
 def start_all(procs: list[ConfigStoreProcess]) -> list[ConfigStoreProcess]:
@@ -110,7 +128,15 @@ class Replicas:
         self.procs[i] = replica(old.data_dir, self.database, old.port).start()
         return self.procs[i]
 
+    def restart(self) -> None:
+        """Stop every replica, then start them all again on their data dirs and ports."""
+        self.stop()
+        self.procs = start_all([replica(p.data_dir, self.database, p.port) for p in self.procs])
+
     def stop(self) -> None:
-        """Stop every replica."""
-        for proc in self.procs:
-            proc.stop()
+        """Stop every replica (at once: each takes a while to shut down)."""
+        threads = [threading.Thread(target=proc.stop) for proc in self.procs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()

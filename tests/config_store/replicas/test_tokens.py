@@ -64,9 +64,6 @@ def test_the_new_passwords_first_use_on_b_retires_the_old_one_on_a(pair: Replica
 def test_tokens_survive_restarting_both_replicas(pair: Replicas) -> None:
     uid, name, password = principal(pair.admin(0))
     from_a, from_b = token(pair.a.url, name, password), token(pair.b.url, name, password)
-    for i in (0, 1):
-        pair.stop_one(i)
-    for i in (0, 1):
-        pair.start_one(i)
+    pair.restart()
     for base in (pair.a.url, pair.b.url):
         assert whoami(base, from_a) == uid and whoami(base, from_b) == uid
