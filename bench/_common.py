@@ -32,18 +32,33 @@ def ok(resp: requests.Response, *codes: int) -> requests.Response:
     return resp
 
 
-def cpu_seconds(pgid: int) -> float:
-    """User + system CPU (own and reaped children's) of every process in a process group."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
+def _proc_stats() -> list[tuple[int, list[str]]]:
+    """``(pid, fields after the command name)`` of every process: state, ppid, pgrp, ..."""
+    found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            found.append((int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()))
+        except (OSError, IndexError):
             continue
-        if int(fields[2]) == pgid:  # fields[0] is the state; pgrp is field 5 of stat
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return total / tick
+    return found
+
+
+def _ticks(fields: list[str]) -> int:
+    return sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+
+
+def cpu_seconds(pgid: int) -> float:
+    """User + system CPU (own and reaped children's) of every process in a process group."""
+    total = sum(_ticks(fields) for _, fields in _proc_stats() if int(fields[2]) == pgid)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU of ``pid`` (with its reaped children's) and of its live children:
+    a PostgreSQL server, whose backends each lead a process group of their own."""
+    total = sum(_ticks(fields) for p, fields in _proc_stats()
+                if p == pid or int(fields[1]) == pid)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def stack_cpu(stack: Stack) -> dict[str, float]:

@@ -18,9 +18,12 @@ Measures, in the same run and against the same services:
   the same Git server. ``acs_pattern_seconds`` projects the measured per-cluster mean to N;
   half of the M run before ours and half after, so a drift in machine speed affects both.
 
+The Config Store keeps its data where ``--database`` says (``bench._storage``: SQLite by
+default, or PostgreSQL); ``cpu_seconds_during_bulk`` then includes the PostgreSQL server's.
+
 Usage: ``python bench/commission.py [--clusters 1000] [--acs-clusters 20]
-[--latency-samples 20]``; quick smoke run: ``--clusters 50 --acs-clusters 5
---latency-samples 5``.
+[--latency-samples 20] [--database sqlite|postgres|postgresql://…]``; quick smoke run:
+``--clusters 50 --acs-clusters 5 --latency-samples 5``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import manifests
 from bench._common import ok, pct, stack_cpu
+from bench._storage import BenchStorage, add_database_arg, bench_storage
 from cluster_manager.reconcile.rendering import context, repo_content
 from cluster_manager.settings import Settings
 from config_store import uuids
@@ -73,7 +77,13 @@ def _write_entry(admin: Api, cluster: str, name: str) -> float:
 
 
 # -- ours: bulk ----------------------------------------------------------------------------
-def _bulk(stack: Stack, n: int) -> dict[str, Any]:
+def _cpu(stack: Stack, storage: BenchStorage) -> dict[str, float]:
+    """CPU seconds used so far by each service of ``stack`` and by our PostgreSQL."""
+    db = storage.server_cpu_seconds()
+    return stack_cpu(stack) | ({"postgres": db} if db is not None else {})
+
+
+def _bulk(stack: Stack, storage: BenchStorage, n: int) -> dict[str, Any]:
     sessions = ThreadSessions(stack.store.url)
     names = [f"bench-{i:05d}" for i in range(n)]
     try:
@@ -101,14 +111,14 @@ def _bulk(stack: Stack, n: int) -> dict[str, Any]:
             subscription = notify.search(STATUS, on_ready, filter={"ready": True})
             if not subscription.wait_initial(30):
                 raise RuntimeError("the notify SEARCH on the setup status never answered")
-            cpu_before = stack_cpu(stack)
+            cpu_before = _cpu(stack, storage)
             with ThreadPoolExecutor(WRITERS) as pool:
                 starts = pool.map(lambda cn: _write_entry(sessions.api, *cn),
                                   zip(clusters, names, strict=True))
                 written = dict(zip(clusters, starts, strict=True))
             writes_done = time.monotonic()
             all_ready.wait(timeout)
-            cpu_after = stack_cpu(stack)
+            cpu_after = _cpu(stack, storage)
         finally:
             notify.close()
             watcher.close()
@@ -279,19 +289,22 @@ def main() -> None:
                         help="clusters done the ACS way (projected to --clusters)")
     parser.add_argument("--latency-samples", type=int, default=20,
                         help="single clusters timed one at a time after the bulk")
+    add_database_arg(parser)
     args = parser.parse_args()
     if args.clusters < 1 or args.acs_clusters < 1 or args.latency_samples < 0:
         parser.error("--clusters and --acs-clusters must be ≥ 1, --latency-samples ≥ 0")
 
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="bench-commission-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-commission-") as tmp, \
+            bench_storage(parser, args.database) as storage:
         root = Path(tmp)
-        stack = start_stack(root / "stack")
+        with storage.environ():
+            stack = start_stack(root / "stack")
         try:
             # half the ACS-pattern clusters before ours and half after, so a drift in the
             # machine's speed during the run weighs on both sides alike
             before = _acs(stack, (args.acs_clusters + 1) // 2, root / "acs-before")
-            bulk = _bulk(stack, args.clusters)
+            bulk = _bulk(stack, storage, args.clusters)
             single = _single(stack, args.latency_samples)
             after = _acs(stack, args.acs_clusters // 2, root / "acs-after",
                          first=len(before["repos"]))
@@ -308,6 +321,7 @@ def main() -> None:
     seconds = bulk["seconds_to_all_ready"]
     acs_seconds = acs_ms * args.clusters / 1000
     result = {
+        **storage.describe(),
         "clusters": args.clusters,
         "seconds_to_all_ready": round(seconds, 2),
         "clusters_per_s": round(args.clusters / seconds, 1),

@@ -1,12 +1,17 @@
 """Config Store benchmark: PATCH and GET throughput, notify latency; prints one JSON object.
 
 Compares, in the same run:
-- ours: keep-alive clients with Bearer tokens against ``config-store serve`` (SQLite);
+- ours: keep-alive clients with Bearer tokens against ``config-store serve`` on the storage
+  ``--database`` names (SQLite by default, or PostgreSQL: see ``bench._storage``);
 - naive: a fresh connection and Basic login per request (what a simple script does);
-- floor: the same merge-patch writes straight into SQLite set up as the Config Store's
-  storage (WAL, one transaction each), no HTTP, no auth (``bench._common.StorageFloor``).
+- floor: the same merge-patch writes straight into that storage (SQLite set up as the
+  Config Store's: WAL, one transaction each; or a PostgreSQL table), no HTTP, no auth.
 
-Usage: ``python bench/config_store.py [--seconds 5] [--clients 8] [--subscribers 100]``
+CPU per PATCH and per GET is the Config Store's process CPU (and the throwaway PostgreSQL
+server's, all its backends) over the phase, divided by the requests served.
+
+Usage: ``python bench/config_store.py [--seconds 5] [--clients 8] [--subscribers 100]
+[--database sqlite|postgres|postgresql://…]``
 """
 
 from __future__ import annotations
@@ -15,21 +20,25 @@ import argparse
 import base64
 import http.client
 import json
+import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import websocket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import StorageFloor
+from bench._common import cpu_seconds
+from bench._storage import BenchStorage, add_database_arg, bench_storage
 from config_store import uuids
-from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
+from harness.servers import ADMIN_PASSWORD, ServiceProcess
 
 MERGE = "application/merge-patch+json"
 
@@ -145,35 +154,41 @@ def _notify_latency(port: int, app: str, obj: str, subscribers: int, writes: int
     return samples
 
 
-def _floor_patch_rate(seconds: float) -> float:
-    """Merge-patch writes per second into raw SQLite set up as the Config Store's storage
-    (see ``StorageFloor``): what storage alone costs, no HTTP, no auth."""
-    with tempfile.TemporaryDirectory(prefix="bench-cs-floor-") as tmp:
-        floor = StorageFloor(Path(tmp) / "floor.db")
+def _floor_patch_rate(storage: BenchStorage, seconds: float) -> float:
+    """Merge-patch writes per second straight into the storage (see ``bench._storage``):
+    what storage alone costs, no HTTP, no auth."""
+    with tempfile.TemporaryDirectory(prefix="bench-cs-floor-") as tmp, \
+            storage.floor(Path(tmp)) as floor:
         app, obj = str(uuid.uuid4()), str(uuid.uuid4())
         n, stop = 0, time.monotonic() + seconds
         start = time.monotonic()
         while time.monotonic() < stop:
             floor.patch(app, obj, {"n": n})
             n += 1
-        rate = n / (time.monotonic() - start)
-        floor.close()
-    return rate
+        return n / (time.monotonic() - start)
+
+
+def _with_cpu(server: ServiceProcess, storage: BenchStorage,
+              phase: Callable[[], float], seconds: float) -> tuple[float, dict[str, Any]]:
+    """``phase()``'s rate and the CPU milliseconds per request it cost the Config Store
+    (and PostgreSQL, when it is ours)."""
+    assert server.proc is not None
+    store_before, db_before = cpu_seconds(server.proc.pid), storage.server_cpu_seconds()
+    rate = phase()
+    requests = rate * seconds
+    cpu = {"config_store": (cpu_seconds(server.proc.pid) - store_before) * 1000 / requests}
+    db_after = storage.server_cpu_seconds()
+    if db_before is not None and db_after is not None:
+        cpu["postgres"] = (db_after - db_before) * 1000 / requests
+    return rate, {k: round(v, 2) for k, v in cpu.items()}
 
 
 def _pct(values: list[float], q: float) -> float:
     return round(statistics.quantiles(values, n=100)[int(q) - 1], 2) if len(values) > 1 else 0.0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--subscribers", type=int, default=100)
-    parser.add_argument("--writes", type=int, default=50)
-    args = parser.parse_args()
-
-    server = ConfigStoreProcess(Path(tempfile.mkdtemp()) / "data").start()
+def _run(storage: BenchStorage, args: argparse.Namespace) -> dict[str, Any]:
+    server = storage.config_stores(Path(tempfile.mkdtemp()), 1)[0]
     try:
         app, objs = _setup(server.port, args.clients)
         bearer = _bearer(server.port)
@@ -192,25 +207,46 @@ def main() -> None:
             return "PATCH", f"/v2/app/{app}/object/{objs[i]}", naive_headers, \
                 json.dumps({"n": n}).encode()
 
-        patch_rate = _rate(server.port, args.seconds, args.clients, patch)
-        get_rate = _rate(server.port, args.seconds, args.clients, get)
-        naive_rate = _rate(server.port, args.seconds, args.clients, naive_patch, fresh=True)
+        def rate(make_request, fresh: bool = False) -> Callable[[], float]:
+            return lambda: _rate(server.port, args.seconds, args.clients, make_request, fresh)
+
+        patch_rate, patch_cpu = _with_cpu(server, storage, rate(patch), args.seconds)
+        get_rate, get_cpu = _with_cpu(server, storage, rate(get), args.seconds)
+        naive_rate = rate(naive_patch, fresh=True)()
         latencies = _notify_latency(server.port, app, objs[0], args.subscribers, args.writes)
     finally:
         server.stop()
-    floor_rate = _floor_patch_rate(args.seconds)
-    print(json.dumps({
-        "storage": "sqlite",
-        "clients": args.clients,
+    floor_rate = _floor_patch_rate(storage, args.seconds)
+    return {
         "patch_per_s": round(patch_rate, 1),
         "get_per_s": round(get_rate, 1),
         "naive_patch_per_s": round(naive_rate, 1),
         "floor_patch_per_s": round(floor_rate, 1),
         "ratio_vs_naive": round(patch_rate / naive_rate, 2),
+        "cpu_ms_per_patch": patch_cpu,
+        "cpu_ms_per_get": get_cpu,
         "subscribers": args.subscribers,
         "notify_samples": len(latencies),
         "notify_p50_ms": _pct(latencies, 50),
         "notify_p99_ms": _pct(latencies, 99),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--subscribers", type=int, default=100)
+    parser.add_argument("--writes", type=int, default=50)
+    add_database_arg(parser)
+    args = parser.parse_args()
+    with bench_storage(parser, args.database) as storage:
+        result = _run(storage, args)
+    print(json.dumps({
+        **storage.describe(),
+        "clients": args.clients,
+        **result,
+        "cpus": os.cpu_count(),
         "targets": {"patch_per_s": 1000, "notify_p99_ms": 50},
     }))
 
