@@ -31,6 +31,12 @@ class DesiredState:
         self._template_seen = False
         self._requests: dict[str, Any] = {}
 
+    def forget(self) -> None:
+        """Back to knowing nothing (the next delivery is a first one again)."""
+        with self._lock:
+            self._configs, self._template, self._template_seen = None, None, False
+            self._requests = {}
+
     @property
     def known(self) -> bool:
         """True once the first full set of configuration entries arrived."""

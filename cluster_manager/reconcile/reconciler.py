@@ -8,6 +8,11 @@ entries without a configuration entry are queued for decommissioning.
 :meth:`Reconciler.health` says whether the reconciler follows the Config Store: synced once
 the first full set of entries arrived, and only while every subscription is live (a SEARCH the
 Config Store keeps closing, refuses or never answers is reported with its reason).
+
+Only a leader reconciles (:mod:`cluster_manager.leader`): :meth:`Reconciler.stop` and
+:meth:`Reconciler.start` may alternate any number of times. Each start begins afresh (new
+subscriptions, a new queue, everything known forgotten), so a replica that leads again
+looks at every cluster as at its first start.
 """
 
 from __future__ import annotations
@@ -40,27 +45,49 @@ class Reconciler:
 
     def __init__(self, env: Env, workers: int = 8, backoff_initial: float = 2.0,
                  backoff_max: float = 300.0, metrics: Metrics | None = None,
-                 notify: NotifyFactory = _notify_client) -> None:
+                 notify: NotifyFactory = _notify_client, drain_timeout: float = 10.0) -> None:
         self.env = env
         self.metrics = metrics or Metrics()
-        self.queue = KeyedWorkQueue(self._handle, workers, backoff_initial, backoff_max)
-        self.metrics.track_queue(self.queue.depth)
+        self._queue_args = (workers, backoff_initial, backoff_max)
+        self.queue = self._new_queue()
         self._make_notify = notify
+        self.drain_timeout = drain_timeout
         self._lock = threading.Lock()
+        self._running = False
         self._force: set[str] = set()
         self._notify: Any = None
         self._subs: dict[str, Any] = {}
         self.ready = threading.Event()
         """Set once the first full set of configuration entries has been queued."""
 
+    def _new_queue(self) -> KeyedWorkQueue:
+        queue = KeyedWorkQueue(self._handle, *self._queue_args)
+        self.metrics.track_queue(queue.depth)
+        return queue
+
     def start(self) -> None:
-        """Subscribe and start the workers."""
+        """Subscribe and start the workers (again after :meth:`stop`: afresh)."""
+        with self._lock:
+            if self._running:
+                return
+            self._running = True
+            restart = self.queue.started
+            self._force.clear()
+        if restart:
+            self.queue = self._new_queue()
+            self.env.desired.forget()
+            self.ready.clear()
         self.queue.start()
         self._notify = self._make_notify(self.env.cs)
         self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs)
         self._subs["Flux template"] = self._notify.watch(TEMPLATE_APP, TEMPLATE_APP,
                                                          self.on_template)
         self._subs["cluster API requests"] = self._notify.search(REQUEST_APP, self.on_requests)
+
+    @property
+    def running(self) -> bool:
+        """Started and not stopped since."""
+        return self._running
 
     def health(self) -> tuple[bool, str | None]:
         """``(synced, reason)``: synced after the first full set of configuration entries and
@@ -74,10 +101,17 @@ class Reconciler:
         return True, None
 
     def stop(self) -> None:
-        """Unsubscribe and stop the workers."""
+        """Unsubscribe and stop the workers; wait up to ``drain_timeout`` seconds for the
+        clusters being reconciled (the rest is left to whoever reconciles next)."""
+        with self._lock:
+            if not self._running:
+                return
+            self._running = False
         if self._notify is not None:
             self._notify.close()
-        self.queue.stop()
+            self._notify = None
+        self._subs.clear()
+        self.queue.stop(wait=self.drain_timeout)
 
     def on_configs(self, state: SearchState) -> None:
         """A new full set of configuration entries: queue every cluster that changed (at the

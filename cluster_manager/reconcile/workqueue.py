@@ -40,17 +40,29 @@ class KeyedWorkQueue:
         self._stopping = False
 
     def start(self) -> None:
-        """Start the workers."""
+        """Start the workers (once: make a new queue to start again)."""
+        if self.started:
+            raise RuntimeError("a work queue starts once")
         for i in range(self.workers):
             thread = threading.Thread(target=self._work, name=f"reconcile-{i}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
-    def stop(self) -> None:
-        """Stop taking work (running handlers finish)."""
+    @property
+    def started(self) -> bool:
+        """:meth:`start` was called."""
+        return bool(self._threads)
+
+    def stop(self, wait: float = 0.0) -> bool:
+        """Stop taking work; running handlers finish. Wait up to ``wait`` seconds for them;
+        True if none is still running."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+        deadline = time.monotonic() + wait
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)
 
     def submit(self, key: str) -> None:
         """Run ``key`` as soon as a worker is free (and it is not running)."""

@@ -175,3 +175,30 @@ def test_an_unreadable_entry_is_not_a_deleted_cluster(
     wait_for(lambda: phase(cs, C1) == "Ready" and (STATUS_APP, GONE) not in cs.entries
              and idle(reconciler), 5)
     assert (STATUS_APP, C2) in cs.entries  # left as it was, not torn down
+
+
+def test_stopped_and_started_again_it_begins_afresh(env: Env, cs: FakeConfigDB) -> None:
+    """A replica that stops leading stops reconciling; leading again, it subscribes anew and
+    treats the first delivery as a first start (every cluster, every leftover status)."""
+    notify: list[FakeNotify] = []
+    reconciler = Reconciler(env, workers=2, backoff_initial=0.05,
+                            notify=lambda cs: notify.append(FakeNotify(cs)) or notify[-1])
+    reconciler.start()
+    try:
+        deliver(cs, notify[0], {C1: SPEC})
+        wait_for(lambda: phase(cs, C1) == "Ready" and idle(reconciler), 5)
+        first_queue = reconciler.queue
+        reconciler.stop()
+        assert notify[0].closed and not reconciler.running
+        reconciler.stop()  # twice is harmless
+        cs.put_config(STATUS_APP, GONE, {"spec": {"name": "gone", "namespace": "x"}})
+        reconciler.start()
+        assert len(notify) == 2 and reconciler.queue is not first_queue
+        assert not reconciler.ready.is_set() and not reconciler.env.desired.known
+        before = cs.count("get_config", STATUS_APP, C1)
+        deliver(cs, notify[1], {C1: SPEC})
+        wait_for(lambda: (STATUS_APP, GONE) not in cs.entries and idle(reconciler), 5)
+        assert cs.count("get_config", STATUS_APP, C1) == before + 1  # looked at again
+        assert reconciler.ready.is_set() and phase(cs, C1) == "Ready"
+    finally:
+        reconciler.stop()
