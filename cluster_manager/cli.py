@@ -13,6 +13,7 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the service runs on gevent
 
 import argparse  # noqa: E402
+import atexit  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -39,10 +40,14 @@ from serving import (  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
 from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
-from .api.bootstrap_tokens import BootstrapTokens, TokenDatabaseError  # noqa: E402
+from .api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA  # noqa: E402
+from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
 from .api.clusters import ClusterService  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
+from .db import Database, DatabaseError, open_database  # noqa: E402
+from .leader import MODES, make_elector, new_identity  # noqa: E402
+from .leader import SCHEMA as LEASE_SCHEMA  # noqa: E402
 from .metrics import Metrics  # noqa: E402
 from .name_claims import NameClaims  # noqa: E402
 from .reconcile.desired import DesiredState  # noqa: E402
@@ -121,7 +126,42 @@ def _settings(args: argparse.Namespace) -> Settings:
         external_url=args.external_url or f"http://{args.host}:{args.port}",
         bootstrap_token_ttl=args.bootstrap_token_ttl, public_bootstrap=args.public_bootstrap,
         flux_install_file=args.flux_install_file, body_limit=args.body_limit,
-        rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout)
+        rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout,
+        database_url=args.database, leader_election=args.leader_election,
+        lease_name=args.lease_name, lease_namespace=args.lease_namespace,
+        lease_duration=args.lease_duration, lease_renew=args.lease_renew,
+        lease_retry=args.lease_retry)
+
+
+def _database(settings: Settings) -> Database:
+    """The Cluster Manager's database with its tables; one line and exit if unusable."""
+    try:
+        db = open_database(settings.database)
+        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA)
+    except DatabaseError as exc:
+        raise SystemExit(f"{PROG}: {exc}") from None
+    return db
+
+
+def _elector(settings: Settings, db: Database, reconciler: Reconciler) -> Any:
+    """Who reconciles (:mod:`.leader`); one line and exit if the settings cannot work."""
+    try:
+        return make_elector(settings, db, new_identity(), reconciler.start, reconciler.stop)
+    except Exception as exc:  # bad lease timings, no Kubernetes configuration
+        raise SystemExit(f"{PROG}: leader election ({settings.leader_election}): "
+                         f"{' '.join(str(exc).split())}") from None
+
+
+def _lead_when_elected(elector: Any, db: Database) -> None:
+    """In the serving process: elect; when the process ends, hand the lease back and close
+    the database's connections."""
+    elector.start()
+
+    def shutdown() -> None:
+        elector.stop()
+        db.close()
+
+    atexit.register(shutdown)
 
 
 def _serve(args: argparse.Namespace) -> None:
@@ -131,11 +171,8 @@ def _serve(args: argparse.Namespace) -> None:
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
-    try:  # before anything is written or asked of the Config Store
-        tokens = BootstrapTokens(settings.data_dir / "bootstrap-tokens.sqlite",
-                                 settings.bootstrap_token_ttl)
-    except TokenDatabaseError as exc:
-        raise SystemExit(f"{PROG}: {exc}") from None
+    db = _database(settings)  # before anything is written or asked of the Config Store
+    tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
     login = _login(url, settings.data_dir)
     cs, service = _connect(url, login)
     repos = ClusterRepos(settings, login.user, login.password)
@@ -145,6 +182,8 @@ def _serve(args: argparse.Namespace) -> None:
               claims, forget_tokens=tokens.forget)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics)
+    elector = _elector(settings, db, reconciler)
+    metrics.track_leadership(elector.status)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),
         clusters=ClusterService(cs, claims), tokens=tokens,
@@ -153,12 +192,13 @@ def _serve(args: argparse.Namespace) -> None:
                               with_credentials=not settings.public_bootstrap,
                               rotation_grace=settings.rotation_grace),
         metrics=metrics, external_url=settings.external_url or "",
-        public_bootstrap=settings.public_bootstrap, reconciler=reconciler)
+        public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector)
     print(f"Cluster Manager listening on http://{args.host}:{args.port}  "
-          f"(Config Store {settings.config_store_url}, Git {settings.git_url})", flush=True)
+          f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
+          f"database {db.description}, identity {elector.identity})", flush=True)
     warn_if_seeded(login, PROG)
     serve(create_app(api, settings.body_limit), args.host, args.port,
-          on_start=reconciler.start, listener=listener)
+          on_start=lambda: _lead_when_elected(elector, db), listener=listener)
 
 
 def _seed(args: argparse.Namespace) -> None:
@@ -173,6 +213,28 @@ def _store_options(parser: argparse.ArgumentParser) -> None:
                                                                 "http://127.0.0.1:8701"))
     parser.add_argument("--data-dir", type=Path, required=True,
                         help=f"where {PRINCIPAL_NAME}'s password file is kept")
+
+
+def _replica_options(parser: argparse.ArgumentParser) -> None:
+    """Where bootstrap tokens and the leader lease live, and how replicas elect a leader."""
+    parser.add_argument("--database", default=os.environ.get("FPLUS_DATABASE"),
+                        help="sqlite:///FILE or postgresql://USER[:PASSWORD]@HOST:PORT/DB, "
+                             "shared by every replica, and may be the Config Store's (default: "
+                             "DATA_DIR/bootstrap-tokens.sqlite; env FPLUS_DATABASE; libpq's "
+                             "PGPASSWORD/PGPASSFILE keep the password off the command line)")
+    parser.add_argument("--leader-election", choices=MODES, default="auto",
+                        help="who reconciles: a Kubernetes Lease, a lease in the database, or "
+                             "off (always this replica). auto: kubernetes in a pod, database "
+                             "when --database is given, else off")
+    parser.add_argument("--lease-name", default=Settings.lease_name)
+    parser.add_argument("--lease-namespace", help="the Kubernetes Lease's namespace "
+                                                  "(default: the pod's)")
+    parser.add_argument("--lease-duration", type=_seconds, default=Settings.lease_duration,
+                        help="seconds the leader holds the lease after renewing it")
+    parser.add_argument("--lease-renew", type=_seconds, default=Settings.lease_renew,
+                        help="seconds between the leader's renewals")
+    parser.add_argument("--lease-retry", type=_seconds, default=Settings.lease_retry,
+                        help="seconds between a standby's attempts to take the lease")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -213,6 +275,7 @@ def main(argv: list[str] | None = None) -> None:
                           "(air-gapped edges) instead of the pinned release URL")
     run.add_argument("--body-limit", type=int, default=1024 * 1024,
                      help="largest request body in bytes (413 above)")
+    _replica_options(run)
     stack = sub.add_parser("up", help="run the all-in-one stack on 127.0.0.1")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -34,6 +36,11 @@ class Metrics:
                               "Failures by component (reconcile, http).",
                               ["component"], registry=self.registry)
 
+    def track_leadership(self, status: Callable[[], Any]) -> None:
+        """Report ``status()`` (a :class:`~cluster_manager.leader.LeaderStatus`) at every
+        scrape as ``cluster_manager_leader{identity, holder}``: 1 on the leader, else 0."""
+        self.registry.register(_Leadership(status))
+
     def track_queue(self, depth: Callable[[], int]) -> None:
         """Report ``depth()`` as the queue depth at every scrape."""
         self.queue_depth.set_function(depth)
@@ -53,3 +60,24 @@ class Metrics:
     def exposition(self) -> bytes:
         """The Prometheus text format of every metric."""
         return generate_latest(self.registry)
+
+
+class _Leadership:
+    """A collector for :meth:`Metrics.track_leadership`."""
+
+    def __init__(self, status: Callable[[], Any]) -> None:
+        self.status = status
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return [self._family()]
+
+    def _family(self) -> GaugeMetricFamily:
+        return GaugeMetricFamily("cluster_manager_leader",
+                                 "1 while this replica leads (reconciles), else 0; holder is "
+                                 "the lease's holder as last seen.", labels=["identity", "holder"])
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        status = self.status()
+        family = self._family()
+        family.add_metric([status.identity, status.holder or ""], 1 if status.leading else 0)
+        yield family

@@ -41,6 +41,29 @@ class Settings:
     """Seconds a teardown waits for the edge to apply its teardown commit."""
     body_limit: int = 1024 * 1024
     auth_cache_seconds: float = 5.0
+    database_url: str | None = None
+    """``sqlite:///FILE`` or ``postgresql://…`` (default: :attr:`default_database_url`)."""
+    leader_election: str = "auto"
+    """``auto``, ``kubernetes``, ``database`` or ``off`` (:mod:`cluster_manager.leader`)."""
+    lease_name: str = "cluster-manager"
+    lease_namespace: str | None = None
+    """The Kubernetes Lease's namespace (default: the pod's)."""
+    lease_duration: float = 10.0
+    """Seconds a leader holds the lease after its last renewal."""
+    lease_renew: float = 2.5
+    """Seconds between a leader's renewals."""
+    lease_retry: float = 2.0
+    """Seconds between a standby's attempts to take the lease."""
+
+    @property
+    def database(self) -> str:
+        """The database URL in use."""
+        return self.database_url or self.default_database_url
+
+    @property
+    def default_database_url(self) -> str:
+        """The private SQLite file in the data dir (where bootstrap tokens always were)."""
+        return f"sqlite:///{self.data_dir / 'bootstrap-tokens.sqlite'}"
 
     @property
     def edge_store_url(self) -> str:

@@ -35,6 +35,8 @@ class ApiServices:
     liveness: Liveness = field(default_factory=Liveness)
     reconciler: Any = None
     """The running reconciler (for ``/healthz``), if any."""
+    leadership: Any = None
+    """Whose the leader lease is (``status() -> LeaderStatus``, for ``/healthz``), if any."""
 
 
 def services() -> ApiServices:

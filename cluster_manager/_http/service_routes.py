@@ -24,16 +24,28 @@ def ping() -> Response:
 
 @bp.get("/healthz")
 def healthz() -> tuple[Response, int]:
-    """200 while the reconciler follows the Config Store; 503 with the ``reason`` otherwise."""
-    reconciler = services().reconciler
-    if reconciler is None:
+    """The leader: 200 while its reconciler follows the Config Store, 503 with the ``reason``
+    otherwise. A standby: 200 while it reaches the leader lease, 503 with the ``reason`` when
+    it cannot. Both say their ``role`` and the lease's holder (``leader``)."""
+    api = services()
+    status = api.leadership.status() if api.leadership is not None else None
+    reconciler = api.reconciler
+    if status is not None and not status.leading:
+        synced, reason, depth = False, status.problem, 0
+        healthy = status.problem is None
+    elif reconciler is None:
         synced, reason, depth = False, "the reconciler is not running", 0
+        healthy = False
     else:
         (synced, reason), depth = reconciler.health(), reconciler.queue.depth()
+        healthy = synced
     body: dict[str, object] = {"synced": synced, "queue": depth}
+    if status is not None:
+        body |= {"role": status.role, "identity": status.identity, "leader": status.holder}
     if reason is not None:
-        body["reason"] = reason
-    return jsonify(body), 200 if synced else 503
+        body["reason"] = (f"cannot reach the leader lease: {reason}"
+                          if status is not None and not status.leading else reason)
+    return jsonify(body), 200 if healthy else 503
 
 
 @bp.get("/metrics")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sqlite3
 import time
 import uuid
 from pathlib import Path
@@ -84,6 +86,21 @@ def test_tokens_expire_and_are_stored_hashed(tmp_path: Path) -> None:
     reopened = BootstrapTokens(tmp_path / "t.sqlite", ttl=60)  # survives a restart
     with pytest.raises(Gone, match="used"):
         reopened.check(cluster, fresh)
+
+
+def test_a_token_file_from_before_the_cm_prefix_keeps_its_tokens(tmp_path: Path) -> None:
+    """Files made when the table was ``bootstrap_tokens`` are renamed at start, tokens kept."""
+    path, cluster, token = tmp_path / "old.sqlite", str(uuid.uuid4()), "an-old-token"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE bootstrap_tokens (cluster TEXT PRIMARY KEY, digest TEXT "
+                    "NOT NULL, expires REAL NOT NULL, used INTEGER NOT NULL DEFAULT 0)")
+        old.execute("INSERT INTO bootstrap_tokens VALUES (?, ?, ?, 0)",
+                    (cluster, hashlib.sha256(token.encode()).hexdigest(), time.time() + 60))
+    old.close()
+    tokens = BootstrapTokens(path)
+    tokens.redeem(cluster, token)
+    with pytest.raises(Gone, match="used"):
+        tokens.check(cluster, token)
 
 
 def test_script_carries_fresh_credentials_that_work(stack: Stack, root: Api,

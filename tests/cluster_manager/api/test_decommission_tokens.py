@@ -13,7 +13,7 @@ from tests.cluster_manager.api.conftest import commission
 def token_rows(stack: Stack, cluster: str) -> int:
     db = sqlite3.connect(stack.root / "cm" / "bootstrap-tokens.sqlite")
     try:
-        return db.execute("SELECT COUNT(*) FROM bootstrap_tokens WHERE cluster=?",
+        return db.execute("SELECT COUNT(*) FROM cm_bootstrap_tokens WHERE cluster=?",
                           (cluster,)).fetchone()[0]
     finally:
         db.close()

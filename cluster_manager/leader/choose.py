@@ -1,0 +1,48 @@
+"""``--leader-election auto|kubernetes|database|off``: which lease, from the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..db import Database
+from ..settings import Settings
+from .database_lease import DatabaseLease
+from .elector import AlwaysLeader, LeaderElector
+from .lease import Lease
+
+MODES = ("auto", "kubernetes", "database", "off")
+
+
+def resolve_mode(mode: str, settings: Settings) -> str:
+    """``auto``: ``kubernetes`` in a pod with a service account; else ``database`` when a
+    database was named (``--database``: replicas may share it); else ``off`` (the data dir's
+    private SQLite file is one replica's by construction, so a restart after a crash reconciles
+    at once instead of waiting for its own lease to end)."""
+    if mode != "auto":
+        return mode
+    from .kubernetes_lease import in_cluster
+
+    if in_cluster():
+        return "kubernetes"
+    return "database" if settings.database_url else "off"
+
+
+def make_lease(mode: str, settings: Settings, db: Database) -> Lease:
+    """The lease for a resolved ``mode`` (``kubernetes`` or ``database``)."""
+    if mode == "kubernetes":
+        from .kubernetes_lease import KubernetesLease, api_client, pod_namespace
+
+        return KubernetesLease(api_client(), settings.lease_namespace or pod_namespace(),
+                               settings.lease_name, settings.lease_duration)
+    return DatabaseLease(db, settings.lease_name, settings.lease_duration)
+
+
+def make_elector(settings: Settings, db: Database, identity: str,
+                 on_lead: Callable[[], None],
+                 on_follow: Callable[[], None]) -> LeaderElector | AlwaysLeader:
+    """The elector ``settings.leader_election`` asks for (not started)."""
+    mode = resolve_mode(settings.leader_election, settings)
+    if mode == "off":
+        return AlwaysLeader(identity, on_lead, on_follow)
+    return LeaderElector(make_lease(mode, settings, db), identity, on_lead, on_follow,
+                         renew=settings.lease_renew, retry=settings.lease_retry)

@@ -1,0 +1,58 @@
+"""Fixtures for the Cluster Manager's replica tests: its database on real SQLite and real
+PostgreSQL (the session's server, see tests/conftest.py), and two replicas on a PostgreSQL of
+this package's own (tests stop and start it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cluster_manager.api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA
+from cluster_manager.db import Database, open_database
+from cluster_manager.leader import SCHEMA as LEASE_SCHEMA
+from harness.postgres import PostgresServer, find_bin_dir
+from tests.cluster_manager.ha.replicas import Replicas, start_replicas
+
+OpenDatabase = Callable[[], Database]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenDatabase]:
+    """``open_db()``: a new handle on one fresh database with the Cluster Manager's tables,
+    as each replica has its own (SQLite: one file; PostgreSQL: one database)."""
+    url = (f"sqlite:///{tmp_path / 'cm.sqlite'}" if request.param == "sqlite"
+           else request.getfixturevalue("postgres_url"))
+    handles: list[Database] = []
+
+    def make() -> Database:
+        db = open_database(url)
+        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA)
+        handles.append(db)
+        return db
+
+    yield make
+    for db in handles:
+        db.close()
+
+
+@pytest.fixture(scope="package")
+def own_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL of this package's own, to stop and start again."""
+    if find_bin_dir() is None:
+        pytest.skip("needs the PostgreSQL binaries (initdb, postgres) to stop and restart one")
+    server = PostgresServer(fsync=False).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="package")
+def replicas(tmp_path_factory: pytest.TempPathFactory,
+             own_postgres: PostgresServer) -> Iterator[Replicas]:
+    """Config Store, Git server and two Cluster Manager replicas on ``own_postgres``. A test
+    that kills a replica puts a new one in its place (:meth:`Replicas.replace`)."""
+    running = start_replicas(tmp_path_factory.mktemp("replicas"),
+                             own_postgres.create_database())
+    yield running
+    running.stop()
