@@ -46,7 +46,7 @@ from .api.clusters import ClusterService  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
-from .leader import MODES, make_elector, new_identity  # noqa: E402
+from .leader import MODES, make_elector, make_lease, new_identity  # noqa: E402
 from .leader import SCHEMA as LEASE_SCHEMA  # noqa: E402
 from .metrics import Metrics  # noqa: E402
 from .name_claims import NameClaims  # noqa: E402
@@ -143,12 +143,12 @@ def _database(settings: Settings) -> Database:
     return db
 
 
-def _elector(settings: Settings, db: Database, reconciler: Reconciler) -> Any:
-    """Who reconciles (:mod:`.leader`); one line and exit if the settings cannot work."""
+def _lease(settings: Settings, db: Database) -> Any:
+    """The leader lease (None: election off); one line and exit if it cannot work."""
     try:
-        return make_elector(settings, db, new_identity(), reconciler.start, reconciler.stop)
+        return make_lease(settings, db)
     except Exception as exc:  # bad lease timings, no Kubernetes configuration
-        raise SystemExit(f"{PROG}: leader election ({settings.leader_election}): "
+        raise SystemExit(f"{PROG}: --leader-election {settings.leader_election}: "
                          f"{' '.join(str(exc).split())}") from None
 
 
@@ -172,6 +172,7 @@ def _serve(args: argparse.Namespace) -> None:
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
     db = _database(settings)  # before anything is written or asked of the Config Store
+    lease = _lease(settings, db)
     tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
     login = _login(url, settings.data_dir)
     cs, service = _connect(url, login)
@@ -182,7 +183,7 @@ def _serve(args: argparse.Namespace) -> None:
               claims, forget_tokens=tokens.forget)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics)
-    elector = _elector(settings, db, reconciler)
+    elector = make_elector(lease, settings, new_identity(), reconciler.start, reconciler.stop)
     metrics.track_leadership(elector.status)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from ..db import Database
 from ..settings import Settings
 from .database_lease import DatabaseLease
-from .elector import AlwaysLeader, LeaderElector
+from .elector import AlwaysLeader, LeaderElector, check_timings
 from .lease import Lease
 
 MODES = ("auto", "kubernetes", "database", "off")
@@ -27,8 +27,13 @@ def resolve_mode(mode: str, settings: Settings) -> str:
     return "database" if settings.database_url else "off"
 
 
-def make_lease(mode: str, settings: Settings, db: Database) -> Lease:
-    """The lease for a resolved ``mode`` (``kubernetes`` or ``database``)."""
+def make_lease(settings: Settings, db: Database) -> Lease | None:
+    """The lease ``settings.leader_election`` asks for (None: election off); ValueError or the
+    Kubernetes client's ConfigException when it cannot work."""
+    mode = resolve_mode(settings.leader_election, settings)
+    if mode == "off":
+        return None
+    check_timings(settings.lease_duration, settings.lease_renew, settings.lease_retry)
     if mode == "kubernetes":
         from .kubernetes_lease import KubernetesLease, api_client, pod_namespace
 
@@ -37,12 +42,11 @@ def make_lease(mode: str, settings: Settings, db: Database) -> Lease:
     return DatabaseLease(db, settings.lease_name, settings.lease_duration)
 
 
-def make_elector(settings: Settings, db: Database, identity: str,
+def make_elector(lease: Lease | None, settings: Settings, identity: str,
                  on_lead: Callable[[], None],
                  on_follow: Callable[[], None]) -> LeaderElector | AlwaysLeader:
-    """The elector ``settings.leader_election`` asks for (not started)."""
-    mode = resolve_mode(settings.leader_election, settings)
-    if mode == "off":
+    """The elector for ``lease`` from :func:`make_lease` (not started)."""
+    if lease is None:
         return AlwaysLeader(identity, on_lead, on_follow)
-    return LeaderElector(make_lease(mode, settings, db), identity, on_lead, on_follow,
-                         renew=settings.lease_renew, retry=settings.lease_retry)
+    return LeaderElector(lease, identity, on_lead, on_follow, renew=settings.lease_renew,
+                         retry=settings.lease_retry)

@@ -22,6 +22,13 @@ from .lease import Lease
 log = logging.getLogger(__name__)
 
 
+def check_timings(duration: float, renew: float, retry: float) -> None:
+    """ValueError unless renewals and retries come more often than the lease ends."""
+    if not 0 < renew < duration or not 0 < retry < duration:
+        raise ValueError(f"renew ({renew:g} s) and retry ({retry:g} s) must be more than 0 "
+                         f"and shorter than the lease duration ({duration:g} s)")
+
+
 @dataclass(frozen=True)
 class LeaderStatus:
     """This replica's role as last known."""
@@ -44,9 +51,7 @@ class LeaderElector:
     def __init__(self, lease: Lease, identity: str, on_lead: Callable[[], None],
                  on_follow: Callable[[], None], *, renew: float = 2.5, retry: float = 2.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if not 0 < renew < lease.duration or not 0 < retry < lease.duration:
-            raise ValueError(f"renew ({renew:g} s) and retry ({retry:g} s) must be shorter "
-                             f"than the lease duration ({lease.duration:g} s)")
+        check_timings(lease.duration, renew, retry)
         self.lease, self.identity = lease, identity
         self._on_lead, self._on_follow = on_lead, on_follow
         self.renew, self.retry = renew, retry
