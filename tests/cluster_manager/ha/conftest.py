@@ -4,7 +4,7 @@ this package's own (tests stop and start it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,25 +15,30 @@ from cluster_manager.leader import SCHEMA as LEASE_SCHEMA
 from harness.postgres import PostgresServer, find_bin_dir
 from tests.cluster_manager.ha.replicas import Replicas, start_replicas
 
-OpenDatabase = Callable[[], Database]
+
+class OpenDatabase:
+    """``open_db()``: a new handle on one database with the Cluster Manager's tables (made
+    by the first call), as each replica has its own; ``open_db.url`` names the database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.handles: list[Database] = []
+
+    def __call__(self) -> Database:
+        db = open_database(self.url)
+        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA)
+        self.handles.append(db)
+        return db
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def open_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenDatabase]:
-    """``open_db()``: a new handle on one fresh database with the Cluster Manager's tables,
-    as each replica has its own (SQLite: one file; PostgreSQL: one database)."""
-    url = (f"sqlite:///{tmp_path / 'cm.sqlite'}" if request.param == "sqlite"
-           else request.getfixturevalue("postgres_url"))
-    handles: list[Database] = []
-
-    def make() -> Database:
-        db = open_database(url)
-        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA)
-        handles.append(db)
-        return db
-
-    yield make
-    for db in handles:
+    """Handles on one fresh database: a SQLite file, or a database on the session's
+    PostgreSQL."""
+    handles = OpenDatabase(f"sqlite:///{tmp_path / 'cm.sqlite'}" if request.param == "sqlite"
+                           else request.getfixturevalue("postgres_url"))
+    yield handles
+    for db in handles.handles:
         db.close()
 
 

@@ -4,7 +4,11 @@ redeemed exactly once however many try at the same moment."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import threading
+import time
 
 import pytest
 
@@ -55,3 +59,28 @@ def test_expiry_is_by_the_databases_clock(open_db: OpenDatabase) -> None:
     token = a.issue(CLUSTER)  # expires as it is written
     with pytest.raises(Gone, match="expired"):
         b.redeem(CLUSTER, token)
+
+
+PREPARE = textwrap.dedent("""
+    import sys, time
+    from cluster_manager.api.bootstrap_tokens import SCHEMA
+    from cluster_manager.db import open_database
+    from cluster_manager.leader import SCHEMA as LEASE
+    db = open_database(sys.argv[1])
+    while time.time() < float(sys.argv[2]):
+        time.sleep(0.001)
+    db.prepare(SCHEMA + LEASE)
+""")
+
+
+def test_replicas_starting_at_once_create_the_tables_once(open_db: OpenDatabase) -> None:
+    """Four processes prepare one new database at the same moment (on PostgreSQL under an
+    advisory lock; SQLite's file is made aside and linked into place): all start, one table."""
+    start_at = str(time.time() + 1.5)  # after their imports
+    procs = [subprocess.Popen([sys.executable, "-c", PREPARE, open_db.url, start_at],
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    a, b = BootstrapTokens(open_db()), BootstrapTokens(open_db())
+    b.redeem(CLUSTER, a.issue(CLUSTER))
