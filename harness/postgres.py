@@ -59,16 +59,6 @@ def database_url(server_url: str, dbname: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(path="/" + dbname))
 
 
-def redacted(url: str) -> str:
-    """``url`` without its password (for messages)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = urllib.parse.quote(parts.username or "", safe="")
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
-
-
 class _Databases:
     """Fresh databases on a server reached through ``admin_url`` (a superuser or CREATEDB)."""
 

@@ -8,7 +8,9 @@ never compare their own clocks).
 
 from __future__ import annotations
 
+from serving.dburl import redacted
+
 from .base import Database, DatabaseError, DatabaseUnavailable
-from .urls import open_database, redacted
+from .urls import open_database
 
 __all__ = ["Database", "DatabaseError", "DatabaseUnavailable", "open_database", "redacted"]

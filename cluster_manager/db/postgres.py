@@ -19,8 +19,9 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from serving.dburl import redacted
+
 from .base import Database, DatabaseError, DatabaseUnavailable, Params
-from .urls import redacted
 
 SCHEMA_LOCK = zlib.crc32(b"fplus cluster-manager schema")
 """The advisory lock key under which replicas create the schema (one at a time)."""

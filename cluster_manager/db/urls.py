@@ -1,33 +1,17 @@
-"""``--database`` URLs: which backend, and how to name one without its password."""
+"""``--database`` URLs: which backend (:func:`serving.redacted` names one without its
+password)."""
 
 from __future__ import annotations
 
 import urllib.parse
 from pathlib import Path
 
+from serving.dburl import redacted
+
 from .base import Database, DatabaseError
 
 SQLITE_PREFIX = "sqlite:///"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
-
-
-def redacted(url: str) -> str:
-    """``url`` with any password (in its user part or a ``password`` parameter) replaced by
-    ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url.split("@", 1)[-1] if "@" in url else url
-    if password is not None:
-        user, host = parts.netloc.rsplit("@", 1)
-        parts = parts._replace(netloc=f"{user.split(':', 1)[0]}:***@{host}")
-    if parts.query:
-        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        parts = parts._replace(query="&".join(
-            f"{k}=***" if k == "password" else urllib.parse.urlencode({k: v})
-            for k, v in query))
-    return urllib.parse.urlunsplit(parts)
 
 
 def open_database(url: str) -> Database:
