@@ -120,7 +120,7 @@ def test_one_principal_name_claimed_at_once_through_both_replicas_is_created_onc
         pair: Replicas) -> None:
     """Names are unique across replicas too: one creation, the others find it (no 5xx)."""
     apis = sessions(pair)
-    for n in range(5):
+    for n in range(10):
         body = {"name": f"race-{n}-{uuid.uuid4().hex[:8]}"}
         results = at_once([partial(api.post, "/v2/principal", json=body) for api in apis])
         statuses = sorted(r.status_code for r in results)
