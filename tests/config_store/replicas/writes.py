@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -108,8 +108,8 @@ WHOLE = (1, 1, 2, 1, GRANTS)
 Principal class and the group), its Info entry and its grants."""
 
 
-def check_whole_or_absent(api: Api, database: str, group: str, bodies: dict[int, dict],
-                          created: set[int]) -> None:
+def check_whole_or_absent(api: Api, database: str, group: str, bodies: Mapping[Any, dict],
+                          created: Collection[Any]) -> None:
     """Each enrolment of ``bodies`` is served by ``api`` and stored either whole or not at
     all, and those in ``created`` (answered 201) whole."""
     for n, body in bodies.items():
