@@ -27,7 +27,7 @@ from .credentials import hash_password
 from .errors import Conflict, Forbidden, NotFound, Unprocessable
 from .graph import Obj
 from .jsonvalue import parse as parse_json
-from .principals import NAME, find_exact
+from .principals import NAME
 from .schemas import SchemaCache
 
 A, P = uuids.AuthPerm, uuids.ConfigDBPerm
@@ -128,13 +128,12 @@ def _need(ok: bool, what: str) -> None:
 
 def _plan(core: Core, caller: str, req: Enrolment) -> _Plan:
     cls = objects.require_class(core, req.klass)
-    holder = find_exact(core, req.name)
-    if holder is None:
-        alike = core.storage.reader().principals_named_alike(req.name)
-        if alike:
-            raise Conflict(f"principal name {req.name!r} is taken by {alike[0][1]!r}: "
-                           "names are unique regardless of case")
-    elif req.uuid is not None and holder != req.uuid:
+    alike = core.storage.reader().principals_named_alike(req.name)  # one read: consistent
+    holder = next((uuid for uuid, name in alike if name == req.name), None)
+    if holder is None and alike:
+        raise Conflict(f"principal name {req.name!r} is taken by {alike[0][1]!r}: "
+                       "names are unique regardless of case")
+    if holder is not None and req.uuid is not None and holder != req.uuid:
         raise Conflict(f"name {req.name!r} belongs to another principal")
     uuid = req.uuid or holder
     existing = core.graph.get(uuid) if uuid else None

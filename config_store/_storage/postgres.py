@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -41,6 +42,9 @@ CHANNEL = "fplus_config_store"
 CONNECT_TIMEOUT_S = 5
 POOL_TIMEOUT_S = 5.0
 """How long a request waits for a connection before answering 503."""
+BREAK_S = 1.0
+"""After the database failed, how long requests answer 503 at once instead of waiting
+(writes queued behind a failed one get their 503 together, not one pool timeout each)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -148,6 +152,8 @@ class PostgresStorage:
         self.pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool | None = None
         self._pool_pid = 0
+        self._broken_until = 0.0
+        self._broken_reason = ""
         self._local_lock: Any = None
         self.before_write: Callable[[], None] | None = None
         """Called once a write holds the lock, before its block runs: the replica catches up
@@ -181,14 +187,28 @@ class PostgresStorage:
             self._pool_pid = os.getpid()
         return self._pool
 
+    @contextmanager
+    def _borrow(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection; :class:`StorageUnavailable` at once while the database was
+        found unreachable less than :data:`BREAK_S` ago."""
+        if time.monotonic() < self._broken_until:
+            raise StorageUnavailable(self._broken_reason)
+        try:
+            with _translated(), self._connections().connection() as conn:
+                yield conn
+        except StorageUnavailable as exc:
+            self._broken_until = time.monotonic() + BREAK_S
+            self._broken_reason = str(exc)
+            raise
+
     def reader(self) -> Reader:
         """Queries, each on a pooled connection (autocommit)."""
-        return Reader(PgSql(self._connections().connection))
+        return Reader(PgSql(self._borrow))
 
     @contextmanager
     def snapshot(self) -> Iterator[Reader]:
         """Queries that all see one state of the database (REPEATABLE READ)."""
-        with _translated(), self._connections().connection() as conn, conn.transaction():
+        with self._borrow() as conn, _translated(), conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield Reader(PgSql(lambda: nullcontext(conn)))
 
@@ -196,8 +216,8 @@ class PostgresStorage:
     def write(self) -> Iterator[Writer]:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits."""
-        pool = self._connections()
-        with self._local_lock, _translated(), pool.connection() as conn:
+        self._connections()  # the local lock is made with the pool, in this process
+        with self._local_lock, self._borrow() as conn, _translated():
             # one round trip: the transaction and its place in line
             conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")
             try:
