@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import statistics
 import uuid
@@ -14,6 +15,16 @@ import json_merge_patch
 import requests
 
 from harness.stack import Stack
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (or SIGINT, ignored in a background job) ends the benchmark through its
+    ``finally`` blocks, so the services it started are stopped, not left running."""
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGINT, leave)
 
 
 def pct(values: list[float], q: int) -> float | None:

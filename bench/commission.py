@@ -46,7 +46,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import manifests
-from bench._common import ok, pct, stack_cpu
+from bench._common import exit_on_sigterm, ok, pct, stack_cpu
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from cluster_manager.reconcile.rendering import context, repo_content
 from cluster_manager.settings import Settings
@@ -294,6 +294,7 @@ def main() -> None:
     if args.clusters < 1 or args.acs_clusters < 1 or args.latency_samples < 0:
         parser.error("--clusters and --acs-clusters must be ≥ 1, --latency-samples ≥ 0")
 
+    exit_on_sigterm()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-commission-") as tmp, \
             bench_storage(parser, args.database) as storage:

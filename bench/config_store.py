@@ -35,7 +35,7 @@ import websocket
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import cpu_seconds
+from bench._common import cpu_seconds, exit_on_sigterm
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from config_store import uuids
 from harness.servers import ADMIN_PASSWORD, ServiceProcess
@@ -240,6 +240,7 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=50)
     add_database_arg(parser)
     args = parser.parse_args()
+    exit_on_sigterm()
     with bench_storage(parser, args.database) as storage:
         result = _run(storage, args)
     print(json.dumps({

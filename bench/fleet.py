@@ -10,7 +10,9 @@ and ``version``; later ones the heartbeat (``lastSeen``). Every edge reports eve
 second, spread evenly. ``--workers`` threads fire the reports (each owns a slice of the
 edges and its own schedule); ``lag`` is how late a report started against its schedule
 (the workers bound the requests in flight, so a slow server shows as lag as well as write
-time; ``scheduled_to_written`` adds both: what an independent edge would wait).
+time; ``scheduled_to_written`` adds both: what an independent edge would wait). The load
+ends on time whatever the lag: reports due by then but never started are
+``missed_reports``.
 
 Edges write as ``--principals`` principals (argon2 logins are per principal, not per
 write), each holding, per edge it serves, ReadApp + WriteApp on the Edge cluster status
@@ -55,6 +57,7 @@ import base64
 import heapq
 import http.client
 import json
+import math
 import os
 import sys
 import tempfile
@@ -68,7 +71,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import cpu_seconds, pct
+from bench._common import cpu_seconds, exit_on_sigterm, pct
 from bench._edges import Fleet, census, enough_fds
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from cluster_manager.reconcile.seeding import seed
@@ -106,6 +109,8 @@ class Samples:
     due_ms: list[float] = field(default_factory=list)
     """Scheduled time → written: what an independent edge waits (lag + write)."""
     errors: int = 0
+    missed: int = 0
+    """Reports due before the end of the load that it never started (a server too slow)."""
 
 
 # -- setup -------------------------------------------------------------------------------
@@ -162,6 +167,10 @@ def _worker(edges: list[Edge], phases: list[float], t0: float, interval: float,
     while queue:
         due, i = heapq.heappop(queue)
         if due >= end:
+            break
+        if time.monotonic() >= end:  # the load is over, however far behind it fell
+            samples.missed += sum(math.ceil((end - d) / interval)
+                                  for d, _ in [(due, i), *queue] if d < end)
             break
         delay = due - time.monotonic()
         if delay > 0:
@@ -234,6 +243,7 @@ def _run_fleet(stores: list[ServiceProcess], storage: BenchStorage, clusters: li
     total = len(writes) + len(first)
     return {
         "writes": total, "errors": sum(s.errors for s in samples),
+        "missed_reports": sum(s.missed for s in samples),
         "writes_per_s": round(total / elapsed, 1), "duration_s": round(elapsed, 1),
         "write_p50_ms": pct(writes + first, 50), "write_p90_ms": pct(writes + first, 90),
         "write_p99_ms": pct(writes + first, 99),
@@ -331,6 +341,7 @@ def _args() -> argparse.Namespace:
 
 def main() -> None:
     args = _args()
+    exit_on_sigterm()
     enough_fds(max(args.connections, args.edges) + 2000)
     per_principal = -(-args.edges // args.principals)
     serve_args = ("--connections", str(args.connections),
