@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> None:
                      help="sqlite:///FILE (default: DATA_DIR/config-store.db) or "
                           "postgresql://USER:PASSWORD@HOST:PORT/DB for several replicas "
                           "(env FPLUS_DATABASE)")
+    run.add_argument("--durable-commits", action="store_true",
+                     help="wait for the disk at every commit (default: a commit survives a "
+                          "killed process; power loss may lose the last fraction of a second)")
     run.add_argument("--database-pool", type=int, default=10,
                      help="connections to PostgreSQL per process (requests wait up to 5 s "
                           "for one, then get 503)")
@@ -93,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.database_pool < 2:
             raise ValueError("--database-pool must be at least 2 (a write and a read)")
         store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
-                           args.database, args.database_pool)
+                           args.database, args.database_pool, args.durable_commits)
     except (UnusableDatabase, ValueError) as exc:
         raise SystemExit(f"config-store: {exc}") from None
     store.core.storage.close()  # the serving process opens its own connections

@@ -43,12 +43,13 @@ class Store:
 
 
 def open_store(data_dir: Path, admin_password: str | None = None,
-               database: str | None = None, pool_size: int = 10) -> Store:
+               database: str | None = None, pool_size: int = 10,
+               durable: bool = False) -> Store:
     """Open (creating if needed) the store and ensure its root principal.
 
     ``database`` is a ``--database`` URL (``sqlite:///FILE`` or ``postgresql://…``); by
     default the SQLite file ``config-store.db`` in ``data_dir``. ``pool_size``: connections
-    to PostgreSQL per process.
+    to PostgreSQL per process; ``durable``: wait for the disk at every commit.
 
     The root password is ``admin_password`` when given; otherwise one is generated on
     first start into ``<data_dir>/admin-password`` (mode 0600) and reused afterwards.
@@ -57,7 +58,7 @@ def open_store(data_dir: Path, admin_password: str | None = None,
     ValueError for an unsupported URL.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
-    storage: Storage = open_storage(database, data_dir, pool_size)
+    storage: Storage = open_storage(database, data_dir, pool_size, durable)
     core = Core(storage)
     replication = Replication(core) if storage.replicated else None
     with core.transaction() as tx:

@@ -35,13 +35,20 @@ def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path
                      "sqlite:///path/to/config-store.db, postgresql://user:pass@host/db)")
 
 
-def open_storage(url: str | None, data_dir: Path, pool_size: int = 10) -> Storage:
+def open_storage(url: str | None, data_dir: Path, pool_size: int = 10,
+                 durable: bool = False) -> Storage:
     """The storage a ``--database`` value names (see :func:`parse_database_url`), with up to
     ``pool_size`` connections to PostgreSQL.
+
+    Durability is the same on both: by default a commit survives a killed process (the
+    service's or the database's) and an OS crash or power loss may lose the last fraction of
+    a second of commits, never corrupting (SQLite WAL with ``synchronous=NORMAL``,
+    PostgreSQL ``synchronous_commit=off``); ``durable`` waits for the disk at every commit
+    (``synchronous=FULL``, ``synchronous_commit=on``).
     Raises :class:`UnusableDatabase` (one line) when it cannot be used."""
     kind, where = parse_database_url(url, data_dir)
     if kind == "sqlite":
-        return SQLiteStorage(Path(where))
+        return SQLiteStorage(Path(where), durable)
     from .postgres import PostgresStorage  # psycopg only where PostgreSQL is used
 
-    return PostgresStorage(str(where), pool_size)
+    return PostgresStorage(str(where), pool_size, durable)

@@ -18,6 +18,12 @@ from .postgres import CHANNEL, PostgresStorage, _translated
 from .queries import Reader
 from .rows import Change
 
+_READ = ("SELECT p.upto, c.seq, c.origin, c.kind, c.a, c.b, c.etag FROM change_log_pruned p "
+         "LEFT JOIN LATERAL (SELECT * FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?) c "
+         "ON TRUE WHERE p.id = 1 ORDER BY c.seq")
+"""The pruned point and the changes after a cursor in one statement (one snapshot, one
+round trip: a write runs it each time it takes the lock)."""
+
 KEEP_S = 600.0
 """How long change log entries are kept (a replica cut off longer reloads everything)."""
 
@@ -52,12 +58,10 @@ class ChangeFeed:
 
     def read(self, cursor: int) -> Batch:
         """Up to :attr:`batch` changes after ``cursor``."""
-        with self.storage.snapshot() as reader:  # the pruned point and the rows agree
-            pruned = reader.sql.one("SELECT upto FROM change_log_pruned WHERE id = 1")
-            rows = reader.sql.rows("SELECT seq, origin, kind, a, b, etag FROM change_log "
-                                   "WHERE seq > ? ORDER BY seq LIMIT ?", (cursor, self.batch))
-        gap = pruned is not None and cursor < int(pruned[0])
-        return Batch([(r[0], r[1], Change(r[2], r[3], r[4], r[5])) for r in rows], gap)
+        rows = self.storage.reader().sql.rows(_READ, (cursor, self.batch))
+        gap = bool(rows) and cursor < int(rows[0][0])
+        return Batch([(r[1], r[2], Change(r[3], r[4], r[5], r[6]))
+                      for r in rows if r[1] is not None], gap)
 
     def wait(self, timeout: float) -> None:
         """Return when another write may have committed, or after ``timeout`` seconds.

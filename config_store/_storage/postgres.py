@@ -144,12 +144,13 @@ class PostgresStorage:
     replicated = True
     """Other replicas may write: follow :attr:`CHANNEL` through :mod:`.pgfeed`."""
 
-    def __init__(self, url: str, pool_size: int = 10) -> None:
+    def __init__(self, url: str, pool_size: int = 10, durable: bool = False) -> None:
         self.url = url
         self.description = redacted(url)
         self.origin = uuidlib.uuid4().hex
         """This store's id in the change log: a replica skips its own changes."""
         self.pool_size = pool_size
+        self._synchronous_commit = "on" if durable else "off"
         self._pool: psycopg_pool.ConnectionPool | None = None
         self._pool_pid = 0
         self._broken_until = 0.0
@@ -183,7 +184,7 @@ class PostgresStorage:
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
                 kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-                name="config-store", open=True)
+                configure=self._configure, name="config-store", open=True)
             self._pool_pid = os.getpid()
         return self._pool
 
@@ -200,6 +201,11 @@ class PostgresStorage:
             self._broken_until = time.monotonic() + BREAK_S
             self._broken_reason = str(exc)
             raise
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        """Each pooled connection: commits as durable as SQLite's (see
+        :func:`~config_store._storage.open_storage`)."""
+        conn.execute(f"SET synchronous_commit = {self._synchronous_commit}")
 
     def reader(self) -> Reader:
         """Queries, each on a pooled connection (autocommit)."""

@@ -3,8 +3,9 @@
 One connection per thread; writers are serialised by a process lock plus
 ``BEGIN IMMEDIATE`` so a read-check-write inside :meth:`SQLiteStorage.write` is atomic.
 ``synchronous=NORMAL`` in WAL mode survives a killed process (only an OS crash or
-power loss can drop the last transactions). Opening a database made by an earlier version
-adds the columns it lacks (:data:`ADDED_COLUMNS`). The file itself: :mod:`.dbfile`.
+power loss can drop the last transactions; ``durable`` makes it ``FULL``). Opening a
+database made by an earlier version adds the columns it lacks (:data:`ADDED_COLUMNS`).
+The file itself: :mod:`.dbfile`.
 """
 
 from __future__ import annotations
@@ -109,8 +110,9 @@ class SQLiteStorage:
     replicated = False
     """One process owns the file: no other replica's changes to follow."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, durable: bool = False) -> None:
         self.path = path
+        self._synchronous = "FULL" if durable else "NORMAL"
         self.description = f"sqlite:///{path}"
         self._local = threading.local()
         self._write_lock = threading.Lock()
@@ -132,7 +134,7 @@ class SQLiteStorage:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                timeout=30.0)
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
         conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
