@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from .. import uuids
 from .._storage import Change, Reader, StorageUnavailable
@@ -25,6 +26,9 @@ from .core import Core
 from .events import ConfigChanged, Event, Resynced, StructureChanged
 from .graph import Obj
 from .jsonvalue import parse
+
+if TYPE_CHECKING:
+    from .._storage.pgfeed import Batch  # psycopg only where PostgreSQL is used
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +49,7 @@ class Replication:
         with core.storage.snapshot() as reader:  # the graph and the cursor agree
             core.load(reader)
             self.cursor = position(reader)
-        core.storage.before_write = self.catch_up  # type: ignore[attr-defined]
+        core.storage.follower = self  # type: ignore[attr-defined]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lost = False
@@ -87,12 +91,22 @@ class Replication:
         with self.core.order:
             return self._catch_up()
 
-    def _catch_up(self) -> int:
+    def changes_query(self) -> str:
+        """For a write taking the lock: the statement reading what this replica lacks."""
+        return self.feed.query(self.cursor)
+
+    def committed_before(self, rows: list[tuple]) -> None:
+        """A write holds the lock (and :attr:`Core.order`): apply what was committed first."""
+        with self.core.order:
+            self._catch_up(self.feed.batch_of(self.cursor, rows))
+
+    def _catch_up(self, first: Batch | None = None) -> int:
         if self.core.stale:
             self.core.reload()
+            first = None  # read again after the reload
         total = 0
         while True:
-            batch = self.feed.read(self.cursor)
+            batch, first = (first or self.feed.read(self.cursor)), None
             if batch.gap:
                 self._resync()
                 continue

@@ -58,7 +58,16 @@ class ChangeFeed:
 
     def read(self, cursor: int) -> Batch:
         """Up to :attr:`batch` changes after ``cursor``."""
-        rows = self.storage.reader().sql.rows(_READ, (cursor, self.batch))
+        return self.batch_of(cursor, self.storage.reader().sql.rows(_READ,
+                                                                   (cursor, self.batch)))
+
+    def query(self, cursor: int) -> str:
+        """:meth:`read` as one statement without parameters (to run with others)."""
+        return _READ.replace("?", "{}").format(int(cursor), int(self.batch))
+
+    @staticmethod
+    def batch_of(cursor: int, rows: list[tuple]) -> Batch:
+        """The :class:`Batch` the rows of :meth:`read`'s statement make."""
         gap = bool(rows) and cursor < int(rows[0][0])
         return Batch([(r[1], r[2], Change(r[3], r[4], r[5], r[6]))
                       for r in rows if r[1] is not None], gap)

@@ -21,7 +21,7 @@ import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 import psycopg_pool
@@ -50,6 +50,16 @@ BREAK_S = 1.0
 @functools.lru_cache(maxsize=256)
 def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
+
+
+class Follower(Protocol):
+    """Follows the change log (:class:`config_store._domain.replication.Replication`)."""
+
+    def changes_query(self) -> str:
+        """A statement without parameters reading the changes it has not applied yet."""
+
+    def committed_before(self, rows: list[tuple]) -> None:
+        """Apply the rows of :meth:`changes_query` (more may follow: read them too)."""
 
 
 class PgDialect:
@@ -156,9 +166,10 @@ class PostgresStorage:
         self._broken_until = 0.0
         self._broken_reason = ""
         self._local_lock: Any = None
-        self.before_write: Callable[[], None] | None = None
-        """Called once a write holds the lock, before its block runs: the replica catches up
-        with every write committed before it (:mod:`config_store._domain.replication`)."""
+        self.follower: Follower | None = None
+        """Told, once a write holds the lock and before its block runs, of every change
+        committed before it (read in the same round trip as taking the lock), so the replica
+        catches up first (:mod:`config_store._domain.replication`)."""
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as c:
                 _check_server(c)
@@ -224,11 +235,8 @@ class PostgresStorage:
         block raises. What it changed is logged and announced when it commits."""
         self._connections()  # the local lock is made with the pool, in this process
         with self._local_lock, self._borrow() as conn, _translated():
-            # one round trip: the transaction and its place in line
-            conn.execute(f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})")
             try:
-                if self.before_write is not None:
-                    self.before_write()
+                self._begin(conn)
                 writer = Writer(PgSql(lambda: nullcontext(conn)))
                 yield writer
                 if writer.changes:
@@ -238,6 +246,18 @@ class PostgresStorage:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def _begin(self, conn: psycopg.Connection) -> None:
+        """One round trip: the transaction, its place in line, and (with a follower) what
+        was committed before it."""
+        begin = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
+        if self.follower is None:
+            conn.execute(begin)
+            return
+        cur = conn.execute(f"{begin}; {self.follower.changes_query()}")
+        while cur.nextset():  # the last result: the changes
+            pass
+        self.follower.committed_before(cur.fetchall())
 
     def _log(self, conn: psycopg.Connection, changes: list[Change]) -> None:
         """Append ``changes`` to the log and announce them, in one statement."""
