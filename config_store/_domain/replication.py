@@ -100,6 +100,12 @@ class Replication:
         with self.core.order:
             self._catch_up(self.feed.batch_of(self.cursor, rows))
 
+    def wrote(self, seq: int) -> None:
+        """This replica's write committed as ``seq``, right after everything it had caught up
+        with (it held the lock): nothing lies between, so the cursor moves past it."""
+        with self.core.order:
+            self.cursor = max(self.cursor, seq)
+
     def _catch_up(self, first: Batch | None = None) -> int:
         if self.core.stale:
             self.core.reload()
@@ -117,6 +123,8 @@ class Replication:
                 self._apply(theirs)
             self.cursor = batch.cursor or self.cursor
             total += len(batch.changes)
+            if len(batch.changes) < self.feed.batch:
+                return total  # that was the end when it was read
 
     def _resync(self) -> None:
         from .._storage.pgfeed import position

@@ -61,6 +61,9 @@ class Follower(Protocol):
     def committed_before(self, rows: list[tuple]) -> None:
         """Apply the rows of :meth:`changes_query` (more may follow: read them too)."""
 
+    def wrote(self, seq: int) -> None:
+        """A write it had caught up for committed, its last change being ``seq``."""
+
 
 class PgDialect:
     """JSONB for searches; entries stored as canonical text plus a JSONB copy."""
@@ -239,13 +242,14 @@ class PostgresStorage:
                 self._begin(conn)
                 writer = Writer(PgSql(lambda: nullcontext(conn)))
                 yield writer
-                if writer.changes:
-                    self._log(conn, writer.changes)
+                last = self._log(conn, writer.changes) if writer.changes else None
             except BaseException:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            if last is not None and self.follower is not None:
+                self.follower.wrote(last)
 
     def _begin(self, conn: psycopg.Connection) -> None:
         """One round trip: the transaction, its place in line, and (with a follower) what
@@ -259,14 +263,17 @@ class PostgresStorage:
             pass
         self.follower.committed_before(cur.fetchall())
 
-    def _log(self, conn: psycopg.Connection, changes: list[Change]) -> None:
-        """Append ``changes`` to the log and announce them, in one statement."""
-        conn.execute(
+    def _log(self, conn: psycopg.Connection, changes: list[Change]) -> int:
+        """Append ``changes`` to the log and announce them, in one statement; the last
+        seq written."""
+        row = conn.execute(
             "WITH logged AS (INSERT INTO change_log (origin, kind, a, b, etag) "
             "SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) "
-            "RETURNING 1) SELECT pg_notify(%s, %s) FROM (SELECT count(*) FROM logged) AS n",
+            "RETURNING seq) SELECT max(seq), pg_notify(%s, %s) FROM logged",
             (self.origin, [c.kind for c in changes], [c.a for c in changes],
-             [c.b for c in changes], [c.etag for c in changes], CHANNEL, self.origin))
+             [c.b for c in changes], [c.etag for c in changes], CHANNEL, self.origin),
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
 
     def close(self) -> None:
         """Close this process's pool (it is made again on next use)."""
