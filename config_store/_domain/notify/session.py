@@ -121,7 +121,7 @@ class NotifySession:
     def run(self) -> None:
         """Handle requests and events until :meth:`stop`; raises :class:`SessionEnded`
         (a protocol error, a client behind, credentials revoked)."""
-        unsubscribe = self.store.core.events.subscribe(self._on_events)
+        unsubscribe = self.store.core.events.subscribe(self._on_events, interests=())
         try:
             self._check_credentials()  # the session ends when its token does
             while True:
@@ -221,5 +221,6 @@ class NotifySession:
         self.subs[sub_uuid] = sub
         core = self.store.core
         with core.order:  # between two event batches: none older than the initial state
+            core.events.add_interest(self._on_events, sub.interest)
             sub.mark = core.events.published
             self._deliver(sub, sub.initial, 201)

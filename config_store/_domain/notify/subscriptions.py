@@ -23,7 +23,7 @@ from serving import JSONRejected, loads_checked
 from ... import uuids
 from .. import configs, objects
 from ..errors import DomainError
-from ..events import ConfigChanged, Event, StructureChanged
+from ..events import STRUCTURE, ConfigChanged, Event, StructureChanged
 from ..jsonvalue import canonical
 from ..store import Store
 
@@ -75,6 +75,9 @@ def _entry_response(value: Any, etag: str | None) -> dict[str, Any]:
 class Sub:
     """One subscription; subclasses compute its updates."""
 
+    interest = STRUCTURE
+    """What its updates depend on: its app, or class relations (:data:`STRUCTURE`)."""
+
     def __init__(self, session: NotifySession, uuid: str) -> None:
         self.session, self.uuid = session, uuid
         self.last: bytes = b""
@@ -100,6 +103,7 @@ class EntryWatch(Sub):
     def __init__(self, session: NotifySession, uuid: str, app: str, obj: str, head: bool):
         super().__init__(session, uuid)
         self.app, self.obj, self.head = app.lower(), obj.lower(), head
+        self.interest = self.app
 
     def _response(self, value: Any, etag: str | None) -> dict:
         if not self.can(P.ReadApp, self.app, self.obj):
@@ -125,7 +129,7 @@ class EntryWatch(Sub):
 class AppListWatch(Sub):
     def __init__(self, session: NotifySession, uuid: str, app: str):
         super().__init__(session, uuid)
-        self.app = app.lower()
+        self.app = self.interest = app.lower()
 
     def initial(self) -> list[dict]:
         if not self.can(P.ReadApp, self.app):
@@ -169,6 +173,7 @@ class AppSearch(Sub):
     def __init__(self, session: NotifySession, uuid: str, app: str, flt: Any):
         super().__init__(session, uuid)
         self.app, self.filter = app.lower(), flt
+        self.interest = self.app
         self.selected: set[str] = set()
         self.no_access = False
 
