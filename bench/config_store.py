@@ -187,8 +187,8 @@ def _pct(values: list[float], q: float) -> float:
     return round(statistics.quantiles(values, n=100)[int(q) - 1], 2) if len(values) > 1 else 0.0
 
 
-def _run(storage: BenchStorage, args: argparse.Namespace) -> dict[str, Any]:
-    server = storage.config_stores(Path(tempfile.mkdtemp()), 1)[0]
+def _run(storage: BenchStorage, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    server = storage.config_stores(root, 1)[0]
     try:
         app, objs = _setup(server.port, args.clients)
         bearer = _bearer(server.port)
@@ -241,8 +241,9 @@ def main() -> None:
     add_database_arg(parser)
     args = parser.parse_args()
     exit_on_sigterm()
-    with bench_storage(parser, args.database) as storage:
-        result = _run(storage, args)
+    with tempfile.TemporaryDirectory(prefix="bench-cs-") as tmp, \
+            bench_storage(parser, args.database) as storage:
+        result = _run(storage, Path(tmp), args)
     print(json.dumps({
         **storage.describe(),
         "clients": args.clients,
