@@ -105,12 +105,6 @@ def listing(core: Core) -> list[dict[str, str]]:
     return [{"uuid": u, "name": n} for u, n in sorted(core.storage.reader().principals())]
 
 
-def find_exact(core: Core, name: str) -> str | None:
-    """A principal's uuid by exact name."""
-    found = core.storage.reader().principal_by_name(name)
-    return found[0] if found else None
-
-
 def set_password(core: Core, uuid: str, password: str) -> None:
     """Replace a principal's password (ending its tokens and remembered logins)."""
     _store_hash(core, uuid, hash_password(password))

@@ -40,15 +40,14 @@ class Replication:
     process (a thread: a greenlet under gevent)."""
 
     def __init__(self, core: Core, poll_s: float = 1.0) -> None:
-        from .._storage.pgfeed import ChangeFeed, position  # PostgreSQL only
+        from .._storage.pgfeed import ChangeFeed  # PostgreSQL only
 
         self.core = core
         self.poll_s = poll_s
         self.feed = ChangeFeed(core.storage)  # type: ignore[arg-type]
         self.origin: str = core.storage.origin  # type: ignore[attr-defined]
-        with core.storage.snapshot() as reader:  # the graph and the cursor agree
-            core.load(reader)
-            self.cursor = position(reader)
+        self.cursor = 0
+        self._reload()
         core.storage.follower = self  # type: ignore[attr-defined]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -126,14 +125,18 @@ class Replication:
             if len(batch.changes) < self.feed.batch:
                 return total  # that was the end when it was read
 
-    def _resync(self) -> None:
+    def _reload(self) -> None:
+        """Load the graph and grants, and the cursor they correspond to, from one snapshot."""
         from .._storage.pgfeed import position
 
-        log.warning("replication: changes were pruned before this replica read them; "
-                    "reloading everything and ending notify sessions")
         with self.core.storage.snapshot() as reader:
             self.core.load(reader)
             self.cursor = position(reader)
+
+    def _resync(self) -> None:
+        log.warning("replication: changes were pruned before this replica read them; "
+                    "reloading everything and ending notify sessions")
+        self._reload()
         self.core.sessions.revoke_all()
         self.core.events.publish([Resynced()])  # under the order lock: catch_up holds it
 
