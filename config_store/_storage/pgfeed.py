@@ -73,7 +73,8 @@ class ChangeFeed:
                       for r in rows if r[1] is not None], gap)
 
     def wait(self, timeout: float) -> None:
-        """Return when another write may have committed, or after ``timeout`` seconds.
+        """Return when another replica's write may have committed, or after ``timeout``
+        seconds (this store's own writes, announced with its origin, do not wake it).
         Raises :class:`StorageUnavailable` when the database cannot be reached (the next
         call connects again)."""
         try:
@@ -81,8 +82,9 @@ class ChangeFeed:
                 if self._listener is None or self._listener.closed:
                     self._listener = self.storage.connect()
                     self._listener.execute(f"LISTEN {CHANNEL}")
-                for _ in self._listener.notifies(timeout=timeout, stop_after=1):
-                    pass
+                for note in self._listener.notifies(timeout=timeout):
+                    if note.payload != self.storage.origin:
+                        break
         except StorageUnavailable:
             self.close()
             raise
