@@ -30,6 +30,11 @@ def get(core: Core, app: str, obj: str) -> tuple[Any, str] | None:
     return (parse(stored[0]), stored[1]) if stored else None
 
 
+def _entry(app: str, obj: str) -> tuple[str, str] | None:
+    """What a write of ``app``/``obj`` reads first: the stored entry (Registration: none)."""
+    return None if app == REGISTRATION else (app, obj)
+
+
 def _require_app_and_object(core: Core, app: str, obj: str) -> None:
     if core.graph.get(app) is None:
         raise NotFound(f"app {app} not found")
@@ -41,7 +46,7 @@ def put(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, value
         if_match: str | None = None, if_none_match: str | None = None) -> tuple[bool, str]:
     """Store ``value``; returns ``(created, etag)``."""
     _require_app_and_object(core, app, obj)
-    with core.transaction() as tx:
+    with core.transaction(_entry(app, obj)) as tx:
         if app == REGISTRATION:
             current = core.graph.get(obj)
             etags.check(if_match, if_none_match, current.etag if current else None)
@@ -59,7 +64,7 @@ def patch(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, pat
           if_match: str | None = None) -> tuple[bool, str]:
     """Apply an RFC 7386 merge patch (creating the entry from ``{}``); ``(created, etag)``."""
     _require_app_and_object(core, app, obj)
-    with core.transaction() as tx:
+    with core.transaction(_entry(app, obj)) as tx:
         if app == REGISTRATION:
             current = core.graph.get(obj)
             etags.check(if_match, None, current.etag if current else None)
@@ -83,7 +88,7 @@ def delete(core: Core, app: str, obj: str, *, if_match: str | None = None) -> No
     if app == REGISTRATION:
         raise MethodNotAllowed("Registration entries cannot be deleted")
     _require_app_and_object(core, app, obj)
-    with core.transaction() as tx:
+    with core.transaction(_entry(app, obj)) as tx:
         stored = tx.w.get_config(app, obj)
         etags.check(if_match, None, stored[1] if stored else None)
         if stored is None:

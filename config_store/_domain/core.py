@@ -135,12 +135,13 @@ class Core:
         self.stale = False
 
     @contextmanager
-    def transaction(self) -> Iterator[Tx]:
-        """A serialised write; events are published after the commit."""
+    def transaction(self, entry: tuple[str, str] | None = None) -> Iterator[Tx]:
+        """A serialised write; events are published after the commit. ``entry``:
+        ``(app, object)`` of an entry the write reads first (read as it begins)."""
         tx: Tx | None = None
         with self.order:
             try:
-                with self.storage.write() as writer:
+                with self.storage.write(entry) as writer:
                     tx = Tx(self, writer)
                     yield tx
             except BaseException:

@@ -90,8 +90,9 @@ class Replication:
         with self.core.order:
             return self._catch_up()
 
-    def changes_query(self) -> str:
-        """For a write taking the lock: the statement reading what this replica lacks."""
+    def changes_query(self) -> tuple[str, tuple[int, int]]:
+        """For a write taking the lock: the statement reading what this replica lacks, and
+        its arguments."""
         return self.feed.query(self.cursor)
 
     def committed_before(self, rows: list[tuple]) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import psycopg
 
 from .errors import StorageUnavailable
-from .postgres import CHANNEL, PostgresStorage, _translated
+from .postgres import CHANNEL, PostgresStorage, _pg, _translated
 from .queries import Reader
 from .rows import Change
 
@@ -61,9 +61,10 @@ class ChangeFeed:
         return self.batch_of(cursor, self.storage.reader().sql.rows(_READ,
                                                                    (cursor, self.batch)))
 
-    def query(self, cursor: int) -> str:
-        """:meth:`read` as one statement without parameters (to run with others)."""
-        return _READ.replace("?", "{}").format(int(cursor), int(self.batch))
+    def query(self, cursor: int) -> tuple[str, tuple[int, int]]:
+        """:meth:`read` as a statement (``%s`` placeholders) and its arguments, to run with
+        others."""
+        return _pg(_READ), (cursor, self.batch)
 
     @staticmethod
     def batch_of(cursor: int, rows: list[tuple]) -> Batch:

@@ -14,8 +14,8 @@ the fork, and a pool made in another process is never used).
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import json
 import os
 import time
 import uuid as uuidlib
@@ -32,7 +32,7 @@ from serving.dburl import redacted
 from . import migrations
 from .dbfile import UnusableDatabase
 from .errors import StorageUnavailable
-from .queries import Reader, Writer
+from .queries import ENTRY_QUERY, Reader, Writer
 from .rows import Change
 
 WRITE_LOCK = 0x66706C7573_00
@@ -55,8 +55,9 @@ def _pg(sql: str) -> str:
 class Follower(Protocol):
     """Follows the change log (:class:`config_store._domain.replication.Replication`)."""
 
-    def changes_query(self) -> str:
-        """A statement without parameters reading the changes it has not applied yet."""
+    def changes_query(self) -> tuple[str, Sequence[Any]]:
+        """A statement (``%s`` placeholders) reading the changes it has not applied yet, and
+        its arguments."""
 
     def committed_before(self, rows: list[tuple]) -> None:
         """Apply the rows of :meth:`changes_query` (more may follow: read them too)."""
@@ -108,9 +109,16 @@ def _translated() -> Iterator[None]:
         raise _unavailable(exc) from None
 
 
+def _result(cur: psycopg.Cursor, fetch: str) -> Any:
+    if fetch == "all":
+        return cur.fetchall()
+    if fetch == "one":
+        return cur.fetchone()
+    return cur.rowcount
+
+
 class PgSql:
-    """Statements on one connection (inside a transaction) or, outside one, each on a
-    connection borrowed from the pool."""
+    """Statements each on a connection borrowed from the pool (autocommit)."""
 
     dialect = PgDialect()
 
@@ -119,12 +127,7 @@ class PgSql:
 
     def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
         with _translated(), self._borrow() as conn:
-            cur = conn.execute(_pg(sql), args)
-            if fetch == "all":
-                return cur.fetchall()
-            if fetch == "one":
-                return cur.fetchone()
-            return cur.rowcount
+            return _result(conn.execute(_pg(sql), args), fetch)
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         """All result rows."""
@@ -138,10 +141,53 @@ class PgSql:
         """Run a mutation; the number of rows it touched."""
         return self._run(sql, args, "count")
 
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run a mutation."""
+        self._run(sql, args, "none")
+
     def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each argument tuple."""
         with _translated(), self._borrow() as conn:
             conn.cursor().executemany(_pg(sql), list(args))
+
+
+class PgTransactionSql(PgSql):
+    """The statements of one transaction on one connection. Mutations nobody reads are held
+    and sent with the next statement waited for (a read, or the commit): several statements
+    go as one query (bound client-side), one round trip and one driver call for them all."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        super().__init__(lambda: nullcontext(conn))
+        self.conn = conn
+        self._held: list[tuple[str, Sequence[Any]]] = []
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Hold a mutation until the next statement that is waited for."""
+        self._held.append((_pg(sql), args))
+
+    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
+        with _translated():
+            return _result(self.send([(_pg(sql), args)]), fetch)
+
+    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each argument tuple (after the held ones)."""
+        self.send([])
+        super().many(sql, args)
+
+    def send(self, statements: list[tuple[str, Sequence[Any]]]) -> psycopg.Cursor:
+        """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query;
+        the cursor, on the first result of ``statements`` (:meth:`~psycopg.Cursor.nextset`
+        for the next)."""
+        queue, self._held = [*self._held, *statements], []
+        if len(queue) == 1:  # bound server-side, prepared once it repeats
+            return self.conn.execute(*queue[0])
+        cur = psycopg.ClientCursor(self.conn)
+        if queue:
+            cur.execute("; ".join(sql for sql, _ in queue),
+                        [arg for _, args in queue for arg in args])
+        for _ in range(len(queue) - len(statements)):
+            cur.nextset()
+        return cur
 
 
 def _check_server(conn: psycopg.Connection) -> None:
@@ -233,47 +279,59 @@ class PostgresStorage:
             yield Reader(PgSql(lambda: nullcontext(conn)))
 
     @contextmanager
-    def write(self) -> Iterator[Writer]:
+    def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
         """One write transaction, serialised with every other replica's; rolled back if the
-        block raises. What it changed is logged and announced when it commits."""
+        block raises. What it changed is logged and announced when it commits. Two round
+        trips for a read-check-write of ``entry``: the lock with the read, then the writes
+        with the commit."""
         self._connections()  # the local lock is made with the pool, in this process
-        with self._local_lock, self._borrow() as conn, _translated():
+        with self._local_lock, self._borrow() as conn:
+            sql = PgTransactionSql(conn)
             try:
-                self._begin(conn)
-                writer = Writer(PgSql(lambda: nullcontext(conn)))
+                writer = Writer(sql, self._begin(sql, entry))
                 yield writer
-                last = self._log(conn, writer.changes) if writer.changes else None
+                log = [self._log(writer.changes)] if writer.changes else []
+                cur = sql.send([*log, ("COMMIT", ())])
             except BaseException:
-                with contextlib.suppress(psycopg.Error):
+                try:
                     conn.execute("ROLLBACK")
+                except psycopg.Error:
+                    conn.close()  # in no known state: the pool replaces it
                 raise
-            conn.execute("COMMIT")
-            if last is not None and self.follower is not None:
-                self.follower.wrote(last)
+            if log and self.follower is not None:
+                row = cur.fetchone()
+                self.follower.wrote(int(row[0]) if row and row[0] is not None else 0)
 
-    def _begin(self, conn: psycopg.Connection) -> None:
-        """One round trip: the transaction, its place in line, and (with a follower) what
-        was committed before it."""
-        begin = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"
-        if self.follower is None:
-            conn.execute(begin)
-            return
-        cur = conn.execute(f"{begin}; {self.follower.changes_query()}")
-        while cur.nextset():  # the last result: the changes
-            pass
-        self.follower.committed_before(cur.fetchall())
+    def _begin(self, sql: PgTransactionSql, entry: tuple[str, str] | None
+               ) -> tuple[tuple[str, str], Sequence[Any] | None] | None:
+        """One round trip: the transaction, its place in line, (with a follower) what was
+        committed before it, and ``entry``'s row as the lock found it."""
+        statements: list[tuple[str, Sequence[Any]]] = [
+            ("BEGIN", ()), (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})", ())]
+        if self.follower is not None:
+            statements.append(self.follower.changes_query())
+        if entry is not None:
+            statements.append((_pg(ENTRY_QUERY), entry))
+        cur = sql.send(statements)
+        cur.nextset()  # the lock
+        if self.follower is not None:
+            cur.nextset()
+            self.follower.committed_before(cur.fetchall())
+        if entry is None:
+            return None
+        cur.nextset()
+        return entry, cur.fetchone()
 
-    def _log(self, conn: psycopg.Connection, changes: list[Change]) -> int:
-        """Append ``changes`` to the log and announce them, in one statement; the last
-        seq written."""
-        row = conn.execute(
-            "WITH logged AS (INSERT INTO change_log (origin, kind, a, b, etag) "
-            "SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) "
-            "RETURNING seq) SELECT max(seq), pg_notify(%s, %s) FROM logged",
-            (self.origin, [c.kind for c in changes], [c.a for c in changes],
-             [c.b for c in changes], [c.etag for c in changes], CHANNEL, self.origin),
-        ).fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+    def _log(self, changes: list[Change]) -> tuple[str, Sequence[Any]]:
+        """The statement appending ``changes`` to the log and announcing them; its one row
+        is the last seq written. The changes travel as one JSON array (one parameter to
+        bind, whatever their number)."""
+        rows = json.dumps([[c.kind, c.a, c.b, c.etag] for c in changes])
+        return ("WITH logged AS (INSERT INTO change_log (origin, kind, a, b, etag) "
+                "SELECT %s, c->>0, c->>1, c->>2, c->>3 FROM jsonb_array_elements(%s::jsonb) "
+                "WITH ORDINALITY AS t(c, n) ORDER BY n "
+                "RETURNING seq) SELECT max(seq), pg_notify(%s, %s) FROM logged",
+                (self.origin, rows, CHANNEL, self.origin))
 
     def close(self) -> None:
         """Close this process's pool (it is made again on next use)."""

@@ -47,8 +47,20 @@ class Sql(Protocol):
     def count(self, sql: str, args: Sequence[Any] = ()) -> int:
         """Run a mutation; the number of rows it touched."""
 
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run a mutation whose outcome nobody reads: a transaction may send it later, with
+        its next read or its commit (still in order, and before anything reads again)."""
+
     def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each argument tuple."""
+
+
+ENTRY_QUERY = "SELECT json, etag FROM config WHERE app = ? AND object = ?"
+"""One entry's ``(json, etag)`` row, by ``(app, object)``."""
+
+
+def _entry(row: Sequence[Any] | None) -> tuple[str, str] | None:
+    return (row[0], row[1]) if row else None
 
 
 _PRINCIPAL_LOGIN = ("SELECT uuid, password_hash, previous_hash, previous_until FROM principal "
@@ -63,9 +75,7 @@ class Reader:
 
     def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
         """Return ``(json_text, etag)`` of one entry, or None."""
-        row = self.sql.one("SELECT json, etag FROM config WHERE app = ? AND object = ?",
-                           (app, obj))
-        return (row[0], row[1]) if row else None
+        return _entry(self.sql.one(ENTRY_QUERY, (app, obj)))
 
     def config_objects(self, app: str) -> list[str]:
         """Objects having an entry for ``app``."""
@@ -186,17 +196,29 @@ class Writer(Reader):
     """Mutations, valid only inside the storage's ``write()``; :attr:`changes` lists what
     they changed, in order."""
 
-    def __init__(self, sql: Sql) -> None:
+    def __init__(self, sql: Sql, read_first: tuple[tuple[str, str], Sequence[Any] | None]
+                 | None = None) -> None:
         super().__init__(sql)
         self.changes: list[Change] = []
+        self._read_first = dict([read_first]) if read_first else {}
+        """``{(app, object): row}``: an entry the storage read as the transaction began."""
+
+    def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
+        """See :meth:`Reader.get_config` (an entry read as the transaction began is not read
+        again)."""
+        if (app, obj) in self._read_first:
+            return _entry(self._read_first.pop((app, obj)))
+        return super().get_config(app, obj)
 
     def put_config(self, app: str, obj: str, json_text: str, etag: str) -> None:
         """Insert or replace one entry."""
-        self.sql.count(*self.sql.dialect.config_upsert(app, obj, json_text, etag))
+        self._read_first.pop((app, obj), None)
+        self.sql.execute(*self.sql.dialect.config_upsert(app, obj, json_text, etag))
         self.changes.append(Change("config", app, obj, etag))
 
     def delete_config(self, app: str, obj: str) -> bool:
         """Delete one entry; True if it existed."""
+        self._read_first.pop((app, obj), None)
         existed = self.sql.count("DELETE FROM config WHERE app = ? AND object = ?",
                                  (app, obj)) > 0
         if existed:
@@ -205,7 +227,7 @@ class Writer(Reader):
 
     def put_object(self, row: ObjectRow) -> None:
         """Insert or replace an object."""
-        self.sql.count(
+        self.sql.execute(
             "INSERT INTO object (uuid, rank, class, owner, deleted, etag) VALUES (?,?,?,?,?,?) "
             "ON CONFLICT (uuid) DO UPDATE SET rank = excluded.rank, class = excluded.class, "
             "owner = excluded.owner, deleted = excluded.deleted, etag = excluded.etag",
@@ -214,6 +236,7 @@ class Writer(Reader):
 
     def delete_object(self, uuid: str) -> None:
         """Remove an object, its entries and its own memberships."""
+        self._read_first.clear()
         for app in self.config_apps_of(uuid):
             self.changes.append(Change("config", app, uuid))
         for klass in [r[0] for r in self.sql.rows(
@@ -222,15 +245,15 @@ class Writer(Reader):
         for klass in [r[0] for r in self.sql.rows(
                 "SELECT class FROM subclass WHERE subclass = ?", (uuid,))]:
             self.changes.append(Change("subclass", klass, uuid))
-        self.sql.count("DELETE FROM object WHERE uuid = ?", (uuid,))
-        self.sql.count("DELETE FROM config WHERE object = ?", (uuid,))
-        self.sql.count("DELETE FROM membership WHERE member = ?", (uuid,))
-        self.sql.count("DELETE FROM subclass WHERE subclass = ?", (uuid,))
+        self.sql.execute("DELETE FROM object WHERE uuid = ?", (uuid,))
+        self.sql.execute("DELETE FROM config WHERE object = ?", (uuid,))
+        self.sql.execute("DELETE FROM membership WHERE member = ?", (uuid,))
+        self.sql.execute("DELETE FROM subclass WHERE subclass = ?", (uuid,))
         self.changes.append(Change("object", uuid))
 
     def set_membership(self, klass: str, member: str, present: bool) -> None:
         """Add or remove a direct membership."""
-        self.sql.count("INSERT INTO membership (class, member) VALUES (?, ?) ON CONFLICT "
+        self.sql.execute("INSERT INTO membership (class, member) VALUES (?, ?) ON CONFLICT "
                        "DO NOTHING" if present
                        else "DELETE FROM membership WHERE class = ? AND member = ?",
                        (klass, member))
@@ -238,7 +261,7 @@ class Writer(Reader):
 
     def set_subclass(self, klass: str, sub: str, present: bool) -> None:
         """Add or remove a direct subclass link."""
-        self.sql.count("INSERT INTO subclass (class, subclass) VALUES (?, ?) ON CONFLICT "
+        self.sql.execute("INSERT INTO subclass (class, subclass) VALUES (?, ?) ON CONFLICT "
                        "DO NOTHING" if present
                        else "DELETE FROM subclass WHERE class = ? AND subclass = ?",
                        (klass, sub))
@@ -246,7 +269,7 @@ class Writer(Reader):
 
     def put_principal(self, uuid: str, name: str, password_hash: str | None) -> None:
         """Insert or update a principal's name and password hash (dropping any previous)."""
-        self.sql.count(
+        self.sql.execute(
             "INSERT INTO principal (uuid, name, password_hash) VALUES (?, ?, ?) "
             "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, "
             "password_hash = excluded.password_hash, previous_hash = NULL, "
@@ -268,7 +291,7 @@ class Writer(Reader):
             return None
         current, previous, until = row
         in_use = previous if previous is not None and (until or 0.0) > now else current
-        self.sql.count("UPDATE principal SET previous_hash = ?, previous_until = ?, "
+        self.sql.execute("UPDATE principal SET previous_hash = ?, previous_until = ?, "
                        "password_hash = ? WHERE uuid = ?",
                        (in_use, previous_until, password_hash, uuid))
         self.changes.append(Change("principal", uuid))
@@ -285,7 +308,7 @@ class Writer(Reader):
 
     def delete_principal(self, uuid: str) -> bool:
         """Delete a principal's credentials and tokens; True if it existed."""
-        self.sql.count("DELETE FROM token WHERE principal = ?", (uuid,))
+        self.sql.execute("DELETE FROM token WHERE principal = ?", (uuid,))
         existed = self.sql.count("DELETE FROM principal WHERE uuid = ?", (uuid,)) > 0
         if existed:
             self.changes.append(Change("principal", uuid))
@@ -293,7 +316,7 @@ class Writer(Reader):
 
     def put_grant(self, grant: GrantRow) -> None:
         """Insert a grant."""
-        self.sql.count(
+        self.sql.execute(
             "INSERT INTO acl_grant (uuid, principal, permission, target, plural, object) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (grant.uuid, grant.principal, grant.permission, grant.target, int(grant.plural),
@@ -309,7 +332,7 @@ class Writer(Reader):
     def put_token(self, token: TokenRow) -> None:
         """Store an issued token (tokens are not replicated as changes: other replicas read
         one from storage the first time they see it)."""
-        self.sql.count("INSERT INTO token (digest, principal, tag, refused_from) "
+        self.sql.execute("INSERT INTO token (digest, principal, tag, refused_from) "
                        "VALUES (?, ?, ?, ?)",
                        (token.digest, token.principal, token.tag, token.refused_from))
 
@@ -332,8 +355,10 @@ class Storage(Protocol):
     def snapshot(self) -> AbstractContextManager[Reader]:
         """Queries that all see one state of the database."""
 
-    def write(self) -> AbstractContextManager[Writer]:
-        """One serialised write transaction, rolled back if the block raises."""
+    def write(self, entry: tuple[str, str] | None = None) -> AbstractContextManager[Writer]:
+        """One serialised write transaction, rolled back if the block raises. ``entry``:
+        ``(app, object)`` of an entry the block reads first (a storage may read it as the
+        transaction begins, in the same round trip)."""
 
     def close(self) -> None:
         """Release connections (made again on next use)."""

@@ -70,6 +70,10 @@ class SQLiteSql:
         """Run a mutation; the number of rows it touched."""
         return self.conn.execute(sql, args).rowcount
 
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run a mutation now."""
+        self.conn.execute(sql, args)
+
     def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
         """Run one statement for each argument tuple."""
         self.conn.executemany(sql, args)
@@ -159,8 +163,9 @@ class SQLiteStorage:
             conn.execute("COMMIT")
 
     @contextmanager
-    def write(self) -> Iterator[Writer]:
-        """One serialised write transaction; rolled back if the block raises."""
+    def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
+        """One serialised write transaction; rolled back if the block raises (``entry`` is
+        read when the block asks: a local read costs no round trip)."""
         conn = self._conn()
         with self._write_lock:
             conn.execute("BEGIN IMMEDIATE")

@@ -4,11 +4,13 @@ only PostgreSQL keeps. Real SQLite and a real PostgreSQL, no server process."""
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from config_store._domain.jsonvalue import canonical, parse
@@ -105,6 +107,56 @@ def test_a_failed_write_leaves_nothing(storage: Storage) -> None:
         w.put_config(app, obj, "{}", "e")
         raise RuntimeError("the domain refused")
     assert storage.reader().get_config(app, obj) is None
+
+
+def test_a_write_reads_what_it_wrote_before_it_commits(storage: Storage) -> None:
+    """Mutations a backend may hold until the next read (PostgreSQL sends them with it)
+    are in place when the write reads again, in the order they were made."""
+    app, obj, klass = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.write() as w:
+        w.put_config(app, obj, '{"v":1}', "e1")
+        w.put_config(app, obj, '{"v":2}', "e2")
+        w.set_membership(klass, obj, True)
+        assert w.get_config(app, obj) == ('{"v":2}', "e2")
+        assert w.is_member(klass, obj)
+        w.set_membership(klass, obj, False)
+        assert w.delete_config(app, obj)  # a mutation whose outcome is read
+        assert not w.is_member(klass, obj)
+    assert storage.reader().get_config(app, obj) is None
+
+
+def test_the_entry_named_when_a_write_begins_is_read_once(storage: Storage) -> None:
+    """``write(entry)`` may read the entry as it takes the lock; after the write changes
+    it, reads see the change, not the row read at the start."""
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.write() as w:
+        w.put_config(app, obj, '{"v":1}', "e1")
+    with storage.write((app, obj)) as w:
+        assert w.get_config(app, obj) == ('{"v":1}', "e1")
+        w.put_config(app, obj, '{"v":2}', "e2")
+        assert w.get_config(app, obj) == ('{"v":2}', "e2")
+    with storage.write((app, str(uuid.uuid4()))) as w:  # named, absent
+        assert w.get_config(app, obj) == ('{"v":2}', "e2")
+    with storage.write((app, obj)) as w:
+        assert w.delete_config(app, obj)
+        assert w.get_config(app, obj) is None
+
+
+def test_a_held_mutation_failing_at_commit_rolls_the_write_back(storage: Storage) -> None:
+    """A constraint broken by a mutation held until the commit fails the write there, and
+    nothing of it stays; the storage keeps working."""
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.write() as w:
+        w.put_principal("p-1", "taken", None)
+    with pytest.raises((sqlite3.IntegrityError, psycopg.errors.UniqueViolation)), \
+            storage.write() as w:
+        w.put_config(app, obj, "{}", "e1")
+        w.put_principal("p-2", "taken", None)  # name unique
+    assert storage.reader().get_config(app, obj) is None
+    assert storage.reader().principal_by_name("taken") == ("p-1", None)
+    with storage.write() as w:
+        w.put_config(app, obj, "{}", "e2")
+    assert storage.reader().get_config(app, obj) == ("{}", "e2")
 
 
 def test_postgres_logs_what_each_write_changed(postgres: Any, tmp_path: Path) -> None:
