@@ -19,6 +19,7 @@ import json
 import os
 import time
 import uuid as uuidlib
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
@@ -151,10 +152,27 @@ class PgSql:
             conn.cursor().executemany(_pg(sql), list(args))
 
 
+PREPARED_PER_CONNECTION = 64
+"""How many statements a connection keeps prepared for batches (texts beyond are bound
+client-side each time: search conditions vary)."""
+_prepared: weakref.WeakKeyDictionary[psycopg.Connection, dict[str, str]] = \
+    weakref.WeakKeyDictionary()
+"""Per connection: statement text → the name it is prepared under (``PREPARE``)."""
+
+
+def _numbered(sql: str) -> str:
+    """``%s`` placeholders as ``$1``, ``$2``… (``PREPARE``'s)."""
+    parts = sql.split("%s")
+    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
+
+
 class PgTransactionSql(PgSql):
     """The statements of one transaction on one connection. Mutations nobody reads are held
     and sent with the next statement waited for (a read, or the commit): several statements
-    go as one query (bound client-side), one round trip and one driver call for them all."""
+    go as one query, one round trip and one driver call for them all. Each is prepared on
+    the connection the first time (``PREPARE``) and run as ``EXECUTE`` with its arguments
+    bound client-side, so the server plans it once. (psycopg's own preparing is off on
+    these connections: it ends with ``DEALLOCATE ALL`` after any ``ROLLBACK``.)"""
 
     def __init__(self, conn: psycopg.Connection) -> None:
         super().__init__(lambda: nullcontext(conn))
@@ -177,17 +195,38 @@ class PgTransactionSql(PgSql):
     def send(self, statements: list[tuple[str, Sequence[Any]]]) -> psycopg.Cursor:
         """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query;
         the cursor, on the first result of ``statements`` (:meth:`~psycopg.Cursor.nextset`
-        for the next)."""
+        for the next). A connection whose batch failed is closed (what it has prepared is
+        then unknown): the pool replaces it."""
         queue, self._held = [*self._held, *statements], []
-        if len(queue) == 1:  # bound server-side, prepared once it repeats
-            return self.conn.execute(*queue[0])
         cur = psycopg.ClientCursor(self.conn)
         if queue:
-            cur.execute("; ".join(sql for sql, _ in queue),
-                        [arg for _, args in queue for arg in args])
-        for _ in range(len(queue) - len(statements)):
-            cur.nextset()
+            prepares, runs, args = self._batch(queue)
+            try:
+                cur.execute("; ".join([*prepares, *runs]), args)
+            except psycopg.Error:
+                self.conn.close()
+                raise
+            for _ in range(len(prepares) + len(queue) - len(statements)):
+                cur.nextset()
         return cur
+
+    def _batch(self, queue: list[tuple[str, Sequence[Any]]]
+               ) -> tuple[list[str], list[str], list[Any]]:
+        """The ``PREPARE``s the connection lacks, then one statement per queued one (an
+        ``EXECUTE`` where prepared), and their arguments."""
+        names = _prepared.setdefault(self.conn, {})
+        prepares: list[str] = []
+        runs: list[str] = []
+        args: list[Any] = []
+        for sql, params in queue:
+            name = names.get(sql)
+            if name is None and params and len(names) < PREPARED_PER_CONNECTION:
+                name = names[sql] = f"fplus_{len(names)}"
+                prepares.append(f"PREPARE {name} AS {_numbered(sql)}")
+            runs.append(sql if name is None
+                        else f"EXECUTE {name}({', '.join(['%s'] * len(params))})")
+            args.extend(params)
+        return prepares, runs, args
 
 
 def _check_server(conn: psycopg.Connection) -> None:
@@ -243,7 +282,8 @@ class PostgresStorage:
             self._local_lock = threading.Lock()
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
-                kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+                kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S,
+                        "prepare_threshold": None},  # ours: see PgTransactionSql
                 configure=self._configure, name="config-store", open=True)
             self._pool_pid = os.getpid()
         return self._pool
@@ -328,9 +368,9 @@ class PostgresStorage:
         bind, whatever their number)."""
         rows = json.dumps([[c.kind, c.a, c.b, c.etag] for c in changes])
         return ("WITH logged AS (INSERT INTO change_log (origin, kind, a, b, etag) "
-                "SELECT %s, c->>0, c->>1, c->>2, c->>3 FROM jsonb_array_elements(%s::jsonb) "
-                "WITH ORDINALITY AS t(c, n) ORDER BY n "
-                "RETURNING seq) SELECT max(seq), pg_notify(%s, %s) FROM logged",
+                "SELECT %s::text, c->>0, c->>1, c->>2, c->>3 "
+                "FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS t(c, n) ORDER BY n "
+                "RETURNING seq) SELECT max(seq), pg_notify(%s::text, %s::text) FROM logged",
                 (self.origin, rows, CHANNEL, self.origin))
 
     def close(self) -> None:

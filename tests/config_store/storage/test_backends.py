@@ -53,6 +53,22 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]
     store.close()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def storage_of(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """Open a storage of each kind with the options given."""
+    opened: list[Storage] = []
+
+    def open_(**options: Any) -> Storage:
+        url = (None if request.param == "sqlite"
+               else request.getfixturevalue("postgres").create_database())
+        opened.append(open_storage(url, tmp_path, **options))
+        return opened[-1]
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
 def _fill(storage: Storage, app: str) -> dict[str, str]:
     ids = {name: str(uuid.uuid4()) for name in DOCS}
     with storage.write() as w:
@@ -140,6 +156,24 @@ def test_the_entry_named_when_a_write_begins_is_read_once(storage: Storage) -> N
     with storage.write((app, obj)) as w:
         assert w.delete_config(app, obj)
         assert w.get_config(app, obj) is None
+
+
+def test_writes_go_on_after_one_rolled_back(storage_of: Any) -> None:
+    """A rolled-back write leaves its connection fit for the next: on PostgreSQL the
+    statements prepared by earlier writes are still there (the driver's own preparing,
+    which deallocates everything after a ROLLBACK, is off). One connection, so reads and
+    writes share it."""
+    storage = storage_of(pool_size=1)
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    for n in range(3):
+        with storage.write((app, obj)) as w:
+            w.put_config(app, obj, f'{{"n":{n}}}', f"e{n}")
+        for _ in range(10):  # reads often enough for a driver to prepare them
+            storage.reader().get_config(app, obj)
+        with pytest.raises(RuntimeError), storage.write((app, obj)) as w:
+            w.put_config(app, obj, "{}", "x")
+            raise RuntimeError("refused")
+    assert storage.reader().get_config(app, obj) == ('{"n":2}', "e2")
 
 
 def test_a_held_mutation_failing_at_commit_rolls_the_write_back(storage: Storage) -> None:
