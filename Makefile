@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= .data
 PORT ?= 8700
 
-.PHONY: run test test-replicas lint bench clean
+.PHONY: run test test-slow test-replicas lint bench clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,11 +22,15 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/python -m pytest -q -m "not replicas"
+	$(BIN)/python -m pytest -q -m "not replicas and not slow" --durations=15
+
+# The longest soak tests (a minute each), kept out of `make test` to keep it short.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m "slow and not replicas" --durations=15
 
 # The slower half on PostgreSQL: the Config Store suite again, multi-replica and HA tests.
 test-replicas: $(STAMP)
-	$(BIN)/python -m pytest -q -m replicas
+	$(BIN)/python -m pytest -q -m replicas --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_store.py

@@ -98,6 +98,7 @@ def _not_converged(admin: Api, etags: dict[str, str], doomed: set[str]) -> dict[
     return {"stale": _stale(seen, etags), "deleted but still there": sorted(doomed & set(seen))}
 
 
+@pytest.mark.slow
 def test_killed_twenty_times_the_manager_still_converges(stack: Stack,
                                                          pool: AdminPool) -> None:
     rng = random.Random(SEED)

@@ -6,6 +6,8 @@ import json
 import signal
 import threading
 
+import pytest
+
 from config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import make_object
@@ -35,6 +37,7 @@ def test_data_survives_kill_9(fresh_store: ConfigStoreProcess) -> None:
         again.stop()
 
 
+@pytest.mark.slow
 def test_concurrent_conditional_patches_lose_nothing(admin: Api, new_app: str,
                                                      new_obj: str) -> None:
     """32 threads x 50 read-modify-write cycles with If-Match; every increment lands."""
