@@ -30,7 +30,7 @@ from psycopg.types.json import Jsonb
 
 from serving.dburl import redacted
 
-from . import migrations
+from . import migrations, pgwait
 from .dbfile import UnusableDatabase
 from .errors import StorageUnavailable
 from .queries import ENTRY_QUERY, Reader, Writer
@@ -46,6 +46,9 @@ POOL_TIMEOUT_S = 5.0
 BREAK_S = 1.0
 """After the database failed, how long requests answer 503 at once instead of waiting
 (writes queued behind a failed one get their 503 together, not one pool timeout each)."""
+WRITE_BLOCK_S = 0.005
+"""How long a write's wait for the database may block the process before it lets other
+requests run (:mod:`.pgwait`)."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -282,6 +285,7 @@ class PostgresStorage:
             self._local_lock = threading.Lock()
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
+                connection_class=pgwait.PooledConnection,
                 kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S,
                         "prepare_threshold": None},  # ours: see PgTransactionSql
                 configure=self._configure, name="config-store", open=True)
@@ -323,9 +327,11 @@ class PostgresStorage:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits. Two round
         trips for a read-check-write of ``entry``: the lock with the read, then the writes
-        with the commit."""
+        with the commit. Their waits block the process first (:mod:`.pgwait`), so the lock
+        is held for the database's answers, not for other requests' work as well."""
         self._connections()  # the local lock is made with the pool, in this process
-        with self._local_lock, self._borrow() as conn:
+        with self._local_lock, self._borrow() as conn, \
+                pgwait.blocking_waits(conn, WRITE_BLOCK_S):
             sql = PgTransactionSql(conn)
             try:
                 writer = Writer(sql, self._begin(sql, entry))
