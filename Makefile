@@ -15,7 +15,10 @@ $(STAMP): setup.cfg pyproject.toml constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/cluster-manager up --data-dir $(DATA_DIR) --port $(PORT)
+	$(BIN)/cluster-manager up --data-dir $(DATA_DIR) --port $(PORT) \
+		$(if $(ADVERTISE),--advertise $(ADVERTISE)) $(if $(LISTEN),--listen $(LISTEN)) \
+		$(if $(FLUX_INSTALL_FILE),--flux-install-file $(FLUX_INSTALL_FILE)) \
+		$(if $(EDGE_SYNC_IMAGE),--edge-sync-image $(EDGE_SYNC_IMAGE))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

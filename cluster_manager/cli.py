@@ -56,7 +56,7 @@ from .reconcile.manager_account import PRINCIPAL_NAME, password_file  # noqa: E4
 from .reconcile.reconciler import Reconciler  # noqa: E402
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config  # noqa: E402
 from .settings import Settings  # noqa: E402
-from .up import up  # noqa: E402
+from .up import Addresses, EdgeOptions, up  # noqa: E402
 
 PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")
@@ -277,14 +277,26 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--body-limit", type=int, default=1024 * 1024,
                      help="largest request body in bytes (413 above)")
     _replica_options(run)
-    stack = sub.add_parser("up", help="run the all-in-one stack on 127.0.0.1")
+    stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,
                        help="Cluster Manager port; Config Store on P+1, Git server on P+2")
+    stack.add_argument("--advertise", metavar="HOST",
+                       help="the host name or IP address edges reach this host at; every URL "
+                            "given to an edge names it (default 127.0.0.1: this machine only)")
+    stack.add_argument("--listen", metavar="ADDRESS",
+                       help="the address the services listen on (default: the --advertise "
+                            "address if it is an IP address, 0.0.0.0 for a name, else "
+                            "127.0.0.1)")
+    stack.add_argument("--flux-install-file", type=Path,
+                       help="`flux install --export` output for bootstrap scripts to apply "
+                            "(air-gapped edges)")
+    stack.add_argument("--edge-sync-image", help="the Edge Sync image edges run")
     args = parser.parse_args(argv)
     configure_logging()
     if args.command == "up":
-        up(args.data_dir, args.port)
+        up(args.data_dir, args.port, Addresses.parse(args.advertise, args.listen),
+           EdgeOptions(args.flux_install_file, args.edge_sync_image))
     elif args.command == "seed":
         _seed(args)
     else:

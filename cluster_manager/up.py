@@ -2,11 +2,15 @@
 
 Checks that its three ports are free, then starts the Config Store on P+1, runs the Git
 server's and the Cluster Manager's ``seed`` steps with the administrator password, and starts
-the Git server on P+2 and the Cluster Manager on P (127.0.0.1) with their own credentials
+the Git server on P+2 and the Cluster Manager on P with their own credentials
 only (the password files the seeds wrote; no administrator password in their environment),
 each child in its own process group. It waits for each to answer ``/ping``, prints how to use
 them, and stops them all on Ctrl-C or SIGTERM. If a child exits on its own, the others are
 stopped and ``up`` exits non-zero naming it.
+
+Every URL that reaches an edge (bootstrap URLs, the Git self-link, the Config Store URL in
+the edge's configuration) names the ``--advertise`` host; the services listen on
+``--listen`` (see :class:`Addresses`) and reach each other there.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from pathlib import Path
 import requests
 
 from serving import in_use_message, taken_ports
+from serving.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
 
 PROG = "cluster-manager up"
 HOST = "127.0.0.1"
+"""Where the services listen and what they advertise when ``up`` is given neither."""
 SEED_TIMEOUT = 60.0
 """Seconds a service's ``seed`` step may take before ``up`` gives up."""
 
@@ -35,6 +41,45 @@ def _status(returncode: int) -> str:
     if returncode < 0:
         return f"killed by {signal.Signals(-returncode).name}"
     return f"exit status {returncode}"
+
+
+@dataclass(frozen=True)
+class Addresses:
+    """Where the stack listens, and the host edges are told to use."""
+
+    listen: str = HOST
+    advertise: str = HOST
+
+    @classmethod
+    def parse(cls, advertise: str | None, listen: str | None) -> Addresses:
+        """From ``--advertise`` and ``--listen``; SystemExit with one line if either is not a
+        host. Listening defaults to the advertised address when it is an IP address (a
+        name: every address), and to 127.0.0.1 when nothing is advertised."""
+        try:
+            shown = host_or_ip(advertise) if advertise else HOST
+            if listen:
+                bound = host_or_ip(listen).strip("[]")
+            elif not advertise:
+                bound = HOST
+            else:
+                every = "0.0.0.0"  # noqa: S104 - a name may resolve to any of them
+                bound = shown.strip("[]") if is_ip(shown) else every
+        except ValueError as exc:
+            raise SystemExit(f"{PROG}: {exc}") from None
+        return cls(bound, shown)
+
+    @property
+    def local(self) -> str:
+        """The host the services reach each other at."""
+        if is_wildcard(self.listen):
+            return HOST
+        return f"[{self.listen}]" if ":" in self.listen else self.listen
+
+    @property
+    def loopback(self) -> bool:
+        """Whether edges would be given loopback addresses (only this machine could use
+        them)."""
+        return is_loopback(self.advertise)
 
 
 @dataclass
@@ -48,15 +93,23 @@ class Child:
     seed_args: list[str] | None = None
     """The arguments of its ``seed`` step (None: it has none)."""
     proc: subprocess.Popen | None = None
+    addresses: Addresses = Addresses()
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        """Where the other services reach it."""
+        return f"http://{self.addresses.local}:{self.port}"
+
+    @property
+    def advertised_url(self) -> str:
+        """Where edges and users reach it."""
+        return f"http://{self.addresses.advertise}:{self.port}"
 
     def start(self, env: dict[str, str]) -> None:
         """Start the child with ``env`` in its own process group."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", self.module, "serve", "--port", str(self.port), *self.args],
+            [sys.executable, "-m", self.module, "serve", "--host", self.addresses.listen,
+             "--port", str(self.port), *self.args],
             env=env, start_new_session=True)
 
     def seed(self, env: dict[str, str]) -> None:
@@ -143,23 +196,52 @@ def _admin_password(data_dir: Path, store: Child, stopping: Callable[[], bool],
                      "(is another one on its port?)")
 
 
-def up(data_dir: Path, port: int) -> None:
+@dataclass(frozen=True)
+class EdgeOptions:
+    """What ``up`` passes on to the Cluster Manager about edges."""
+
+    flux_install_file: Path | None = None
+    edge_sync_image: str | None = None
+
+    def args(self) -> list[str]:
+        """As ``cluster-manager serve`` arguments; SystemExit if the Flux file is missing."""
+        out: list[str] = []
+        if self.flux_install_file is not None:
+            if not self.flux_install_file.is_file():
+                raise SystemExit(f"{PROG}: --flux-install-file {self.flux_install_file}: "
+                                 "no such file")
+            out += ["--flux-install-file", str(self.flux_install_file.resolve())]
+        if self.edge_sync_image:
+            out += ["--edge-sync-image", self.edge_sync_image]
+        return out
+
+
+def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
+       edges: EdgeOptions = EdgeOptions()) -> None:
     """Run the stack until interrupted; SystemExit (non-zero) if it cannot start or a child dies."""
     data_dir = data_dir.resolve()
     store = Child("Config Store", "config_store.cli", port + 1,
-                  ["--data-dir", str(data_dir / "config-store")])
+                  ["--data-dir", str(data_dir / "config-store")], addresses=addresses)
     git_args = ["--data-dir", str(data_dir / "git"), "--config-store", store.url]
-    git = Child("Git server", "git_server.cli", port + 2, git_args, git_args)
+    git = Child("Git server", "git_server.cli", port + 2, git_args, git_args,
+                addresses=addresses)
     manager_args = ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url]
     manager = Child("Cluster Manager", "cluster_manager.cli", port,
-                    [*manager_args, "--git", git.url,
-                     "--git-repos", str(data_dir / "git" / "repos")], manager_args)
+                    [*manager_args, "--git", git.advertised_url,
+                     "--git-repos", str(data_dir / "git" / "repos"),
+                     "--edge-config-store", store.advertised_url,
+                     "--external-url", f"http://{addresses.advertise}:{port}", *edges.args()],
+                    manager_args, addresses=addresses)
     children = [store, git, manager]
     by_port = {c.port: c.name for c in children}
-    taken = taken_ports(HOST, sorted(by_port))
+    taken = taken_ports(addresses.listen, sorted(by_port))
     if taken:
         names = [by_port[port] for port in taken]
-        raise SystemExit(f"{PROG}: {in_use_message(HOST, taken, names)}")
+        raise SystemExit(f"{PROG}: {in_use_message(addresses.listen, taken, names)}")
+    if addresses.loopback:
+        print(f"{PROG}: edges will be given {addresses.advertise}, a loopback address: only "
+              "an edge on this machine can reach it. Pass --advertise HOST (an address "
+              "edges reach) to bootstrap real edges.", file=sys.stderr, flush=True)
     stop = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -173,7 +255,8 @@ def up(data_dir: Path, port: int) -> None:
     signal.signal(signal.SIGINT, on_signal)
     try:
         if _start(children, data_dir, stopping):
-            _print_walkthrough(manager.url, store.url, git.url, data_dir)
+            _print_walkthrough(manager.advertised_url, store.advertised_url,
+                               git.advertised_url, data_dir)
         _watch(children, stopping)
     finally:
         for child in reversed(children):

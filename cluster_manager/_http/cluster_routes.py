@@ -9,6 +9,7 @@ from urllib.parse import quote
 from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
+from serving.addresses import is_loopback_url
 
 from ..api.edge_status import read_edge_status
 from ..api.errors import Conflict, NotFound
@@ -53,6 +54,13 @@ def status(cluster: str) -> Response:
                                   api.liveness))
 
 
+LOOPBACK_WARNING = ('199 cluster-manager "the bootstrap URL names a loopback address: only this '
+                    'machine can use it; start the Cluster Manager with --external-url (up: '
+                    '--advertise) naming an address edges reach"')
+"""The ``Warning`` header field of a bootstrap-URL answer whose URL is loopback (the body
+stays the URL as a JSON string, as in ACS)."""
+
+
 @bp.post("/v1/cluster/<cluster:cluster>/bootstrap-url")
 def bootstrap_url(cluster: str) -> Response:
     require(uuids.EdgePerm.Clusters, cluster)
@@ -63,7 +71,10 @@ def bootstrap_url(cluster: str) -> Response:
         url += "?token=" + quote(api.tokens.issue(cluster), safe="")
     api.metrics.bootstrap.labels("url", "issued").inc()
     log.info("cluster %s: bootstrap URL issued", cluster)
-    return jsonify(url)
+    response = jsonify(url)
+    if is_loopback_url(url):
+        response.headers["Warning"] = LOOPBACK_WARNING
+    return response
 
 
 @bp.get("/v1/cluster/<cluster:cluster>/bootstrap")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
+from serving.openapi import document as openapi_document
 
+from ..api.errors import NotFound
 from ..metrics import CONTENT_TYPE
 from .context import services
 
@@ -55,5 +55,7 @@ def metrics() -> Response:
 
 @bp.get("/openapi.yaml")
 def openapi() -> Response:
-    spec = resources.files("spec").joinpath("cluster-manager.yaml").read_text()
+    spec = openapi_document("cluster-manager.yaml", services().external_url or request.host_url)
+    if spec is None:
+        raise NotFound("no OpenAPI document installed")
     return Response(spec, mimetype="application/yaml")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from serving.openapi import document as openapi_document
 
 from .. import uuids
 from .._domain import dump
@@ -36,10 +37,10 @@ def ping() -> Response:
 
 @bp.get("/openapi.yaml")
 def openapi() -> Response:
-    doc = resources.files("spec").joinpath("config-store.yaml")
-    if not doc.is_file():
+    doc = openapi_document("config-store.yaml", request.host_url)
+    if doc is None:
         raise NotFound("no OpenAPI document installed")
-    return Response(doc.read_text(), mimetype="application/yaml")
+    return Response(doc, mimetype="application/yaml")
 
 
 @bp.post("/load")

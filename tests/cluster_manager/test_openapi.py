@@ -36,6 +36,8 @@ from harness.servers import ServiceProcess, cluster_manager_process, free_port
 from tests.openapi_doc import inline, operations
 
 SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "cluster-manager.yaml"
+SERVER = "http://127.0.0.1:8700"
+"""The external URL of the app under test: what its document lists as its server."""
 IMPLICIT = {"HEAD", "OPTIONS"}
 """Methods Flask adds to rules by itself."""
 
@@ -115,7 +117,7 @@ def app() -> Flask:
     """The real app; the routing and the document route need none of the services."""
     api = ApiServices(cs=None, access=None, secrets=None, clusters=None,  # type: ignore[arg-type]
                       tokens=None, scripts=None,
-                      metrics=Metrics(), external_url="http://127.0.0.1:8700")
+                      metrics=Metrics(), external_url=SERVER)
     return create_app(api)
 
 
@@ -248,7 +250,8 @@ def test_document_is_served(app: Flask) -> None:
     response = app.test_client().get("/openapi.yaml")
     assert response.status_code == 200
     assert response.mimetype == "application/yaml"
-    assert response.get_data(as_text=True) == SPEC_FILE.read_text()
+    served = yaml.safe_load(response.get_data(as_text=True))
+    assert served == yaml.safe_load(SPEC_FILE.read_text()) | {"servers": [{"url": SERVER}]}
 
 
 @pytest.fixture(scope="module")
@@ -272,4 +275,6 @@ def test_document_is_served_by_the_running_service(running_manager: ServiceProce
     r = requests.get(running_manager.url + "/openapi.yaml", timeout=10)
     assert r.status_code == 200
     assert r.headers["Content-Type"].split(";")[0] == "application/yaml"
-    assert r.text == SPEC_FILE.read_text()
+    served = yaml.safe_load(r.text)  # the document, naming the URL the service is reached at
+    expected = yaml.safe_load(SPEC_FILE.read_text()) | {"servers": [{"url": running_manager.url}]}
+    assert served == expected

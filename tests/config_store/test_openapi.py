@@ -31,6 +31,8 @@ from config_store._http.v1_routes import FORWARDS, forward_v1
 from tests.openapi_doc import deref, inline, operations
 
 SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "config-store.yaml"
+SERVER = "http://localhost"
+"""Where the in-process test client reaches the app: what its document lists as its server."""
 IMPLICIT = {"HEAD", "OPTIONS"}
 """Methods Flask adds to rules by itself; checked only where the document names them."""
 
@@ -211,7 +213,8 @@ def test_document_is_served(app: Flask) -> None:
     response = app.test_client().get("/openapi.yaml")
     assert response.status_code == 200
     assert response.mimetype == "application/yaml"
-    assert response.get_data(as_text=True) == SPEC_FILE.read_text()
+    served = yaml.safe_load(response.get_data(as_text=True))
+    assert served == yaml.safe_load(SPEC_FILE.read_text()) | {"servers": [{"url": SERVER}]}
 
 
 # -- the document against real responses ---------------------------------------------
