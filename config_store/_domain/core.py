@@ -7,6 +7,8 @@ and the grants from storage, so memory never keeps a rolled-back change.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 import uuid as uuidlib
 from collections.abc import Iterator
@@ -14,12 +16,16 @@ from contextlib import contextmanager
 from typing import Any
 
 from .. import uuids
-from .._storage import Change, GrantRow, Reader, Storage, StorageUnavailable, Writer
+from .._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
 from .acl import Acl
 from .credentials import Sessions
 from .events import ConfigChanged, Event, EventBus, StructureChanged
 from .graph import Graph, Obj
 from .jsonvalue import canonical
+
+GROUP_WAIT_S = 1.0
+"""How long a write whose commit the storage held back waits for the writes behind it to
+commit it, before committing it itself."""
 
 
 def new_uuid() -> str:
@@ -93,6 +99,13 @@ class Tx:
             self.events.append(ConfigChanged(app, obj, None, None))
         return existed
 
+    def shareable(self) -> bool:
+        """Whether a later write may run before this one's commit is published: it wrote
+        entries only, none of them a schema (the graph, grants and schemas are what later
+        writes read from memory, brought up to date as a commit is published)."""
+        return not (self.acl_dirty or self.added_grants or self.removed_grants) and all(
+            c.kind == "config" and c.a != uuids.App.ConfigSchema for c in self.w.changes)
+
     # -- grants -----------------------------------------------------------------------
     def put_grant(self, grant: GrantRow) -> None:
         """Store a grant."""
@@ -118,6 +131,9 @@ class Core:
         """Held from a write's start until its events are published, and while another
         replica's changes are applied: event batches follow the order of the state they
         report, and a notify subscription's initial read sits between two batches."""
+        self._writers_waiting = 0
+        self._counting = threading.Lock()
+        storage.queued = lambda: self._writers_waiting > 0
         self.stale = False
         """True when memory may hold a change the database does not (a write whose rollback
         could not be followed by a reload): the next :meth:`reload` clears it."""
@@ -137,31 +153,62 @@ class Core:
     @contextmanager
     def transaction(self, entry: tuple[str, str] | None = None) -> Iterator[Tx]:
         """A serialised write; events are published after the commit. ``entry``:
-        ``(app, object)`` of an entry the write reads first (read as it begins)."""
+        ``(app, object)`` of an entry the write reads first (read as it begins). A
+        :meth:`Tx.shareable` write lets the storage commit it with the writes queued behind
+        it (:meth:`~config_store._storage.Writer.commit_later`); it returns once committed."""
         tx: Tx | None = None
-        with self.order:
+        with self._in_order():
             try:
                 with self.storage.write(entry) as writer:
                     tx = Tx(self, writer)
                     yield tx
+                    if tx.shareable():
+                        writer.commit_later(functools.partial(
+                            self.committed, tx.events, writer.changes))
             except BaseException:
                 if tx is not None and tx.acl_dirty:
                     self._forget_rolled_back()
                 raise
-            for grant in tx.added_grants:
-                self.acl.add(grant)
-            if tx.removed_grants:
-                self.acl.remove(tx.removed_grants)
-            if tx.acl_dirty:
-                self.acl.invalidate()
-            self.committed(tx.events, tx.w.changes)
+            if writer.outcome is None:
+                for grant in tx.added_grants:
+                    self.acl.add(grant)
+                if tx.removed_grants:
+                    self.acl.remove(tx.removed_grants)
+                if tx.acl_dirty:
+                    self.acl.invalidate()
+                self.committed(tx.events, writer.changes)
+        if writer.outcome is not None:
+            self._wait_for(writer.outcome)
 
     @contextmanager
     def raw_write(self) -> Iterator[Writer]:
         """A storage write outside the graph (tokens, upkeep), in the same lock order as
         :meth:`transaction`: the order lock first, then the storage's."""
-        with self.order, self.storage.write() as writer:
+        with self._in_order(), self.storage.write() as writer:
             yield writer
+
+    @contextmanager
+    def _in_order(self) -> Iterator[None]:
+        """Hold :attr:`order` as a writer: while one waits for it, the storage knows more
+        writes are coming."""
+        with self._counting:
+            self._writers_waiting += 1
+        try:
+            self.order.acquire()
+        finally:
+            with self._counting:
+                self._writers_waiting -= 1
+        try:
+            yield
+        finally:
+            self.order.release()
+
+    def _wait_for(self, outcome: Outcome) -> None:
+        """Wait for a held-back commit; if the writes that were coming never came to commit
+        it, commit it here."""
+        while not outcome.wait(GROUP_WAIT_S):
+            with self.order, contextlib.suppress(StorageUnavailable):  # the outcome says
+                self.storage.flush()
 
     def committed(self, events: list[Event], changes: list[Change]) -> None:
         """After a commit (this replica's or another's): end what changed principals

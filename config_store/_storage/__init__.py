@@ -7,15 +7,15 @@ from pathlib import Path
 
 from .dbfile import UnusableDatabase
 from .errors import StorageUnavailable
-from .queries import Reader, Storage, Writer
+from .queries import Outcome, Reader, Storage, Writer
 from .rows import Change, GrantRow, LoginRow, ObjectRow, TokenRow
 from .sqlite import SQLiteStorage
 
 DB_FILE = "config-store.db"
 
-__all__ = ["DB_FILE", "Change", "GrantRow", "LoginRow", "ObjectRow", "Reader", "SQLiteStorage",
-           "Storage", "StorageUnavailable", "TokenRow", "UnusableDatabase", "Writer",
-           "open_storage", "parse_database_url"]
+__all__ = ["DB_FILE", "Change", "GrantRow", "LoginRow", "ObjectRow", "Outcome", "Reader",
+           "SQLiteStorage", "Storage", "StorageUnavailable", "TokenRow", "UnusableDatabase",
+           "Writer", "open_storage", "parse_database_url"]
 
 
 def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path]:

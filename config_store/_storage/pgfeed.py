@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import psycopg
 
 from .errors import StorageUnavailable
-from .postgres import CHANNEL, PostgresStorage, _pg, _translated
+from .pgsql import pg, translated
+from .postgres import CHANNEL, PostgresStorage
 from .queries import Reader
 from .rows import Change
 
@@ -64,7 +65,7 @@ class ChangeFeed:
     def query(self, cursor: int) -> tuple[str, tuple[int, int]]:
         """:meth:`read` as a statement (``%s`` placeholders) and its arguments, to run with
         others."""
-        return _pg(_READ), (cursor, self.batch)
+        return pg(_READ), (cursor, self.batch)
 
     @staticmethod
     def batch_of(cursor: int, rows: list[tuple]) -> Batch:
@@ -79,7 +80,7 @@ class ChangeFeed:
         Raises :class:`StorageUnavailable` when the database cannot be reached (the next
         call connects again)."""
         try:
-            with _translated():
+            with translated():
                 if self._listener is None or self._listener.closed:
                     self._listener = self.storage.connect()
                     self._listener.execute(f"LISTEN {CHANNEL}")

@@ -14,25 +14,24 @@ the fork, and a pool made in another process is never used).
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import os
 import time
 import uuid as uuidlib
-import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any, Protocol
 
 import psycopg
 import psycopg_pool
-from psycopg.types.json import Jsonb
 
 from serving.dburl import redacted
 
-from . import migrations, pgwait
+from . import migrations, pggroup
 from .dbfile import UnusableDatabase
 from .errors import StorageUnavailable
+from .pgsql import PgSql, PgTransactionSql, pg, translated
 from .queries import ENTRY_QUERY, Reader, Writer
 from .rows import Change
 
@@ -46,14 +45,10 @@ POOL_TIMEOUT_S = 5.0
 BREAK_S = 1.0
 """After the database failed, how long requests answer 503 at once instead of waiting
 (writes queued behind a failed one get their 503 together, not one pool timeout each)."""
-WRITE_BLOCK_S = 0.005
-"""How long a write's wait for the database may block the process before it lets other
-requests run (:mod:`.pgwait`)."""
 
 
-@functools.lru_cache(maxsize=256)
-def _pg(sql: str) -> str:
-    return sql.replace("?", "%s")
+_Read = tuple[tuple[str, str], Sequence[Any] | None] | None
+"""What a write read as it began: ``entry`` and its row (None: nothing asked)."""
 
 
 class Follower(Protocol):
@@ -68,168 +63,6 @@ class Follower(Protocol):
 
     def wrote(self, seq: int) -> None:
         """A write it had caught up for committed, its last change being ``seq``."""
-
-
-class PgDialect:
-    """JSONB for searches; entries stored as canonical text plus a JSONB copy."""
-
-    def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
-        """See :class:`~.queries.Dialect`: ``doc #> path`` compared as JSONB (numbers
-        compare by value, so ``1`` equals ``1.0``; a string never equals a number)."""
-        keys = path.removeprefix("$.").split(".")
-        if kind == "missing":
-            return "doc #> ? IS NULL", [keys]
-        if kind in ("true", "false", "null"):
-            return "doc #> ? = ?::jsonb", [keys, kind]
-        if kind == "text" and "\x00" in value:
-            return "FALSE", []  # only documents without JSONB (the fallback) can hold one
-        return "doc #> ? = ?::jsonb", [keys, Jsonb(value)]
-
-    def config_upsert(self, app: str, obj: str, json_text: str,
-                      etag: str) -> tuple[str, list[Any]]:
-        """See :class:`~.queries.Dialect`."""
-        searchable = "\\u0000" not in json_text  # JSONB holds no NUL character
-        return ("INSERT INTO config (app, object, json, doc, etag) "
-                "VALUES (?, ?, ?, ?::jsonb, ?) ON CONFLICT (app, object) DO UPDATE SET "
-                "json = excluded.json, doc = excluded.doc, etag = excluded.etag",
-                [app, obj, json_text, json_text if searchable else None, etag])
-
-    def searchable_fallback(self) -> str:
-        """Entries without a JSONB copy are returned for the caller to check."""
-        return "doc IS NULL"
-
-
-def _unavailable(exc: Exception) -> StorageUnavailable:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return StorageUnavailable(f"the database is unavailable: {reason}")
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """Connection-level failures as :class:`StorageUnavailable`; others as they are."""
-    try:
-        yield
-    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
-        raise _unavailable(exc) from None
-
-
-def _result(cur: psycopg.Cursor, fetch: str) -> Any:
-    if fetch == "all":
-        return cur.fetchall()
-    if fetch == "one":
-        return cur.fetchone()
-    return cur.rowcount
-
-
-class PgSql:
-    """Statements each on a connection borrowed from the pool (autocommit)."""
-
-    dialect = PgDialect()
-
-    def __init__(self, borrow: Callable[[], AbstractContextManager[psycopg.Connection]]) -> None:
-        self._borrow = borrow
-
-    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
-        with _translated(), self._borrow() as conn:
-            return _result(conn.execute(_pg(sql), args), fetch)
-
-    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
-        """All result rows."""
-        return self._run(sql, args, "all")
-
-    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
-        """The first result row, or None."""
-        return self._run(sql, args, "one")
-
-    def count(self, sql: str, args: Sequence[Any] = ()) -> int:
-        """Run a mutation; the number of rows it touched."""
-        return self._run(sql, args, "count")
-
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
-        """Run a mutation."""
-        self._run(sql, args, "none")
-
-    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
-        """Run one statement for each argument tuple."""
-        with _translated(), self._borrow() as conn:
-            conn.cursor().executemany(_pg(sql), list(args))
-
-
-PREPARED_PER_CONNECTION = 64
-"""How many statements a connection keeps prepared for batches (texts beyond are bound
-client-side each time: search conditions vary)."""
-_prepared: weakref.WeakKeyDictionary[psycopg.Connection, dict[str, str]] = \
-    weakref.WeakKeyDictionary()
-"""Per connection: statement text → the name it is prepared under (``PREPARE``)."""
-
-
-def _numbered(sql: str) -> str:
-    """``%s`` placeholders as ``$1``, ``$2``… (``PREPARE``'s)."""
-    parts = sql.split("%s")
-    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
-
-
-class PgTransactionSql(PgSql):
-    """The statements of one transaction on one connection. Mutations nobody reads are held
-    and sent with the next statement waited for (a read, or the commit): several statements
-    go as one query, one round trip and one driver call for them all. Each is prepared on
-    the connection the first time (``PREPARE``) and run as ``EXECUTE`` with its arguments
-    bound client-side, so the server plans it once. (psycopg's own preparing is off on
-    these connections: it ends with ``DEALLOCATE ALL`` after any ``ROLLBACK``.)"""
-
-    def __init__(self, conn: psycopg.Connection) -> None:
-        super().__init__(lambda: nullcontext(conn))
-        self.conn = conn
-        self._held: list[tuple[str, Sequence[Any]]] = []
-
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
-        """Hold a mutation until the next statement that is waited for."""
-        self._held.append((_pg(sql), args))
-
-    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
-        with _translated():
-            return _result(self.send([(_pg(sql), args)]), fetch)
-
-    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
-        """Run one statement for each argument tuple (after the held ones)."""
-        self.send([])
-        super().many(sql, args)
-
-    def send(self, statements: list[tuple[str, Sequence[Any]]]) -> psycopg.Cursor:
-        """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query;
-        the cursor, on the first result of ``statements`` (:meth:`~psycopg.Cursor.nextset`
-        for the next). A connection whose batch failed is closed (what it has prepared is
-        then unknown): the pool replaces it."""
-        queue, self._held = [*self._held, *statements], []
-        cur = psycopg.ClientCursor(self.conn)
-        if queue:
-            prepares, runs, args = self._batch(queue)
-            try:
-                cur.execute("; ".join([*prepares, *runs]), args)
-            except psycopg.Error:
-                self.conn.close()
-                raise
-            for _ in range(len(prepares) + len(queue) - len(statements)):
-                cur.nextset()
-        return cur
-
-    def _batch(self, queue: list[tuple[str, Sequence[Any]]]
-               ) -> tuple[list[str], list[str], list[Any]]:
-        """The ``PREPARE``s the connection lacks, then one statement per queued one (an
-        ``EXECUTE`` where prepared), and their arguments."""
-        names = _prepared.setdefault(self.conn, {})
-        prepares: list[str] = []
-        runs: list[str] = []
-        args: list[Any] = []
-        for sql, params in queue:
-            name = names.get(sql)
-            if name is None and params and len(names) < PREPARED_PER_CONNECTION:
-                name = names[sql] = f"fplus_{len(names)}"
-                prepares.append(f"PREPARE {name} AS {_numbered(sql)}")
-            runs.append(sql if name is None
-                        else f"EXECUTE {name}({', '.join(['%s'] * len(params))})")
-            args.extend(params)
-        return prepares, runs, args
 
 
 def _check_server(conn: psycopg.Connection) -> None:
@@ -257,6 +90,10 @@ class PostgresStorage:
         self._broken_until = 0.0
         self._broken_reason = ""
         self._local_lock: Any = None
+        self._group: pggroup.Group | None = None
+        """The transaction writes held back their commit in (see :mod:`.pggroup`)."""
+        self.queued: Callable[[], bool] | None = None
+        """Set by the domain: whether another write waits to begin."""
         self.follower: Follower | None = None
         """Told, once a write holds the lock and before its block runs, of every change
         committed before it (read in the same round trip as taking the lock), so the replica
@@ -274,7 +111,7 @@ class PostgresStorage:
 
     def connect(self, **options: Any) -> psycopg.Connection:
         """A connection of its own (not pooled), e.g. to ``LISTEN`` on."""
-        with _translated():
+        with translated():
             return psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=CONNECT_TIMEOUT_S, **options)
 
@@ -285,7 +122,6 @@ class PostgresStorage:
             self._local_lock = threading.Lock()
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
-                connection_class=pgwait.PooledConnection,
                 kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S,
                         "prepare_threshold": None},  # ours: see PgTransactionSql
                 configure=self._configure, name="config-store", open=True)
@@ -298,12 +134,21 @@ class PostgresStorage:
         found unreachable less than :data:`BREAK_S` ago."""
         if time.monotonic() < self._broken_until:
             raise StorageUnavailable(self._broken_reason)
+        with self._breaking(), self._connections().connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _breaking(self) -> Iterator[None]:
+        """Connection failures as :class:`StorageUnavailable`, which also opens the breaker
+        (see :data:`BREAK_S`)."""
         try:
-            with _translated(), self._connections().connection() as conn:
-                yield conn
+            with translated():
+                yield
         except StorageUnavailable as exc:
-            self._broken_until = time.monotonic() + BREAK_S
-            self._broken_reason = str(exc)
+            now = time.monotonic()
+            if now >= self._broken_until:  # not the breaker's own refusal: no extension
+                self._broken_until = now + BREAK_S
+                self._broken_reason = str(exc)
             raise
 
     def _configure(self, conn: psycopg.Connection) -> None:
@@ -318,7 +163,7 @@ class PostgresStorage:
     @contextmanager
     def snapshot(self) -> Iterator[Reader]:
         """Queries that all see one state of the database (REPEATABLE READ)."""
-        with self._borrow() as conn, _translated(), conn.transaction():
+        with self._borrow() as conn, translated(), conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield Reader(PgSql(lambda: nullcontext(conn)))
 
@@ -327,29 +172,100 @@ class PostgresStorage:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits. Two round
         trips for a read-check-write of ``entry``: the lock with the read, then the writes
-        with the commit. Their waits block the process first (:mod:`.pgwait`), so the lock
-        is held for the database's answers, not for other requests' work as well."""
+        with the commit. With writes queued behind it, the commit may be shared with them
+        (:mod:`.pggroup`)."""
         self._connections()  # the local lock is made with the pool, in this process
-        with self._local_lock, self._borrow() as conn, \
-                pgwait.blocking_waits(conn, WRITE_BLOCK_S):
-            sql = PgTransactionSql(conn)
+        with self._local_lock, self._breaking():
+            group, savepoint = self._group, None
+            if group is None:
+                group = self._open()
+                read = self._started(group, lambda: self._begin(group.sql, entry))
+            else:
+                savepoint = group.next_savepoint()
+                read = self._started(group, lambda: self._join(group, savepoint, entry))
+            writer = Writer(group.sql, read)
             try:
-                writer = Writer(sql, self._begin(sql, entry))
                 yield writer
-                log = [self._log(writer.changes)] if writer.changes else []
-                cur = sql.send([*log, ("COMMIT", ())])
-            except BaseException:
-                try:
-                    conn.execute("ROLLBACK")
-                except psycopg.Error:
-                    conn.close()  # in no known state: the pool replaces it
+            except BaseException as exc:
+                if savepoint is None:
+                    self._abort(group, exc)
+                else:  # undo its own statements; the writes before it commit
+                    group.sql.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+                    with contextlib.suppress(Exception):  # they are told if it fails
+                        self._commit(group, [])
                 raise
-            if log and self.follower is not None:
-                row = cur.fetchone()
-                self.follower.wrote(int(row[0]) if row and row[0] is not None else 0)
+            if writer.after_commit is not None and len(group.deferred) < pggroup.MAX_DEFERRED \
+                    and self.queued is not None and self.queued():
+                if savepoint is not None:
+                    group.sql.execute(f"RELEASE SAVEPOINT {savepoint}")
+                held = pggroup.Deferred(writer.changes, writer.after_commit)
+                group.deferred.append(held)
+                writer.outcome = held.outcome
+                self._group = group
+                return
+            self._commit(group, writer.changes)
 
-    def _begin(self, sql: PgTransactionSql, entry: tuple[str, str] | None
-               ) -> tuple[tuple[str, str], Sequence[Any] | None] | None:
+    def flush(self) -> None:
+        """Commit the writes whose commit is held back for a group, if any."""
+        self._connections()
+        with self._local_lock, self._breaking():
+            if self._group is not None:
+                self._commit(self._group, [])
+
+    def _open(self) -> pggroup.Group:
+        """A new group: a transaction's connection (returned when the group ends)."""
+        resources = ExitStack()
+        conn = resources.enter_context(self._borrow())
+        return pggroup.Group(PgTransactionSql(conn), resources)
+
+    def _started(self, group: pggroup.Group, start: Callable[[], _Read]) -> _Read:
+        """``start()``'s read; the group failed and closed if it raises."""
+        try:
+            return start()
+        except BaseException as exc:
+            self._abort(group, exc)
+            raise
+
+    def _join(self, group: pggroup.Group, savepoint: str,
+              entry: tuple[str, str] | None) -> _Read:
+        """A write joining an open group: its savepoint, and ``entry``'s row (sent with the
+        statements of the writes before it that are still held)."""
+        group.sql.execute(f"SAVEPOINT {savepoint}")
+        if entry is None:
+            return None
+        return entry, group.sql.send([(pg(ENTRY_QUERY), entry)]).fetchone()
+
+    def _commit(self, group: pggroup.Group, changes: list[Change]) -> None:
+        """Commit the group with the last write's ``changes``: one change-log insert and
+        ``NOTIFY`` for all; then the held-back writes' ``after_commit``, in order."""
+        self._group = None
+        logged = group.changes() + changes
+        log = [self._log(logged)] if logged else []
+        try:
+            cur = group.sql.send([*log, ("COMMIT", ())])
+        except BaseException as exc:
+            self._abort(group, exc)
+            raise
+        row = cur.fetchone() if log else None
+        group.resources.close()
+        if log and self.follower is not None:
+            self.follower.wrote(int(row[0]) if row and row[0] is not None else 0)
+        group.committed()
+
+    def _abort(self, group: pggroup.Group, error: BaseException) -> None:
+        """Roll the group's transaction back, return its connection, and fail the writes
+        it held back."""
+        self._group = None
+        conn = group.sql.conn
+        try:
+            conn.execute("ROLLBACK")
+        except psycopg.Error:
+            conn.close()  # in no known state: the pool replaces it
+        finally:
+            group.resources.close()
+            group.failed(error)
+
+    def _begin(self, sql: PgTransactionSql, entry: tuple[str, str] | None) -> _Read:
         """One round trip: the transaction, its place in line, (with a follower) what was
         committed before it, and ``entry``'s row as the lock found it."""
         statements: list[tuple[str, Sequence[Any]]] = [
@@ -357,7 +273,7 @@ class PostgresStorage:
         if self.follower is not None:
             statements.append(self.follower.changes_query())
         if entry is not None:
-            statements.append((_pg(ENTRY_QUERY), entry))
+            statements.append((pg(ENTRY_QUERY), entry))
         cur = sql.send(statements)
         cur.nextset()  # the lock
         if self.follower is not None:

@@ -8,7 +8,7 @@ changed (:class:`~.rows.Change`) for the storage to publish to other replicas.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -192,6 +192,13 @@ class Reader:
         return TokenRow(r[0], r[1], r[2], r[3]) if r else None
 
 
+class Outcome(Protocol):
+    """A held-back commit's result (:class:`~.pggroup.Outcome`)."""
+
+    def wait(self, timeout: float) -> bool:
+        """Whether it is known within ``timeout``; raises if the write failed."""
+
+
 class Writer(Reader):
     """Mutations, valid only inside the storage's ``write()``; :attr:`changes` lists what
     they changed, in order."""
@@ -202,6 +209,17 @@ class Writer(Reader):
         self.changes: list[Change] = []
         self._read_first = dict([read_first]) if read_first else {}
         """``{(app, object): row}``: an entry the storage read as the transaction began."""
+        self.after_commit: Callable[[], None] | None = None
+        """Set by :meth:`commit_later`."""
+        self.outcome: Outcome | None = None
+        """Set by the storage when it held the commit back: wait on it for the result."""
+
+    def commit_later(self, after_commit: Callable[[], None]) -> None:
+        """Allow the storage to commit this write with later ones (PostgreSQL's group
+        commit); ``after_commit`` then runs at that commit, in write order. When the block
+        ends and :attr:`outcome` is still None, the write has committed and ``after_commit``
+        has not run: the caller does its work itself."""
+        self.after_commit = after_commit
 
     def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
         """See :meth:`Reader.get_config` (an entry read as the transaction began is not read
@@ -355,10 +373,17 @@ class Storage(Protocol):
     def snapshot(self) -> AbstractContextManager[Reader]:
         """Queries that all see one state of the database."""
 
+    queued: Callable[[], bool] | None
+    """Set by the domain: whether another write is waiting to begin (a storage may then
+    hold a write's commit back to share it, see :meth:`Writer.commit_later`)."""
+
     def write(self, entry: tuple[str, str] | None = None) -> AbstractContextManager[Writer]:
         """One serialised write transaction, rolled back if the block raises. ``entry``:
         ``(app, object)`` of an entry the block reads first (a storage may read it as the
         transaction begins, in the same round trip)."""
+
+    def flush(self) -> None:
+        """Commit the writes whose commit is held back, if any."""
 
     def close(self) -> None:
         """Release connections (made again on next use)."""

@@ -113,6 +113,8 @@ class SQLiteStorage:
 
     replicated = False
     """One process owns the file: no other replica's changes to follow."""
+    queued = None
+    """Unused: a local commit is cheap, nothing is held back."""
 
     def __init__(self, path: Path, durable: bool = False) -> None:
         self.path = path
@@ -175,6 +177,9 @@ class SQLiteStorage:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def flush(self) -> None:
+        """Nothing is held back: every write commits as its block ends."""
 
     def close(self) -> None:
         """Nothing to release: connections close with their threads."""

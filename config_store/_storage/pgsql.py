@@ -1,0 +1,183 @@
+"""Statements on PostgreSQL connections: the SQL dialect, single statements on pooled
+connections, and a write transaction's batched, prepared statements."""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
+
+import psycopg
+import psycopg_pool
+from psycopg.types.json import Jsonb
+
+from .errors import StorageUnavailable
+
+
+@functools.lru_cache(maxsize=256)
+def pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class PgDialect:
+    """JSONB for searches; entries stored as canonical text plus a JSONB copy."""
+
+    def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
+        """See :class:`~.queries.Dialect`: ``doc #> path`` compared as JSONB (numbers
+        compare by value, so ``1`` equals ``1.0``; a string never equals a number)."""
+        keys = path.removeprefix("$.").split(".")
+        if kind == "missing":
+            return "doc #> ? IS NULL", [keys]
+        if kind in ("true", "false", "null"):
+            return "doc #> ? = ?::jsonb", [keys, kind]
+        if kind == "text" and "\x00" in value:
+            return "FALSE", []  # only documents without JSONB (the fallback) can hold one
+        return "doc #> ? = ?::jsonb", [keys, Jsonb(value)]
+
+    def config_upsert(self, app: str, obj: str, json_text: str,
+                      etag: str) -> tuple[str, list[Any]]:
+        """See :class:`~.queries.Dialect`."""
+        searchable = "\\u0000" not in json_text  # JSONB holds no NUL character
+        return ("INSERT INTO config (app, object, json, doc, etag) "
+                "VALUES (?, ?, ?, ?::jsonb, ?) ON CONFLICT (app, object) DO UPDATE SET "
+                "json = excluded.json, doc = excluded.doc, etag = excluded.etag",
+                [app, obj, json_text, json_text if searchable else None, etag])
+
+    def searchable_fallback(self) -> str:
+        """Entries without a JSONB copy are returned for the caller to check."""
+        return "doc IS NULL"
+
+
+def unavailable(exc: Exception) -> StorageUnavailable:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StorageUnavailable(f"the database is unavailable: {reason}")
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Connection-level failures as :class:`StorageUnavailable`; others as they are."""
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+        raise unavailable(exc) from None
+
+
+def _result(cur: psycopg.Cursor, fetch: str) -> Any:
+    if fetch == "all":
+        return cur.fetchall()
+    if fetch == "one":
+        return cur.fetchone()
+    return cur.rowcount
+
+
+class PgSql:
+    """Statements each on a connection borrowed from the pool (autocommit)."""
+
+    dialect = PgDialect()
+
+    def __init__(self, borrow: Callable[[], AbstractContextManager[psycopg.Connection]]) -> None:
+        self._borrow = borrow
+
+    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
+        with translated(), self._borrow() as conn:
+            return _result(conn.execute(pg(sql), args), fetch)
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+        """All result rows."""
+        return self._run(sql, args, "all")
+
+    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+        """The first result row, or None."""
+        return self._run(sql, args, "one")
+
+    def count(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Run a mutation; the number of rows it touched."""
+        return self._run(sql, args, "count")
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Run a mutation."""
+        self._run(sql, args, "none")
+
+    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each argument tuple."""
+        with translated(), self._borrow() as conn:
+            conn.cursor().executemany(pg(sql), list(args))
+
+
+PREPARED_PER_CONNECTION = 64
+"""How many statements a connection keeps prepared for batches (texts beyond are bound
+client-side each time: search conditions vary)."""
+_prepared: weakref.WeakKeyDictionary[psycopg.Connection, dict[str, str]] = \
+    weakref.WeakKeyDictionary()
+"""Per connection: statement text → the name it is prepared under (``PREPARE``)."""
+
+
+def _numbered(sql: str) -> str:
+    """``%s`` placeholders as ``$1``, ``$2``… (``PREPARE``'s)."""
+    parts = sql.split("%s")
+    return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
+
+
+class PgTransactionSql(PgSql):
+    """The statements of one transaction on one connection. Mutations nobody reads are held
+    and sent with the next statement waited for (a read, or the commit): several statements
+    go as one query, one round trip and one driver call for them all. Each is prepared on
+    the connection the first time (``PREPARE``) and run as ``EXECUTE`` with its arguments
+    bound client-side, so the server plans it once. (psycopg's own preparing is off on
+    these connections: it ends with ``DEALLOCATE ALL`` after any ``ROLLBACK``.)"""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        super().__init__(lambda: nullcontext(conn))
+        self.conn = conn
+        self._held: list[tuple[str, Sequence[Any]]] = []
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Hold a mutation until the next statement that is waited for."""
+        self._held.append((pg(sql), args))
+
+    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
+        with translated():
+            return _result(self.send([(pg(sql), args)]), fetch)
+
+    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each argument tuple (after the held ones)."""
+        self.send([])
+        super().many(sql, args)
+
+    def send(self, statements: list[tuple[str, Sequence[Any]]]) -> psycopg.Cursor:
+        """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query;
+        the cursor, on the first result of ``statements`` (:meth:`~psycopg.Cursor.nextset`
+        for the next). A connection whose batch failed is closed (what it has prepared is
+        then unknown): the pool replaces it."""
+        queue, self._held = [*self._held, *statements], []
+        cur = psycopg.ClientCursor(self.conn)
+        if queue:
+            prepares, runs, args = self._batch(queue)
+            try:
+                cur.execute("; ".join([*prepares, *runs]), args)
+            except psycopg.Error:
+                self.conn.close()
+                raise
+            for _ in range(len(prepares) + len(queue) - len(statements)):
+                cur.nextset()
+        return cur
+
+    def _batch(self, queue: list[tuple[str, Sequence[Any]]]
+               ) -> tuple[list[str], list[str], list[Any]]:
+        """The ``PREPARE``s the connection lacks, then one statement per queued one (an
+        ``EXECUTE`` where prepared), and their arguments."""
+        names = _prepared.setdefault(self.conn, {})
+        prepares: list[str] = []
+        runs: list[str] = []
+        args: list[Any] = []
+        for sql, params in queue:
+            name = names.get(sql)
+            if name is None and params and len(names) < PREPARED_PER_CONNECTION:
+                name = names[sql] = f"fplus_{len(names)}"
+                prepares.append(f"PREPARE {name} AS {_numbered(sql)}")
+            runs.append(sql if name is None
+                        else f"EXECUTE {name}({', '.join(['%s'] * len(params))})")
+            args.extend(params)
+        return prepares, runs, args
