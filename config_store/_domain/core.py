@@ -128,9 +128,11 @@ class Core:
         self.sessions = Sessions(storage, self.raw_write)
         self.events = EventBus()
         self.order = threading.RLock()
-        """Held from a write's start until its events are published, and while another
-        replica's changes are applied: event batches follow the order of the state they
-        report, and a notify subscription's initial read sits between two batches."""
+        """Held from a write's start until its events are published (a write whose commit
+        the storage held back leaves them to the write that commits it, which publishes
+        them in order before its own), and while another replica's changes are applied:
+        event batches follow the order of the state they report, and a notify
+        subscription's initial read sits between two batches."""
         self._writers_waiting = 0
         self._counting = threading.Lock()
         storage.queued = lambda: self._writers_waiting > 0

@@ -21,6 +21,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from .errors import StorageUnavailable
+from .pgsql import PgTransactionSql
 from .rows import Change
 
 log = logging.getLogger(__name__)
@@ -63,8 +64,8 @@ class Deferred:
 class Group:
     """One open transaction, its connection, and the writes waiting for its commit."""
 
-    sql: object
-    """The :class:`~.pgsql.PgTransactionSql` every write of the group uses."""
+    sql: PgTransactionSql
+    """The statements of every write of the group."""
     resources: ExitStack
     """Closing it returns the connection to the pool."""
     deferred: list[Deferred] = field(default_factory=list)
