@@ -20,7 +20,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
-from .errors import StorageUnavailable
+from .errors import StorageUnavailable, first_line
 from .pgsql import PgTransactionSql
 from .rows import Change
 
@@ -92,8 +92,7 @@ class Group:
 
     def failed(self, error: BaseException) -> None:
         """Answer every deferred write: not committed, because of ``error`` (503: retry)."""
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else \
-            type(error).__name__
+        reason = first_line(error) or type(error).__name__
         for member in self.deferred:
             member.outcome.settle(StorageUnavailable(
                 f"the write was not committed (its group's transaction failed: {reason})"))

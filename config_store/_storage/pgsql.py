@@ -13,7 +13,7 @@ import psycopg
 import psycopg_pool
 from psycopg.types.json import Jsonb
 
-from .errors import StorageUnavailable
+from .errors import StorageUnavailable, first_line
 
 
 @functools.lru_cache(maxsize=256)
@@ -51,7 +51,7 @@ class PgDialect:
 
 
 def unavailable(exc: Exception) -> StorageUnavailable:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    reason = first_line(exc) or type(exc).__name__
     return StorageUnavailable(f"the database is unavailable: {reason}")
 
 

@@ -30,7 +30,7 @@ from serving.dburl import redacted
 
 from . import migrations, pggroup
 from .dbfile import UnusableDatabase
-from .errors import StorageUnavailable
+from .errors import StorageUnavailable, first_line
 from .pgsql import PgSql, PgTransactionSql, pg, translated
 from .queries import ENTRY_QUERY, Reader, Writer
 from .rows import Change
@@ -103,7 +103,7 @@ class PostgresStorage:
                 _check_server(c)
                 migrations.migrate(c)
         except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            reason = first_line(exc) or repr(exc)
             raise UnusableDatabase(f"cannot use the database {self.description}: "
                                    f"{reason}") from None
         except (UnusableDatabase, migrations.NewerSchema) as exc:
