@@ -11,6 +11,7 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from serving import bind_port, configure_logging, offload, serve  # noqa: E402
+from serving.tls import add_tls_options, scheme, server_tls  # noqa: E402
 
 from ._domain.notify import NotifyLimits  # noqa: E402
 from ._domain.store import Store, UnusableDatabase, open_store  # noqa: E402
@@ -88,9 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
+    add_tls_options(run)
     _notify_flags(run)
     args = parser.parse_args(argv)
     configure_logging()
+    tls = server_tls(args, "config-store")
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
     try:
         if args.database_pool < 2:
@@ -101,10 +104,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"config-store: {exc}") from None
     store.core.storage.close()  # the serving process opens its own connections
     app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
-    _print_welcome(f"http://{args.host}:{args.port}", store)
+    _print_welcome(f"{scheme(tls)}://{args.host}:{args.port}", store)
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
     serve(app, args.host, args.port, args.connections, listener=listener,
-          on_start=lambda: _follow_other_replicas(store))
+          on_start=lambda: _follow_other_replicas(store), tls=tls)
 
 
 if __name__ == "__main__":

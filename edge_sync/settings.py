@@ -129,7 +129,9 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
     ``POD_NAMESPACE``, ``SEALED_SECRETS_NAMESPACE``, ``SEALED_SECRETS_CONTROLLER``,
     ``SEALED_SECRETS_PORT``, ``REALM``, ``DIRECTORY_URL``, ``GIT_URL`` and the intervals (seconds)
     ``HEARTBEAT_INTERVAL``, ``CERT_INTERVAL``, ``CERT_RETRY``, ``RESYNC_INTERVAL``,
-    ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``. Raises :class:`SettingsError`.
+    ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``, and ``FPLUS_CA_FILE`` (the PEM CA
+    bundle the Config Store's HTTPS certificate is checked against, instead of the system's).
+    Raises :class:`SettingsError`.
     """
     problems: list[str] = []
     uuid = _check(env.get("CLUSTER_UUID"), "CLUSTER_UUID", is_uuid,
@@ -151,6 +153,10 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
         ("watch_timeout", "WATCH_TIMEOUT", 300.0),
         ("retry_initial", "RETRY_INITIAL", 5.0),
         ("retry_max", "RETRY_MAX", 320.0))}
+    if env.get("FPLUS_CA_FILE"):  # the client library trusts it (a private CA)
+        ca = _read_file(env["FPLUS_CA_FILE"], "FPLUS_CA_FILE", problems)
+        if ca is not None and "-----BEGIN CERTIFICATE-----" not in ca:
+            problems.append(f"FPLUS_CA_FILE {env['FPLUS_CA_FILE']} holds no PEM certificate")
     if problems:
         raise SettingsError("; ".join(problems))
     backoff = Backoff(numbers.pop("retry_initial"), numbers.pop("retry_max"))

@@ -32,6 +32,7 @@ from serving import (  # noqa: E402
     service_login,
     warn_if_seeded,
 )
+from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
 from ._domain import setup  # noqa: E402
 from ._domain.registry import RepoRegistry  # noqa: E402
@@ -93,14 +94,17 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--port", type=int, default=8702)
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
+    add_tls_options(run)
     args = parser.parse_args(argv)
     configure_logging()
+    require_client_ca(PROG)
     url = args.config_store.rstrip("/")
     if args.command == "seed":
         path = _seed_store(url, args.data_dir)
         print(f"Seeded the Config Store at {url} for the Git server; the password of its "
               f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
         return
+    tls = server_tls(args, PROG)
     listener = bind_port(args.host, args.port, PROG)
     login = _login(url, args.data_dir)
     client = _connect(url, login)
@@ -108,10 +112,10 @@ def main(argv: list[str] | None = None) -> None:
     server = GitServer(Access(client, args.acl_cache_seconds), registry,
                        RepoStorage(args.data_dir))
     app = create_app(server)
-    print(f"Git server listening on http://{args.host}:{args.port}  (repos: "
+    print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
     warn_if_seeded(login, PROG)
-    serve(app, args.host, args.port, on_start=registry.start, listener=listener)
+    serve(app, args.host, args.port, on_start=registry.start, listener=listener, tls=tls)
 
 
 if __name__ == "__main__":

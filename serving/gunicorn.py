@@ -12,6 +12,7 @@ from gunicorn.app.base import BaseApplication
 
 from .httplimits import http_limits
 from .ports import bind_port
+from .tls import ServerTls
 
 
 class EmbeddedServer(BaseApplication):
@@ -46,7 +47,7 @@ def access_log() -> str | None:
 
 def serve(app: Callable, host: str, port: int, connections: int = 2000,
           on_start: Callable[[], None] | None = None,
-          listener: socket.socket | None = None) -> None:
+          listener: socket.socket | None = None, tls: ServerTls | None = None) -> None:
     """Run ``app`` until SIGTERM/SIGINT.
 
     The gevent worker serves many keep-alive and WebSocket connections in one process
@@ -57,6 +58,8 @@ def serve(app: Callable, host: str, port: int, connections: int = 2000,
     ``listener`` is ``host:port`` already bound (:func:`serving.bind_port`, early in a command,
     so a taken port is one line before anything starts); gunicorn takes it over and listens.
     Without it the port is bound here, with the same one-line failure.
+
+    ``tls`` serves HTTPS with its certificate and key, reloaded when they change.
 
     Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
     :mod:`serving.httplimits` (header, keep-alive and body timeouts, connections per address).
@@ -74,6 +77,9 @@ def serve(app: Callable, host: str, port: int, connections: int = 2000,
         "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,
         "loglevel": "warning",
     }
+    if tls is not None:
+        options |= {"certfile": str(tls.cert), "keyfile": str(tls.key),
+                    "ssl_context": lambda config, default: tls.context()}
     if on_start is not None:
         options["post_worker_init"] = lambda worker: on_start()
     EmbeddedServer(timed_bodies(app, limits), options).run()

@@ -78,13 +78,20 @@ connection error) when no answer arrived, retried like any connection failure, a
 """
 
 
+def trusted_ca_bundle() -> str | None:
+    """The PEM CA bundle HTTPS is verified against: ``FPLUS_CA_FILE``, else the usual
+    ``REQUESTS_CA_BUNDLE`` / ``SSL_CERT_FILE``; None for the system's CAs."""
+    return (os.environ.get("FPLUS_CA_FILE") or os.environ.get("REQUESTS_CA_BUNDLE")
+            or os.environ.get("SSL_CERT_FILE") or None)
+
+
 def _pool_for(base_url: str) -> urllib3.PoolManager:
     """A connection pool, through the environment's proxy for this URL if it names one."""
     parts = urllib.parse.urlsplit(base_url)
     options: dict[str, Any] = {"maxsize": 32, "retries": False, "block": False}
-    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("SSL_CERT_FILE")
-    if ca_bundle:
-        options["ca_certs"] = ca_bundle
+    bundle = trusted_ca_bundle()
+    if bundle:
+        options["ca_certs"] = bundle
     proxy = urllib.request.getproxies().get(parts.scheme)
     if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
         return urllib3.ProxyManager(proxy, **options)

@@ -19,6 +19,7 @@ import websocket
 
 from ._fold import MISSING, SearchFold, SearchState, WatchFold
 from ._paths import seg
+from ._transport import trusted_ca_bundle
 from .http import ConfigStoreClient
 from .subscription import Callback, Subscription
 
@@ -208,8 +209,10 @@ class NotifyClient:
         """Connect, authenticate, resubscribe and pump updates until the socket fails."""
         # UTF-8 is checked when a message is decoded; websocket-client's own pure-Python
         # check costs about a second per MB and makes big updates fall behind
+        bundle = trusted_ca_bundle()
         ws = websocket.create_connection(self.url, timeout=self._connect_timeout,
-                                         skip_utf8_validation=True)
+                                         skip_utf8_validation=True,
+                                         sslopt={"ca_certs": bundle} if bundle else None)
         with self._lock:
             self._conn = ws
             if self._stop.is_set():

@@ -49,6 +49,17 @@ def test_credentials_from_files(tmp_path: Path) -> None:
         from_env(env | {"FPLUS_USER": "u", "FPLUS_PASSWORD_FILE": str(tmp_path / "missing")})
 
 
+def test_a_ca_bundle_must_be_a_readable_pem_file(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    from_env(MINIMAL | {"FPLUS_CA_FILE": str(ca)})
+    ca.write_text("not pem\n")
+    with pytest.raises(SettingsError, match="holds no PEM certificate"):
+        from_env(MINIMAL | {"FPLUS_CA_FILE": str(ca)})
+    with pytest.raises(SettingsError, match="FPLUS_CA_FILE: cannot read"):
+        from_env(MINIMAL | {"FPLUS_CA_FILE": str(tmp_path / "gone.crt")})
+
+
 def test_credential_files_are_read_again_each_time(tmp_path: Path) -> None:
     (tmp_path / "password").write_text("first\n")
     env = {k: v for k, v in MINIMAL.items() if k != "FPLUS_PASSWORD"}
