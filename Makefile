@@ -18,7 +18,8 @@ run: $(STAMP)
 	$(BIN)/cluster-manager up --data-dir $(DATA_DIR) --port $(PORT) \
 		$(if $(ADVERTISE),--advertise $(ADVERTISE)) $(if $(LISTEN),--listen $(LISTEN)) \
 		$(if $(FLUX_INSTALL_FILE),--flux-install-file $(FLUX_INSTALL_FILE)) \
-		$(if $(EDGE_SYNC_IMAGE),--edge-sync-image $(EDGE_SYNC_IMAGE))
+		$(if $(EDGE_SYNC_IMAGE),--edge-sync-image $(EDGE_SYNC_IMAGE)) \
+		$(if $(filter-out 0 no false,$(TLS)),--tls)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

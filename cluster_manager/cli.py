@@ -36,6 +36,15 @@ from serving import (  # noqa: E402
     service_login,
     warn_if_seeded,
 )
+from serving.tls import (  # noqa: E402
+    ServerTls,
+    TlsFileError,
+    add_tls_options,
+    client_ca_file,
+    require_client_ca,
+    scheme,
+    server_tls,
+)
 
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
@@ -117,13 +126,29 @@ def _seconds(value: str) -> float:
     return seconds
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _edge_ca(path: Path | None) -> str | None:
+    """The PEM text of ``--edge-ca-file`` (default ``FPLUS_CA_FILE``); one line and exit if
+    it is unreadable or holds no certificate."""
+    try:
+        found = str(path) if path is not None else client_ca_file()
+        if found is None:
+            return None
+        text = Path(found).read_text()
+    except (OSError, UnicodeDecodeError, TlsFileError) as exc:
+        raise SystemExit(f"{PROG}: --edge-ca-file: {exc}") from None
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise SystemExit(f"{PROG}: --edge-ca-file {found}: holds no PEM certificate")
+    return text
+
+
+def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
     return Settings(
         config_store_url=args.config_store, git_url=args.git, data_dir=args.data_dir,
         git_repos=args.git_repos, organisation=args.organisation,
         edge_config_store_url=args.edge_config_store, edge_sync_image=args.edge_sync_image,
         workers=args.workers, backoff_initial=args.backoff,
-        external_url=args.external_url or f"http://{args.host}:{args.port}",
+        external_url=args.external_url or f"{scheme(tls)}://{args.host}:{args.port}",
+        edge_ca=_edge_ca(args.edge_ca_file),
         bootstrap_token_ttl=args.bootstrap_token_ttl, public_bootstrap=args.public_bootstrap,
         flux_install_file=args.flux_install_file, body_limit=args.body_limit,
         rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout,
@@ -165,7 +190,9 @@ def _lead_when_elected(elector: Any, db: Database) -> None:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    settings = _settings(args)
+    tls = server_tls(args, PROG)
+    ca_file = require_client_ca(PROG)
+    settings = _settings(args, tls)
     offload.use_gevent_threadpool()  # repository creation off the hub
     if settings.flux_install_file is not None and not settings.flux_install_file.is_file():
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
@@ -176,7 +203,7 @@ def _serve(args: argparse.Namespace) -> None:
     tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
     login = _login(url, settings.data_dir)
     cs, service = _connect(url, login)
-    repos = ClusterRepos(settings, login.user, login.password)
+    repos = ClusterRepos(settings, login.user, login.password, ca_file)
     metrics = Metrics()
     claims = NameClaims(cs)
     env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
@@ -191,18 +218,20 @@ def _serve(args: argparse.Namespace) -> None:
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
                               with_credentials=not settings.public_bootstrap,
-                              rotation_grace=settings.rotation_grace),
+                              rotation_grace=settings.rotation_grace,
+                              edge_ca=settings.edge_ca),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector)
-    print(f"Cluster Manager listening on http://{args.host}:{args.port}  "
+    print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
           f"database {db.description}, identity {elector.identity})", flush=True)
     warn_if_seeded(login, PROG)
     serve(create_app(api, settings.body_limit), args.host, args.port,
-          on_start=lambda: _lead_when_elected(elector, db), listener=listener)
+          on_start=lambda: _lead_when_elected(elector, db), listener=listener, tls=tls)
 
 
 def _seed(args: argparse.Namespace) -> None:
+    require_client_ca(PROG)
     url = args.config_store.rstrip("/")
     path = _seed_store(url, args.data_dir)
     print(f"Seeded the Config Store at {url} for the Cluster Manager; the password of its "
@@ -276,6 +305,11 @@ def main(argv: list[str] | None = None) -> None:
                           "(air-gapped edges) instead of the pinned release URL")
     run.add_argument("--body-limit", type=int, default=1024 * 1024,
                      help="largest request body in bytes (413 above)")
+    run.add_argument("--edge-ca-file", type=Path, metavar="FILE",
+                     help="PEM CA certificate(s) edges need to trust this stack's HTTPS "
+                          "certificates; bootstrap scripts carry it to Flux and Edge Sync "
+                          "(default: FPLUS_CA_FILE; none: edges use their system CAs)")
+    add_tls_options(run)
     _replica_options(run)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
@@ -292,11 +326,14 @@ def main(argv: list[str] | None = None) -> None:
                        help="`flux install --export` output for bootstrap scripts to apply "
                             "(air-gapped edges)")
     stack.add_argument("--edge-sync-image", help="the Edge Sync image edges run")
+    stack.add_argument("--tls", action="store_true",
+                       help="serve HTTPS with certificates from a local CA kept in "
+                            "DATA_DIR/tls (bootstrap scripts carry the CA to edges)")
     args = parser.parse_args(argv)
     configure_logging()
     if args.command == "up":
         up(args.data_dir, args.port, Addresses.parse(args.advertise, args.listen),
-           EdgeOptions(args.flux_install_file, args.edge_sync_image))
+           EdgeOptions(args.flux_install_file, args.edge_sync_image), tls=args.tls)
     elif args.command == "seed":
         _seed(args)
     else:

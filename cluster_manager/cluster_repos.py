@@ -9,15 +9,28 @@ from pathlib import Path
 
 import requests
 
-from .gitrepo import ChangeSet, RemoteRepoWriter, WriteResult, read_files, writer_for
+from .gitrepo import (
+    ChangeSet,
+    RemoteRepoWriter,
+    WriteResult,
+    read_files,
+    trust_ca_file,
+    writer_for,
+)
 from .settings import Settings
 
 
 class ClusterRepos:
     """Writes, reads and archives cluster repos."""
 
-    def __init__(self, settings: Settings, username: str, password: str) -> None:
+    def __init__(self, settings: Settings, username: str, password: str,
+                 ca_file: str | None = None) -> None:
+        """``ca_file``: the PEM bundle HTTPS to the Git server is verified against (None: the
+        system's CAs)."""
         self.settings = settings
+        self._verify: str | bool = ca_file or True
+        if ca_file is not None:
+            trust_ca_file(ca_file)
         self._auth = (username, password)
         self._remote: dict[str, RemoteRepoWriter] = {}
         self._lock = threading.Lock()
@@ -52,6 +65,6 @@ class ClusterRepos:
     def archive(self, cluster: str) -> None:
         """Ask the Git server to archive the repo's storage (a missing repo is fine)."""
         resp = requests.delete(f"{self._base()}/v1/storage/{cluster}", auth=self._auth,
-                               timeout=30)
+                               timeout=30, verify=self._verify)
         if resp.status_code not in (204, 404):
             resp.raise_for_status()

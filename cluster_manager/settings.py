@@ -20,6 +20,10 @@ class Settings:
     """Prefix of Sparkplug group ids: ``<organisation>-<cluster name>``."""
     edge_config_store_url: str | None = None
     """The Config Store URL as the edge sees it (default: ``config_store_url``)."""
+    edge_ca: str | None = None
+    """PEM CA certificate(s) edges trust to reach the central services over HTTPS: the
+    bootstrap script puts it in the edge's credential Secrets (``ca.crt``), where Flux and
+    Edge Sync read it. None: edges trust their system CAs."""
     edge_sync_image: str = "ghcr.io/fplus-edge-manager/edge-sync:0.1.0"
     sealed_secrets_namespace: str = "sealed-secrets"
     sealed_secrets_chart_version: str = "2.17.3"

@@ -11,6 +11,10 @@ stopped and ``up`` exits non-zero naming it.
 Every URL that reaches an edge (bootstrap URLs, the Git self-link, the Config Store URL in
 the edge's configuration) names the ``--advertise`` host; the services listen on
 ``--listen`` (see :class:`Addresses`) and reach each other there.
+
+With ``--tls`` every service serves HTTPS with a certificate from a local CA kept in
+``DATA_DIR/tls`` (:mod:`serving.local_ca`); the services trust that CA (``FPLUS_CA_FILE``)
+and bootstrap scripts carry it to edges.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import requests
 
 from serving import in_use_message, taken_ports
 from serving.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
+from serving.local_ca import StackCertificates, ensure_certificates
 
 PROG = "cluster-manager up"
 HOST = "127.0.0.1"
@@ -94,22 +99,35 @@ class Child:
     """The arguments of its ``seed`` step (None: it has none)."""
     proc: subprocess.Popen | None = None
     addresses: Addresses = Addresses()
+    certificates: StackCertificates | None = None
+    """With TLS: the pair it serves and the CA everyone trusts."""
+
+    @property
+    def scheme(self) -> str:
+        """``https`` with TLS, else ``http``."""
+        return "http" if self.certificates is None else "https"
 
     @property
     def url(self) -> str:
         """Where the other services reach it."""
-        return f"http://{self.addresses.local}:{self.port}"
+        return f"{self.scheme}://{self.addresses.local}:{self.port}"
 
     @property
     def advertised_url(self) -> str:
         """Where edges and users reach it."""
-        return f"http://{self.addresses.advertise}:{self.port}"
+        return f"{self.scheme}://{self.addresses.advertise}:{self.port}"
+
+    def _tls_args(self) -> list[str]:
+        if self.certificates is None:
+            return []
+        return ["--tls-cert", str(self.certificates.cert),
+                "--tls-key", str(self.certificates.key)]
 
     def start(self, env: dict[str, str]) -> None:
         """Start the child with ``env`` in its own process group."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", self.module, "serve", "--host", self.addresses.listen,
-             "--port", str(self.port), *self.args],
+             "--port", str(self.port), *self.args, *self._tls_args()],
             env=env, start_new_session=True)
 
     def seed(self, env: dict[str, str]) -> None:
@@ -142,7 +160,8 @@ class Child:
             if ended is not None:
                 raise SystemExit(f"{PROG}: the {self.name} failed to start ({ended})")
             try:
-                if requests.get(self.url + "/ping", timeout=1).ok:
+                verify = True if self.certificates is None else str(self.certificates.ca)
+                if requests.get(self.url + "/ping", timeout=1, verify=verify).ok:
                     return True
             except requests.RequestException:
                 pass
@@ -216,28 +235,42 @@ class EdgeOptions:
         return out
 
 
+def _certificates(data_dir: Path, addresses: Addresses) -> StackCertificates:
+    """The local CA and a server certificate for every name the services are reached by."""
+    hosts = [addresses.advertise.strip("[]"), addresses.local.strip("[]"), "localhost",
+             "127.0.0.1"]
+    try:
+        return ensure_certificates(data_dir / "tls", hosts)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{PROG}: cannot make the TLS certificates in {data_dir / 'tls'}: "
+                         f"{exc}") from None
+
+
 def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
-       edges: EdgeOptions = EdgeOptions()) -> None:
-    """Run the stack until interrupted; SystemExit (non-zero) if it cannot start or a child dies."""
+       edges: EdgeOptions = EdgeOptions(), tls: bool = False) -> None:
+    """Run the stack until interrupted; SystemExit (non-zero) if it cannot start or a child
+    dies. ``tls``: serve HTTPS with certificates from a local CA in ``DATA_DIR/tls``."""
     data_dir = data_dir.resolve()
+    names = {port: "Cluster Manager", port + 1: "Config Store", port + 2: "Git server"}
+    taken = taken_ports(addresses.listen, sorted(names))
+    if taken:
+        message = in_use_message(addresses.listen, taken, [names[p] for p in taken])
+        raise SystemExit(f"{PROG}: {message}")
+    certificates = _certificates(data_dir, addresses) if tls else None
     store = Child("Config Store", "config_store.cli", port + 1,
-                  ["--data-dir", str(data_dir / "config-store")], addresses=addresses)
+                  ["--data-dir", str(data_dir / "config-store")], addresses=addresses,
+                  certificates=certificates)
     git_args = ["--data-dir", str(data_dir / "git"), "--config-store", store.url]
     git = Child("Git server", "git_server.cli", port + 2, git_args, git_args,
-                addresses=addresses)
+                addresses=addresses, certificates=certificates)
     manager_args = ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url]
-    manager = Child("Cluster Manager", "cluster_manager.cli", port,
-                    [*manager_args, "--git", git.advertised_url,
-                     "--git-repos", str(data_dir / "git" / "repos"),
-                     "--edge-config-store", store.advertised_url,
-                     "--external-url", f"http://{addresses.advertise}:{port}", *edges.args()],
-                    manager_args, addresses=addresses)
+    manager = Child("Cluster Manager", "cluster_manager.cli", port, [], manager_args,
+                    addresses=addresses, certificates=certificates)
+    manager.args = [*manager_args, "--git", git.advertised_url,
+                    "--git-repos", str(data_dir / "git" / "repos"),
+                    "--edge-config-store", store.advertised_url,
+                    "--external-url", manager.advertised_url, *edges.args()]
     children = [store, git, manager]
-    by_port = {c.port: c.name for c in children}
-    taken = taken_ports(addresses.listen, sorted(by_port))
-    if taken:
-        names = [by_port[port] for port in taken]
-        raise SystemExit(f"{PROG}: {in_use_message(addresses.listen, taken, names)}")
     if addresses.loopback:
         print(f"{PROG}: edges will be given {addresses.advertise}, a loopback address: only "
               "an edge on this machine can reach it. Pass --advertise HOST (an address "
@@ -254,24 +287,27 @@ def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        if _start(children, data_dir, stopping):
+        if _start(children, data_dir, stopping, certificates):
             _print_walkthrough(manager.advertised_url, store.advertised_url,
-                               git.advertised_url, data_dir)
+                               git.advertised_url, data_dir, certificates)
         _watch(children, stopping)
     finally:
         for child in reversed(children):
             child.stop()
 
 
-def _start(children: list[Child], data_dir: Path, stopping: Callable[[], bool]) -> bool:
+def _start(children: list[Child], data_dir: Path, stopping: Callable[[], bool],
+           certificates: StackCertificates | None = None) -> bool:
     """Start the Config Store, seed for the others as its admin, then start them with their
-    own credentials; whether all came up before a stop."""
+    own credentials; whether all came up before a stop. With ``certificates`` every child
+    trusts their CA (``FPLUS_CA_FILE``)."""
+    trust = {} if certificates is None else {"FPLUS_CA_FILE": str(certificates.ca)}
     store, *others = children
-    store.start(dict(os.environ))
+    store.start(dict(os.environ) | trust)
     if not store.wait_ready(stopping):
         return False
     password = _admin_password(data_dir, store, stopping)
-    own_env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    own_env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")} | trust
     for child in others:
         if stopping():
             return False
@@ -301,17 +337,21 @@ def _watch(children: list[Child], stopping: Callable[[], bool]) -> None:
         time.sleep(0.5)
 
 
-def _print_walkthrough(manager_url: str, store_url: str, git_url: str, data_dir: Path) -> None:
+def _print_walkthrough(manager_url: str, store_url: str, git_url: str, data_dir: Path,
+                       certificates: StackCertificates | None = None) -> None:
     secret = ("$FPLUS_ADMIN_PASSWORD" if os.environ.get("FPLUS_ADMIN_PASSWORD")
               else f"$(cat {data_dir / 'config-store' / 'admin-password'})")
+    curl = "curl" if certificates is None else f"curl --cacert {certificates.ca}"
+    ca_line = ("" if certificates is None else
+               f"     CA            {certificates.ca}   (edges get it in bootstrap scripts)\n")
     print(f"""
 Up:  Cluster Manager {manager_url}
      Config Store  {store_url}   (API: {store_url}/openapi.yaml)
      Git server    {git_url}
      data          {data_dir}
-Root principal: admin, password {secret}
+{ca_line}Root principal: admin, password {secret}
 Try:
-  curl -u "admin:{secret}" {store_url}/v2/app
-  curl -u "admin:{secret}" {git_url}/v1/status
+  {curl} -u "admin:{secret}" {store_url}/v2/app
+  {curl} -u "admin:{secret}" {git_url}/v1/status
 Ctrl-C stops everything.
 """, flush=True)

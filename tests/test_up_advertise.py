@@ -68,6 +68,7 @@ def test_up_advertise_gives_edges_only_that_address(tmp_path: Path) -> None:
         assert "127.0.0.1" not in text and "localhost" not in text, name
     assert issued.ok and issued.json().startswith(f"{cm}/v1/cluster/")
     assert "loopback" in issued.headers["Warning"]  # 127.0.0.2 is loopback too
+    assert "plain HTTP" in issued.headers["Warning"]
     assert openapi["servers"] == [{"url": cm}]
     assert store_openapi["servers"] == [{"url": cs}]
     assert err.count(f"edges will be given {HOST}, a loopback address") == 1, err

@@ -59,6 +59,18 @@ LOOPBACK_WARNING = ('199 cluster-manager "the bootstrap URL names a loopback add
                     '--advertise) naming an address edges reach"')
 """The ``Warning`` header field of a bootstrap-URL answer whose URL is loopback (the body
 stays the URL as a JSON string, as in ACS)."""
+PLAIN_HTTP_WARNING = ('199 cluster-manager "the bootstrap URL is plain HTTP: the script and the '
+                      'credentials in it cross the network unencrypted; serve HTTPS '
+                      '(--tls-cert/--tls-key, up: --tls) and give an https --external-url"')
+"""The ``Warning`` header field of a bootstrap-URL answer whose URL is ``http://``."""
+
+
+def _url_warnings(url: str) -> list[str]:
+    """The ``Warning`` fields a bootstrap URL earns."""
+    warnings = [LOOPBACK_WARNING] if is_loopback_url(url) else []
+    if url.lower().startswith("http://"):
+        warnings.append(PLAIN_HTTP_WARNING)
+    return warnings
 
 
 @bp.post("/v1/cluster/<cluster:cluster>/bootstrap-url")
@@ -72,8 +84,8 @@ def bootstrap_url(cluster: str) -> Response:
     api.metrics.bootstrap.labels("url", "issued").inc()
     log.info("cluster %s: bootstrap URL issued", cluster)
     response = jsonify(url)
-    if is_loopback_url(url):
-        response.headers["Warning"] = LOOPBACK_WARNING
+    for warning in _url_warnings(url):
+        response.headers.add("Warning", warning)
     return response
 
 

@@ -34,8 +34,9 @@ class ScriptBuilder:
 
     def __init__(self, cs: ConfigStoreClient, *, flux_install_file: Path | None = None,
                  wait_timeout: str = "300s", with_credentials: bool = True,
-                 rotation_grace: float = 900.0) -> None:
+                 rotation_grace: float = 900.0, edge_ca: str | None = None) -> None:
         self.cs = cs
+        self.edge_ca = edge_ca
         self.rotation_grace = rotation_grace
         self.flux_install_file = flux_install_file
         self.wait_timeout = wait_timeout
@@ -97,4 +98,4 @@ class ScriptBuilder:
             password = self.cs.generate_password(principal,
                                                  previous_valid_for=self.rotation_grace)
             secrets[role.secret] = (role.principal_name(setup.name), password)
-        return bootstrap.credentials_manifest(setup.namespace, secrets)
+        return bootstrap.credentials_manifest(setup.namespace, secrets, self.edge_ca)

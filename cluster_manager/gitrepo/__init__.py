@@ -4,7 +4,7 @@ It knows nothing of clusters: :mod:`cluster_manager.cluster_repos` maps clusters
 
 from cluster_manager.gitrepo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
 from cluster_manager.gitrepo.reader import list_files, read_file, read_files
-from cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter
+from cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter, trust_ca_file
 from cluster_manager.gitrepo.writer import RefConflict, RepoWriter, ensure_bare_repo, writer_for
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "list_files",
     "read_file",
     "read_files",
+    "trust_ca_file",
     "validate_path",
     "writer_for",
 ]

@@ -21,6 +21,12 @@ _REJECTION_HINTS = ("fastforward", "fast-forward", "not present locally", "fetch
                     "failed to update", "failed to lock", "stale info")
 
 
+def trust_ca_file(path: str) -> None:
+    """Verify HTTPS remotes against the PEM bundle ``path`` instead of the system's CAs
+    (process-wide: libgit2 keeps one setting)."""
+    pygit2.settings.set_ssl_cert_locations(path, None)
+
+
 class PushRejected(RuntimeError):
     """The remote rejected our push on every attempt."""
 

@@ -19,6 +19,8 @@ from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET
 from ..yamldocs import render_documents
 
 CLUSTER_DIR = "edo/cluster"
+EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
+"""Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
 README = """\
 # Edge cluster repository
@@ -67,6 +69,8 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
                            "repo_url": "https://bitnami-labs.github.io/sealed-secrets"},
         "values": config.get("values", {}),
     }
+    if settings.edge_ca is not None:
+        ctx["edge_sync"]["ca_env"] = {"name": "FPLUS_CA_FILE", "value": EDGE_SYNC_CA_FILE}
     if helm is not None:
         ctx["helm"] = helm
     return ctx

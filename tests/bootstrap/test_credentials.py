@@ -35,6 +35,18 @@ def test_two_secrets() -> None:
         secret("fplus-edge", "edge-sync-credentials", "op1sync/line-1", "pw2")]
 
 
+def test_a_private_ca_goes_into_every_secret() -> None:
+    ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    text = bootstrap.credentials_manifest("fplus-edge", {"flux-secrets": ("u1", "p1"),
+                                                         "edge-sync-credentials": ("u2", "p2")},
+                                          ca)
+    assert [doc["stringData"] for doc in yaml.safe_load_all(text)] == [
+        {"username": "u1", "password": "p1", "ca.crt": ca},
+        {"username": "u2", "password": "p2", "ca.crt": ca}]
+    with pytest.raises(bootstrap.BootstrapError, match="PEM certificate"):
+        bootstrap.credentials_manifest("fplus-edge", {"s": ("u", "p")}, "not a certificate")
+
+
 @pytest.mark.parametrize("value", AWKWARD, ids=repr)
 def test_any_value_survives(value: str) -> None:
     text = bootstrap.credentials_manifest("ns", {"s": (value, value)})

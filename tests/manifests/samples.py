@@ -16,6 +16,10 @@ CONSUMED_KEYS = frozenset({
     "sealed_secrets.namespace", "sealed_secrets.controller",
     "sealed_secrets.chart_version", "sealed_secrets.repo_url",
 })
+OPTIONAL_KEYS = frozenset({"edge_sync.ca_env"})
+"""Keys the Cluster Manager sets only sometimes (a private CA); absent, their item renders
+away."""
+CA_ENV = {"name": "FPLUS_CA_FILE", "value": "/etc/fplus/credentials/ca.crt"}
 
 FLUX_GA = frozenset({"source.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io/v1",
                      "helm.toolkit.fluxcd.io/v2"})
@@ -23,12 +27,16 @@ FLUX_GA = frozenset({"source.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io
 
 def _context(uuid: str, name: str, namespace: str, git: str, config_store: str, image: str,
              credentials: str, flux_secret: str, ss_namespace: str, controller: str,
-             chart_version: str, repo_url: str, values: dict[str, Any]) -> dict[str, Any]:
+             chart_version: str, repo_url: str, values: dict[str, Any],
+             ca_env: dict[str, str] | None = None) -> dict[str, Any]:
     """A context of exactly the shape the Cluster Manager renders with."""
+    edge_sync: dict[str, Any] = {"image": image, "credentials_secret": credentials}
+    if ca_env is not None:
+        edge_sync["ca_env"] = ca_env
     return {
         "uuid": uuid, "name": name, "namespace": namespace,
         "url": {"self": f"{git}/uuid/{uuid}", "config_store": config_store},
-        "edge_sync": {"image": image, "credentials_secret": credentials},
+        "edge_sync": edge_sync,
         "flux": {"secret": flux_secret},
         "sealed_secrets": {"namespace": ss_namespace, "controller": controller,
                            "chart_version": chart_version, "repo_url": repo_url},
@@ -51,6 +59,13 @@ CONTEXTS = {
         "registry.local:5000/fplus/edge-sync@sha256:" + "ab" * 32, "sync-creds", "git-pull",
         "edge-ops", "sealer", "2.18.5", "https://charts.mirror.example/sealed-secrets",
         {"sealedSecrets": {"enabled": False}, "x": [1, 2]}),
+    # HTTPS from a private CA: Edge Sync is told where the bootstrap script put it
+    "private-ca": _context(
+        "22222222-3333-4444-8555-666666666666", "line-3", "fplus-edge",
+        "https://192.168.1.20:8702", "https://192.168.1.20:8701",
+        "ghcr.io/example/fplus-edge-sync:0.1.0", "edge-sync-credentials", "flux-secrets",
+        "sealed-secrets", "sealed-secrets-controller", "2.17.3",
+        "https://bitnami-labs.github.io/sealed-secrets", {}, ca_env=CA_ENV),
     # longest legal name; controller where kubeseal looks by default
     "kube-system": _context(
         "11111111-2222-4333-8444-555555555555", "a" * 62 + "z", "f" * 63,

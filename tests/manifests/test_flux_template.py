@@ -18,9 +18,11 @@ from templating import render
 from tests.manifests.crds import CustomResource
 from tests.manifests.meta import CLUSTER_SCOPED_CORE, CONFIGMAP_KEY, meta_errors
 from tests.manifests.samples import (
+    CA_ENV,
     CONSUMED_KEYS,
     CONTEXTS,
     FLUX_GA,
+    OPTIONAL_KEYS,
     find,
     objects,
     placeholders,
@@ -73,13 +75,13 @@ def _resolve(context: dict[str, Any], value: str | None) -> str | None:
 # ---------------------------------------------------------------------------- the template itself
 
 def test_template_consumes_exactly_the_documented_context_keys() -> None:
-    assert placeholders(manifests.load("flux-template")) == CONSUMED_KEYS
+    assert placeholders(manifests.load("flux-template")) == CONSUMED_KEYS | OPTIONAL_KEYS
 
 
 def test_header_comment_lists_every_consumed_key() -> None:
     text = (Path(manifests.__file__).parent / "flux-template.yaml").read_text(encoding="utf-8")
     header = text.split("\nself-link.yaml:")[0]
-    for key in CONSUMED_KEYS:
+    for key in CONSUMED_KEYS | OPTIONAL_KEYS:
         assert key in header, key
 
 
@@ -204,9 +206,11 @@ def test_edge_sync_deployment(rendered: Rendered, context: dict[str, Any]) -> No
     assert container["image"] == context["edge_sync"]["image"]
     assert container["envFrom"] == [{"configMapRef": {"name": "cluster-config"}}]
     env = {e["name"]: e.get("valueFrom", e.get("value")) for e in container["env"]}
+    private_ca = {CA_ENV["name"]: CA_ENV["value"]} if "ca_env" in context["edge_sync"] else {}
     assert env == {"FPLUS_USER_FILE": f"{CREDENTIALS_DIR}/username",
                    "FPLUS_PASSWORD_FILE": f"{CREDENTIALS_DIR}/password",
-                   "POD_NAMESPACE": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+                   "POD_NAMESPACE": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+                   **private_ca}
     assert container["securityContext"] == {
         "runAsNonRoot": True, "allowPrivilegeEscalation": False,
         "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
