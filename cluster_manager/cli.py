@@ -144,7 +144,8 @@ def _edge_ca(path: Path | None) -> str | None:
 def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
     return Settings(
         config_store_url=args.config_store, git_url=args.git, data_dir=args.data_dir,
-        git_repos=args.git_repos, organisation=args.organisation,
+        git_repos=args.git_repos, git_internal_url=args.git_internal,
+        organisation=args.organisation,
         edge_config_store_url=args.edge_config_store, edge_sync_image=args.edge_sync_image,
         workers=args.workers, backoff_initial=args.backoff,
         external_url=args.external_url or f"{scheme(tls)}://{args.host}:{args.port}",
@@ -267,8 +268,8 @@ def _replica_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds between a standby's attempts to take the lease")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``cluster-manager`` command line (deploy manifests are checked against it)."""
     parser = argparse.ArgumentParser(prog="cluster-manager", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     seed = sub.add_parser("seed", help="set up the Config Store and the Cluster Manager's "
@@ -278,6 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     _store_options(run)
     run.add_argument("--git", default="http://127.0.0.1:8702",
                      help="Git server base URL, as edges reach it")
+    run.add_argument("--git-internal", metavar="URL",
+                     help="Git server base URL as this service reaches it, when not --git "
+                          "(e.g. a Kubernetes Service where edges use an Ingress)")
     run.add_argument("--git-repos", type=Path,
                      help="the Git server's repos directory, if on this machine")
     run.add_argument("--host", default="127.0.0.1")
@@ -329,7 +333,12 @@ def main(argv: list[str] | None = None) -> None:
     stack.add_argument("--tls", action="store_true",
                        help="serve HTTPS with certificates from a local CA kept in "
                             "DATA_DIR/tls (bootstrap scripts carry the CA to edges)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
     configure_logging()
     if args.command == "up":
         up(args.data_dir, args.port, Addresses.parse(args.advertise, args.listen),

@@ -36,7 +36,7 @@ class ClusterRepos:
         self._lock = threading.Lock()
 
     def _base(self) -> str:
-        return self.settings.git_url.rstrip("/")
+        return (self.settings.git_internal_url or self.settings.git_url).rstrip("/")
 
     def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
         """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""

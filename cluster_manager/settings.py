@@ -16,6 +16,9 @@ class Settings:
     data_dir: Path
     git_repos: Path | None = None
     """The Git server's repos directory, when on this machine: written directly."""
+    git_internal_url: str | None = None
+    """Base URL this service writes repos through, when not ``git_url`` (an in-cluster
+    Service address where edges use an Ingress). Unused with ``git_repos``."""
     organisation: str = "ACS"
     """Prefix of Sparkplug group ids: ``<organisation>-<cluster name>``."""
     edge_config_store_url: str | None = None

@@ -68,8 +68,8 @@ def _notify_settings(args: argparse.Namespace) -> NotifySettings:
                           message_bytes=args.notify_message_bytes)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``config-store`` command line (deploy manifests are checked against it)."""
     parser = argparse.ArgumentParser(prog="config-store", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("serve", help="serve the Config Store over HTTP")
@@ -91,7 +91,12 @@ def main(argv: list[str] | None = None) -> None:
                      help="concurrent HTTP and WebSocket connections")
     add_tls_options(run)
     _notify_flags(run)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
     configure_logging()
     tls = server_tls(args, "config-store")
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written

@@ -81,8 +81,8 @@ def _store_options(parser: argparse.ArgumentParser, data_help: str) -> None:
                                                                 "http://127.0.0.1:8701"))
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``git-server`` command line (deploy manifests are checked against it)."""
     parser = argparse.ArgumentParser(prog="git-server", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     seed = sub.add_parser("seed", help="set up the Config Store and the Git server's "
@@ -95,7 +95,12 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
     add_tls_options(run)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point."""
+    args = build_parser().parse_args(argv)
     configure_logging()
     require_client_ca(PROG)
     url = args.config_store.rstrip("/")

@@ -9,8 +9,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from cluster_manager.cluster_repos import ClusterRepos
 from cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
 from cluster_manager.gitrepo import _branch as branch_module
+from cluster_manager.settings import Settings
 from harness.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 from tests.cluster_manager.git_http import GitHttpServer
 
@@ -83,3 +85,16 @@ def test_two_remote_writers_race(server: GitHttpServer, tmp_path: Path) -> None:
         t.join()
     assert len(files_at(tmp_path / "srv" / "cluster.git")) == 10
     fsck_clean(tmp_path / "srv" / "cluster.git")
+
+
+def test_cluster_repos_write_through_the_internal_url(server: GitHttpServer,
+                                                      tmp_path: Path) -> None:
+    """--git-internal: repos are written through it while edges keep the public --git URL."""
+    ensure_bare_repo(tmp_path / "srv" / "uuid" / "c1.git")
+    settings = Settings(config_store_url="http://127.0.0.1:9", data_dir=tmp_path / "cm",
+                        git_url="http://127.0.0.9:9",  # edges' URL: nothing listens there
+                        git_internal_url=server.base + "/")
+    repos = ClusterRepos(settings, *AUTH)
+    assert repos.write("c1", ChangeSet(writes={"edo/a.yaml": "a\n"}), "a").changed
+    assert files_at(tmp_path / "srv" / "uuid" / "c1.git") == ["edo/a.yaml"]
+    assert repos.read_dir("c1", "edo/") == {"edo/a.yaml": b"a\n"}
