@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= .data
 PORT ?= 8700
 
-.PHONY: run test test-slow test-replicas lint bench clean
+.PHONY: run test test-slow test-replicas lint bench images clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,14 @@ test-replicas: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_store.py
+
+# The central services' image and the Edge Sync image, where a Docker engine runs.
+VERSION ?= $(shell sed -n 's/^version *= *//p' setup.cfg)
+REGISTRY ?= ghcr.io/fplus-edge-manager
+images:
+	@docker info >/dev/null 2>&1 || { echo "make images: no Docker engine answers (docker info failed); build where one runs" >&2; exit 1; }
+	docker build -t $(REGISTRY)/central:$(VERSION) .
+	docker build -f edge_sync/Dockerfile -t $(REGISTRY)/edge-sync:$(VERSION) .
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
