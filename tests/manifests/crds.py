@@ -62,6 +62,20 @@ CEL_RULES: dict[str, Callable[[Any], bool]] = {norm_rule(rule): fn for rule, fn 
         lambda s: not _has(s, "retryInterval") or s.get("name") != "RemediateOnFailure",
     "!has(self.retryInterval) || self.name == 'RetryOnFailure'":
         lambda s: not _has(s, "retryInterval") or s.get("name") == "RetryOnFailure",
+    # CloudNativePG's Cluster (deploy/): the rules an object without synchronous replication
+    # settings reaches.
+    "!(has(self.imageCatalogRef) && has(self.imageName))":
+        lambda s: not (_has(s, "imageCatalogRef") and _has(s, "imageName")),
+    "self.kind == 'ImageCatalog' || self.kind == 'ClusterImageCatalog'":
+        lambda s: s.get("kind") in ("ImageCatalog", "ClusterImageCatalog"),
+    "self.apiGroup == 'postgresql.cnpg.io'":
+        lambda s: s.get("apiGroup") == "postgresql.cnpg.io",
+    "!has(self.builtinLocale) || self.localeProvider == 'builtin'":
+        lambda s: not _has(s, "builtinLocale") or s.get("localeProvider") == "builtin",
+    "!has(self.icuLocale) || self.localeProvider == 'icu'":
+        lambda s: not _has(s, "icuLocale") or s.get("localeProvider") == "icu",
+    "!has(self.icuRules) || self.localeProvider == 'icu'":
+        lambda s: not _has(s, "icuRules") or s.get("localeProvider") == "icu",
 }.items()}
 
 
