@@ -1,0 +1,150 @@
+"""The Cluster Manager's HTTP API as ``fplus`` uses it; every refusal is an :class:`ApiError`
+carrying the server's own message."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from .profile import Profile
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+SECRET_LIMIT = 1024 * 1024
+"""The largest value ``secret seal`` sends: the Cluster Manager's default body limit."""
+
+
+class ApiError(Exception):
+    """A refused or failed call: ``status`` (0 when the server was not reached) and a
+    one-line message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ManagerApi:
+    """Calls to one Cluster Manager with the profile's credentials."""
+
+    def __init__(self, profile: Profile, timeout: float = 30.0) -> None:
+        self.profile = profile
+        self.base = profile.url.rstrip("/")
+        self._session = requests.Session()
+        self._session.verify = profile.ca_file or True
+        auth = profile.authorization()
+        if auth:
+            self._session.headers["Authorization"] = auth
+        self._timeout = timeout
+
+    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """One request; ApiError unless it answered 2xx."""
+        url = self.base + path
+        try:
+            resp = self._session.request(method, url, timeout=self._timeout, **kwargs)
+        except requests.RequestException as exc:
+            raise ApiError(0, f"cannot reach {self.base}: {type(exc).__name__}") from None
+        if resp.status_code >= 400:
+            raise ApiError(resp.status_code, self._message(resp))
+        return resp
+
+    def _message(self, resp: requests.Response) -> str:
+        try:
+            detail = resp.json().get("error")
+        except (ValueError, AttributeError):
+            detail = None
+        detail = detail or resp.reason or f"HTTP {resp.status_code}"
+        if resp.status_code == 401:
+            return (f"{self.base} refused the credentials ({detail}); "
+                    "run `fplus login` (a saved session lasts as long as its token)")
+        return str(detail)
+
+    # -- clusters ---------------------------------------------------------------------------
+
+    def clusters(self, phase: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every cluster the caller may see, page by page."""
+        after = None
+        while True:
+            params = {"limit": "1000", **({"after": after} if after else {}),
+                      **({"phase": phase} if phase else {})}
+            page = self.call("GET", "/v1/cluster", params=params).json()
+            yield from page["clusters"]
+            after = page.get("next")
+            if not after:
+                return
+
+    def resolve(self, name_or_uuid: str) -> str:
+        """The uuid of the cluster named so (a uuid is taken as it is)."""
+        if UUID.match(name_or_uuid.lower()):
+            return name_or_uuid.lower()
+        for cluster in self.clusters():
+            if cluster.get("name") == name_or_uuid:
+                return str(cluster["uuid"])
+        raise ApiError(404, f"no cluster named {name_or_uuid}")
+
+    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/cluster``: the created cluster."""
+        return self.call("POST", "/v1/cluster", json=body).json()
+
+    def status(self, cluster: str) -> dict[str, Any]:
+        """The cluster's status with its derived phase."""
+        return self.call("GET", f"/v1/cluster/{cluster}/status").json()
+
+    def exists(self, cluster: str) -> bool:
+        """Whether the cluster is still there (its status answers)."""
+        try:
+            self.status(cluster)
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def delete(self, cluster: str, force: bool = False) -> dict[str, Any]:
+        """Start the teardown."""
+        params = {"force": "true"} if force else {}
+        return self.call("DELETE", f"/v1/cluster/{cluster}", params=params).json()
+
+    def redeploy(self, cluster: str) -> dict[str, Any]:
+        """Ask the reconciler to write the cluster's repo again."""
+        return self.call("POST", f"/v1/cluster/{cluster}/redeploy").json()
+
+    def bootstrap_url(self, cluster: str) -> str:
+        """A one-time bootstrap URL (the answer is ACS's JSON string)."""
+        return str(self.call("POST", f"/v1/cluster/{cluster}/bootstrap-url").json())
+
+    def fetch(self, url: str) -> bytes:
+        """GET an absolute URL this server handed out (a bootstrap script)."""
+        try:
+            resp = requests.get(url, timeout=self._timeout, verify=self._session.verify)
+        except requests.RequestException as exc:
+            raise ApiError(0, f"cannot fetch the script: {type(exc).__name__}") from None
+        if resp.status_code >= 400:
+            raise ApiError(resp.status_code, self._message(resp))
+        return resp.content
+
+    # -- secrets ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _key_path(cluster: str, namespace: str, name: str, key: str) -> str:
+        parts = "/".join(quote(p, safe="") for p in (namespace, name, key))
+        return f"/v1/cluster/{cluster}/secret/{parts}"
+
+    def seal(self, cluster: str, namespace: str, name: str, key: str, value: bytes, *,
+             scope: str | None = None, dry_run: bool = False) -> None:
+        """Seal ``value`` to the edge and commit it (or only check, with ``dry_run``)."""
+        params = {**({"scope": scope} if scope else {}), **({"dryrun": ""} if dry_run else {})}
+        self.call("PUT", self._key_path(cluster, namespace, name, key), data=value,
+                  params=params, headers={"Content-Type": "application/octet-stream"})
+
+    def unseal_key(self, cluster: str, namespace: str, name: str, key: str, *,
+                   dry_run: bool = False) -> None:
+        """Remove one key of a sealed secret."""
+        params = {"dryrun": ""} if dry_run else {}
+        self.call("DELETE", self._key_path(cluster, namespace, name, key), params=params)
+
+    def secrets(self, cluster: str) -> list[dict[str, Any]]:
+        """``[{namespace, name, scope, keys}]``; never values."""
+        return self.call("GET", f"/v1/cluster/{cluster}/secret").json()

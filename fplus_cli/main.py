@@ -1,0 +1,58 @@
+"""The ``fplus`` command: exit 0 when it worked, 1 when the server refused or failed (one line
+with the server's message), 2 for a usage error."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from click.shell_completion import get_completion_class
+
+from .api import ApiError
+from .clusters import cluster
+from .secrets import secret
+from .session import login, whoami
+
+SHELLS = ("bash", "zsh")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="fplus-edge-manager", prog_name="fplus")
+def cli() -> None:
+    """Operate Factory+ edge clusters: request them, bootstrap them, seal their secrets.
+
+    Log in once with `fplus login URL`; FPLUS_URL, FPLUS_TOKEN, FPLUS_USER/FPLUS_PASSWORD,
+    CONFIG_STORE_URL and FPLUS_CA_FILE override the saved session.
+    """
+
+
+@cli.command("completion")
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(fplus completion bash)"."""
+    completer = get_completion_class(shell)
+    assert completer is not None
+    click.echo(completer(cli, {}, "fplus", "_FPLUS_COMPLETE").source())
+
+
+cli.add_command(login)
+cli.add_command(whoami)
+cli.add_command(cluster)
+cli.add_command(secret)
+
+
+def main() -> None:
+    """Entry point: click's parsing, with ApiError turned into one line and exit 1."""
+    try:
+        cli.main(standalone_mode=False)
+    except ApiError as exc:
+        click.echo(f"fplus: {exc}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("fplus: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

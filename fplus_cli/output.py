@@ -1,0 +1,53 @@
+"""Printing read results as a table (Rich), JSON or YAML (``-o``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+import yaml
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+FORMATS = ("table", "json", "yaml")
+Column = tuple[str, Callable[[dict[str, Any]], Any]]
+
+
+def output_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``-o/--output table|json|yaml`` on a read command."""
+    return click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table",
+                        show_default=True, help="how to print the result")(fn)
+
+
+def _cell(value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "-"
+    return str(value)
+
+
+def emit(data: Any, fmt: str, columns: Sequence[Column] = (),
+         optional: Sequence[str] = ("ERROR",)) -> None:
+    """Print ``data``: as JSON or YAML whole, or as a table of ``columns`` over ``data`` (a
+    list, or one row for a dict); ``optional`` columns show only when some row has a value."""
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    if fmt == "yaml":
+        click.echo(yaml.safe_dump(data, sort_keys=True).rstrip())
+        return
+    items = data if isinstance(data, list) else [data]
+    shown = [(title, get) for title, get in columns
+             if title not in optional or any(_cell(get(item)) != "-" for item in items)]
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for title, _ in shown:
+        table.add_column(title, overflow="fold")
+    for item in items:
+        table.add_row(*(_cell(get(item)) for _, get in shown))
+    Console(file=sys.stdout, soft_wrap=True, width=200 if not sys.stdout.isatty() else None
+            ).print(table)

@@ -1,0 +1,91 @@
+"""``fplus secret …``: seal a value to a cluster's edge, list and remove sealed keys."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .api import SECRET_LIMIT, ApiError
+from .output import Column, emit, output_option
+from .session import manager
+
+COLUMNS: list[Column] = [
+    ("NAMESPACE", lambda s: s.get("namespace")), ("NAME", lambda s: s.get("name")),
+    ("SCOPE", lambda s: s.get("scope")), ("KEYS", lambda s: s.get("keys")),
+    ("ERROR", lambda s: s.get("error"))]
+
+
+@click.group("secret")
+def secret() -> None:
+    """Sealed secrets: values go in sealed to the edge and never come back out."""
+
+
+def _split(ref: str) -> tuple[str, str]:
+    namespace, _, name = ref.partition("/")
+    if not namespace or not name or "/" in name:
+        raise click.BadParameter(f"{ref!r} is not NAMESPACE/NAME", param_hint="NS/NAME")
+    return namespace, name
+
+
+def _value(literal: str | None, from_file: Path | None) -> bytes:
+    if literal is not None and from_file is not None:
+        raise click.UsageError("give --from-literal or --from-file, not both")
+    if literal is not None:
+        value = literal.encode()
+    elif from_file is not None:
+        if from_file.stat().st_size > SECRET_LIMIT:
+            raise ApiError(413, f"{from_file} is over {SECRET_LIMIT} bytes: not sent")
+        value = from_file.read_bytes()
+    elif sys.stdin.isatty():
+        raise click.UsageError("give the value with --from-literal, --from-file or stdin")
+    else:
+        value = sys.stdin.buffer.read(SECRET_LIMIT + 1)
+    if len(value) > SECRET_LIMIT:
+        raise ApiError(413, f"the value is over {SECRET_LIMIT} bytes: not sent")
+    return value
+
+
+@secret.command("seal")
+@click.argument("cluster_ref", metavar="CLUSTER")
+@click.argument("ref", metavar="NS/NAME")
+@click.argument("key")
+@click.option("--from-literal", "literal", metavar="VALUE",
+              help="the value (it shows in your shell history; prefer stdin)")
+@click.option("--from-file", "from_file", type=click.Path(exists=True, dir_okay=False,
+                                                          path_type=Path))
+@click.option("--scope", type=click.Choice(["strict", "namespace-wide", "cluster-wide"]),
+              help="what the sealed value is bound to (default strict)")
+@click.option("--dry-run", is_flag=True, help="check everything, commit nothing")
+def seal(cluster_ref: str, ref: str, key: str, literal: str | None, from_file: Path | None,
+         scope: str | None, dry_run: bool) -> None:
+    """Seal KEY of Secret NS/NAME on CLUSTER; the value from an option or stdin."""
+    namespace, name = _split(ref)
+    value = _value(literal, from_file)
+    api = manager()
+    api.seal(api.resolve(cluster_ref), namespace, name, key, value, scope=scope,
+             dry_run=dry_run)
+    click.echo(f"{'checked' if dry_run else 'sealed'} {namespace}/{name} {key}", err=True)
+
+
+@secret.command("list")
+@click.argument("cluster_ref", metavar="CLUSTER")
+@output_option
+def list_secrets(cluster_ref: str, fmt: str) -> None:
+    """The sealed secrets in CLUSTER's repo and their keys (never values)."""
+    api = manager()
+    emit(api.secrets(api.resolve(cluster_ref)), fmt, COLUMNS)
+
+
+@secret.command("delete")
+@click.argument("cluster_ref", metavar="CLUSTER")
+@click.argument("ref", metavar="NS/NAME")
+@click.argument("key")
+@click.option("--dry-run", is_flag=True)
+def delete(cluster_ref: str, ref: str, key: str, dry_run: bool) -> None:
+    """Remove KEY from Secret NS/NAME on CLUSTER (the Secret goes with its last key)."""
+    namespace, name = _split(ref)
+    api = manager()
+    api.unseal_key(api.resolve(cluster_ref), namespace, name, key, dry_run=dry_run)
+    click.echo(f"{'checked' if dry_run else 'removed'} {namespace}/{name} {key}", err=True)
