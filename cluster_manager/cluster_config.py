@@ -15,28 +15,35 @@ class InvalidConfig(ValueError):
     """An Edge cluster configuration entry that cannot be commissioned."""
 
 
-def check_config(config: Any) -> dict[str, Any]:
-    """The entry if it can be commissioned; otherwise :class:`InvalidConfig` saying why.
-
-    ``name`` must be a DNS-1123 label (it names Kubernetes objects and principals, and is a
-    valid Sparkplug group-id part because it has no ``+``, ``/`` or ``#``); so must
-    ``namespace``.
-    """
+def config_errors(config: Any) -> dict[str, str]:
+    """Why each field of an entry cannot be commissioned (``"": …`` for the whole entry);
+    empty when it can. ``name`` and ``namespace`` must be DNS-1123 labels (they name
+    Kubernetes objects and principals, and a label is a valid Sparkplug group-id part: no
+    ``+``, ``/`` or ``#``)."""
     if not isinstance(config, dict):
-        raise InvalidConfig("the configuration must be a JSON object")
+        return {"": "the configuration must be a JSON object"}
+    errors = {}
     unknown = set(config) - ALLOWED_KEYS
     if unknown:
-        raise InvalidConfig(f"unknown keys: {', '.join(sorted(unknown))}")
+        errors[""] = f"unknown keys: {', '.join(sorted(unknown))}"
     for key in ("name", "namespace"):
         value = config.get(key)
         if not is_dns1123_label(value):
-            raise InvalidConfig(f"{key} must be a DNS-1123 label (lower-case letters, digits "
-                                f"and '-', at most {LABEL_MAX} characters), not {value!r}")
-    chart = config.get("chart")
-    if "chart" in config and not is_uuid(chart):
-        raise InvalidConfig("chart must be a Helm chart template UUID")
+            errors[key] = (f"{key} must be a DNS-1123 label (lower-case letters, digits and "
+                           f"'-', at most {LABEL_MAX} characters), not {value!r}")
+    if "chart" in config and not is_uuid(config.get("chart")):
+        errors["chart"] = "chart must be a Helm chart template UUID"
     if not isinstance(config.get("bare", False), bool):
-        raise InvalidConfig("bare must be true or false")
+        errors["bare"] = "bare must be true or false"
     if not isinstance(config.get("values", {}), dict):
-        raise InvalidConfig("values must be a JSON object")
+        errors["values"] = "values must be a JSON object"
+    return errors
+
+
+def check_config(config: Any) -> dict[str, Any]:
+    """The entry if it can be commissioned; otherwise :class:`InvalidConfig` with the first
+    of :func:`config_errors`."""
+    errors = config_errors(config)
+    if errors:
+        raise InvalidConfig(next(iter(errors.values())))
     return config

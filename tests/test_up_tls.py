@@ -85,6 +85,9 @@ def test_readme_walkthrough_over_https(tmp_path: Path) -> None:
                                auth=("admin", password), timeout=10, verify=str(ca))
         openapi = yaml.safe_load(requests.get(f"{cm}/openapi.yaml", timeout=10,
                                               verify=str(ca)).text)
+        console = requests.post(f"{cm}/ui/login", data={"username": "admin",
+                                                         "password": password},
+                                allow_redirects=False, timeout=10, verify=str(ca))
     finally:
         os.killpg(stack.pid, signal.SIGTERM)
         out, err = stack.communicate(timeout=30)
@@ -92,6 +95,10 @@ def test_readme_walkthrough_over_https(tmp_path: Path) -> None:
     assert plain.returncode != 0  # HTTPS only on that port
     assert f"curl --cacert {ca}" in out and f"CA            {ca}" in out
     assert "Traceback" not in err
+    # The console's session cookie never travels over plain HTTP from an HTTPS stack.
+    assert console.status_code == 303
+    assert "; Secure" in console.headers["Set-Cookie"]
+    assert "HttpOnly" in console.headers["Set-Cookie"]
     for key in ("ca.key", "server.key"):
         assert (data / "tls" / key).stat().st_mode & 0o077 == 0
     assert (data / "tls").stat().st_mode & 0o077 == 0

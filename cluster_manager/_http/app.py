@@ -6,7 +6,7 @@ from flask import Flask
 
 from serving import refuse_oversized
 
-from . import cluster_api_routes, cluster_routes, errors, secret_routes, service_routes
+from . import cluster_api_routes, cluster_routes, console, errors, secret_routes, service_routes
 from .context import ApiServices
 from .params import ClusterConverter
 
@@ -22,6 +22,7 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     app.url_map.converters["cluster"] = ClusterConverter
     app.before_request(refuse_oversized)
     errors.register(app)
-    for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp):
+    for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
+               console.bp):
         app.register_blueprint(bp)
     return app

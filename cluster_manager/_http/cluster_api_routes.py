@@ -10,7 +10,7 @@ from werkzeug.exceptions import BadRequest
 from config_store import uuids
 from serving import JSONRejected, loads_checked
 
-from .context import caller, require, services
+from .context import caller, can_view, require, services
 from .params import only_query
 
 bp = Blueprint("cluster_api", __name__)
@@ -51,7 +51,7 @@ def list_clusters() -> Response:
         raise BadRequest("after must be a cluster UUID (the `next` of the previous page)")
     api = services()
     page = api.clusters.page(
-        lambda cluster: api.access.allowed(who, uuids.EdgePerm.Clusters, cluster),
+        lambda cluster: can_view(who, cluster),
         phase=phase, after=after, limit=int(limit))
     return jsonify({"clusters": page.clusters, "next": page.next})
 

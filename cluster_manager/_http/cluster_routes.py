@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import quote
 
 from flask import Blueprint, Response, jsonify, request
@@ -16,7 +17,7 @@ from ..api.errors import Conflict, NotFound
 from ..api.status_view import cluster_status
 from ..setup_status import DELETING, FAILED, SetupStatus
 from ..vocabulary import CONFIG_APP, STATUS_APP
-from .context import require, services
+from .context import require, require_view, services
 
 bp = Blueprint("clusters", __name__)
 log = logging.getLogger(__name__)
@@ -41,17 +42,22 @@ def _ready_setup(cluster: str) -> SetupStatus:
     return setup
 
 
-@bp.get("/v1/cluster/<cluster:cluster>/status")
-def status(cluster: str) -> Response:
-    require(uuids.EdgePerm.Clusters, cluster)
+def status_view(cluster: str) -> dict[str, Any]:
+    """The cluster's status with its derived phase (404 for an unknown cluster)."""
     api = services()
     setup = _setup(cluster)
     if not setup.exists:
         if api.cs.get_config(CONFIG_APP, cluster) is None:
             raise NotFound(f"unknown cluster {cluster}")
-        return jsonify({"phase": "Pending", "ready": False})
-    return jsonify(cluster_status(setup, read_edge_status(api.cs, cluster), datetime.now(UTC),
-                                  api.liveness))
+        return {"phase": "Pending", "ready": False}
+    return cluster_status(setup, read_edge_status(api.cs, cluster), datetime.now(UTC),
+                          api.liveness)
+
+
+@bp.get("/v1/cluster/<cluster:cluster>/status")
+def status(cluster: str) -> Response:
+    require_view(cluster)
+    return jsonify(status_view(cluster))
 
 
 LOOPBACK_WARNING = ('199 cluster-manager "the bootstrap URL names a loopback address: only this '
@@ -65,7 +71,7 @@ PLAIN_HTTP_WARNING = ('199 cluster-manager "the bootstrap URL is plain HTTP: the
 """The ``Warning`` header field of a bootstrap-URL answer whose URL is ``http://``."""
 
 
-def _url_warnings(url: str) -> list[str]:
+def url_warnings(url: str) -> list[str]:
     """The ``Warning`` fields a bootstrap URL earns."""
     warnings = [LOOPBACK_WARNING] if is_loopback_url(url) else []
     if url.lower().startswith("http://"):
@@ -73,9 +79,8 @@ def _url_warnings(url: str) -> list[str]:
     return warnings
 
 
-@bp.post("/v1/cluster/<cluster:cluster>/bootstrap-url")
-def bootstrap_url(cluster: str) -> Response:
-    require(uuids.EdgePerm.Clusters, cluster)
+def issue_bootstrap_url(cluster: str) -> str:
+    """A new bootstrap URL for a ready cluster (one-time unless bootstrap is public)."""
     api = services()
     _ready_setup(cluster)
     url = f"{api.external_url.rstrip('/')}/v1/cluster/{cluster}/bootstrap"
@@ -83,8 +88,15 @@ def bootstrap_url(cluster: str) -> Response:
         url += "?token=" + quote(api.tokens.issue(cluster), safe="")
     api.metrics.bootstrap.labels("url", "issued").inc()
     log.info("cluster %s: bootstrap URL issued", cluster)
+    return url
+
+
+@bp.post("/v1/cluster/<cluster:cluster>/bootstrap-url")
+def bootstrap_url(cluster: str) -> Response:
+    require(uuids.EdgePerm.Clusters, cluster)
+    url = issue_bootstrap_url(cluster)
     response = jsonify(url)
-    for warning in _url_warnings(url):
+    for warning in url_warnings(url):
         response.headers.add("Warning", warning)
     return response
 

@@ -17,6 +17,7 @@ from ..api.errors import Forbidden, Unauthorized
 from ..api.secrets import SecretService
 from ..api.status_view import Liveness
 from ..metrics import Metrics
+from ..vocabulary import STATUS_APP
 
 
 @dataclass
@@ -44,21 +45,38 @@ def services() -> ApiServices:
     return current_app.extensions["cluster_manager"]
 
 
-def caller() -> Caller:
-    """The authenticated caller; 401 without valid credentials."""
-    found = services().access.principal(request.headers.get("Authorization"))
+def caller(authorization: str | None = None) -> Caller:
+    """The authenticated caller (``authorization``, default the request's header); 401
+    without valid credentials."""
+    found = services().access.principal(authorization or request.headers.get("Authorization"))
     if found is None:
         raise Unauthorized("valid credentials are required (HTTP Basic or a Config Store "
                            "Bearer token)")
     return found
 
 
-def require(permission: str, cluster: str) -> Caller:
+def require(permission: str, cluster: str, authorization: str | None = None) -> Caller:
     """The caller, if it holds ``permission`` on ``cluster`` (or the wildcard); else 401/403.
     ``cluster`` may be the Null UUID: then only a wildcard grant will do."""
-    who = caller()
+    who = caller(authorization)
     if not services().access.allowed(who, permission, cluster):
         raise Forbidden("you lack the permission for this on this cluster"
                         if cluster != uuids.NULL else
                         "you lack the permission for this on every cluster (a wildcard grant)")
+    return who
+
+
+def can_view(who: Caller, cluster: str) -> bool:
+    """Whether ``who`` may see ``cluster``'s status: it manages the cluster, or it may read
+    the setup status app in the Config Store (where that status comes from)."""
+    access = services().access
+    return (access.allowed(who, uuids.EdgePerm.Clusters, cluster)
+            or access.allowed(who, uuids.ConfigDBPerm.ReadApp, STATUS_APP))
+
+
+def require_view(cluster: str, authorization: str | None = None) -> Caller:
+    """The caller, if it may see ``cluster`` (:func:`can_view`); else 401/403."""
+    who = caller(authorization)
+    if not can_view(who, cluster):
+        raise Forbidden("you may neither manage this cluster nor read the setup status app")
     return who

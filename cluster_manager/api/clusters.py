@@ -25,7 +25,7 @@ from ..setup_status import SetupStatus
 from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unprocessable
-from .status_view import Liveness, derive_phase, edge_text
+from .status_view import Liveness, derive_phase, edge_text, host_count
 
 log = logging.getLogger(__name__)
 MAX_PAGE = 1000
@@ -126,7 +126,8 @@ class ClusterService:
             return None
 
     def summary(self, cluster: str, now: datetime) -> dict[str, Any] | None:
-        """``{uuid, name, phase, lastSeen, commit}`` of one cluster (None: gone meanwhile)."""
+        """``{uuid, name, phase, lastSeen, hosts, commit}`` of one cluster (None: gone
+        meanwhile)."""
         setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))
         name = setup.name or (setup.refused or {}).get("spec", {}).get("name")
         if not setup.exists:
@@ -137,4 +138,5 @@ class ClusterService:
         edge = self._edge(cluster) if setup.ready else None
         return {"uuid": cluster, "name": name,
                 "phase": derive_phase(setup, edge, now, self.liveness),
-                "lastSeen": edge_text(edge, "lastSeen"), "commit": setup.commit}
+                "lastSeen": edge_text(edge, "lastSeen"), "hosts": host_count(edge),
+                "commit": setup.commit}

@@ -75,6 +75,12 @@ def derive_phase(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
     return edge_state(edge, now, liveness) or "Ready"
 
 
+def host_count(edge: dict[str, Any] | None) -> int:
+    """How many hosts the edge reported (0 before it reports or if ``hosts`` is no list)."""
+    hosts = (edge or {}).get("hosts")
+    return len(hosts) if isinstance(hosts, list) else 0
+
+
 def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
                    liveness: Liveness = Liveness()) -> dict[str, Any]:
     """The setup status with the derived ``phase`` and a summary of what the edge reported
@@ -83,12 +89,11 @@ def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetim
     view["setupPhase"] = setup.entry.get("phase")
     view["phase"] = derive_phase(setup, edge, now, liveness)
     if edge:
-        hosts = edge.get("hosts")
         view["edge"] = {
             "state": edge_state(edge, now, liveness),
             "lastSeen": edge_text(edge, "lastSeen"),
             "version": edge_text(edge, "version"),
-            "hosts": len(hosts) if isinstance(hosts, list) else 0,
+            "hosts": host_count(edge),
             "sealingCertificate": isinstance(edge.get("kubeseal_cert"), str),
         }
     return view

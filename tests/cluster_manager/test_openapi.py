@@ -123,9 +123,11 @@ def app() -> Flask:
 
 @pytest.fixture(scope="module")
 def served(app: Flask) -> set[tuple[str, str]]:
-    """``(path template, METHOD)`` for every Flask rule, implicit methods left out."""
+    """``(path template, METHOD)`` for every Flask rule, implicit methods left out; the
+    console's HTML pages under ``/ui/`` are for browsers, not part of the API."""
     return {(template(rule.rule), method) for rule in app.url_map.iter_rules()
-            for method in (rule.methods or set()) - IMPLICIT}
+            for method in (rule.methods or set()) - IMPLICIT
+            if not rule.rule.startswith("/ui/")}
 
 
 # -- the document itself --------------------------------------------------------------

@@ -136,7 +136,8 @@ def test_list_pages_filters_by_phase_and_shows_only_permitted_clusters(
             break
     by_uuid = {c["uuid"]: c for c in everything}
     assert by_uuid[mine] == {"uuid": mine, "name": "listed-a", "phase": "Ready",
-                             "lastSeen": None, "commit": status(stack.admin, mine)["commit"]}
+                             "lastSeen": None, "hosts": 0,
+                             "commit": status(stack.admin, mine)["commit"]}
     assert [c["uuid"] for c in everything] == sorted(by_uuid)
     ready_only = root.get("/v1/cluster", params={"phase": "Ready", "limit": "1000"}).json()
     assert {c["phase"] for c in ready_only["clusters"]} == {"Ready"}
@@ -144,6 +145,15 @@ def test_list_pages_filters_by_phase_and_shows_only_permitted_clusters(
     grant(stack.admin, user, uuids.EdgePerm.Clusters, mine)
     seen = Api(root.base, ("lister", "lister-pw")).get("/v1/cluster").json()["clusters"]
     assert [c["uuid"] for c in seen] == [mine]
+    # ReadApp on the setup status app makes a read-only operator: sees all, changes nothing.
+    viewer, _ = make_user(stack.admin, "viewer", "viewer-pw")
+    grant(stack.admin, viewer, uuids.ConfigDBPerm.ReadApp, uuids.App.EdgeClusterSetupStatus)
+    as_viewer = Api(root.base, ("viewer", "viewer-pw"))
+    seen = as_viewer.get("/v1/cluster", params={"limit": "1000"}).json()["clusters"]
+    assert {mine, other} <= {c["uuid"] for c in seen}
+    assert as_viewer.get(f"/v1/cluster/{other}/status").json()["phase"] == "Ready"
+    assert as_viewer.post(f"/v1/cluster/{other}/bootstrap-url").status_code == 403
+    assert as_viewer.post(f"/v1/cluster/{other}/redeploy").status_code == 403
     assert root.get("/v1/cluster", params={"phase": "Sleeping"}).status_code == 400
     assert root.get("/v1/cluster", params={"limit": "0"}).status_code == 400
     assert root.get("/v1/cluster", params={"after": "x"}).status_code == 400

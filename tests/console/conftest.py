@@ -1,0 +1,85 @@
+"""A stack and a headless Chromium (Debian's ``chromium`` through its ``chromedriver``)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+from config_store import uuids
+from harness.servers import ADMIN_PASSWORD, Api
+from harness.stack import Stack, start_stack
+from tests.conftest import grant, make_user
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+READER_PASSWORD = "reader-" + "p" * 10
+
+
+@dataclass
+class Reader:
+    """A principal that may read the setup status app and nothing else."""
+
+    name: str
+    uuid: str
+
+
+@pytest.fixture(scope="package")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    running = start_stack(tmp_path_factory.mktemp("console-stack"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="package")
+def reader(stack: Stack) -> Reader:
+    uid, session = make_user(stack.admin, password=READER_PASSWORD)
+    grant(stack.admin, uid, uuids.ConfigDBPerm.ReadApp, uuids.App.EdgeClusterSetupStatus)
+    return Reader(session.auth[0], uid)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[object]:
+    """A fresh headless Chromium profile per test."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), \
+        "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-proxy-server", "--window-size=1366,900", "--no-first-run",
+                f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+        options.add_argument(arg)
+    service = Service(CHROMEDRIVER, log_output=str(tmp_path / "driver.log"))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.implicitly_wait(0)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def cluster_names(stack: Stack) -> list[str]:
+    """The names in every Edge cluster configuration entry."""
+    app = uuids.App.EdgeClusterConfiguration
+    objects = stack.admin.get(f"/v2/app/{app}/object").json()
+    return [stack.admin.get(f"/v2/app/{app}/object/{obj}").json().get("name") for obj in objects]
+
+
+def console_session(stack: Stack, user: str = "admin",
+                    password: str = ADMIN_PASSWORD) -> tuple[requests.Session, str]:
+    """A signed-in console session outside the browser, and a page of it to read tokens from."""
+    session = requests.Session()
+    r = session.post(f"{stack.manager.url}/ui/login",
+                     data={"username": user, "password": password}, allow_redirects=True)
+    assert r.status_code == 200 and "Sign out" in r.text, r.text[:500]
+    return session, r.text
+
+
+__all__ = ["Api", "Reader", "cluster_names", "console_session"]
