@@ -33,7 +33,9 @@ class ManagerApi:
         self.profile = profile
         self.base = profile.url.rstrip("/")
         self._session = requests.Session()
-        self._session.verify = profile.ca_file or True
+        self._verify: str | bool = profile.ca_file or True
+        """Passed with every request: a Session's own ``verify`` loses to
+        ``REQUESTS_CA_BUNDLE`` in the environment, and the saved CA must not."""
         auth = profile.authorization()
         if auth:
             self._session.headers["Authorization"] = auth
@@ -43,7 +45,8 @@ class ManagerApi:
         """One request; ApiError unless it answered 2xx."""
         url = self.base + path
         try:
-            resp = self._session.request(method, url, timeout=self._timeout, **kwargs)
+            resp = self._session.request(method, url, timeout=self._timeout,
+                                         verify=self._verify, **kwargs)
         except requests.RequestException as exc:
             raise ApiError(0, f"cannot reach {self.base}: {type(exc).__name__}") from None
         if resp.status_code >= 400:
@@ -118,7 +121,7 @@ class ManagerApi:
     def fetch(self, url: str) -> bytes:
         """GET an absolute URL this server handed out (a bootstrap script)."""
         try:
-            resp = requests.get(url, timeout=self._timeout, verify=self._session.verify)
+            resp = requests.get(url, timeout=self._timeout, verify=self._verify)
         except requests.RequestException as exc:
             raise ApiError(0, f"cannot fetch the script: {type(exc).__name__}") from None
         if resp.status_code >= 400:

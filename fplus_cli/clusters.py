@@ -12,13 +12,14 @@ import click
 import yaml
 
 from .api import ApiError, ManagerApi
-from .output import Column, emit, output_option
+from .output import Column, emit, output_option, quiet_option
 from .session import manager
+from .watch import watch
 
 LIST_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("PHASE", lambda c: c.get("phase")), ("LAST SEEN", lambda c: c.get("lastSeen")),
-    ("COMMIT", lambda c: (c.get("commit") or "")[:12])]
+    ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12])]
 STATUS_COLUMNS: list[Column] = [
     ("NAME", lambda s: (s.get("spec") or {}).get("name")), ("UUID", lambda s: s.get("uuid")),
     ("PHASE", lambda s: s.get("phase")),
@@ -59,6 +60,7 @@ def _values(path: Path | None) -> dict[str, Any] | None:
 @click.option("--timeout", type=float, default=300.0, show_default=True,
               help="seconds --wait waits")
 @output_option
+@quiet_option
 def create(name: str, namespace: str, chart: str | None, values_file: Path | None,
            bare: bool, wait_ready: bool, timeout: float, fmt: str) -> None:
     """Request an edge cluster NAME."""
@@ -79,15 +81,24 @@ def create(name: str, namespace: str, chart: str | None, values_file: Path | Non
 
 @cluster.command("list")
 @click.option("--phase", help="only clusters in this phase")
+@click.option("-w", "--watch", "follow", is_flag=True,
+              help="print the list again whenever it changes (Ctrl-C ends)")
+@click.option("--interval", type=click.FloatRange(min=1), default=10.0, show_default=True,
+              help="with --watch: also refresh this often (phases age without writes)")
 @output_option
-def list_clusters(phase: str | None, fmt: str) -> None:
+@quiet_option
+def list_clusters(phase: str | None, follow: bool, interval: float, fmt: str) -> None:
     """The clusters you may see."""
+    if follow:
+        watch(manager(), phase, fmt, LIST_COLUMNS, interval)
+        return
     emit(list(manager().clusters(phase)), fmt, LIST_COLUMNS)
 
 
 @cluster.command("get")
 @click.argument("cluster_ref", metavar="NAME|UUID")
 @output_option
+@quiet_option
 def get(cluster_ref: str, fmt: str) -> None:
     """One cluster's status: phase, setup, what its edge reported."""
     api = manager()
@@ -120,6 +131,7 @@ def _wait(api: ManagerApi, cluster: str, label: str, condition: str,
               show_default=True, help="ready: commissioned; online: its edge reports in")
 @click.option("--timeout", type=float, default=300.0, show_default=True)
 @output_option
+@quiet_option
 def wait(cluster_ref: str, condition: str, timeout: float, fmt: str) -> None:
     """Wait until a cluster is ready or online (exit 1 on failure or timeout)."""
     api = manager()

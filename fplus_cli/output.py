@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -23,6 +24,17 @@ def output_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                         show_default=True, help="how to print the result")(fn)
 
 
+def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``-q/--quiet`` on a command that also has ``-o``: only the UUIDs, one per line."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+        if quiet:
+            kwargs["fmt"] = "uuid"
+        return fn(*args, **kwargs)
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="print only UUIDs, one per line (for scripts)")(wrapper)
+
+
 def _cell(value: Any) -> str:
     if value is None or value == "":
         return "-"
@@ -41,13 +53,22 @@ def emit(data: Any, fmt: str, columns: Sequence[Column] = (),
     if fmt == "yaml":
         click.echo(yaml.safe_dump(data, sort_keys=True).rstrip())
         return
+    if fmt == "uuid":
+        for item in data if isinstance(data, list) else [data]:
+            click.echo(item["uuid"])
+        return
+    Console(file=sys.stdout, soft_wrap=True, width=200 if not sys.stdout.isatty() else None
+            ).print(table(data, columns, optional))
+
+
+def table(data: Any, columns: Sequence[Column], optional: Sequence[str] = ("ERROR",)) -> Table:
+    """A Rich table of ``columns`` over ``data`` (a list, or one row for a dict)."""
     items = data if isinstance(data, list) else [data]
     shown = [(title, get) for title, get in columns
              if title not in optional or any(_cell(get(item)) != "-" for item in items)]
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    result = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for title, _ in shown:
-        table.add_column(title, overflow="fold")
+        result.add_column(title, overflow="fold")
     for item in items:
-        table.add_row(*(_cell(get(item)) for _, get in shown))
-    Console(file=sys.stdout, soft_wrap=True, width=200 if not sys.stdout.isatty() else None
-            ).print(table)
+        result.add_row(*(_cell(get(item)) for _, get in shown))
+    return result

@@ -24,7 +24,7 @@ def current() -> profiles.Profile:
         raise ApiError(0, str(exc)) from None
 
 
-def _trust(ca_file: str | None) -> None:
+def trust(ca_file: str | None) -> None:
     """Make the Config Store client verify HTTPS against ``ca_file`` (it reads the env)."""
     if ca_file:
         os.environ["FPLUS_CA_FILE"] = ca_file
@@ -72,7 +72,7 @@ def login(url: str | None, config_store: str | None, username: str, password_std
     else:
         password = click.prompt(f"Password for {username}", hide_input=True)
     store = target.config_store_url
-    _trust(ca)
+    trust(ca)
     try:
         with ConfigStoreClient(store, username, password, retries=1) as client:
             token = client.token()
@@ -92,7 +92,7 @@ def whoami(fmt: str) -> None:
     header = found.authorization()
     if header is None:
         raise ApiError(401, "not logged in: run `fplus login URL`")
-    _trust(found.ca_file)
+    trust(found.ca_file)
     try:
         with ConfigStoreClient(found.config_store_url, retries=1) as client:
             who = client.identify(header)

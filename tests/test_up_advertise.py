@@ -15,7 +15,7 @@ import requests
 import yaml
 
 from harness.servers import free_port_block, wait_until_up
-from tests.test_readme import walkthrough
+from tests.test_readme import walkthrough, walkthrough_env
 
 HOST = "127.0.0.2"
 
@@ -39,8 +39,8 @@ def test_up_advertise_gives_edges_only_that_address(tmp_path: Path) -> None:
         wait_until_up(f"{cm}/ping", proc=stack)
         with pytest.raises(requests.ConnectionError):  # listening on the advertised address only
             requests.get(f"http://127.0.0.1:{port}/ping", timeout=2)
-        run_env = env | {"CS": cs, "GIT_HOST": f"{HOST}:{port + 2}", "CM": cm,
-                         "GIT_TERMINAL_PROMPT": "0", "DATA_DIR": str(data), "TMPDIR": str(tmp)}
+        run_env = walkthrough_env(tmp_path, CS=cs, CM=cm, GIT_HOST=f"{HOST}:{port + 2}",
+                                  DATA_DIR=str(data), TMPDIR=str(tmp))
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough()],
                                 cwd=tmp_path, env=run_env, capture_output=True, text=True,
                                 timeout=120)

@@ -11,12 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import certifi
 import requests
 import yaml
 
 from harness.servers import free_port_block
 from tests.bootstrap.test_pack import unpack, written
-from tests.test_readme import walkthrough
+from tests.test_readme import walkthrough, walkthrough_env
 
 
 def _wait_up(url: str, ca: Path, stack: subprocess.Popen, timeout: float = 60.0) -> None:
@@ -71,9 +72,10 @@ def test_readme_walkthrough_over_https(tmp_path: Path) -> None:
                                    timeout=30)
         plain = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port + 1}/ping"],
                                capture_output=True, timeout=30)
-        run_env = env | {"SCHEME": "https", "CA": str(ca), "CS": cs, "CM": cm,
-                         "GIT_HOST": f"127.0.0.1:{port + 2}", "GIT_TERMINAL_PROMPT": "0",
-                         "DATA_DIR": str(data), "TMPDIR": str(tmp)}
+        # A system-wide REQUESTS_CA_BUNDLE (common on hosts) must not beat the given CA.
+        run_env = walkthrough_env(tmp_path, SCHEME="https", CA=str(ca), CS=cs, CM=cm,
+                                  GIT_HOST=f"127.0.0.1:{port + 2}", DATA_DIR=str(data),
+                                  TMPDIR=str(tmp), REQUESTS_CA_BUNDLE=certifi.where())
         result = subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough()],
                                 cwd=here, env=run_env, capture_output=True, text=True,
                                 timeout=180)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import random
 import time
@@ -133,8 +134,10 @@ class Transport:
         backoff: float,
         send: Send | None = None,
         credentials: Credentials | None = None,
+        token: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._fixed_token = token
         if credentials is None and username is not None:
             fixed = (username, password or "")
             credentials = lambda: fixed  # noqa: E731
@@ -150,7 +153,7 @@ class Transport:
     @property
     def has_credentials(self) -> bool:
         """Whether requests are authenticated at all."""
-        return self._credentials is not None
+        return self._credentials is not None or self._fixed_token is not None
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -163,7 +166,10 @@ class Transport:
         return self.tokens.get()
 
     def _fetch_token(self) -> tuple[str, float]:
-        """``POST /token`` with HTTP Basic auth, asking the credentials provider afresh."""
+        """``POST /token`` with HTTP Basic auth, asking the credentials provider afresh (a
+        fixed token is returned as it is: it lasts as long as the server keeps it)."""
+        if self._fixed_token is not None:
+            return self._fixed_token, math.inf
         assert self._credentials is not None
         try:
             username, password = self._credentials()

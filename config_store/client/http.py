@@ -41,6 +41,9 @@ class ConfigStoreClient(AuthApi):
     password)`` at every token fetch, so credentials that change (a rotated password in a
     mounted file) are picked up at the next fetch, which a 401 triggers. If it raises, the
     request fails with :class:`~config_store.client.errors.Unauthorized`.
+
+    ``token`` is a Bearer token to use as it is (a saved session): never refreshed, so a
+    401 once the server has dropped it is final.
     """
 
     def __init__(
@@ -54,12 +57,13 @@ class ConfigStoreClient(AuthApi):
         backoff: float = 0.2,
         send: Send | None = None,
         credentials: Credentials | None = None,
+        token: str | None = None,
     ) -> None:
-        if credentials is not None and username is not None:
-            raise ValueError("give either username/password or credentials, not both")
+        if sum(x is not None for x in (credentials, username, token)) > 1:
+            raise ValueError("give one of username/password, credentials or token")
         self._t = Transport(
             base_url, username, password, timeout=timeout, retries=retries, backoff=backoff,
-            send=send, credentials=credentials,
+            send=send, credentials=credentials, token=token,
         )
 
     def __repr__(self) -> str:

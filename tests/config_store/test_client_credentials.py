@@ -118,8 +118,25 @@ def test_fixed_credentials_still_work_and_both_kinds_are_refused() -> None:
     mock.route("GET", ENTRY, reply(200, {"v": 1}))
     fixed = ConfigStoreClient(BASE, "edge", "pw", send=mock, retries=0)
     assert fixed.get_config(APP, OBJ) == {"v": 1}
-    with pytest.raises(ValueError, match="not both"):
-        ConfigStoreClient(BASE, "edge", "pw", credentials=lambda: ("edge", "pw"))
+    for both in ({"credentials": lambda: ("edge", "pw")}, {"token": "tok"}):
+        with pytest.raises(ValueError, match="give one of"):
+            ConfigStoreClient(BASE, "edge", "pw", **both)
+
+
+def test_a_given_token_is_used_as_it_is_and_a_401_is_final() -> None:
+    mock = MockTransport()
+    token_server(mock, {"pw": "tok"})
+    answers = iter([reply(200, {"v": 1}), reply(401, {"message": "expired"}),
+                    reply(401, {"message": "expired"})])
+    mock.route("GET", ENTRY, lambda _request: next(answers))
+    saved = ConfigStoreClient(BASE, token="saved-session", send=mock, retries=0)
+    assert saved.token() == "saved-session"
+    assert saved.get_config(APP, OBJ) == {"v": 1}
+    with pytest.raises(Unauthorized):
+        saved.get_config(APP, OBJ)
+    assert mock.calls("POST", "/token") == []  # never asks for a new token
+    assert {r.headers["authorization"] for r in mock.calls("GET", ENTRY)} == \
+        {"Bearer saved-session"}
 
 
 def test_without_any_credentials_requests_are_unauthenticated() -> None:

@@ -6,7 +6,6 @@ logged in, an oversized secret refused before upload."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 import subprocess
 import sys
@@ -31,14 +30,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     running = start_stack(tmp_path_factory.mktemp("fplus-stack"))
     yield running
     running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> dict[str, str]:
-    """An environment with its own config dir and no FPLUS_* credentials of the caller."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("FPLUS_") and k != "CONFIG_STORE_URL"}
-    return env | {"XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
 
 
 def fplus(env: dict[str, str], *args: str, stdin: str | None = None,
