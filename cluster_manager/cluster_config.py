@@ -8,7 +8,7 @@ from typing import Any
 from config_store.uuids import is_uuid
 from kubenames import LABEL_MAX, is_dns1123_label
 
-ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "values"}
+ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "values"}
 
 
 class InvalidConfig(ValueError):
@@ -33,8 +33,9 @@ def config_errors(config: Any) -> dict[str, str]:
                            f"'-', at most {LABEL_MAX} characters), not {value!r}")
     if "chart" in config and not is_uuid(config.get("chart")):
         errors["chart"] = "chart must be a Helm chart template UUID"
-    if not isinstance(config.get("bare", False), bool):
-        errors["bare"] = "bare must be true or false"
+    for flag in ("bare", "sealedSecrets"):
+        if not isinstance(config.get(flag, False), bool):
+            errors[flag] = f"{flag} must be true or false"
     if not isinstance(config.get("values", {}), dict):
         errors["values"] = "values must be a JSON object"
     return errors

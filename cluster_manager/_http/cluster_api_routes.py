@@ -23,7 +23,8 @@ TRUE, FALSE = ("true", "1", "yes", ""), ("false", "0", "no")
 def create_cluster() -> tuple[Response, int]:
     require(uuids.EdgePerm.Clusters, uuids.NULL)
     only_query()
-    shape = "the body must be a JSON object {name, namespace, chart?, bare?, values?}"
+    shape = ("the body must be a JSON object {name, namespace, chart?, bare?, sealedSecrets?, "
+             "values?}")
     if not request.is_json:
         raise BadRequest(f"{shape} sent as Content-Type: application/json")
     try:

@@ -122,7 +122,7 @@ def render(job: Job, env: Env) -> None:
             env.cs.get_config(uuids.App.HelmChartTemplate, job.spec["chart"]),
             env.cs.get_config(uuids.App.K8sResourceTemplate, uuids.K8sResource.HelmRelease))
     job.content = repo_content(env.desired.flux_template(),
-                               context(env.settings, job.cluster, job.spec, helm))
+                               context(env.settings, job.cluster, job.spec, helm), job.spec)
 
 
 def claim_name(job: Job, env: Env) -> None:

@@ -7,9 +7,12 @@ cluster's HelmRelease when its configuration names a chart.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any
+
+import json_merge_patch
 
 from templating import render
 
@@ -21,6 +24,9 @@ from ..yamldocs import render_documents
 CLUSTER_DIR = "edo/cluster"
 EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
 """Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
+SELF_LINK = "self-link.yaml"
+TEMPLATE_OPTIONS = "x-fplus"
+"""The Flux template's key for our options (:func:`bundle_files`); never a file."""
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
 README = """\
 # Edge cluster repository
@@ -89,7 +95,7 @@ def helm_release(cluster: str, config: dict[str, Any], chart: Any,
     if not isinstance(resource_template, dict) or "template" not in resource_template:
         raise TemplateMissing("no HelmRelease resource template is configured")
     rendered_chart = render(chart, {"uuid": cluster, "name": config["name"]})
-    values = {**rendered_chart.get("values", {}), **config.get("values", {})}
+    values = merged_values(rendered_chart.get("values"), config.get("values"))
     release = render(resource_template, {
         **rendered_chart, "uuid": cluster, "values": values,
         "name": f"edge-cluster-{cluster}", "prefix": "edge-cluster",
@@ -98,13 +104,42 @@ def helm_release(cluster: str, config: dict[str, Any], chart: Any,
     return release
 
 
-def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any]) -> RepoContent:
-    """Render every template file; files whose manifests all render away are left out."""
+def merged_values(chart_values: Any, cluster_values: Any) -> dict[str, Any]:
+    """The chart's values with the cluster's merged in as ACS does: RFC 7386 merge-patch
+    (objects merge key by key, ``null`` removes a key, anything else replaces)."""
+    base = copy.deepcopy(chart_values) if isinstance(chart_values, dict) else {}
+    if not isinstance(cluster_values, dict):
+        return base
+    return json_merge_patch.merge(base, cluster_values)
+
+
+def bundle_files(flux_template: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    """The template files this cluster gets, in template order: all of them; for a ``bare``
+    cluster only ``self-link.yaml`` and the template's ``x-fplus.bareFiles``; without the
+    template's ``x-fplus.sealedSecretsFiles`` (default ``sealed-secrets.yaml``) where Sealed
+    Secrets is off (the cluster's ``sealedSecrets``, else the template's, else on)."""
+    options = flux_template.get(TEMPLATE_OPTIONS)
+    options = options if isinstance(options, dict) else {}
+    files = [name for name in flux_template if name != TEMPLATE_OPTIONS]
+    if config.get("bare"):
+        keep = {SELF_LINK, *options.get("bareFiles", [])}
+        files = [name for name in files if name in keep]
+    if not config.get("sealedSecrets", options.get("sealedSecrets", True)):
+        drop = set(options.get("sealedSecretsFiles", ["sealed-secrets.yaml"]))
+        files = [name for name in files if name not in drop]
+    return files
+
+
+def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any],
+                 config: dict[str, Any] | None = None) -> RepoContent:
+    """Render the template files the cluster's ``config`` selects (:func:`bundle_files`);
+    files whose manifests all render away are left out."""
     if not isinstance(flux_template, dict):
         raise TemplateMissing("no Flux template is configured")
-    rendered = render(flux_template, ctx)
-    if not isinstance(rendered, dict) or "self-link.yaml" not in rendered:
-        raise ValueError("the Flux template must be an object with a self-link.yaml key")
+    selected = bundle_files(flux_template, config or {})
+    rendered = render({name: flux_template[name] for name in selected}, ctx)
+    if not isinstance(rendered, dict) or SELF_LINK not in rendered:
+        raise ValueError(f"the Flux template must be an object with a {SELF_LINK} key")
     files = {"README.md": README}
     for name, docs in rendered.items():
         if not FILE_NAME.fullmatch(name):
@@ -113,6 +148,6 @@ def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any]) -> RepoCont
             raise ValueError(f"Flux template {name}: expected a list of manifests")
         if docs:
             files[f"{CLUSTER_DIR}/{name}"] = render_documents(docs)
-    self_link = files.get(f"{CLUSTER_DIR}/self-link.yaml")
+    self_link = files.get(f"{CLUSTER_DIR}/{SELF_LINK}")
     return RepoContent(files, self_link if self_link is not None
-                       else render_documents(rendered["self-link.yaml"]))
+                       else render_documents(rendered[SELF_LINK]))

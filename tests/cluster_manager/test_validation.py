@@ -15,6 +15,7 @@ GOOD = {"name": "line-1", "namespace": "fplus-edge"}
 @pytest.mark.parametrize("config", [
     GOOD,
     GOOD | {"bare": True, "values": {"a": 1}},
+    GOOD | {"sealedSecrets": False},
     GOOD | {"chart": "0badc0de-0000-4000-8000-000000000000"},
     {"name": "a" * 63, "namespace": "n"},
 ])
@@ -34,6 +35,7 @@ def test_accepted(config: dict[str, Any]) -> None:
     (GOOD | {"namespace": "kube_system"}, "namespace"),
     (GOOD | {"chart": "not-a-uuid"}, "chart"),
     (GOOD | {"bare": "yes"}, "bare"),
+    (GOOD | {"sealedSecrets": 0}, "sealedSecrets"),
     (GOOD | {"values": []}, "values"),
     (GOOD | {"colour": "blue"}, "unknown keys"),
 ])

@@ -92,5 +92,9 @@ def test_quiet_prints_only_uuids(stack: Stack, home: dict[str, str]) -> None:
     listed = fplus(home, "cluster", "list", "-q").stdout.split()
     got = fplus(home, "cluster", "get", "quiet-one", "-q").stdout.split()
     assert len(created) == 1 and created == got and created[0] in listed
+    bare = json.loads(fplus(home, "cluster", "create", "bare-one", "--bare",
+                            "--no-sealed-secrets", "--wait", "-o", "json").stdout)
+    assert bare["spec"] == {"name": "bare-one", "namespace": "fplus-edge", "bare": True,
+                            "sealedSecrets": False}
     table = fplus(home, "cluster", "list").stdout.splitlines()
     assert table[0].split() == ["NAME", "UUID", "PHASE", "LAST", "SEEN", "HOSTS", "COMMIT"]

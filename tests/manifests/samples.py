@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 import manifests
+from cluster_manager.reconcile.rendering import bundle_files
+from cluster_manager.yamldocs import render_documents
 from templating import render
 
 # The context keys the default Flux template consumes (dotted paths), exactly.
@@ -76,9 +81,13 @@ CONTEXTS = {
 }
 
 
-def render_flux(context: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The default Flux template rendered for ``context``."""
-    return render(manifests.load("flux-template"), context)
+def render_flux(context: dict[str, Any],
+                config: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The default Flux template's files for a cluster ``config`` (default: a plain one),
+    rendered for ``context``."""
+    template = manifests.load("flux-template")
+    return render({name: template[name] for name in bundle_files(template, config or {})},
+                  context)
 
 
 def objects(rendered: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -117,3 +126,21 @@ _PLACEHOLDER = re.compile(r"{{([^{}]*)}}")
 def placeholders(node: Any) -> set[str]:
     """The dotted context paths a template refers to (defaults stripped)."""
     return {m[1].partition(":")[0].strip() for s in strings(node) for m in _PLACEHOLDER.finditer(s)}
+
+
+def write_repo(root: Path, rendered: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The rendered files laid out as in a cluster repo under ``root``, plus a
+    ``kustomization.yaml`` listing them (the real repo has none: Flux generates one for
+    ``path: ./``); returns the listed paths."""
+    cluster = root / "edo" / "cluster"
+    cluster.mkdir(parents=True)
+    (root / "edo" / "secrets").mkdir()
+    (root / "by-hand").mkdir()
+    resources = []
+    for file, docs in rendered.items():
+        (cluster / file).write_text(render_documents(docs), encoding="utf-8")
+        resources.append(f"edo/cluster/{file}")
+    (root / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": sorted(resources)}), encoding="utf-8")
+    return resources

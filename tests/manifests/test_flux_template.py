@@ -26,6 +26,7 @@ from tests.manifests.samples import (
     find,
     objects,
     placeholders,
+    render_flux,
     strings,
 )
 
@@ -47,13 +48,13 @@ INVENTORY = [
      "fplus-edge-sync-nodes", None),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "Role", "edge-sync", "@namespace"),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "RoleBinding", "edge-sync", "@namespace"),
-    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "Role", "edge-sync-sealed-secrets",
-     "@sealed_secrets.namespace"),
-    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "RoleBinding", "edge-sync-sealed-secrets",
-     "@sealed_secrets.namespace"),
     ("edge-sync.yaml", "v1", "ConfigMap", "cluster-config", "@namespace"),
     ("edge-sync.yaml", "apps/v1", "Deployment", "edge-sync", "@namespace"),
     ("sealed-secrets.yaml", "v1", "Namespace", "@sealed_secrets.namespace", None),
+    ("sealed-secrets.yaml", "rbac.authorization.k8s.io/v1", "Role", "edge-sync-sealed-secrets",
+     "@sealed_secrets.namespace"),
+    ("sealed-secrets.yaml", "rbac.authorization.k8s.io/v1", "RoleBinding",
+     "edge-sync-sealed-secrets", "@sealed_secrets.namespace"),
     ("sealed-secrets.yaml", "source.toolkit.fluxcd.io/v1", "HelmRepository", "sealed-secrets",
      "@namespace"),
     ("sealed-secrets.yaml", "helm.toolkit.fluxcd.io/v2", "HelmRelease", "sealed-secrets",
@@ -99,7 +100,7 @@ def test_template_has_no_defaults_that_would_hide_a_missing_key() -> None:
 
 
 def test_template_uses_only_flux_ga_apis() -> None:
-    versions = {doc["apiVersion"] for _, doc in objects(manifests.load("flux-template"))}
+    versions = {doc["apiVersion"] for _, doc in objects(render_flux({}))}
     assert {v for v in versions if "fluxcd.io" in v} <= FLUX_GA
 
 
@@ -324,5 +325,5 @@ def test_values_are_not_rendered_into_the_default_bundle() -> None:
 def test_a_missing_key_is_visible_in_the_output() -> None:
     """Why the renderer must supply every key: json-templates drops undefined whole values."""
     context = {k: v for k, v in CONTEXTS["defaults"].items() if k != "edge_sync"}
-    deployment = find(render(manifests.load("flux-template"), context), "Deployment", "edge-sync")
+    deployment = find(render_flux(context), "Deployment", "edge-sync")
     assert "image" not in deployment["spec"]["template"]["spec"]["containers"][0]

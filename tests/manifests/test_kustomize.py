@@ -18,25 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_manager.yamldocs import render_documents
-from tests.manifests.samples import objects
+from tests.manifests.samples import objects, write_repo
 
 KUBECTL = shutil.which("kubectl")
-
-
-def _write_repo(root: Path, rendered: dict[str, list[dict[str, Any]]]) -> list[str]:
-    cluster = root / "edo" / "cluster"
-    cluster.mkdir(parents=True)
-    (root / "edo" / "secrets").mkdir()
-    (root / "by-hand").mkdir()
-    resources = []
-    for file, docs in rendered.items():
-        (cluster / file).write_text(render_documents(docs), encoding="utf-8")
-        resources.append(f"edo/cluster/{file}")
-    (root / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": sorted(resources)}), encoding="utf-8")
-    return resources
 
 
 def _canonical(docs: list[dict[str, Any]]) -> list[str]:
@@ -47,7 +31,7 @@ def _canonical(docs: list[dict[str, Any]]) -> list[str]:
 def test_kubectl_kustomize_builds_the_repo(rendered: dict[str, list[dict[str, Any]]],
                                            tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    resources = _write_repo(repo, rendered)
+    resources = write_repo(repo, rendered)
     assert sorted(resources) == ["edo/cluster/edge-sync.yaml", "edo/cluster/sealed-secrets.yaml",
                                  "edo/cluster/self-link.yaml"]
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")}
@@ -64,7 +48,7 @@ def test_kubectl_kustomize_builds_the_repo(rendered: dict[str, list[dict[str, An
 
 def test_written_files_parse_back_to_the_rendered_manifests(
         rendered: dict[str, list[dict[str, Any]]], tmp_path: Path) -> None:
-    _write_repo(tmp_path, rendered)
+    write_repo(tmp_path, rendered)
     for file, docs in rendered.items():
         text = (tmp_path / "edo" / "cluster" / file).read_text(encoding="utf-8")
         assert [d for d in yaml.safe_load_all(text) if d is not None] == docs

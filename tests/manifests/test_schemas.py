@@ -80,7 +80,8 @@ def _config(**changes: Any) -> dict[str, Any]:
 
 CONFIG_ROWS = [
     ("minimal", _config(), True),
-    ("all fields", _config(chart=U, bare=True, values={"a": {"b": [1]}}), True),
+    ("all fields", _config(chart=U, bare=True, sealedSecrets=False, values={"a": {"b": [1]}}),
+     True),
     ("one char", _config(name="a"), True),
     ("digits only", _config(name="0"), True),
     ("63 chars", _config(name="a" * 63), True),
@@ -108,6 +109,7 @@ CONFIG_ROWS = [
     ("chart upper-case uuid", _config(chart=U.upper()), False),
     ("chart uuid newline", _config(chart=U + "\n"), False),
     ("bare string", _config(bare="true"), False),
+    ("sealedSecrets string", _config(sealedSecrets="no"), False),
     ("values array", _config(values=[1]), False),
     ("unknown key", _config(extra=1), False),
     ("not an object", ["shop-floor"], False),
@@ -199,6 +201,13 @@ FLUX_ROWS = [
     ("not yaml", {"self-link.yaml": [], "README.md": []}, False),
     ("hidden", {"self-link.yaml": [], ".x.yaml": []}, False),
     ("newline key", {"self-link.yaml": [], "x.yaml\n": []}, False),
+    ("options", {"self-link.yaml": [], "x-fplus": {"bareFiles": ["a.yaml"],
+                                                   "sealedSecretsFiles": [],
+                                                   "sealedSecrets": False}}, True),
+    ("unknown option", {"self-link.yaml": [], "x-fplus": {"bare": []}}, False),
+    ("option file not a name", {"self-link.yaml": [], "x-fplus": {"bareFiles": ["../a.yaml"]}},
+     False),
+    ("other x- key", {"self-link.yaml": [], "x-other": {}}, False),
 ]
 
 

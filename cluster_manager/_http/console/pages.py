@@ -120,6 +120,8 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
         config["chart"] = form["chart"].strip()
     if form.get("bare"):
         config["bare"] = True
+    if form.get("no_sealed_secrets"):
+        config["sealedSecrets"] = False
     if form.get("values", "").strip():
         try:
             config["values"] = yaml.safe_load(form["values"])

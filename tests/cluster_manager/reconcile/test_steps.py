@@ -102,6 +102,35 @@ def test_render_with_a_chart_renders_its_helm_release(env: Env, cs: FakeConfigDB
     assert release["spec"]["values"] == {"cluster": {"name": "line-1", "uuid": C1}, "x": 1}
 
 
+def test_chart_values_merge_deeply_as_acs_does(env: Env, cs: FakeConfigDB) -> None:
+    """RFC 7386 like ACS: objects merge key by key, null removes, other values replace
+    (a shallow merge would lose cluster.name and cluster.uuid here)."""
+    template = cs.entries[(uuids.App.FluxTemplate, uuids.App.FluxTemplate)]
+    template["edge-cluster.yaml"] = ["{{helm}}"]
+    chart = cs.entries[(uuids.App.HelmChartTemplate, CHART)]
+    chart["values"] |= {"krb5": {"realm": "FACTORY.EXAMPLE"}, "replicas": 1,
+                        "debug": {"level": 2}}
+    values = {"cluster": {"x": 1}, "replicas": [3], "debug": None, "new": {"a": None}}
+    j = rendered(env, SPEC | {"chart": CHART, "values": values})
+    release = yaml.safe_load(j.content.files["edo/cluster/edge-cluster.yaml"])
+    assert release["spec"]["values"] == {
+        "cluster": {"name": "line-1", "uuid": C1, "x": 1},
+        "krb5": {"realm": "FACTORY.EXAMPLE"}, "replicas": [3], "new": {}}
+    assert chart["values"]["debug"] == {"level": 2}  # the template entry is left as it was
+
+
+@pytest.mark.parametrize(("extra", "files"), [
+    ({}, ["edge-sync.yaml", "sealed-secrets.yaml", "self-link.yaml"]),
+    ({"bare": True}, ["self-link.yaml"]),
+    ({"sealedSecrets": False}, ["edge-sync.yaml", "self-link.yaml"]),
+])
+def test_render_writes_what_the_cluster_kind_gets(env: Env, extra: dict[str, Any],
+                                                 files: list[str]) -> None:
+    j = rendered(env, SPEC | extra)
+    assert sorted(j.content.files) == ["README.md", *(f"edo/cluster/{f}" for f in files)]
+    assert "kind: Kustomization" in j.content.self_link
+
+
 def test_render_refuses_an_unknown_chart(env: Env) -> None:
     with pytest.raises(TemplateMissing, match="unknown chart"):
         rendered(env, SPEC | {"chart": C2})

@@ -1,0 +1,116 @@
+"""Which of the Flux template's files each kind of cluster gets, and that every
+combination's tree still validates (CRDs, kubernetes-validate strict, kubectl kustomize).
+
+A bare cluster runs Flux (and usually Sealed Secrets) itself: it gets the self-link and the
+template's ``x-fplus.bareFiles``. ``sealedSecrets: false`` (on the cluster, or as the
+template's default) leaves out the template's ``x-fplus.sealedSecretsFiles``; the
+controller's file carries Edge Sync's access to the certificate too, so nothing refers to a
+namespace that is not created.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import manifests
+from cluster_manager.reconcile.rendering import bundle_files
+from tests.manifests.crds import CustomResource
+from tests.manifests.samples import CONTEXTS, objects, render_flux, write_repo
+
+kubernetes_validate = pytest.importorskip("kubernetes_validate")
+
+ALL = ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"]
+DEFAULT_TEMPLATE_CASES = {
+    "plain": ({}, ALL),
+    "bare": ({"bare": True}, ["self-link.yaml"]),
+    "bare: false": ({"bare": False}, ALL),
+    "without Sealed Secrets": ({"sealedSecrets": False}, ["self-link.yaml", "edge-sync.yaml"]),
+    "with Sealed Secrets": ({"sealedSecrets": True}, ALL),
+    "bare without Sealed Secrets": ({"bare": True, "sealedSecrets": False}, ["self-link.yaml"]),
+}
+
+
+@pytest.mark.parametrize(("config", "files"), DEFAULT_TEMPLATE_CASES.values(),
+                         ids=DEFAULT_TEMPLATE_CASES)
+def test_files_of_the_default_template(config: dict[str, Any], files: list[str]) -> None:
+    assert bundle_files(manifests.load("flux-template"), config) == files
+
+
+def _template(**options: Any) -> dict[str, Any]:
+    files = {name: [] for name in ("self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml",
+                                    "extra.yaml")}
+    return {"x-fplus": options, **files} if options else files
+
+
+OPTION_CASES = {
+    # an ACS-shaped template (no options): bare keeps the self-link only, and the
+    # controller's file goes by its default name
+    "ACS shape, bare": (_template(), {"bare": True}, ["self-link.yaml"]),
+    "ACS shape, no Sealed Secrets": (_template(), {"sealedSecrets": False},
+                                     ["self-link.yaml", "edge-sync.yaml", "extra.yaml"]),
+    "bare files added": (_template(bareFiles=["edge-sync.yaml"]), {"bare": True},
+                         ["self-link.yaml", "edge-sync.yaml"]),
+    "template default off": (_template(sealedSecrets=False), {},
+                             ["self-link.yaml", "edge-sync.yaml", "extra.yaml"]),
+    "cluster turns it on": (_template(sealedSecrets=False), {"sealedSecrets": True},
+                            ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml",
+                             "extra.yaml"]),
+    "other controller files": (_template(sealedSecretsFiles=["extra.yaml"]),
+                               {"sealedSecrets": False},
+                               ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"]),
+    "off beats a bare file": (_template(bareFiles=["sealed-secrets.yaml"]),
+                              {"bare": True, "sealedSecrets": False}, ["self-link.yaml"]),
+}
+
+
+@pytest.mark.parametrize(("template", "config", "files"), OPTION_CASES.values(),
+                         ids=OPTION_CASES)
+def test_template_options(template: dict[str, Any], config: dict[str, Any],
+                          files: list[str]) -> None:
+    assert bundle_files(template, config) == files
+
+
+VARIANTS = {name: config for name, (config, _) in DEFAULT_TEMPLATE_CASES.items()}
+
+
+@pytest.fixture(params=sorted(VARIANTS))
+def variant(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return VARIANTS[request.param]
+
+
+@pytest.mark.parametrize("context_name", ["defaults", "shared-namespace"])
+def test_every_variant_validates(variant: dict[str, Any], context_name: str,
+                                 crds: dict[tuple[str, str], CustomResource],
+                                 tmp_path: Path) -> None:
+    rendered = render_flux(CONTEXTS[context_name], variant)
+    docs = [doc for _, doc in objects(rendered)]
+    for doc in docs:
+        crd = crds.get((doc["apiVersion"], doc["kind"]))
+        if crd is not None:
+            assert crd.errors(doc) == [], doc["kind"]
+        else:
+            kubernetes_validate.validate(doc, kubernetes_validate.latest_version(),
+                                         strict=True)
+    namespaces = {doc["metadata"].get("namespace") for doc in docs} - {None}
+    created = {doc["metadata"]["name"] for doc in docs if doc["kind"] == "Namespace"}
+    context = CONTEXTS[context_name]
+    # everything lives in the cluster's namespace (made by the bootstrap script) or in one
+    # this tree creates
+    assert namespaces <= {context["namespace"]} | created
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed, so kustomize cannot run")
+    write_repo(tmp_path / "repo", rendered)
+    built = subprocess.run([kubectl, "kustomize", str(tmp_path / "repo")], capture_output=True,
+                           text=True, timeout=120, check=False,
+                           env={**os.environ, "HOME": str(tmp_path),
+                                "KUBECONFIG": str(tmp_path / "none")})
+    assert built.returncode == 0, built.stderr
+    assert len([d for d in yaml.safe_load_all(built.stdout) if d]) == len(docs)
