@@ -64,6 +64,7 @@ from .reconcile.job import Env, Groups  # noqa: E402
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file  # noqa: E402
 from .reconcile.reconciler import Reconciler  # noqa: E402
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config  # noqa: E402
+from .reconcile.shared_repos import ensure_helm_charts_repo  # noqa: E402
 from .settings import Settings  # noqa: E402
 from .up import Addresses, EdgeOptions, up  # noqa: E402
 
@@ -210,7 +211,8 @@ def _serve(args: argparse.Namespace) -> None:
     env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
               claims, forget_tokens=tokens.forget)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
-                            settings.backoff_max, metrics)
+                            settings.backoff_max, metrics,
+                            on_lead=lambda stopping: ensure_helm_charts_repo(repos, stopping))
     elector = make_elector(lease, settings, new_identity(), reconciler.start, reconciler.stop)
     metrics.track_leadership(elector.status)
     api = ApiServices(

@@ -116,6 +116,16 @@ class K8sResource:
     HelmRelease = "0c92f608-d4dc-11f0-b2a0-1bc42be2ebc8"
 
 
+class Shared:
+    """Ours: objects the Cluster Manager seeds for every edge."""
+
+    HelmChartsRepo = "889f0f08-f60e-42e1-97c9-5a0bf356eb26"
+    """The central Helm charts Git repo (``shared/helm-charts``): every edge's Flux account
+    may pull it; edges install charts from it (GitRepository ``helm-charts``)."""
+    EdgeClusterChart = "c4ac99a7-f271-4dd3-979e-181f37d1d6c3"
+    """The default Helm chart template entry: chart ``edge-cluster`` from the charts repo."""
+
+
 class ConfigDBPerm:
     """ConfigDB permissions; :attr:`All` is the permission group containing the rest."""
 

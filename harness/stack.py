@@ -52,11 +52,20 @@ class Stack:
 
 
 def start_stack(root: Path) -> Stack:
-    """Config Store, Git server, then Cluster Manager, each on a free port."""
-    store = ServiceProcess(root / "cs").start()
-    git = git_server_process(root / "git", store.url).start()
-    manager = cluster_manager_process(root / "cm", store.url, git.url,
-                                      root / "git" / "repos").start()
+    """Config Store, Git server, then Cluster Manager, each on a free port; if one fails to
+    start, those already running are stopped before the error is raised."""
+    started: list[Any] = []
+    try:
+        store = ServiceProcess(root / "cs").start()
+        started.append(store)
+        git = git_server_process(root / "git", store.url).start()
+        started.append(git)
+        manager = cluster_manager_process(root / "cm", store.url, git.url,
+                                          root / "git" / "repos").start()
+    except BaseException:
+        for process in reversed(started):
+            process.stop()
+        raise
     return Stack(root, store, git, manager)
 
 

@@ -11,6 +11,7 @@ import pytest
 from config_store import uuids
 from harness.postgres import ENV_URL, ExternalPostgres, PostgresServer, server_for_tests
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
+from harness.stack import Stack, start_stack
 
 
 @pytest.fixture(scope="session")
@@ -117,3 +118,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "postgres" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.replicas)
+
+
+@pytest.fixture(scope="module")
+def module_stack(tmp_path_factory: pytest.TempPathFactory,
+                 request: pytest.FixtureRequest) -> Iterator[Stack]:
+    """The whole stack (Config Store, Git server, Cluster Manager) shared by one module."""
+    running = start_stack(tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1]))
+    yield running
+    running.stop()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import requests
 
+from config_store import uuids
 from harness.servers import free_port_block, start_all_in_one, wait_until_up
 
 
@@ -21,7 +22,9 @@ def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
         password = (tmp_path / "data/config-store/admin-password").read_text().strip()
         auth = ("admin", password)
         assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth).ok
-        assert requests.get(f"http://127.0.0.1:{port + 2}/v1/status", auth=auth).json() == []
+        # no cluster repos yet: only the shared Helm charts repo the seed step configures
+        assert requests.get(f"http://127.0.0.1:{port + 2}/v1/status", auth=auth).json() == \
+            [uuids.Shared.HelmChartsRepo]
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)

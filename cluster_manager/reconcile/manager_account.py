@@ -64,6 +64,8 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         # the repos it writes (a cluster's repo uuid is the cluster's), and archives
         (GIT.Pull, C.EdgeCluster, True, None),
         (GIT.Push, C.EdgeCluster, True, None),
+        (GIT.Pull, uuids.Shared.HelmChartsRepo, False, None),  # charts it imports
+        (GIT.Push, uuids.Shared.HelmChartsRepo, False, None),
         (GIT.ManageStorage, uuids.NULL, False, None),
         # its API checks its callers' grants of its two permissions
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),

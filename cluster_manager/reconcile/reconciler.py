@@ -3,7 +3,8 @@ changed cluster out.
 
 A notify SEARCH follows every configuration entry; each changed, new or removed entry queues
 its cluster. A change of the Flux template re-renders every cluster. At start, setup status
-entries without a configuration entry are queued for decommissioning.
+entries without a configuration entry are queued for decommissioning, and the shared Helm
+charts repo gets its first commit if it has none (:mod:`.shared_repos`).
 
 :meth:`Reconciler.health` says whether the reconciler follows the Config Store: synced once
 the first full set of entries arrived, and only while every subscription is live (a SEARCH the
@@ -45,8 +46,12 @@ class Reconciler:
 
     def __init__(self, env: Env, workers: int = 8, backoff_initial: float = 2.0,
                  backoff_max: float = 300.0, metrics: Metrics | None = None,
-                 notify: NotifyFactory = _notify_client, drain_timeout: float = 10.0) -> None:
+                 notify: NotifyFactory = _notify_client, drain_timeout: float = 10.0,
+                 on_lead: Callable[[threading.Event], Any] | None = None) -> None:
+        """``on_lead(stopping)`` runs in a thread of its own at every start (the shared repos'
+        set-up, :mod:`.shared_repos`); ``stopping`` is set when this leadership ends."""
         self.env = env
+        self._on_lead = on_lead
         self.metrics = metrics or Metrics()
         self._queue_args = (workers, backoff_initial, backoff_max)
         self.queue = self._new_queue()
@@ -56,6 +61,7 @@ class Reconciler:
         self._running = False
         self._force: set[str] = set()
         self._notify: Any = None
+        self._stopping = threading.Event()
         self._subs: dict[str, Any] = {}
         self.ready = threading.Event()
         """Set once the first full set of configuration entries has been queued."""
@@ -78,6 +84,10 @@ class Reconciler:
             self.env.desired.forget()
             self.ready.clear()
         self.queue.start()
+        self._stopping = threading.Event()
+        if self._on_lead is not None:
+            threading.Thread(target=self._on_lead, args=(self._stopping,), name="on-lead",
+                             daemon=True).start()
         self._notify = self._make_notify(self.env.cs)
         self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs)
         self._subs["Flux template"] = self._notify.watch(TEMPLATE_APP, TEMPLATE_APP,
@@ -107,6 +117,7 @@ class Reconciler:
             if not self._running:
                 return
             self._running = False
+        self._stopping.set()
         if self._notify is not None:
             self._notify.close()
             self._notify = None

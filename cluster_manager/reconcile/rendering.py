@@ -14,6 +14,7 @@ from typing import Any
 
 import json_merge_patch
 
+from config_store import uuids
 from templating import render
 
 from ..gitrepo import ChangeSet
@@ -24,6 +25,7 @@ from ..yamldocs import render_documents
 CLUSTER_DIR = "edo/cluster"
 EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
 """Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
+HELM_CHARTS_REPO = uuids.Shared.HelmChartsRepo
 SELF_LINK = "self-link.yaml"
 TEMPLATE_OPTIONS = "x-fplus"
 """The Flux template's key for our options (:func:`bundle_files`); never a file."""
@@ -65,6 +67,7 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
         "name": config["name"],
         "namespace": config["namespace"],
         "url": {"self": f"{settings.git_url.rstrip('/')}/uuid/{uuid}",
+                "helm_charts": f"{settings.git_url.rstrip('/')}/uuid/{HELM_CHARTS_REPO}",
                 "config_store": settings.edge_store_url},
         "edge_sync": {"image": settings.edge_sync_image,
                       "credentials_secret": EDGE_SYNC_SECRET},

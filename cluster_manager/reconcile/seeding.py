@@ -20,7 +20,7 @@ from config_store.client import ConfigStoreClient, PreconditionFailed
 
 from . import manager_account
 
-A, C, P = uuids.App, uuids.Class, uuids.ConfigDBPerm
+A, C, P, S = uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.Shared
 
 APPS = {
     A.EdgeClusterConfiguration: "Edge cluster configuration",
@@ -51,6 +51,11 @@ SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
 RESOURCES = {"HelmRelease": uuids.K8sResource.HelmRelease,
              "GitRepository": uuids.K8sResource.GitRepository}
+HELM_CHARTS_PATH = "shared/helm-charts"
+EDGE_CLUSTER_CHART = {"chart": "edge-cluster",
+                      "values": {"cluster": {"name": "{{name}}", "uuid": "{{uuid}}"}}}
+"""The default Helm chart template entry (as ACS's): chart ``edge-cluster`` from the
+charts repo, told the cluster's name and uuid."""
 
 
 def _service_config(cs: ConfigStoreClient) -> dict[str, Any]:
@@ -82,21 +87,28 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 groups["flux"]["uuid"]: {"name": "Edge Flux accounts"},
                 groups["sync"]["uuid"]: {"name": "Edge Sync accounts"},
                 C.HelmChart: {"name": "Helm chart"},
+                C.GitRepo: {"name": "Git repository"},
                 C.EdgeDeployment: {"name": "Edge deployment"},
                 C.EdgeClusterName: {"name": "Edge cluster name"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
+            C.GitRepo: {S.HelmChartsRepo: {"name": "Shared Helm charts"}},
+            C.HelmChart: {S.EdgeClusterChart: {"name": "Edge cluster chart"}},
             C.K8sResourceKind: {obj: {"name": kind} for kind, obj in RESOURCES.items()},
         },
     })
     for app in SYNC_READS:  # idempotent: an identical grant is not added twice
         cs.add_grant(groups["sync"]["uuid"], P.ReadApp, app)
+    # every edge's Flux account (a member of the group) pulls the charts repo; nobody else
+    cs.add_grant(groups["flux"]["uuid"], uuids.GitPerm.Pull, S.HelmChartsRepo)
     for key, schema in manifests.load("schemas").items():
         if key in SCHEMAS:
             cs.put_config(A.ConfigSchema, SCHEMAS[key], schema)
     _put_if_absent(cs, A.ServiceConfig, uuids.Service.Clusters, service)
     _put_if_absent(cs, A.FluxTemplate, A.FluxTemplate, manifests.load("flux-template"))
     _put_if_absent(cs, A.BootstrapScript, A.BootstrapScript, manifests.load("bootstrap-script"))
+    _put_if_absent(cs, A.GitRepoConfig, S.HelmChartsRepo, {"path": HELM_CHARTS_PATH})
+    _put_if_absent(cs, A.HelmChartTemplate, S.EdgeClusterChart, EDGE_CLUSTER_CHART)
     for kind, entry in manifests.load("k8s-resource-templates").items():
         _put_if_absent(cs, A.K8sResourceTemplate, RESOURCES[kind], entry)
     return cs.get_config(A.ServiceConfig, uuids.Service.Clusters)

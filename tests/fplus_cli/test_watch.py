@@ -9,24 +9,22 @@ import queue
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from config_store import uuids
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.fplus_cli.test_journey import FPLUS, fplus, login
 
+
+@pytest.fixture
+def stack(module_stack: Stack) -> Stack:
+    return module_stack
+
+
 EDGE = uuids.App.EdgeClusterStatus
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("fplus-watch-stack"))
-    yield running
-    running.stop()
 
 
 class Snapshots:

@@ -10,20 +10,20 @@ from typing import Any
 import yaml
 
 import manifests
-from cluster_manager.reconcile.rendering import bundle_files
+from cluster_manager.reconcile.rendering import HELM_CHARTS_REPO, bundle_files
 from cluster_manager.yamldocs import render_documents
 from templating import render
 
 # The context keys the default Flux template consumes (dotted paths), exactly.
 CONSUMED_KEYS = frozenset({
-    "uuid", "name", "namespace", "url.self", "url.config_store",
+    "uuid", "name", "namespace", "url.self", "url.helm_charts", "url.config_store",
     "edge_sync.image", "edge_sync.credentials_secret", "flux.secret",
     "sealed_secrets.namespace", "sealed_secrets.controller",
     "sealed_secrets.chart_version", "sealed_secrets.repo_url",
 })
-OPTIONAL_KEYS = frozenset({"edge_sync.ca_env"})
-"""Keys the Cluster Manager sets only sometimes (a private CA); absent, their item renders
-away."""
+OPTIONAL_KEYS = frozenset({"edge_sync.ca_env", "helm"})
+"""Keys the Cluster Manager sets only sometimes (a private CA, a chart); absent, their item
+renders away."""
 CA_ENV = {"name": "FPLUS_CA_FILE", "value": "/etc/fplus/credentials/ca.crt"}
 
 FLUX_GA = frozenset({"source.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io/v1",
@@ -40,7 +40,8 @@ def _context(uuid: str, name: str, namespace: str, git: str, config_store: str, 
         edge_sync["ca_env"] = ca_env
     return {
         "uuid": uuid, "name": name, "namespace": namespace,
-        "url": {"self": f"{git}/uuid/{uuid}", "config_store": config_store},
+        "url": {"self": f"{git}/uuid/{uuid}", "config_store": config_store,
+                "helm_charts": f"{git}/uuid/{HELM_CHARTS_REPO}"},
         "edge_sync": edge_sync,
         "flux": {"secret": flux_secret},
         "sealed_secrets": {"namespace": ss_namespace, "controller": controller,
@@ -84,10 +85,11 @@ CONTEXTS = {
 def render_flux(context: dict[str, Any],
                 config: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
     """The default Flux template's files for a cluster ``config`` (default: a plain one),
-    rendered for ``context``."""
+    rendered for ``context``; files that render empty are left out."""
     template = manifests.load("flux-template")
-    return render({name: template[name] for name in bundle_files(template, config or {})},
-                  context)
+    rendered = render({name: template[name] for name in bundle_files(template, config or {})},
+                      context)
+    return {name: docs for name, docs in rendered.items() if docs}  # as the repo writer does
 
 
 def objects(rendered: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -20,18 +20,22 @@ import pytest
 import yaml
 
 import manifests
-from cluster_manager.reconcile.rendering import bundle_files
+from cluster_manager.reconcile.rendering import bundle_files, helm_release
+from cluster_manager.reconcile.seeding import EDGE_CLUSTER_CHART
+from config_store import uuids
 from tests.manifests.crds import CustomResource
 from tests.manifests.samples import CONTEXTS, objects, render_flux, write_repo
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
-ALL = ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"]
+ALL = ["self-link.yaml", "helm-charts.yaml", "edge-cluster.yaml", "edge-sync.yaml",
+       "sealed-secrets.yaml"]
+NO_SEALED = ALL[:-1]
 DEFAULT_TEMPLATE_CASES = {
     "plain": ({}, ALL),
     "bare": ({"bare": True}, ["self-link.yaml"]),
     "bare: false": ({"bare": False}, ALL),
-    "without Sealed Secrets": ({"sealedSecrets": False}, ["self-link.yaml", "edge-sync.yaml"]),
+    "without Sealed Secrets": ({"sealedSecrets": False}, NO_SEALED),
     "with Sealed Secrets": ({"sealedSecrets": True}, ALL),
     "bare without Sealed Secrets": ({"bare": True, "sealedSecrets": False}, ["self-link.yaml"]),
 }
@@ -78,6 +82,20 @@ def test_template_options(template: dict[str, Any], config: dict[str, Any],
 
 
 VARIANTS = {name: config for name, (config, _) in DEFAULT_TEMPLATE_CASES.items()}
+VARIANTS["with a chart"] = {"chart": uuids.Shared.EdgeClusterChart, "values": {"x": 1}}
+VARIANTS["bare with a chart"] = {"bare": True, "chart": uuids.Shared.EdgeClusterChart}
+
+
+def _context(name: str, variant: dict[str, Any]) -> dict[str, Any]:
+    """The sample context, with the cluster's HelmRelease when it names a chart (as the
+    Cluster Manager renders it: the seeded chart entry in the default resource template)."""
+    context = CONTEXTS[name]
+    if "chart" not in variant:
+        return context
+    config = {"name": context["name"], "namespace": context["namespace"], **variant}
+    release = helm_release(context["uuid"], config, EDGE_CLUSTER_CHART,
+                           manifests.load("k8s-resource-templates")["HelmRelease"])
+    return {**context, "helm": release}
 
 
 @pytest.fixture(params=sorted(VARIANTS))
@@ -89,8 +107,15 @@ def variant(request: pytest.FixtureRequest) -> dict[str, Any]:
 def test_every_variant_validates(variant: dict[str, Any], context_name: str,
                                  crds: dict[tuple[str, str], CustomResource],
                                  tmp_path: Path) -> None:
-    rendered = render_flux(CONTEXTS[context_name], variant)
+    rendered = render_flux(_context(context_name, variant), variant)
     docs = [doc for _, doc in objects(rendered)]
+    assert ("edge-cluster.yaml" in rendered) == ("chart" in variant and not variant.get("bare"))
+    # every HelmRelease's chart source is in the same tree
+    present = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in docs}
+    for doc in docs:
+        if doc["kind"] == "HelmRelease":
+            source = doc["spec"]["chart"]["spec"]["sourceRef"]
+            assert (source["kind"], doc["metadata"]["namespace"], source["name"]) in present
     for doc in docs:
         crd = crds.get((doc["apiVersion"], doc["kind"]))
         if crd is not None:

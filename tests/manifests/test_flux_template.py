@@ -41,6 +41,8 @@ INVENTORY = [
     ("self-link.yaml", "source.toolkit.fluxcd.io/v1", "GitRepository", "self-link", "@namespace"),
     ("self-link.yaml", "kustomize.toolkit.fluxcd.io/v1", "Kustomization", "self-link",
      "@namespace"),
+    ("helm-charts.yaml", "source.toolkit.fluxcd.io/v1", "GitRepository", "helm-charts",
+     "@namespace"),
     ("edge-sync.yaml", "v1", "ServiceAccount", "edge-sync", "@namespace"),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRole", "fplus-edge-sync-nodes",
      None),

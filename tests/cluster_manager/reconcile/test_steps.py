@@ -91,9 +91,7 @@ def test_render_writes_the_flux_template_files_and_the_self_link(env: Env) -> No
     assert f"http://git.test/uuid/{C1}" in j.content.self_link
 
 
-def test_render_with_a_chart_renders_its_helm_release(env: Env, cs: FakeConfigDB) -> None:
-    template = cs.entries[(uuids.App.FluxTemplate, uuids.App.FluxTemplate)]
-    template["edge-cluster.yaml"] = ["{{helm}}"]
+def test_render_with_a_chart_renders_its_helm_release(env: Env) -> None:
     j = rendered(env, SPEC | {"chart": CHART, "values": {"x": 1}})
     release = yaml.safe_load(j.content.files["edo/cluster/edge-cluster.yaml"])
     assert release["kind"] == "HelmRelease"
@@ -105,8 +103,6 @@ def test_render_with_a_chart_renders_its_helm_release(env: Env, cs: FakeConfigDB
 def test_chart_values_merge_deeply_as_acs_does(env: Env, cs: FakeConfigDB) -> None:
     """RFC 7386 like ACS: objects merge key by key, null removes, other values replace
     (a shallow merge would lose cluster.name and cluster.uuid here)."""
-    template = cs.entries[(uuids.App.FluxTemplate, uuids.App.FluxTemplate)]
-    template["edge-cluster.yaml"] = ["{{helm}}"]
     chart = cs.entries[(uuids.App.HelmChartTemplate, CHART)]
     chart["values"] |= {"krb5": {"realm": "FACTORY.EXAMPLE"}, "replicas": 1,
                         "debug": {"level": 2}}
@@ -120,9 +116,11 @@ def test_chart_values_merge_deeply_as_acs_does(env: Env, cs: FakeConfigDB) -> No
 
 
 @pytest.mark.parametrize(("extra", "files"), [
-    ({}, ["edge-sync.yaml", "sealed-secrets.yaml", "self-link.yaml"]),
+    ({}, ["edge-sync.yaml", "helm-charts.yaml", "sealed-secrets.yaml", "self-link.yaml"]),
     ({"bare": True}, ["self-link.yaml"]),
-    ({"sealedSecrets": False}, ["edge-sync.yaml", "self-link.yaml"]),
+    ({"sealedSecrets": False}, ["edge-sync.yaml", "helm-charts.yaml", "self-link.yaml"]),
+    ({"chart": CHART}, ["edge-cluster.yaml", "edge-sync.yaml", "helm-charts.yaml",
+                        "sealed-secrets.yaml", "self-link.yaml"]),
 ])
 def test_render_writes_what_the_cluster_kind_gets(env: Env, extra: dict[str, Any],
                                                  files: list[str]) -> None:

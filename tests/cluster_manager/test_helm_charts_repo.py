@@ -1,0 +1,69 @@
+"""The central Helm charts repo: seeded, given a ``main`` branch by the leader, pullable by
+every edge's Flux account (through one grant to the Flux accounts' group) and by nobody else
+— not an edge's Edge Sync account, not an ordinary user."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from config_store import uuids
+from harness.stack import Stack, clone_url, create_cluster, git, status, wait_for
+from tests.conftest import make_user
+
+CHARTS = uuids.Shared.HelmChartsRepo
+
+
+@pytest.fixture
+def stack(module_stack: Stack) -> Stack:
+    return module_stack
+
+
+def _account(stack: Stack, cluster: str, role: str, password: str) -> str:
+    """The cluster's ``role`` principal's name, after giving it ``password``."""
+    principal = status(stack.admin, cluster)[role]["uuid"]
+    r = stack.admin.put(f"/v2/principal/{principal}/password", json=password)
+    assert r.status_code == 204, r.text
+    return stack.admin.get(f"/v2/principal/{principal}").json()["name"]
+
+
+def test_every_edge_flux_account_pulls_the_charts_repo_and_nobody_else(
+        stack: Stack, tmp_path: Path) -> None:
+    clusters = [create_cluster(stack.admin, name) for name in ("charts-a", "charts-b")]
+    for cluster in clusters:
+        wait_for(lambda c=cluster: (status(stack.admin, c) or {}).get("ready"), what="ready")
+    assert stack.admin.get(f"/v2/app/{uuids.App.GitRepoConfig}/object/{CHARTS}").json() == \
+        {"path": "shared/helm-charts"}
+    for i, cluster in enumerate(clusters):
+        flux = _account(stack, cluster, "flux", f"flux-pw-{i}")
+        done = git("clone", "-q", clone_url(stack, flux, f"flux-pw-{i}", CHARTS),
+                   str(tmp_path / f"charts-{i}"))
+        assert done.returncode == 0, done.stderr
+        assert "helm-charts" in (tmp_path / f"charts-{i}" / "README.md").read_text()
+        # its Flux account still reads its own repo, and not the other cluster's
+        other = clusters[1 - i]
+        refused = git("ls-remote", clone_url(stack, flux, f"flux-pw-{i}", other))
+        assert refused.returncode != 0
+
+    sync = _account(stack, clusters[0], "sync", "sync-pw")
+    assert git("ls-remote", clone_url(stack, sync, "sync-pw", CHARTS)).returncode != 0
+    make_user(stack.admin, "charts-reader", "charts-reader-pw")
+    assert git("ls-remote", clone_url(stack, "charts-reader", "charts-reader-pw",
+                                      CHARTS)).returncode != 0
+    # nor may a Flux account push to it
+    flux = _account(stack, clusters[0], "flux", "flux-pw-push")
+    work = tmp_path / "charts-push"
+    assert git("clone", "-q", clone_url(stack, flux, "flux-pw-push", CHARTS),
+               str(work)).returncode == 0
+    (work / "evil.txt").write_text("x")
+    git("-c", "user.name=x", "-c", "user.email=x@x", "add", ".", cwd=work)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "x", cwd=work)
+    assert git("push", "-q", "origin", "HEAD:main", cwd=work).returncode != 0
+
+
+def test_the_default_chart_entry_is_seeded(stack: Stack) -> None:
+    entry = stack.admin.get(f"/v2/app/{uuids.App.HelmChartTemplate}/object/"
+                            f"{uuids.Shared.EdgeClusterChart}").json()
+    assert entry == {"chart": "edge-cluster",
+                     "values": {"cluster": {"name": "{{name}}", "uuid": "{{uuid}}"}}}
