@@ -19,7 +19,8 @@ run: $(STAMP)
 		$(if $(ADVERTISE),--advertise $(ADVERTISE)) $(if $(LISTEN),--listen $(LISTEN)) \
 		$(if $(FLUX_INSTALL_FILE),--flux-install-file $(FLUX_INSTALL_FILE)) \
 		$(if $(EDGE_SYNC_IMAGE),--edge-sync-image $(EDGE_SYNC_IMAGE)) \
-		$(if $(filter-out 0 no false,$(TLS)),--tls)
+		$(if $(filter-out 0 no false,$(TLS)),--tls) \
+		$(if $(filter-out 0 no false,$(AIR_GAPPED)),--air-gapped)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -46,6 +46,7 @@ from serving.tls import (  # noqa: E402
     server_tls,
 )
 
+from . import chart_import  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
 from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
@@ -152,7 +153,8 @@ def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
         external_url=args.external_url or f"{scheme(tls)}://{args.host}:{args.port}",
         edge_ca=_edge_ca(args.edge_ca_file),
         bootstrap_token_ttl=args.bootstrap_token_ttl, public_bootstrap=args.public_bootstrap,
-        flux_install_file=args.flux_install_file, body_limit=args.body_limit,
+        flux_install_file=args.flux_install_file, air_gapped=args.air_gapped,
+        body_limit=args.body_limit,
         rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout,
         database_url=args.database, leader_election=args.leader_election,
         lease_name=args.lease_name, lease_namespace=args.lease_namespace,
@@ -198,6 +200,9 @@ def _serve(args: argparse.Namespace) -> None:
     offload.use_gevent_threadpool()  # repository creation off the hub
     if settings.flux_install_file is not None and not settings.flux_install_file.is_file():
         raise SystemExit(f"--flux-install-file {settings.flux_install_file}: no such file")
+    if settings.air_gapped and settings.flux_install_file is None:
+        raise SystemExit(f"{PROG}: --air-gapped needs --flux-install-file (a `flux install "
+                         "--export` whose images your edges' registry serves)")
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
     db = _database(settings)  # before anything is written or asked of the Config Store
@@ -239,6 +244,14 @@ def _seed(args: argparse.Namespace) -> None:
     path = _seed_store(url, args.data_dir)
     print(f"Seeded the Config Store at {url} for the Cluster Manager; the password of its "
           f"principal {PRINCIPAL_NAME} is in {path}", flush=True)
+
+
+def _import_chart(args: argparse.Namespace) -> None:
+    ca_file = require_client_ca(PROG)
+    url = args.config_store.rstrip("/")
+    login = _login(url, args.data_dir)
+    _connect(url, login)  # the charts repo is seeded, and the login works
+    print(chart_import.import_chart(args, login.user, login.password, ca_file), flush=True)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -309,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--flux-install-file", type=Path,
                      help="`flux install --export` output to embed in bootstrap scripts "
                           "(air-gapped edges) instead of the pinned release URL")
+    run.add_argument("--air-gapped", action="store_true",
+                     help="edges reach nothing but this stack: Sealed Secrets from the shared "
+                          "charts repo (import-chart it), Flux from --flux-install-file")
     run.add_argument("--body-limit", type=int, default=1024 * 1024,
                      help="largest request body in bytes (413 above)")
     run.add_argument("--edge-ca-file", type=Path, metavar="FILE",
@@ -317,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: FPLUS_CA_FILE; none: edges use their system CAs)")
     add_tls_options(run)
     _replica_options(run)
+    chart_import.add_parser(sub, _store_options)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,
@@ -332,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="`flux install --export` output for bootstrap scripts to apply "
                             "(air-gapped edges)")
     stack.add_argument("--edge-sync-image", help="the Edge Sync image edges run")
+    stack.add_argument("--air-gapped", action="store_true",
+                       help="edges reach nothing but this stack (see serve --air-gapped)")
     stack.add_argument("--tls", action="store_true",
                        help="serve HTTPS with certificates from a local CA kept in "
                             "DATA_DIR/tls (bootstrap scripts carry the CA to edges)")
@@ -344,9 +363,12 @@ def main(argv: list[str] | None = None) -> None:
     configure_logging()
     if args.command == "up":
         up(args.data_dir, args.port, Addresses.parse(args.advertise, args.listen),
-           EdgeOptions(args.flux_install_file, args.edge_sync_image), tls=args.tls)
+           EdgeOptions(args.flux_install_file, args.edge_sync_image, args.air_gapped),
+           tls=args.tls)
     elif args.command == "seed":
         _seed(args)
+    elif args.command == "import-chart":
+        _import_chart(args)
     else:
         _serve(args)
 

@@ -30,6 +30,9 @@ class Settings:
     edge_sync_image: str = "ghcr.io/fplus-edge-manager/edge-sync:0.1.0"
     sealed_secrets_namespace: str = "sealed-secrets"
     sealed_secrets_chart_version: str = "2.17.3"
+    air_gapped: bool = False
+    """Edges reach nothing but this stack: no upstream chart repos are written (Sealed
+    Secrets comes from the shared charts repo), and bootstrap scripts embed Flux."""
     workers: int = 8
     backoff_initial: float = 2.0
     backoff_max: float = 300.0

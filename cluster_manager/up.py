@@ -221,10 +221,14 @@ class EdgeOptions:
 
     flux_install_file: Path | None = None
     edge_sync_image: str | None = None
+    air_gapped: bool = False
 
     def args(self) -> list[str]:
-        """As ``cluster-manager serve`` arguments; SystemExit if the Flux file is missing."""
-        out: list[str] = []
+        """As ``cluster-manager serve`` arguments; SystemExit if the Flux file is missing
+        (or, air-gapped, not given)."""
+        out: list[str] = ["--air-gapped"] if self.air_gapped else []
+        if self.air_gapped and self.flux_install_file is None:
+            raise SystemExit(f"{PROG}: --air-gapped needs --flux-install-file")
         if self.flux_install_file is not None:
             if not self.flux_install_file.is_file():
                 raise SystemExit(f"{PROG}: --flux-install-file {self.flux_install_file}: "

@@ -16,7 +16,7 @@ import requests
 import yaml
 
 from harness.servers import free_port_block
-from tests.bootstrap.test_pack import unpack, written
+from tests.bootstrap.edge import script_files
 from tests.test_readme import walkthrough, walkthrough_env
 
 
@@ -31,18 +31,6 @@ def _wait_up(url: str, ca: Path, stack: subprocess.Popen, timeout: float = 60.0)
             pass
         time.sleep(0.2)
     raise AssertionError(f"{url} did not answer")
-
-
-def _files_of(script: str, where: Path) -> dict[str, str]:
-    """The files the bootstrap script packs, written out by running only its unpacking part
-    (everything before it sources bootstrap.sh)."""
-    head = script.split(". ./bootstrap.sh")[0].replace('trap \'cd / && rm -rf "$fplus_tmp"\''
-                                                       " EXIT", "")
-    head = head.replace('cd "$fplus_tmp"', "") + "\n"
-    where.mkdir()
-    done = unpack(head, where)
-    assert done.returncode == 0, done.stderr
-    return {name: data.decode() for name, data in written(where).items()}
 
 
 def _by_kind(text: str) -> dict[str, list[dict[str, Any]]]:
@@ -107,7 +95,7 @@ def test_readme_walkthrough_over_https(tmp_path: Path) -> None:
 
     # The walkthrough's script, fetched with curl --cacert: Flux's GitRepository trusts the CA
     [work] = tmp.iterdir()
-    files = _files_of((work / "bootstrap.sh").read_text(), tmp_path / "unpacked")
+    files = script_files((work / "bootstrap.sh").read_text(), tmp_path / "unpacked")
     [repository] = _by_kind(files["self-link.yaml"])["GitRepository"]
     assert repository["spec"]["url"].startswith(f"https://127.0.0.1:{port + 2}/uuid/")
     secrets = {s["metadata"]["name"]: s["stringData"]

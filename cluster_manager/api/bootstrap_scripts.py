@@ -61,7 +61,9 @@ class ScriptBuilder:
             raise Unavailable("no Bootstrap script template is configured")
         context = {"uuid": cluster, "name": setup.name, "namespace": setup.namespace,
                    "files": bootstrap.PLACEHOLDER, "timeout": self.wait_timeout,
-                   "flux": {"version": FLUX_VERSION, "install_url": FLUX_INSTALL_URL,
+                   "flux": {"version": FLUX_VERSION,
+                            # an embedded export is applied instead: no URL off this stack
+                            "install_url": "" if self.flux_install_file else FLUX_INSTALL_URL,
                             "secret": FLUX_SECRET},
                    "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
         files = {"self-link.yaml": setup.self_link}

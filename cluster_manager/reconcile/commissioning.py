@@ -43,7 +43,14 @@ from ..setup_status import FAILED, READY, Patch, SetupStatus
 from ..vocabulary import FLUX, ROLES, STATUS_APP
 from . import accounts as principals
 from .job import Env, Job, Step, record
-from .rendering import context, helm_release, repo_content
+from .rendering import (
+    SEALED_SECRETS_FILE,
+    TemplateMissing,
+    bundle_files,
+    context,
+    helm_release,
+    repo_content,
+)
 from .teardown import decommission
 
 log = logging.getLogger(__name__)
@@ -121,8 +128,22 @@ def render(job: Job, env: Env) -> None:
             job.cluster, job.spec,
             env.cs.get_config(uuids.App.HelmChartTemplate, job.spec["chart"]),
             env.cs.get_config(uuids.App.K8sResourceTemplate, uuids.K8sResource.HelmRelease))
-    job.content = repo_content(env.desired.flux_template(),
-                               context(env.settings, job.cluster, job.spec, helm), job.spec)
+    template = env.desired.flux_template()
+    air_gapped = env.settings.air_gapped
+    if air_gapped and isinstance(template, dict) and \
+            SEALED_SECRETS_FILE in bundle_files(template, job.spec, air_gapped):
+        _require_central_chart(env, "sealed-secrets")
+    job.content = repo_content(template, context(env.settings, job.cluster, job.spec, helm),
+                               job.spec, air_gapped)
+
+
+def _require_central_chart(env: Env, chart: str) -> None:
+    """:class:`TemplateMissing` unless the shared charts repo holds ``chart``."""
+    if f"{chart}/Chart.yaml" not in env.repos.read_dir(uuids.Shared.HelmChartsRepo, chart):
+        raise TemplateMissing(f"air-gapped edges install the {chart} chart from the shared "
+                              f"charts repo, which does not hold it: import it with "
+                              f"`cluster-manager import-chart {chart}-<version>.tgz`, then "
+                              f"redeploy the cluster")
 
 
 def claim_name(job: Job, env: Env) -> None:

@@ -26,7 +26,12 @@ CLUSTER_DIR = "edo/cluster"
 EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
 """Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
 HELM_CHARTS_REPO = uuids.Shared.HelmChartsRepo
+UPSTREAM = {"kind": "HelmRepository", "name": "sealed-secrets"}
+CENTRAL_CHARTS = {"kind": "GitRepository", "name": "helm-charts"}
+"""Where the Sealed Secrets chart comes from: its upstream repo, or (air-gapped) the shared
+charts repo."""
 SELF_LINK = "self-link.yaml"
+SEALED_SECRETS_FILE = "sealed-secrets.yaml"
 TEMPLATE_OPTIONS = "x-fplus"
 """The Flux template's key for our options (:func:`bundle_files`); never a file."""
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
@@ -75,7 +80,8 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
         "sealed_secrets": {"namespace": settings.sealed_secrets_namespace,
                            "controller": "sealed-secrets-controller",
                            "chart_version": settings.sealed_secrets_chart_version,
-                           "repo_url": "https://bitnami-labs.github.io/sealed-secrets"},
+                           "repo_url": "https://bitnami-labs.github.io/sealed-secrets",
+                           "source": CENTRAL_CHARTS if settings.air_gapped else UPSTREAM},
         "values": config.get("values", {}),
     }
     if settings.edge_ca is not None:
@@ -116,11 +122,13 @@ def merged_values(chart_values: Any, cluster_values: Any) -> dict[str, Any]:
     return json_merge_patch.merge(base, cluster_values)
 
 
-def bundle_files(flux_template: dict[str, Any], config: dict[str, Any]) -> list[str]:
+def bundle_files(flux_template: dict[str, Any], config: dict[str, Any],
+                 air_gapped: bool = False) -> list[str]:
     """The template files this cluster gets, in template order: all of them; for a ``bare``
     cluster only ``self-link.yaml`` and the template's ``x-fplus.bareFiles``; without the
     template's ``x-fplus.sealedSecretsFiles`` (default ``sealed-secrets.yaml``) where Sealed
-    Secrets is off (the cluster's ``sealedSecrets``, else the template's, else on)."""
+    Secrets is off (the cluster's ``sealedSecrets``, else the template's, else on); without
+    ``x-fplus.upstreamFiles`` when ``air_gapped``."""
     options = flux_template.get(TEMPLATE_OPTIONS)
     options = options if isinstance(options, dict) else {}
     files = [name for name in flux_template if name != TEMPLATE_OPTIONS]
@@ -128,18 +136,21 @@ def bundle_files(flux_template: dict[str, Any], config: dict[str, Any]) -> list[
         keep = {SELF_LINK, *options.get("bareFiles", [])}
         files = [name for name in files if name in keep]
     if not config.get("sealedSecrets", options.get("sealedSecrets", True)):
-        drop = set(options.get("sealedSecretsFiles", ["sealed-secrets.yaml"]))
+        drop = set(options.get("sealedSecretsFiles", [SEALED_SECRETS_FILE]))
         files = [name for name in files if name not in drop]
+    if air_gapped:
+        upstream = set(options.get("upstreamFiles", []))
+        files = [name for name in files if name not in upstream]
     return files
 
 
 def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any],
-                 config: dict[str, Any] | None = None) -> RepoContent:
+                 config: dict[str, Any] | None = None, air_gapped: bool = False) -> RepoContent:
     """Render the template files the cluster's ``config`` selects (:func:`bundle_files`);
     files whose manifests all render away are left out."""
     if not isinstance(flux_template, dict):
         raise TemplateMissing("no Flux template is configured")
-    selected = bundle_files(flux_template, config or {})
+    selected = bundle_files(flux_template, config or {}, air_gapped)
     rendered = render({name: flux_template[name] for name in selected}, ctx)
     if not isinstance(rendered, dict) or SELF_LINK not in rendered:
         raise ValueError(f"the Flux template must be an object with a {SELF_LINK} key")

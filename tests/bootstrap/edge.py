@@ -18,6 +18,7 @@ import bootstrap
 import manifests
 from cluster_manager.reconcile.rendering import repo_content
 from templating import render
+from tests.bootstrap.test_pack import unpack, written
 from tests.manifests.samples import CONTEXTS
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -114,3 +115,15 @@ def tools_without_kubectl(root: Path) -> str:
         assert found, tool
         (tools / tool).symlink_to(found)
     return str(tools)
+
+
+def script_files(script: str, where: Path) -> dict[str, str]:
+    """The files the bootstrap script packs, written out by running only its unpacking part
+    (everything before it sources bootstrap.sh)."""
+    head = script.split(". ./bootstrap.sh")[0].replace('trap \'cd / && rm -rf "$fplus_tmp"\''
+                                                       " EXIT", "")
+    head = head.replace('cd "$fplus_tmp"', "") + "\n"
+    where.mkdir()
+    done = unpack(head, where)
+    assert done.returncode == 0, done.stderr
+    return {name: data.decode() for name, data in written(where).items()}

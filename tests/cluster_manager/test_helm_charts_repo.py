@@ -4,11 +4,14 @@ every edge's Flux account (through one grant to the Flux accounts' group) and by
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from config_store import uuids
+from harness.gitcli import bare
+from harness.servers import run_command
 from harness.stack import Stack, clone_url, create_cluster, git, status, wait_for
 from tests.conftest import make_user
 
@@ -67,3 +70,48 @@ def test_the_default_chart_entry_is_seeded(stack: Stack) -> None:
                             f"{uuids.Shared.EdgeClusterChart}").json()
     assert entry == {"chart": "edge-cluster",
                      "values": {"cluster": {"name": "{{name}}", "uuid": "{{uuid}}"}}}
+
+
+def _import(stack: Stack, chart: Path, *where: str) -> subprocess.CompletedProcess[str]:
+    return run_command("cluster_manager.cli", "import-chart", str(chart), "--config-store",
+                       stack.store.url, "--data-dir", str(stack.root / "cm"), *where)
+
+
+def _charts_head(stack: Stack) -> str:
+    return bare(stack.repos / f"{CHARTS}.git", "rev-parse", "main").strip()
+
+
+def test_import_chart_commits_it_for_every_edge_and_refuses_a_non_chart(
+        stack: Stack, tmp_path: Path) -> None:
+    wait_for(lambda: (stack.repos / f"{CHARTS}.git").is_dir(), what="the charts repo")
+    wait_for(lambda: bare(stack.repos / f"{CHARTS}.git", "rev-parse", "--verify", "-q", "main",
+                          check=False), what="its first commit")
+    chart = tmp_path / "edge-cluster"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: edge-cluster\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n")
+    # straight into the Git server's repos, then through its HTTP as the Cluster Manager
+    done = _import(stack, chart, "--git-repos", str(stack.repos))
+    assert done.returncode == 0, done.stderr
+    assert "imported chart edge-cluster 0.1.0 (2 files)" in done.stdout
+    again = _import(stack, chart, "--git", stack.git.url)
+    assert again.returncode == 0, again.stderr
+    assert "already in the charts repo" in again.stdout
+
+    head = _charts_head(stack)
+    (tmp_path / "not-a-chart").mkdir()
+    (tmp_path / "not-a-chart" / "values.yaml").write_text("a: 1\n")
+    refused = _import(stack, tmp_path / "not-a-chart", "--git", stack.git.url)
+    assert refused.returncode == 1 and "no Chart.yaml" in refused.stderr
+    assert "nothing was imported" in refused.stderr and "Traceback" not in refused.stderr
+    assert _charts_head(stack) == head
+
+    # an edge's Flux account sees it where its HelmRelease looks: <chart>/Chart.yaml
+    cluster = create_cluster(stack.admin, "charts-c")
+    wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), what="ready")
+    flux = _account(stack, cluster, "flux", "flux-pw-c")
+    work = tmp_path / "clone"
+    assert git("clone", "-q", clone_url(stack, flux, "flux-pw-c", CHARTS),
+               str(work)).returncode == 0
+    assert (work / "edge-cluster" / "Chart.yaml").read_text().endswith("version: 0.1.0\n")
+    assert (work / "README.md").is_file()

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 import manifests
-from cluster_manager.reconcile.rendering import HELM_CHARTS_REPO, bundle_files
+from cluster_manager.reconcile.rendering import HELM_CHARTS_REPO, UPSTREAM, bundle_files
 from cluster_manager.yamldocs import render_documents
 from templating import render
 
@@ -19,7 +19,7 @@ CONSUMED_KEYS = frozenset({
     "uuid", "name", "namespace", "url.self", "url.helm_charts", "url.config_store",
     "edge_sync.image", "edge_sync.credentials_secret", "flux.secret",
     "sealed_secrets.namespace", "sealed_secrets.controller",
-    "sealed_secrets.chart_version", "sealed_secrets.repo_url",
+    "sealed_secrets.chart_version", "sealed_secrets.repo_url", "sealed_secrets.source",
 })
 OPTIONAL_KEYS = frozenset({"edge_sync.ca_env", "helm"})
 """Keys the Cluster Manager sets only sometimes (a private CA, a chart); absent, their item
@@ -45,7 +45,8 @@ def _context(uuid: str, name: str, namespace: str, git: str, config_store: str, 
         "edge_sync": edge_sync,
         "flux": {"secret": flux_secret},
         "sealed_secrets": {"namespace": ss_namespace, "controller": controller,
-                           "chart_version": chart_version, "repo_url": repo_url},
+                           "chart_version": chart_version, "repo_url": repo_url,
+                           "source": UPSTREAM},
         "values": values,
     }
 
@@ -82,13 +83,13 @@ CONTEXTS = {
 }
 
 
-def render_flux(context: dict[str, Any],
-                config: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+def render_flux(context: dict[str, Any], config: dict[str, Any] | None = None,
+                air_gapped: bool = False) -> dict[str, list[dict[str, Any]]]:
     """The default Flux template's files for a cluster ``config`` (default: a plain one),
     rendered for ``context``; files that render empty are left out."""
     template = manifests.load("flux-template")
-    rendered = render({name: template[name] for name in bundle_files(template, config or {})},
-                      context)
+    selected = bundle_files(template, config or {}, air_gapped)
+    rendered = render({name: template[name] for name in selected}, context)
     return {name: docs for name, docs in rendered.items() if docs}  # as the repo writer does
 
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import manifests
-from cluster_manager.reconcile.rendering import bundle_files, helm_release
+from cluster_manager.reconcile.rendering import CENTRAL_CHARTS, bundle_files, helm_release
 from cluster_manager.reconcile.seeding import EDGE_CLUSTER_CHART
 from config_store import uuids
 from tests.manifests.crds import CustomResource
@@ -29,22 +29,27 @@ from tests.manifests.samples import CONTEXTS, objects, render_flux, write_repo
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
 ALL = ["self-link.yaml", "helm-charts.yaml", "edge-cluster.yaml", "edge-sync.yaml",
-       "sealed-secrets.yaml"]
-NO_SEALED = ALL[:-1]
-DEFAULT_TEMPLATE_CASES = {
-    "plain": ({}, ALL),
-    "bare": ({"bare": True}, ["self-link.yaml"]),
-    "bare: false": ({"bare": False}, ALL),
-    "without Sealed Secrets": ({"sealedSecrets": False}, NO_SEALED),
-    "with Sealed Secrets": ({"sealedSecrets": True}, ALL),
-    "bare without Sealed Secrets": ({"bare": True, "sealedSecrets": False}, ["self-link.yaml"]),
+       "sealed-secrets.yaml", "sealed-secrets-upstream.yaml"]
+NO_SEALED = ALL[:-2]
+AIR_GAPPED = ALL[:-1]
+DEFAULT_TEMPLATE_CASES = {  # name: (cluster config, air-gapped, files)
+    "plain": ({}, False, ALL),
+    "bare": ({"bare": True}, False, ["self-link.yaml"]),
+    "bare: false": ({"bare": False}, False, ALL),
+    "without Sealed Secrets": ({"sealedSecrets": False}, False, NO_SEALED),
+    "with Sealed Secrets": ({"sealedSecrets": True}, False, ALL),
+    "bare without Sealed Secrets": ({"bare": True, "sealedSecrets": False}, False,
+                                    ["self-link.yaml"]),
+    "air-gapped": ({}, True, AIR_GAPPED),
+    "air-gapped without Sealed Secrets": ({"sealedSecrets": False}, True, NO_SEALED),
 }
 
 
-@pytest.mark.parametrize(("config", "files"), DEFAULT_TEMPLATE_CASES.values(),
+@pytest.mark.parametrize(("config", "air_gapped", "files"), DEFAULT_TEMPLATE_CASES.values(),
                          ids=DEFAULT_TEMPLATE_CASES)
-def test_files_of_the_default_template(config: dict[str, Any], files: list[str]) -> None:
-    assert bundle_files(manifests.load("flux-template"), config) == files
+def test_files_of_the_default_template(config: dict[str, Any], air_gapped: bool,
+                                       files: list[str]) -> None:
+    assert bundle_files(manifests.load("flux-template"), config, air_gapped) == files
 
 
 def _template(**options: Any) -> dict[str, Any]:
@@ -81,15 +86,21 @@ def test_template_options(template: dict[str, Any], config: dict[str, Any],
     assert bundle_files(template, config) == files
 
 
-VARIANTS = {name: config for name, (config, _) in DEFAULT_TEMPLATE_CASES.items()}
-VARIANTS["with a chart"] = {"chart": uuids.Shared.EdgeClusterChart, "values": {"x": 1}}
-VARIANTS["bare with a chart"] = {"bare": True, "chart": uuids.Shared.EdgeClusterChart}
+VARIANTS = {name: (config, air_gapped)
+            for name, (config, air_gapped, _) in DEFAULT_TEMPLATE_CASES.items()}
+VARIANTS["with a chart"] = ({"chart": uuids.Shared.EdgeClusterChart, "values": {"x": 1}}, False)
+VARIANTS["bare with a chart"] = ({"bare": True, "chart": uuids.Shared.EdgeClusterChart}, False)
+VARIANTS["air-gapped with a chart"] = ({"chart": uuids.Shared.EdgeClusterChart}, True)
 
 
-def _context(name: str, variant: dict[str, Any]) -> dict[str, Any]:
+def _context(name: str, variant: dict[str, Any], air_gapped: bool) -> dict[str, Any]:
     """The sample context, with the cluster's HelmRelease when it names a chart (as the
-    Cluster Manager renders it: the seeded chart entry in the default resource template)."""
+    Cluster Manager renders it: the seeded chart entry in the default resource template),
+    and Sealed Secrets from the central charts repo when air-gapped."""
     context = CONTEXTS[name]
+    if air_gapped:
+        context = {**context, "sealed_secrets": {**context["sealed_secrets"],
+                                                 "source": CENTRAL_CHARTS}}
     if "chart" not in variant:
         return context
     config = {"name": context["name"], "namespace": context["namespace"], **variant}
@@ -99,17 +110,20 @@ def _context(name: str, variant: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(params=sorted(VARIANTS))
-def variant(request: pytest.FixtureRequest) -> dict[str, Any]:
+def variant(request: pytest.FixtureRequest) -> tuple[dict[str, Any], bool]:
     return VARIANTS[request.param]
 
 
 @pytest.mark.parametrize("context_name", ["defaults", "shared-namespace"])
-def test_every_variant_validates(variant: dict[str, Any], context_name: str,
+def test_every_variant_validates(variant: tuple[dict[str, Any], bool], context_name: str,
                                  crds: dict[tuple[str, str], CustomResource],
                                  tmp_path: Path) -> None:
-    rendered = render_flux(_context(context_name, variant), variant)
+    config, air_gapped = variant
+    rendered = render_flux(_context(context_name, config, air_gapped), config, air_gapped)
     docs = [doc for _, doc in objects(rendered)]
-    assert ("edge-cluster.yaml" in rendered) == ("chart" in variant and not variant.get("bare"))
+    assert ("edge-cluster.yaml" in rendered) == ("chart" in config and not config.get("bare"))
+    if air_gapped:  # nothing the edge fetches is on the internet
+        assert not [d for d in docs if d["kind"] == "HelmRepository"]
     # every HelmRelease's chart source is in the same tree
     present = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in docs}
     for doc in docs:

@@ -57,10 +57,10 @@ INVENTORY = [
      "@sealed_secrets.namespace"),
     ("sealed-secrets.yaml", "rbac.authorization.k8s.io/v1", "RoleBinding",
      "edge-sync-sealed-secrets", "@sealed_secrets.namespace"),
-    ("sealed-secrets.yaml", "source.toolkit.fluxcd.io/v1", "HelmRepository", "sealed-secrets",
-     "@namespace"),
     ("sealed-secrets.yaml", "helm.toolkit.fluxcd.io/v2", "HelmRelease", "sealed-secrets",
      "@namespace"),
+    ("sealed-secrets-upstream.yaml", "source.toolkit.fluxcd.io/v1", "HelmRepository",
+     "sealed-secrets", "@namespace"),
 ]
 
 

@@ -33,6 +33,7 @@ def test_kubectl_kustomize_builds_the_repo(rendered: dict[str, list[dict[str, An
     repo = tmp_path / "repo"
     resources = write_repo(repo, rendered)
     assert sorted(resources) == ["edo/cluster/edge-sync.yaml", "edo/cluster/helm-charts.yaml",
+                                 "edo/cluster/sealed-secrets-upstream.yaml",
                                  "edo/cluster/sealed-secrets.yaml", "edo/cluster/self-link.yaml"]
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")}
     result = subprocess.run([KUBECTL, "kustomize", str(repo)], capture_output=True, text=True,

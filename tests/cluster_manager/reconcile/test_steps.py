@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -116,17 +117,36 @@ def test_chart_values_merge_deeply_as_acs_does(env: Env, cs: FakeConfigDB) -> No
 
 
 @pytest.mark.parametrize(("extra", "files"), [
-    ({}, ["edge-sync.yaml", "helm-charts.yaml", "sealed-secrets.yaml", "self-link.yaml"]),
+    ({}, ["edge-sync.yaml", "helm-charts.yaml", "sealed-secrets-upstream.yaml",
+          "sealed-secrets.yaml", "self-link.yaml"]),
     ({"bare": True}, ["self-link.yaml"]),
     ({"sealedSecrets": False}, ["edge-sync.yaml", "helm-charts.yaml", "self-link.yaml"]),
     ({"chart": CHART}, ["edge-cluster.yaml", "edge-sync.yaml", "helm-charts.yaml",
-                        "sealed-secrets.yaml", "self-link.yaml"]),
+                        "sealed-secrets-upstream.yaml", "sealed-secrets.yaml",
+                        "self-link.yaml"]),
 ])
 def test_render_writes_what_the_cluster_kind_gets(env: Env, extra: dict[str, Any],
                                                  files: list[str]) -> None:
     j = rendered(env, SPEC | extra)
     assert sorted(j.content.files) == ["README.md", *(f"edo/cluster/{f}" for f in files)]
     assert "kind: Kustomization" in j.content.self_link
+
+
+def test_air_gapped_sealed_secrets_come_from_the_imported_chart(env: Env,
+                                                               repos: FakeRepos) -> None:
+    gapped = dataclasses.replace(env, settings=dataclasses.replace(env.settings,
+                                                                    air_gapped=True))
+    with pytest.raises(TemplateMissing, match=r"import-chart sealed-secrets-<version>\.tgz"):
+        rendered(gapped)
+    assert rendered(gapped, SPEC | {"sealedSecrets": False}).content  # no chart needed
+    repos.files[uuids.Shared.HelmChartsRepo] = {"sealed-secrets/Chart.yaml": b"name: x\n"}
+    files = rendered(gapped).content.files
+    assert "edo/cluster/sealed-secrets-upstream.yaml" not in files
+    assert "bitnami" not in "".join(files.values())
+    release = next(d for d in yaml.safe_load_all(files["edo/cluster/sealed-secrets.yaml"])
+                   if d and d["kind"] == "HelmRelease")
+    assert release["spec"]["chart"]["spec"]["sourceRef"] == {"kind": "GitRepository",
+                                                             "name": "helm-charts"}
 
 
 def test_render_refuses_an_unknown_chart(env: Env) -> None:

@@ -1,0 +1,117 @@
+"""Helm charts for the shared charts repo: read from a ``helm package`` archive or a chart
+directory, checked, and laid out as ``<chart name>/…`` files (pure functions, no Git).
+
+Only regular files are taken; an archive member that is a link or a device, an absolute path
+or one with ``..``, a missing or malformed ``Chart.yaml``, or more than :data:`MAX_BYTES` of
+files is refused with :class:`ChartError`, before anything is written anywhere.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+MAX_BYTES = 20 * 1024 * 1024
+"""The most a chart's files may add up to."""
+CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class ChartError(ValueError):
+    """Not a chart we import; the message says why."""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart's name, version and files (paths relative to the chart's own directory)."""
+
+    name: str
+    version: str
+    files: dict[str, bytes]
+
+    def repo_files(self) -> dict[str, bytes]:
+        """The files as they go into the charts repo: under ``<name>/``."""
+        return {f"{self.name}/{path}": data for path, data in self.files.items()}
+
+
+def read_chart(path: Path) -> Chart:
+    """The chart in ``path``: a directory holding ``Chart.yaml``, or a ``.tgz`` archive
+    whose one top-level directory holds it."""
+    if path.is_dir():
+        return _checked(_directory_files(path), str(path))
+    if path.is_file():
+        return _checked(_archive_files(path.read_bytes(), str(path)), str(path))
+    raise ChartError(f"{path}: no such file or directory")
+
+
+def _directory_files(root: Path) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    total = 0
+    for item in sorted(root.rglob("*")):
+        relative = item.relative_to(root).as_posix()
+        if item.is_symlink():
+            raise ChartError(f"{relative} is a symbolic link: a chart holds regular files only")
+        if item.is_dir() or relative.split("/")[0] == ".git":
+            continue
+        if not item.is_file():
+            raise ChartError(f"{relative} is not a regular file")
+        data = item.read_bytes()
+        total += len(data)
+        if total > MAX_BYTES:
+            raise ChartError(f"the chart's files exceed {MAX_BYTES // (1024 * 1024)} MiB")
+        files[relative] = data
+    return files
+
+
+def _archive_files(data: bytes, where: str) -> dict[str, bytes]:
+    try:
+        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")  # noqa: SIM115
+    except (tarfile.TarError, EOFError) as exc:
+        raise ChartError(f"{where} is neither a chart directory nor a chart archive "
+                         f"(.tgz): {exc}") from None
+    files: dict[str, bytes] = {}
+    total = 0
+    with archive:
+        for member in archive.getmembers():
+            name = PurePosixPath(member.name)
+            if name.is_absolute() or ".." in name.parts:
+                raise ChartError(f"archive member {member.name!r} leaves the chart directory")
+            if member.isdir():
+                continue
+            if not member.isfile():
+                raise ChartError(f"archive member {member.name!r} is not a regular file")
+            total += member.size
+            if total > MAX_BYTES:
+                raise ChartError(f"the chart's files exceed {MAX_BYTES // (1024 * 1024)} MiB")
+            extracted = archive.extractfile(member)
+            files[name.as_posix()] = extracted.read() if extracted else b""
+    tops = {path.split("/")[0] for path in files}
+    if len(tops) != 1 or not all("/" in path for path in files):
+        raise ChartError(f"{where}: a chart archive holds one directory (as `helm package` "
+                         "makes it)")
+    top = tops.pop()
+    return {path[len(top) + 1:]: content for path, content in files.items()}
+
+
+def _checked(files: dict[str, bytes], where: str) -> Chart:
+    if "Chart.yaml" not in files:
+        raise ChartError(f"{where}: no Chart.yaml at the top of the chart")
+    try:
+        meta = yaml.safe_load(files["Chart.yaml"])
+    except yaml.YAMLError as exc:
+        raise ChartError(f"{where}: Chart.yaml is not YAML: {exc}") from None
+    if not isinstance(meta, dict):
+        raise ChartError(f"{where}: Chart.yaml must be a mapping")
+    name, version = meta.get("name"), meta.get("version")
+    if meta.get("apiVersion") not in ("v1", "v2"):
+        raise ChartError(f"{where}: Chart.yaml apiVersion must be v1 or v2")
+    if not isinstance(name, str) or not CHART_NAME.match(name) or len(name) > 63:
+        raise ChartError(f"{where}: Chart.yaml name must be lower-case letters, digits and "
+                         f"'-' (it names the chart's directory), not {name!r}")
+    if not isinstance(version, str | int | float) or not str(version):
+        raise ChartError(f"{where}: Chart.yaml has no version")
+    return Chart(name, str(version), files)
