@@ -46,7 +46,7 @@ from serving.tls import (  # noqa: E402
     server_tls,
 )
 
-from . import chart_import  # noqa: E402
+from . import central_import  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
 from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
@@ -65,7 +65,7 @@ from .reconcile.job import Env, Groups  # noqa: E402
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file  # noqa: E402
 from .reconcile.reconciler import Reconciler  # noqa: E402
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config  # noqa: E402
-from .reconcile.shared_repos import ensure_helm_charts_repo  # noqa: E402
+from .reconcile.shared_repos import ensure_shared_repos  # noqa: E402
 from .settings import Settings  # noqa: E402
 from .up import Addresses, EdgeOptions, up  # noqa: E402
 
@@ -217,7 +217,7 @@ def _serve(args: argparse.Namespace) -> None:
               claims, forget_tokens=tokens.forget)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics,
-                            on_lead=lambda stopping: ensure_helm_charts_repo(repos, stopping))
+                            on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     elector = make_elector(lease, settings, new_identity(), reconciler.start, reconciler.stop)
     metrics.track_leadership(elector.status)
     api = ApiServices(
@@ -246,12 +246,12 @@ def _seed(args: argparse.Namespace) -> None:
           f"principal {PRINCIPAL_NAME} is in {path}", flush=True)
 
 
-def _import_chart(args: argparse.Namespace) -> None:
+def _import(args: argparse.Namespace) -> None:
     ca_file = require_client_ca(PROG)
     url = args.config_store.rstrip("/")
     login = _login(url, args.data_dir)
-    _connect(url, login)  # the charts repo is seeded, and the login works
-    print(chart_import.import_chart(args, login.user, login.password, ca_file), flush=True)
+    _connect(url, login)  # the central repos are seeded, and the login works
+    print(central_import.run_import(args, login.user, login.password, ca_file), flush=True)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -333,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default: FPLUS_CA_FILE; none: edges use their system CAs)")
     add_tls_options(run)
     _replica_options(run)
-    chart_import.add_parser(sub, _store_options)
+    central_import.add_parsers(sub, _store_options)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,
@@ -367,8 +367,8 @@ def main(argv: list[str] | None = None) -> None:
            tls=args.tls)
     elif args.command == "seed":
         _seed(args)
-    elif args.command == "import-chart":
-        _import_chart(args)
+    elif args.command in central_import.COMMANDS:
+        _import(args)
     else:
         _serve(args)
 

@@ -3,12 +3,14 @@ it, by the cluster API (which refuses with 422) and by the reconciler (which rec
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from config_store.uuids import is_uuid
 from kubenames import LABEL_MAX, is_dns1123_label
 
-ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "values"}
+ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVersion", "values"}
+FLUX_VERSION = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
 class InvalidConfig(ValueError):
@@ -36,6 +38,9 @@ def config_errors(config: Any) -> dict[str, str]:
     for flag in ("bare", "sealedSecrets"):
         if not isinstance(config.get(flag, False), bool):
             errors[flag] = f"{flag} must be true or false"
+    if "fluxVersion" in config and not (isinstance(config["fluxVersion"], str)
+                                        and FLUX_VERSION.match(config["fluxVersion"])):
+        errors["fluxVersion"] = "fluxVersion must be a Flux version such as v2.7.5"
     if not isinstance(config.get("values", {}), dict):
         errors["values"] = "values must be a JSON object"
     return errors

@@ -15,7 +15,8 @@ FLUX_VERSION = "2.7.5"
 """The Flux release the repos are rendered for and the bootstrap script installs."""
 
 CONFIG_APP = uuids.App.EdgeClusterConfiguration
-"""What users write: ``{name, namespace, chart?, bare?, sealedSecrets?, values?}`` per cluster."""
+"""What users write per cluster: ``{name, namespace, chart?, bare?, sealedSecrets?,
+fluxVersion?, values?}``."""
 STATUS_APP = uuids.App.EdgeClusterSetupStatus
 """What the reconciler writes: :class:`~cluster_manager.setup_status.SetupStatus`."""
 EDGE_APP = uuids.App.EdgeClusterStatus

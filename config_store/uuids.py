@@ -122,6 +122,9 @@ class Shared:
     HelmChartsRepo = "889f0f08-f60e-42e1-97c9-5a0bf356eb26"
     """The central Helm charts Git repo (``shared/helm-charts``): every edge's Flux account
     may pull it; edges install charts from it (GitRepository ``helm-charts``)."""
+    FluxSystemRepo = "a0d7bdd1-f353-42ad-b2cc-9c0210634f2d"
+    """The central Flux repo (``shared/flux-system``): one directory per imported Flux
+    version; every edge's Flux account may pull it; edges upgrade Flux from it."""
     EdgeClusterChart = "c4ac99a7-f271-4dd3-979e-181f37d1d6c3"
     """The default Helm chart template entry: chart ``edge-cluster`` from the charts repo."""
 

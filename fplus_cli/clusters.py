@@ -58,14 +58,16 @@ def _values(path: Path | None) -> dict[str, Any] | None:
 @click.option("--bare", is_flag=True, help="the edge manages Flux itself")
 @click.option("--sealed-secrets/--no-sealed-secrets", "sealed_secrets", default=None,
               help="install the Sealed Secrets controller (default: as the template says)")
+@click.option("--flux-version", metavar="VERSION",
+              help="a Flux version imported centrally (import-flux) the edge applies")
 @click.option("--wait", "wait_ready", is_flag=True, help="wait until it is ready")
 @click.option("--timeout", type=float, default=300.0, show_default=True,
               help="seconds --wait waits")
 @output_option
 @quiet_option
 def create(name: str, namespace: str, chart: str | None, values_file: Path | None,
-           bare: bool, sealed_secrets: bool | None, wait_ready: bool, timeout: float,
-           fmt: str) -> None:
+           bare: bool, sealed_secrets: bool | None, flux_version: str | None,
+           wait_ready: bool, timeout: float, fmt: str) -> None:
     """Request an edge cluster NAME."""
     body: dict[str, Any] = {"name": name, "namespace": namespace}
     if chart:
@@ -74,6 +76,8 @@ def create(name: str, namespace: str, chart: str | None, values_file: Path | Non
         body["bare"] = True
     if sealed_secrets is not None:
         body["sealedSecrets"] = sealed_secrets
+    if flux_version:
+        body["fluxVersion"] = flux_version
     values = _values(values_file)
     if values is not None:
         body["values"] = values

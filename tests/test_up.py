@@ -22,9 +22,10 @@ def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
         password = (tmp_path / "data/config-store/admin-password").read_text().strip()
         auth = ("admin", password)
         assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth).ok
-        # no cluster repos yet: only the shared Helm charts repo the seed step configures
-        assert requests.get(f"http://127.0.0.1:{port + 2}/v1/status", auth=auth).json() == \
-            [uuids.Shared.HelmChartsRepo]
+        # no cluster repos yet: only the central repos the seed step configures
+        assert sorted(requests.get(f"http://127.0.0.1:{port + 2}/v1/status",
+                                   auth=auth).json()) == \
+            sorted([uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo])
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)

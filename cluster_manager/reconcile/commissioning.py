@@ -42,12 +42,15 @@ from ..cluster_config import InvalidConfig, check_config
 from ..setup_status import FAILED, READY, Patch, SetupStatus
 from ..vocabulary import FLUX, ROLES, STATUS_APP
 from . import accounts as principals
+from .central_files import CHARTS, FLUX_FILE
+from .central_files import FLUX as FLUX_REPO
 from .job import Env, Job, Step, record
 from .rendering import (
     SEALED_SECRETS_FILE,
-    TemplateMissing,
     bundle_files,
     context,
+    flux_files,
+    flux_version,
     helm_release,
     repo_content,
 )
@@ -130,20 +133,21 @@ def render(job: Job, env: Env) -> None:
             env.cs.get_config(uuids.App.K8sResourceTemplate, uuids.K8sResource.HelmRelease))
     template = env.desired.flux_template()
     air_gapped = env.settings.air_gapped
-    if air_gapped and isinstance(template, dict) and \
-            SEALED_SECRETS_FILE in bundle_files(template, job.spec, air_gapped):
-        _require_central_chart(env, "sealed-secrets")
-    job.content = repo_content(template, context(env.settings, job.cluster, job.spec, helm),
-                               job.spec, air_gapped)
-
-
-def _require_central_chart(env: Env, chart: str) -> None:
-    """:class:`TemplateMissing` unless the shared charts repo holds ``chart``."""
-    if f"{chart}/Chart.yaml" not in env.repos.read_dir(uuids.Shared.HelmChartsRepo, chart):
-        raise TemplateMissing(f"air-gapped edges install the {chart} chart from the shared "
-                              f"charts repo, which does not hold it: import it with "
-                              f"`cluster-manager import-chart {chart}-<version>.tgz`, then "
-                              f"redeploy the cluster")
+    flux = None
+    if isinstance(template, dict):
+        selected = bundle_files(template, job.spec, air_gapped)
+        if air_gapped and SEALED_SECRETS_FILE in selected:
+            env.central.require(env.repos, CHARTS, "sealed-secrets", "Chart.yaml",
+                            "air-gapped edges install the sealed-secrets chart from the shared "
+                            "charts repo, which does not hold it: import it with "
+                            "`cluster-manager import-chart sealed-secrets-<version>.tgz`")
+        flux = flux_version(template, job.spec)
+        if flux is not None and set(selected) & flux_files(template):
+            env.central.require(env.repos, FLUX_REPO, flux, FLUX_FILE,
+                            f"Flux {flux} is not in the central Flux repo: import it with "
+                            f"`cluster-manager import-flux` (a `flux install --export` of it)")
+    job.content = repo_content(template, context(env.settings, job.cluster, job.spec, helm,
+                                                 flux), job.spec, air_gapped)
 
 
 def claim_name(job: Job, env: Env) -> None:

@@ -15,6 +15,7 @@ from ..name_claims import NameClaims
 from ..settings import Settings
 from ..setup_status import Patch, SetupStatus
 from ..vocabulary import STATUS_APP, Role
+from .central_files import CentralFiles
 from .configdb import ConfigDB
 from .desired import DesiredState
 from .rendering import RepoContent
@@ -66,6 +67,8 @@ class Env:
     claims: NameClaims
     forget_tokens: Callable[[str], None] = lambda cluster: None
     """Called once a cluster is gone (its bootstrap URLs must stop working)."""
+    central: CentralFiles = field(default_factory=CentralFiles)
+    """What the central repos hold, as renders need to know."""
 
 
 @dataclass

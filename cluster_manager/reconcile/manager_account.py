@@ -64,8 +64,11 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         # the repos it writes (a cluster's repo uuid is the cluster's), and archives
         (GIT.Pull, C.EdgeCluster, True, None),
         (GIT.Push, C.EdgeCluster, True, None),
-        (GIT.Pull, uuids.Shared.HelmChartsRepo, False, None),  # charts it imports
+        # the shared repos it imports charts and Flux versions into
+        (GIT.Pull, uuids.Shared.HelmChartsRepo, False, None),
         (GIT.Push, uuids.Shared.HelmChartsRepo, False, None),
+        (GIT.Pull, uuids.Shared.FluxSystemRepo, False, None),
+        (GIT.Push, uuids.Shared.FluxSystemRepo, False, None),
         (GIT.ManageStorage, uuids.NULL, False, None),
         # its API checks its callers' grants of its two permissions
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),

@@ -26,6 +26,7 @@ CLUSTER_DIR = "edo/cluster"
 EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
 """Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
 HELM_CHARTS_REPO = uuids.Shared.HelmChartsRepo
+FLUX_SYSTEM_REPO = uuids.Shared.FluxSystemRepo
 UPSTREAM = {"kind": "HelmRepository", "name": "sealed-secrets"}
 CENTRAL_CHARTS = {"kind": "GitRepository", "name": "helm-charts"}
 """Where the Sealed Secrets chart comes from: its upstream repo, or (air-gapped) the shared
@@ -65,14 +66,16 @@ class RepoContent:
 
 
 def context(settings: Settings, uuid: str, config: dict[str, Any],
-            helm: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The values the Flux template is rendered with."""
+            helm: dict[str, Any] | None = None, flux: str | None = None) -> dict[str, Any]:
+    """The values the Flux template is rendered with (``helm``: the cluster's HelmRelease;
+    ``flux``: the Flux version its edge applies from the centre)."""
     ctx: dict[str, Any] = {
         "uuid": uuid,
         "name": config["name"],
         "namespace": config["namespace"],
         "url": {"self": f"{settings.git_url.rstrip('/')}/uuid/{uuid}",
                 "helm_charts": f"{settings.git_url.rstrip('/')}/uuid/{HELM_CHARTS_REPO}",
+                "flux_system": f"{settings.git_url.rstrip('/')}/uuid/{FLUX_SYSTEM_REPO}",
                 "config_store": settings.edge_store_url},
         "edge_sync": {"image": settings.edge_sync_image,
                       "credentials_secret": EDGE_SYNC_SECRET},
@@ -88,6 +91,8 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
         ctx["edge_sync"]["ca_env"] = {"name": "FPLUS_CA_FILE", "value": EDGE_SYNC_CA_FILE}
     if helm is not None:
         ctx["helm"] = helm
+    if flux is not None:
+        ctx["flux_system"] = {"version": flux}
     return ctx
 
 
@@ -128,7 +133,8 @@ def bundle_files(flux_template: dict[str, Any], config: dict[str, Any],
     cluster only ``self-link.yaml`` and the template's ``x-fplus.bareFiles``; without the
     template's ``x-fplus.sealedSecretsFiles`` (default ``sealed-secrets.yaml``) where Sealed
     Secrets is off (the cluster's ``sealedSecrets``, else the template's, else on); without
-    ``x-fplus.upstreamFiles`` when ``air_gapped``."""
+    ``x-fplus.upstreamFiles`` when ``air_gapped``; without ``x-fplus.fluxFiles`` unless a
+    Flux version is named (:func:`flux_version`)."""
     options = flux_template.get(TEMPLATE_OPTIONS)
     options = options if isinstance(options, dict) else {}
     files = [name for name in flux_template if name != TEMPLATE_OPTIONS]
@@ -141,7 +147,25 @@ def bundle_files(flux_template: dict[str, Any], config: dict[str, Any],
     if air_gapped:
         upstream = set(options.get("upstreamFiles", []))
         files = [name for name in files if name not in upstream]
+    if flux_version(flux_template, config) is None:
+        files = [name for name in files if name not in flux_files(flux_template)]
     return files
+
+
+def flux_files(flux_template: dict[str, Any]) -> set[str]:
+    """The template's ``x-fplus.fluxFiles``: written only with a Flux version."""
+    options = flux_template.get(TEMPLATE_OPTIONS)
+    found = options.get("fluxFiles", []) if isinstance(options, dict) else []
+    return set(found) if isinstance(found, list) else set()
+
+
+def flux_version(flux_template: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """The Flux version the cluster's edge applies from the central Flux repo: the
+    cluster's ``fluxVersion``, else the template's ``x-fplus.fluxVersion``, else None."""
+    options = flux_template.get(TEMPLATE_OPTIONS)
+    default = options.get("fluxVersion") if isinstance(options, dict) else None
+    version = config.get("fluxVersion", default)
+    return version if isinstance(version, str) else None
 
 
 def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any],

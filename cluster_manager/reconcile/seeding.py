@@ -51,7 +51,9 @@ SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
 RESOURCES = {"HelmRelease": uuids.K8sResource.HelmRelease,
              "GitRepository": uuids.K8sResource.GitRepository}
-HELM_CHARTS_PATH = "shared/helm-charts"
+SHARED_REPOS = {S.HelmChartsRepo: ("shared/helm-charts", "Shared Helm charts"),
+                S.FluxSystemRepo: ("shared/flux-system", "Central Flux")}
+"""The repos every edge's Flux account pulls: uuid -> (path, name)."""
 EDGE_CLUSTER_CHART = {"chart": "edge-cluster",
                       "values": {"cluster": {"name": "{{name}}", "uuid": "{{uuid}}"}}}
 """The default Helm chart template entry (as ACS's): chart ``edge-cluster`` from the
@@ -92,22 +94,24 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 C.EdgeClusterName: {"name": "Edge cluster name"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
-            C.GitRepo: {S.HelmChartsRepo: {"name": "Shared Helm charts"}},
+            C.GitRepo: {repo: {"name": name} for repo, (_, name) in SHARED_REPOS.items()},
             C.HelmChart: {S.EdgeClusterChart: {"name": "Edge cluster chart"}},
             C.K8sResourceKind: {obj: {"name": kind} for kind, obj in RESOURCES.items()},
         },
     })
     for app in SYNC_READS:  # idempotent: an identical grant is not added twice
         cs.add_grant(groups["sync"]["uuid"], P.ReadApp, app)
-    # every edge's Flux account (a member of the group) pulls the charts repo; nobody else
-    cs.add_grant(groups["flux"]["uuid"], uuids.GitPerm.Pull, S.HelmChartsRepo)
+    # every edge's Flux account (a member of the group) pulls the shared repos; nobody else
+    for repo in SHARED_REPOS:
+        cs.add_grant(groups["flux"]["uuid"], uuids.GitPerm.Pull, repo)
     for key, schema in manifests.load("schemas").items():
         if key in SCHEMAS:
             cs.put_config(A.ConfigSchema, SCHEMAS[key], schema)
     _put_if_absent(cs, A.ServiceConfig, uuids.Service.Clusters, service)
     _put_if_absent(cs, A.FluxTemplate, A.FluxTemplate, manifests.load("flux-template"))
     _put_if_absent(cs, A.BootstrapScript, A.BootstrapScript, manifests.load("bootstrap-script"))
-    _put_if_absent(cs, A.GitRepoConfig, S.HelmChartsRepo, {"path": HELM_CHARTS_PATH})
+    for repo, (path, _) in SHARED_REPOS.items():
+        _put_if_absent(cs, A.GitRepoConfig, repo, {"path": path})
     _put_if_absent(cs, A.HelmChartTemplate, S.EdgeClusterChart, EDGE_CLUSTER_CHART)
     for kind, entry in manifests.load("k8s-resource-templates").items():
         _put_if_absent(cs, A.K8sResourceTemplate, RESOURCES[kind], entry)

@@ -16,6 +16,7 @@ GOOD = {"name": "line-1", "namespace": "fplus-edge"}
     GOOD,
     GOOD | {"bare": True, "values": {"a": 1}},
     GOOD | {"sealedSecrets": False},
+    GOOD | {"fluxVersion": "v2.7.5"},
     GOOD | {"chart": "0badc0de-0000-4000-8000-000000000000"},
     {"name": "a" * 63, "namespace": "n"},
 ])
@@ -36,6 +37,8 @@ def test_accepted(config: dict[str, Any]) -> None:
     (GOOD | {"chart": "not-a-uuid"}, "chart"),
     (GOOD | {"bare": "yes"}, "bare"),
     (GOOD | {"sealedSecrets": 0}, "sealedSecrets"),
+    (GOOD | {"fluxVersion": "2.7.5"}, "fluxVersion"),
+    (GOOD | {"fluxVersion": "v2.7.5/../x"}, "fluxVersion"),
     (GOOD | {"values": []}, "values"),
     (GOOD | {"colour": "blue"}, "unknown keys"),
 ])

@@ -10,20 +10,26 @@ from typing import Any
 import yaml
 
 import manifests
-from cluster_manager.reconcile.rendering import HELM_CHARTS_REPO, UPSTREAM, bundle_files
+from cluster_manager.reconcile.rendering import (
+    FLUX_SYSTEM_REPO,
+    HELM_CHARTS_REPO,
+    UPSTREAM,
+    bundle_files,
+)
 from cluster_manager.yamldocs import render_documents
 from templating import render
 
 # The context keys the default Flux template consumes (dotted paths), exactly.
 CONSUMED_KEYS = frozenset({
-    "uuid", "name", "namespace", "url.self", "url.helm_charts", "url.config_store",
+    "uuid", "name", "namespace", "url.self", "url.helm_charts", "url.flux_system",
+    "url.config_store",
     "edge_sync.image", "edge_sync.credentials_secret", "flux.secret",
     "sealed_secrets.namespace", "sealed_secrets.controller",
     "sealed_secrets.chart_version", "sealed_secrets.repo_url", "sealed_secrets.source",
 })
-OPTIONAL_KEYS = frozenset({"edge_sync.ca_env", "helm"})
-"""Keys the Cluster Manager sets only sometimes (a private CA, a chart); absent, their item
-renders away."""
+OPTIONAL_KEYS = frozenset({"edge_sync.ca_env", "helm", "flux_system.version"})
+"""Keys the Cluster Manager sets only sometimes (a private CA, a chart, a Flux version);
+absent, their item renders away or their file is not selected."""
 CA_ENV = {"name": "FPLUS_CA_FILE", "value": "/etc/fplus/credentials/ca.crt"}
 
 FLUX_GA = frozenset({"source.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io/v1",
@@ -41,7 +47,8 @@ def _context(uuid: str, name: str, namespace: str, git: str, config_store: str, 
     return {
         "uuid": uuid, "name": name, "namespace": namespace,
         "url": {"self": f"{git}/uuid/{uuid}", "config_store": config_store,
-                "helm_charts": f"{git}/uuid/{HELM_CHARTS_REPO}"},
+                "helm_charts": f"{git}/uuid/{HELM_CHARTS_REPO}",
+                "flux_system": f"{git}/uuid/{FLUX_SYSTEM_REPO}"},
         "edge_sync": edge_sync,
         "flux": {"secret": flux_secret},
         "sealed_secrets": {"namespace": ss_namespace, "controller": controller,

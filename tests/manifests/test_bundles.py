@@ -42,6 +42,9 @@ DEFAULT_TEMPLATE_CASES = {  # name: (cluster config, air-gapped, files)
                                     ["self-link.yaml"]),
     "air-gapped": ({}, True, AIR_GAPPED),
     "air-gapped without Sealed Secrets": ({"sealedSecrets": False}, True, NO_SEALED),
+    "Flux from the centre": ({"fluxVersion": "v2.7.5"}, False,
+                             [*ALL[:3], "flux-system.yaml", *ALL[3:]]),
+    "bare, Flux named": ({"bare": True, "fluxVersion": "v2.7.5"}, False, ["self-link.yaml"]),
 }
 
 
@@ -76,6 +79,14 @@ OPTION_CASES = {
                                ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"]),
     "off beats a bare file": (_template(bareFiles=["sealed-secrets.yaml"]),
                               {"bare": True, "sealedSecrets": False}, ["self-link.yaml"]),
+    "Flux files need a version": (_template(fluxFiles=["extra.yaml"]), {},
+                                  ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"]),
+    "the template names one": (_template(fluxFiles=["extra.yaml"], fluxVersion="v2.7.5"), {},
+                               ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml",
+                                "extra.yaml"]),
+    "the cluster names one": (_template(fluxFiles=["extra.yaml"]), {"fluxVersion": "v2.8.0"},
+                              ["self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml",
+                               "extra.yaml"]),
 }
 
 
@@ -98,6 +109,8 @@ def _context(name: str, variant: dict[str, Any], air_gapped: bool) -> dict[str, 
     Cluster Manager renders it: the seeded chart entry in the default resource template),
     and Sealed Secrets from the central charts repo when air-gapped."""
     context = CONTEXTS[name]
+    if "fluxVersion" in variant:
+        context = {**context, "flux_system": {"version": variant["fluxVersion"]}}
     if air_gapped:
         context = {**context, "sealed_secrets": {**context["sealed_secrets"],
                                                  "source": CENTRAL_CHARTS}}
@@ -122,6 +135,10 @@ def test_every_variant_validates(variant: tuple[dict[str, Any], bool], context_n
     rendered = render_flux(_context(context_name, config, air_gapped), config, air_gapped)
     docs = [doc for _, doc in objects(rendered)]
     assert ("edge-cluster.yaml" in rendered) == ("chart" in config and not config.get("bare"))
+    if "flux-system.yaml" in rendered:  # the version's directory of the central repo
+        [flux] = [d for d in rendered["flux-system.yaml"] if d["kind"] == "Kustomization"]
+        assert flux["spec"]["path"] == f"./{config['fluxVersion']}"
+        assert flux["spec"]["prune"] is False
     if air_gapped:  # nothing the edge fetches is on the internet
         assert not [d for d in docs if d["kind"] == "HelmRepository"]
     # every HelmRelease's chart source is in the same tree

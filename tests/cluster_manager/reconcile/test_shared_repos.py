@@ -1,29 +1,27 @@
-"""The shared Helm charts repo's first commit: written once, retried after a failure, and
-given up when leadership ends."""
+"""The shared repos' first commits: written once, retried after a failure, and given up when
+leadership ends."""
 
 from __future__ import annotations
 
 import threading
 
-from cluster_manager.reconcile.shared_repos import HELM_CHARTS_README, ensure_helm_charts_repo
-from config_store import uuids
+from cluster_manager.reconcile.shared_repos import READMES, ensure_shared_repos
 from tests.cluster_manager.reconcile.fakes import FakeRepos
-
-CHARTS = uuids.Shared.HelmChartsRepo
 
 
 def test_writes_the_readme_once() -> None:
     repos = FakeRepos()
     stop = threading.Event()
-    assert ensure_helm_charts_repo(repos, stop)
-    assert ensure_helm_charts_repo(repos, stop)  # a new leader: nothing to commit
-    assert repos.files[CHARTS] == {"README.md": HELM_CHARTS_README.encode()} and repos.commits == 1
+    assert ensure_shared_repos(repos, stop)
+    assert ensure_shared_repos(repos, stop)  # a new leader: nothing to commit
+    assert {repo: files["README.md"].decode() for repo, files in repos.files.items()} == READMES
+    assert repos.commits == len(READMES) == 2
 
 
 def test_a_failure_is_retried() -> None:
     repos = FakeRepos(fail_next=ConnectionError("git server down"))
-    assert ensure_helm_charts_repo(repos, threading.Event(), delays=(0.01, 0.02))
-    assert repos.files[CHARTS] == {"README.md": HELM_CHARTS_README.encode()}
+    assert ensure_shared_repos(repos, threading.Event(), delays=(0.01, 0.02))
+    assert set(repos.files) == set(READMES)
 
 
 def test_stops_when_leadership_ends() -> None:
@@ -33,4 +31,4 @@ def test_stops_when_leadership_ends() -> None:
             raise ConnectionError("git server down")
 
     stop = threading.Event()
-    assert ensure_helm_charts_repo(Down(), stop, delays=(0.01, 0.02)) is False
+    assert ensure_shared_repos(Down(), stop, delays=(0.01, 0.02)) is False

@@ -149,6 +149,20 @@ def test_air_gapped_sealed_secrets_come_from_the_imported_chart(env: Env,
                                                              "name": "helm-charts"}
 
 
+def test_flux_from_the_centre_needs_the_version_imported_and_follows_it(
+        env: Env, repos: FakeRepos) -> None:
+    with pytest.raises(TemplateMissing, match=r"Flux v2\.7\.5 is not in the central Flux repo"):
+        rendered(env, SPEC | {"fluxVersion": "v2.7.5"})
+    flux_repo = repos.files.setdefault(uuids.Shared.FluxSystemRepo, {})
+    for version in ("v2.7.5", "v2.8.0"):
+        flux_repo[f"{version}/gotk-components.yaml"] = b"kind: Namespace\n"
+        files = rendered(env, SPEC | {"fluxVersion": version}).content.files
+        kustomization = next(d for d in yaml.safe_load_all(files["edo/cluster/flux-system.yaml"])
+                             if d and d["kind"] == "Kustomization")
+        assert kustomization["spec"]["path"] == f"./{version}"  # an upgrade is a commit
+    assert "edo/cluster/flux-system.yaml" not in rendered(env).content.files  # none named
+
+
 def test_render_refuses_an_unknown_chart(env: Env) -> None:
     with pytest.raises(TemplateMissing, match="unknown chart"):
         rendered(env, SPEC | {"chart": C2})

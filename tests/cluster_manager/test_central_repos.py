@@ -1,6 +1,7 @@
-"""The central Helm charts repo: seeded, given a ``main`` branch by the leader, pullable by
-every edge's Flux account (through one grant to the Flux accounts' group) and by nobody else
-— not an edge's Edge Sync account, not an ordinary user."""
+"""The central repos (Helm charts, Flux): seeded, given a ``main`` branch by the leader,
+pullable by every edge's Flux account (through one grant to the Flux accounts' group) and by
+nobody else — not an edge's Edge Sync account, not an ordinary user; filled by
+``import-chart`` and ``import-flux``, and what a cluster's repo refers to must be there."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import pytest
 
 from config_store import uuids
 from harness.gitcli import bare
-from harness.servers import run_command
+from harness.servers import Api, run_command
 from harness.stack import Stack, clone_url, create_cluster, git, status, wait_for
+from tests.bootstrap.edge import FLUX_INSTALL
 from tests.conftest import make_user
 
 CHARTS = uuids.Shared.HelmChartsRepo
+FLUX = uuids.Shared.FluxSystemRepo
 
 
 @pytest.fixture
@@ -72,8 +75,9 @@ def test_the_default_chart_entry_is_seeded(stack: Stack) -> None:
                      "values": {"cluster": {"name": "{{name}}", "uuid": "{{uuid}}"}}}
 
 
-def _import(stack: Stack, chart: Path, *where: str) -> subprocess.CompletedProcess[str]:
-    return run_command("cluster_manager.cli", "import-chart", str(chart), "--config-store",
+def _import(stack: Stack, source: Path, *where: str,
+            command: str = "import-chart") -> subprocess.CompletedProcess[str]:
+    return run_command("cluster_manager.cli", command, str(source), "--config-store",
                        stack.store.url, "--data-dir", str(stack.root / "cm"), *where)
 
 
@@ -96,7 +100,7 @@ def test_import_chart_commits_it_for_every_edge_and_refuses_a_non_chart(
     assert "imported chart edge-cluster 0.1.0 (2 files)" in done.stdout
     again = _import(stack, chart, "--git", stack.git.url)
     assert again.returncode == 0, again.stderr
-    assert "already in the charts repo" in again.stdout
+    assert "chart edge-cluster 0.1.0 is already imported" in again.stdout
 
     head = _charts_head(stack)
     (tmp_path / "not-a-chart").mkdir()
@@ -115,3 +119,39 @@ def test_import_chart_commits_it_for_every_edge_and_refuses_a_non_chart(
                str(work)).returncode == 0
     assert (work / "edge-cluster" / "Chart.yaml").read_text().endswith("version: 0.1.0\n")
     assert (work / "README.md").is_file()
+
+
+def test_import_flux_and_clusters_that_apply_it_from_the_centre(stack: Stack,
+                                                                tmp_path: Path) -> None:
+    flux_repo = stack.repos / f"{FLUX}.git"
+    wait_for(lambda: bare(flux_repo, "rev-parse", "--verify", "-q", "main", check=False),
+             what="the Flux repo's first commit")
+    (tmp_path / "not-flux.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n")
+    refused = _import(stack, tmp_path / "not-flux.yaml", "--git", stack.git.url,
+                      command="import-flux")
+    assert refused.returncode == 1 and "is not a `flux install --export`" in refused.stderr
+    assert "nothing was imported" in refused.stderr
+
+    early = create_cluster(stack.admin, "flux-early", fluxVersion="v2.7.5")
+    failed = wait_for(lambda: (status(stack.admin, early) or {}).get("phase") == "Failed"
+                      and status(stack.admin, early), what="Failed before the import")
+    assert "cluster-manager import-flux" in failed["error"]
+
+    done = _import(stack, FLUX_INSTALL, "--git", stack.git.url, command="import-flux")
+    assert done.returncode == 0 and "imported Flux v2.7.5" in done.stdout, done.stderr
+    manager = Api(stack.manager.url, stack.admin.auth)
+    assert manager.post(f"/v1/cluster/{early}/redeploy").status_code == 202
+    wait_for(lambda: (status(stack.admin, early) or {}).get("ready"), what="ready once imported")
+    flux_file = bare(stack.repos / f"{early}.git", "show", "main:edo/cluster/flux-system.yaml")
+    assert "path: ./v2.7.5" in flux_file and f"/uuid/{FLUX}" in flux_file
+
+    never = create_cluster(stack.admin, "flux-never", fluxVersion="v9.9.9")
+    failed = wait_for(lambda: (status(stack.admin, never) or {}).get("phase") == "Failed"
+                      and status(stack.admin, never), what="Failed")
+    assert "Flux v9.9.9 is not in the central Flux repo" in failed["error"]
+
+    account = _account(stack, early, "flux", "flux-pw-f")
+    work = tmp_path / "flux-clone"
+    assert git("clone", "-q", clone_url(stack, account, "flux-pw-f", FLUX),
+               str(work)).returncode == 0
+    assert (work / "v2.7.5" / "gotk-components.yaml").read_text() == FLUX_INSTALL.read_text()

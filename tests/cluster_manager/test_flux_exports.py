@@ -1,0 +1,49 @@
+"""Reading a `flux install --export` to import: its version, and every way a file is refused
+before anything is written."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from cluster_manager.flux_exports import FluxExportError, read_flux_export
+from tests.bootstrap.edge import FLUX_INSTALL
+
+
+def _export(version: str = "v2.7.5", drop: str | None = None) -> str:
+    docs = [{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+             "metadata": {"name": crd}}
+            for crd in ("gitrepositories.source.toolkit.fluxcd.io",
+                        "kustomizations.kustomize.toolkit.fluxcd.io",
+                        "helmreleases.helm.toolkit.fluxcd.io")]
+    docs += [{"apiVersion": "apps/v1", "kind": "Deployment",
+              "metadata": {"name": name, "namespace": "flux-system",
+                           "labels": {"app.kubernetes.io/version": version}}}
+             for name in ("source-controller", "kustomize-controller", "helm-controller")]
+    return yaml.safe_dump_all([d for d in docs if d["metadata"]["name"] != drop])
+
+
+def test_the_real_export() -> None:
+    export = read_flux_export(FLUX_INSTALL.read_text())
+    assert export.version == "v2.7.5"
+    assert export.repo_files() == {"v2.7.5/gotk-components.yaml": FLUX_INSTALL.read_text()}
+
+
+REFUSED = {
+    "not YAML": ("a: [", "not YAML"),
+    "not objects": ("- a\n- b\n", "not a Kubernetes object"),
+    "no controllers": (_export(drop="helm-controller"), "no Deployment helm-controller"),
+    "no CRD": (_export(drop="kustomizations.kustomize.toolkit.fluxcd.io"),
+               "no CustomResourceDefinition kustomizations"),
+    "no version": (_export(version=""), "one Flux version"),
+    "a path for a version": (_export(version="v2.7.5/../../x"), "one Flux version"),
+    "two versions": (_export() + "---\n" + yaml.safe_dump(
+        {"kind": "Deployment", "metadata": {"name": "extra", "labels": {
+            "app.kubernetes.io/version": "v2.6.0"}}}), "one Flux version"),
+}
+
+
+@pytest.mark.parametrize(("text", "problem"), REFUSED.values(), ids=REFUSED)
+def test_refused(text: str, problem: str) -> None:
+    with pytest.raises(FluxExportError, match=problem):
+        read_flux_export(text)
