@@ -132,22 +132,29 @@ def render(job: Job, env: Env) -> None:
             env.cs.get_config(uuids.App.HelmChartTemplate, job.spec["chart"]),
             env.cs.get_config(uuids.App.K8sResourceTemplate, uuids.K8sResource.HelmRelease))
     template = env.desired.flux_template()
-    air_gapped = env.settings.air_gapped
-    flux = None
-    if isinstance(template, dict):
-        selected = bundle_files(template, job.spec, air_gapped)
-        if air_gapped and SEALED_SECRETS_FILE in selected:
-            env.central.require(env.repos, CHARTS, "sealed-secrets", "Chart.yaml",
-                            "air-gapped edges install the sealed-secrets chart from the shared "
-                            "charts repo, which does not hold it: import it with "
-                            "`cluster-manager import-chart sealed-secrets-<version>.tgz`")
-        flux = flux_version(template, job.spec)
-        if flux is not None and set(selected) & flux_files(template):
-            env.central.require(env.repos, FLUX_REPO, flux, FLUX_FILE,
-                            f"Flux {flux} is not in the central Flux repo: import it with "
-                            f"`cluster-manager import-flux` (a `flux install --export` of it)")
+    flux = _check_central_repos(job, env, template)
     job.content = repo_content(template, context(env.settings, job.cluster, job.spec, helm,
-                                                 flux), job.spec, air_gapped)
+                                                 flux), job.spec, env.settings.air_gapped)
+
+
+def _check_central_repos(job: Job, env: Env, template: object) -> str | None:
+    """The Flux version the cluster's edge applies from the centre (None: none named);
+    :class:`TemplateMissing` if a central repo lacks what the cluster's repo would name."""
+    if not isinstance(template, dict):
+        return None  # repo_content says why
+    air_gapped = env.settings.air_gapped
+    selected = set(bundle_files(template, job.spec, air_gapped))
+    if air_gapped and SEALED_SECRETS_FILE in selected:
+        env.central.require(env.repos, CHARTS, "sealed-secrets", "Chart.yaml",
+                            "air-gapped edges install the sealed-secrets chart from the "
+                            "shared charts repo, which does not hold it: import it with "
+                            "`cluster-manager import-chart sealed-secrets-<version>.tgz`")
+    flux = flux_version(template, job.spec)
+    if flux is not None and selected & flux_files(template):
+        env.central.require(env.repos, FLUX_REPO, flux, FLUX_FILE,
+                            f"Flux {flux} is not in the central Flux repo: import it with "
+                            "`cluster-manager import-flux` (a `flux install --export` of it)")
+    return flux
 
 
 def claim_name(job: Job, env: Env) -> None:
