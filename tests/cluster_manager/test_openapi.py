@@ -247,6 +247,20 @@ def test_documented_phases_are_the_derived_ones(spec: dict[str, Any]) -> None:
     assert derived == set(spec["components"]["schemas"]["Phase"]["enum"])
 
 
+def test_a_created_cluster_matches_its_documented_answer(spec: dict[str, Any]) -> None:
+    """The 201 of ``POST /v1/cluster`` is the entry plus ``uuid`` and ``phase``; the request
+    body is the entry alone (a closed schema inside ``allOf`` would refuse both additions)."""
+    create = spec["paths"]["/v1/cluster"]["post"]
+    answer = schema_of(spec, create["responses"]["201"]["content"]["application/json"]
+                       ["schema"])
+    body = schema_of(spec, create["requestBody"]["content"]["application/json"]["schema"])
+    entry = {"name": "line-1", "namespace": "fplus-edge", "bare": True, "fluxVersion": "v2.7.5"}
+    created = {**entry, "uuid": "b478845b-007e-429b-ad6a-15462f11d1cb", "phase": "Pending"}
+    assert answer.is_valid(created) and body.is_valid(entry)
+    assert not answer.is_valid({**created, "extra": 1})
+    assert not body.is_valid(created)  # uuid and phase are not the caller's to send
+
+
 # -- the document is served -----------------------------------------------------------
 def test_document_is_served(app: Flask) -> None:
     response = app.test_client().get("/openapi.yaml")
