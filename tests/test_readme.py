@@ -70,7 +70,8 @@ def test_walkthrough_runs(tmp_path: Path) -> None:
     assert (tmp_path / "config-home/fplus/config.json").stat().st_mode & 0o077 == 0
 
     lines = result.stdout.splitlines()
-    assert {"self-link.yaml", "edge-sync.yaml", "sealed-secrets.yaml"} <= set(lines)
+    assert {"self-link.yaml", "helm-charts.yaml", "edge-sync.yaml", "sealed-secrets.yaml",
+            "sealed-secrets-upstream.yaml"} <= set(lines)
     assert re.search(r"^line-1\s+[0-9a-f-]{36}\s+Ready\s+-\s+0\s+[0-9a-f]{12}$",
                      result.stdout, re.M), result.stdout  # fplus cluster list
     [command] = [line for line in lines if line.startswith("curl -fsS ")]

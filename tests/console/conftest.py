@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from config_store import uuids
-from harness.servers import ADMIN_PASSWORD, Api
+from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack
 from tests.conftest import grant, make_user
 
@@ -82,4 +82,4 @@ def console_session(stack: Stack, user: str = "admin",
     return session, r.text
 
 
-__all__ = ["Api", "Reader", "cluster_names", "console_session"]
+__all__ = ["READER_PASSWORD", "Reader", "cluster_names", "console_session"]
