@@ -13,6 +13,7 @@ from config_store.client import ConfigStoreClient, NotifyClient
 from . import __version__
 from .certificate import CertificateSource, CertificateWatcher
 from .deployments import Applier, ClusterInfo, DeploymentSync
+from .flux_watch import ReadinessWatcher
 from .kube import KUBE_ERRORS, Kube
 from .nodes import NodeWatcher
 from .settings import Settings
@@ -49,6 +50,9 @@ class Agent:
             ClusterInfo(settings.cluster_name, settings.realm, settings.directory_url),
             lambda status: self.reporter.update(deployments=status), git_url=self.git_url,
             backoff=settings.backoff, resync_interval=settings.resync_interval)
+        self.readiness = ReadinessWatcher(kube, namespace,
+                                          lambda report: self.reporter.update(flux=report),
+                                          interval=settings.flux_interval)
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -93,7 +97,8 @@ class Agent:
         self.deployments.subscribe()
         loops: dict[str, Callable[[threading.Event], Any]] = {
             "status": self.reporter.run, "heartbeat": self.heartbeat, "nodes": self.nodes.run,
-            "certificate": self.certificate.run, "deployments": self.deployments.run}
+            "certificate": self.certificate.run, "deployments": self.deployments.run,
+            "flux": self.readiness.run}
         for name, loop in loops.items():
             thread = threading.Thread(target=self._guard, args=(name, loop),
                                       name=f"edge-sync-{name}", daemon=True)

@@ -168,6 +168,13 @@ class Kube:
             _preload_content=False, _request_timeout=self.timeout))
         return list(body.get("items") or [])
 
+    def list_all(self, api_version: str, plural: str) -> list[dict[str, Any]]:
+        """Objects of a custom resource in every namespace."""
+        group, version = split_api_version(api_version)
+        body = _json(self.custom.list_cluster_custom_object(
+            group, version, plural, _preload_content=False, _request_timeout=self.timeout))
+        return list(body.get("items") or [])
+
     def get_object(self, api_version: str, plural: str, namespace: str,
                    name: str) -> dict[str, Any] | None:
         group, version = split_api_version(api_version)

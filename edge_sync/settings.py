@@ -44,6 +44,8 @@ class Settings:
     git_url: str | None = None
     """Base URL of the Git server for chart sources; None: derived from the self-link."""
     heartbeat_interval: float = 30.0
+    flux_interval: float = 15.0
+    """How often the readiness of Flux's objects is read (the ``flux`` status key)."""
     cert_interval: float = 3600.0
     cert_retry: float = 60.0
     resync_interval: float = 600.0
@@ -128,9 +130,10 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
     naming files, e.g. a mounted Secret, re-read at every token fetch). Optional:
     ``POD_NAMESPACE``, ``SEALED_SECRETS_NAMESPACE``, ``SEALED_SECRETS_CONTROLLER``,
     ``SEALED_SECRETS_PORT``, ``REALM``, ``DIRECTORY_URL``, ``GIT_URL`` and the intervals (seconds)
-    ``HEARTBEAT_INTERVAL``, ``CERT_INTERVAL``, ``CERT_RETRY``, ``RESYNC_INTERVAL``,
-    ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``, and ``FPLUS_CA_FILE`` (the PEM CA
-    bundle the Config Store's HTTPS certificate is checked against, instead of the system's).
+    ``HEARTBEAT_INTERVAL``, ``FLUX_INTERVAL``, ``CERT_INTERVAL``, ``CERT_RETRY``,
+    ``RESYNC_INTERVAL``, ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``, and
+    ``FPLUS_CA_FILE`` (the PEM CA bundle the Config Store's HTTPS certificate is checked
+    against, instead of the system's).
     Raises :class:`SettingsError`.
     """
     problems: list[str] = []
@@ -147,6 +150,7 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
                         "(or FPLUS_USER_FILE and FPLUS_PASSWORD_FILE)")
     numbers = {key: _number(env, var, default, problems) for key, var, default in (
         ("heartbeat_interval", "HEARTBEAT_INTERVAL", 30.0),
+        ("flux_interval", "FLUX_INTERVAL", 15.0),
         ("cert_interval", "CERT_INTERVAL", 3600.0),
         ("cert_retry", "CERT_RETRY", 60.0),
         ("resync_interval", "RESYNC_INTERVAL", 600.0),

@@ -23,6 +23,7 @@ from kubernetes import client
 HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 GIT_REPOSITORIES = "source.toolkit.fluxcd.io/v1/gitrepositories"
 KUSTOMIZATIONS = "kustomize.toolkit.fluxcd.io/v1/kustomizations"
+SEALED_SECRETS = "bitnami.com/v1alpha1/sealedsecrets"
 SERVICES = "v1/services"
 SECRETS = "v1/secrets"
 
@@ -232,12 +233,12 @@ class KubeHarness:
 
     def __init__(self, emulator: EdgeKubernetes | None = None, *,
                  flux_resources: bool = True) -> None:
-        """``flux_resources``: serve HelmReleases, GitRepositories and Kustomizations without
-        their CRDs."""
+        """``flux_resources``: serve HelmReleases, GitRepositories, Kustomizations and
+        SealedSecrets without their CRDs."""
         self.emulator = emulator if emulator is not None else EdgeKubernetes()
         self.emulator.resources.load_bundled()
         flux = ((HELM_RELEASES, "HelmRelease"), (GIT_REPOSITORIES, "GitRepository"),
-                (KUSTOMIZATIONS, "Kustomization"))
+                (KUSTOMIZATIONS, "Kustomization"), (SEALED_SECRETS, "SealedSecret"))
         for key, kind in flux if flux_resources else ():
             self.emulator.resources[key] = kmock.ResourceInfo(
                 kind=kind, singular=kind.lower(), namespaced=True, subresources={"status"},

@@ -48,6 +48,10 @@ INVENTORY = [
      None),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
      "fplus-edge-sync-nodes", None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRole",
+     "fplus-edge-sync-flux-status", None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+     "fplus-edge-sync-flux-status", None),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "Role", "edge-sync", "@namespace"),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "RoleBinding", "edge-sync", "@namespace"),
     ("edge-sync.yaml", "v1", "ConfigMap", "cluster-config", "@namespace"),
@@ -249,8 +253,12 @@ RBAC = [
      None),
     ("Role", "edge-sync", "@namespace", "source.toolkit.fluxcd.io", "gitrepositories", ALL_VERBS,
      None),
-    ("Role", "edge-sync", "@namespace", "kustomize.toolkit.fluxcd.io", "kustomizations", ["get"],
-     ["self-link"]),
+    ("ClusterRole", "fplus-edge-sync-flux-status", None, "kustomize.toolkit.fluxcd.io",
+     "kustomizations", ["get", "list"], None),
+    ("ClusterRole", "fplus-edge-sync-flux-status", None, "helm.toolkit.fluxcd.io",
+     "helmreleases", ["get", "list"], None),
+    ("ClusterRole", "fplus-edge-sync-flux-status", None, "bitnami.com", "sealedsecrets",
+     ["get", "list"], None),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "services/proxy",
      ["get"], ["http:@:8080", "http:@:http", "http:@:", "@"]),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "services", ["get"],
@@ -290,7 +298,7 @@ def test_bindings_point_at_our_roles_and_service_account(rendered: Rendered,
                                                          context: dict[str, Any]) -> None:
     bindings = [doc for _, doc in objects(rendered)
                 if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")]
-    assert len(bindings) == 3
+    assert len(bindings) == 4
     for binding in bindings:
         ref = binding["roleRef"]
         assert ref["apiGroup"] == "rbac.authorization.k8s.io"

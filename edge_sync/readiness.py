@@ -1,0 +1,123 @@
+"""Flux objects → the ``flux`` report of the Edge cluster status (pure functions).
+
+For the self-link GitRepository and every Kustomization, HelmRelease and SealedSecret in
+the cluster, the report holds the readiness condition (``Ready``; SealedSecrets call it
+``Synced``) and the revision the object last applied. The report is bounded: at most
+:data:`MAX_OBJECTS` objects, texts cut to fixed lengths, and the objects that matter most
+first (failures newest first, then those still progressing, then the ready ones), so a
+cut never hides a failure unless there are more failures than fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MAX_OBJECTS = 100
+"""Objects listed in one report (the schema's ``maxItems``); the counts cover all."""
+MAX_MESSAGE = 300
+"""Characters of a condition message kept (the schema's ``maxLength``)."""
+MAX_TEXT = 128
+"""Characters of a reason or revision kept."""
+MAX_NAME = 253
+"""A Kubernetes name's limit (the schema's ``maxLength`` for names)."""
+
+READY_VALUES = ("True", "False", "Unknown")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of object reported: where it is served and which condition says it is ready."""
+
+    kind: str
+    api_version: str
+    plural: str
+    condition: str = "Ready"
+
+
+KUSTOMIZATION = Kind("Kustomization", "kustomize.toolkit.fluxcd.io/v1", "kustomizations")
+HELM_RELEASE = Kind("HelmRelease", "helm.toolkit.fluxcd.io/v2", "helmreleases")
+SEALED_SECRET = Kind("SealedSecret", "bitnami.com/v1alpha1", "sealedsecrets", "Synced")
+GIT_REPOSITORY = Kind("GitRepository", "source.toolkit.fluxcd.io/v1", "gitrepositories")
+
+CLUSTER_WIDE = (KUSTOMIZATION, HELM_RELEASE, SEALED_SECRET)
+"""Kinds reported from every namespace (the self-link GitRepository is read by name)."""
+
+
+def _cut(value: Any, limit: int) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _condition(status: Mapping[str, Any], kind: Kind) -> Mapping[str, Any]:
+    for cond in status.get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == kind.condition:
+            return cond
+    return {}
+
+
+def _revision(kind: Kind, status: Mapping[str, Any]) -> Any:
+    if kind is GIT_REPOSITORY:
+        return (status.get("artifact") or {}).get("revision")
+    if kind is HELM_RELEASE:  # v2: the newest release in the history; v2beta: the field
+        history = status.get("history")
+        if isinstance(history, list) and history and isinstance(history[0], Mapping):
+            return history[0].get("chartVersion")
+        return status.get("lastAppliedRevision")
+    return status.get("lastAppliedRevision")
+
+
+def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """One object (its JSON form) as a report entry.
+
+    ``ready`` is the condition's status, ``"Unknown"`` without one. An object whose
+    ``observedGeneration`` lags its ``generation`` has not acted on its newest spec yet: a
+    ``True`` it still carries is about the old one, so it counts as ``Unknown``
+    (``reason: Progressing``). A message is kept only for objects that are not ready.
+    """
+    meta = obj.get("metadata") or {}
+    status = obj.get("status") or {}
+    cond = _condition(status, kind)
+    ready = cond.get("status") if cond.get("status") in READY_VALUES else "Unknown"
+    reason = cond.get("reason")
+    generation, observed = meta.get("generation"), status.get("observedGeneration")
+    if (ready == "True" and isinstance(generation, int) and isinstance(observed, int)
+            and observed < generation):
+        ready, reason = "Unknown", "Progressing"
+    entry: dict[str, Any] = {"kind": kind.kind, "namespace": str(meta.get("namespace") or ""),
+                             "name": str(meta.get("name") or "")[:MAX_NAME], "ready": ready}
+    optional = {"reason": _cut(reason, MAX_TEXT),
+                "message": _cut(cond.get("message"), MAX_MESSAGE) if ready != "True" else None,
+                "since": _cut(cond.get("lastTransitionTime"), MAX_TEXT),
+                "revision": _cut(_revision(kind, status), MAX_TEXT)}
+    entry.update((key, value) for key, value in optional.items() if value is not None)
+    return entry
+
+
+_RANK = {"False": 0, "Unknown": 1, "True": 2}
+
+
+def _ordered(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Failures, then progressing, then ready; the first two newest first (stable sorts)."""
+    found = sorted((dict(e) for e in entries),
+                   key=lambda e: (e["kind"], e["namespace"], e["name"]))
+    found.sort(key=lambda e: "" if e["ready"] == "True" else e.get("since") or "",
+               reverse=True)
+    found.sort(key=lambda e: _RANK[e["ready"]])
+    return found
+
+
+def report(entries: Iterable[Mapping[str, Any]], *, limit: int = MAX_OBJECTS,
+           error: str | None = None) -> dict[str, Any]:
+    """The ``flux`` report: the first ``limit`` entries in order (see the module docstring)
+    and counts over all of them; ``error`` says what could not be read (None, always
+    present: the merge patch that carries the report then removes an earlier error)."""
+    ordered = _ordered(entries)
+    counts = {value: 0 for value in READY_VALUES}
+    for entry in ordered:
+        counts[entry["ready"]] += 1
+    return {"objects": ordered[:limit], "total": len(ordered), "ready": counts["True"],
+            "failed": counts["False"], "progressing": counts["Unknown"],
+            "error": _cut(error, MAX_MESSAGE)}

@@ -1,0 +1,121 @@
+"""Flux objects → report entries and the bounded report (table tests, no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from edge_sync import readiness
+from edge_sync.readiness import (
+    GIT_REPOSITORY,
+    HELM_RELEASE,
+    KUSTOMIZATION,
+    SEALED_SECRET,
+    Kind,
+    object_state,
+    report,
+)
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _obj(name: str = "apps", *, conditions: list[dict[str, Any]] | None = None,
+         generation: int | None = None, **status: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "flux-system"}
+    if generation is not None:
+        meta["generation"] = generation
+    return {"metadata": meta, "status": {"conditions": conditions or [], **status}}
+
+
+def _ready(status: str, reason: str = "Why", message: str = "what happened",
+           kind: str = "Ready", since: str = "2026-11-25T10:00:00Z") -> dict[str, Any]:
+    return {"type": kind, "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": since}
+
+
+CASES = [
+    ("kustomization ready: revision, no message", KUSTOMIZATION,
+     _obj(conditions=[_ready("True", "ReconciliationSucceeded")],
+          lastAppliedRevision=f"main@sha1:{SHA}"),
+     {"ready": "True", "reason": "ReconciliationSucceeded", "since": "2026-11-25T10:00:00Z",
+      "revision": f"main@sha1:{SHA}"}),
+    ("kustomization failed: message kept", KUSTOMIZATION,
+     _obj(conditions=[_ready("False", "BuildFailed", "kustomize build failed")]),
+     {"ready": "False", "reason": "BuildFailed", "message": "kustomize build failed",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("helmrelease v2: revision from the newest history entry", HELM_RELEASE,
+     _obj(conditions=[_ready("True", "InstallSucceeded")],
+          history=[{"chartVersion": "2.17.1"}, {"chartVersion": "2.17.0"}]),
+     {"ready": "True", "reason": "InstallSucceeded", "since": "2026-11-25T10:00:00Z",
+      "revision": "2.17.1"}),
+    ("sealedsecret: the Synced condition, not Ready", SEALED_SECRET,
+     _obj(conditions=[_ready("True", kind="Ready"),
+                      _ready("False", "", "no key could decrypt secret", kind="Synced")]),
+     {"ready": "False", "message": "no key could decrypt secret",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("gitrepository: the artifact's revision", GIT_REPOSITORY,
+     _obj("self-link", conditions=[_ready("True", "Succeeded")],
+          artifact={"revision": f"main@sha1:{SHA}"}),
+     {"ready": "True", "reason": "Succeeded", "since": "2026-11-25T10:00:00Z",
+      "revision": f"main@sha1:{SHA}"}),
+    ("no status yet: Unknown", KUSTOMIZATION, {"metadata": {"name": "apps",
+                                                            "namespace": "flux-system"}},
+     {"ready": "Unknown"}),
+    ("a condition status outside the three values: Unknown", KUSTOMIZATION,
+     _obj(conditions=[{"type": "Ready", "status": "Maybe"}]), {"ready": "Unknown"}),
+    ("a True about an older generation: Unknown, Progressing", KUSTOMIZATION,
+     _obj(conditions=[_ready("True", "ReconciliationSucceeded")], generation=3,
+          observedGeneration=2),
+     {"ready": "Unknown", "reason": "Progressing", "message": "what happened",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("texts cut to their limits", KUSTOMIZATION,
+     _obj(conditions=[_ready("False", "R" * 500, "m" * 5000)]),
+     {"ready": "False", "reason": "R" * 127 + "…", "message": "m" * 299 + "…",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("non-text fields are dropped, not echoed", KUSTOMIZATION,
+     _obj(conditions=[{"type": "Ready", "status": "False", "reason": {"x": 1},
+                       "message": 42}], lastAppliedRevision=["main"]),
+     {"ready": "False"}),
+]
+
+
+@pytest.mark.parametrize(("kind", "obj", "expected"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_object_state(kind: Kind, obj: dict[str, Any], expected: dict[str, Any]) -> None:
+    name = obj["metadata"]["name"]
+    assert object_state(kind, obj) == {"kind": kind.kind, "namespace": "flux-system",
+                                       "name": name, **expected}
+
+
+def _entry(name: str, ready: str, since: str | None = None) -> dict[str, Any]:
+    entry = {"kind": "Kustomization", "namespace": "ns", "name": name, "ready": ready}
+    return {**entry, "since": since} if since else entry
+
+
+def test_report_orders_failures_newest_first_then_progressing_then_ready() -> None:
+    entries = [_entry("ok-b", "True", "2026-11-25T12:00:00Z"), _entry("ok-a", "True"),
+               _entry("slow", "Unknown", "2026-11-25T09:00:00Z"),
+               _entry("old-failure", "False", "2026-11-25T08:00:00Z"),
+               _entry("new-failure", "False", "2026-11-25T11:00:00Z"),
+               _entry("slower", "Unknown", "2026-11-25T10:00:00Z")]
+    found = report(entries)
+    assert [e["name"] for e in found["objects"]] == [
+        "new-failure", "old-failure", "slower", "slow", "ok-a", "ok-b"]
+    assert (found["total"], found["ready"], found["failed"], found["progressing"]) == (6, 2, 2, 2)
+    assert found["error"] is None  # sent as null: the merge patch removes an earlier error
+
+
+def test_report_is_bounded_and_counts_everything() -> None:
+    entries = [_entry(f"ok-{i:03}", "True") for i in range(150)]
+    entries += [_entry("broken", "False", "2026-11-25T11:00:00Z")]
+    found = report(entries)
+    assert len(found["objects"]) == readiness.MAX_OBJECTS
+    assert found["objects"][0]["name"] == "broken"  # the cut never hides the failure
+    assert (found["total"], found["ready"], found["failed"]) == (151, 150, 1)
+
+
+def test_report_names_what_could_not_be_read() -> None:
+    found = report([], error="listing HelmReleases: Kubernetes API answered 403 Forbidden")
+    assert found == {"objects": [], "total": 0, "ready": 0, "failed": 0, "progressing": 0,
+                     "error": "listing HelmReleases: Kubernetes API answered 403 Forbidden"}
