@@ -13,6 +13,7 @@ from .gitrepo import (
     ChangeSet,
     RemoteRepoWriter,
     WriteResult,
+    head,
     read_files,
     trust_ca_file,
     writer_for,
@@ -49,6 +50,12 @@ class ClusterRepos:
         if self.settings.git_repos is None:
             return self._remote_writer(cluster).fetch_files(prefix)
         return read_files(self.settings.git_repos / f"{cluster}.git", prefix)
+
+    def head(self, cluster: str) -> str | None:
+        """The commit the cluster's ``main`` branch is at (None: no repo or no commit yet)."""
+        if self.settings.git_repos is None:
+            return self._remote_writer(cluster).remote_head()
+        return head(self.settings.git_repos / f"{cluster}.git")
 
     def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
         with self._lock:

@@ -3,7 +3,7 @@ pygit2 (batched, compare-and-swap on the branch; or pushed to a remote), files r
 It knows nothing of clusters: :mod:`cluster_manager.cluster_repos` maps clusters to repos."""
 
 from cluster_manager.gitrepo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
-from cluster_manager.gitrepo.reader import list_files, read_file, read_files
+from cluster_manager.gitrepo.reader import head, list_files, read_file, read_files
 from cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter, trust_ca_file
 from cluster_manager.gitrepo.writer import RefConflict, RepoWriter, ensure_bare_repo, writer_for
 
@@ -16,6 +16,7 @@ __all__ = [
     "RepoWriter",
     "WriteResult",
     "ensure_bare_repo",
+    "head",
     "list_files",
     "read_file",
     "read_files",

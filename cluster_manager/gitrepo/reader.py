@@ -43,6 +43,18 @@ def _tree(repo: pygit2.Repository, ref: str) -> pygit2.Tree | None:
         return None
 
 
+def head(repo_path: Path, ref: str = "refs/heads/main") -> str | None:
+    """The commit ``ref`` points at; None if the repo or the ref does not exist."""
+    cached = _repository(repo_path)
+    if cached is None:
+        return None
+    with cached.lock:
+        try:
+            return str(cached.repo.revparse_single(ref).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+
 def read_file(repo_path: Path, path: str, ref: str = "refs/heads/main") -> bytes | None:
     """Content of ``path`` at ``ref``; None if the repo, ref or file does not exist.
 

@@ -71,6 +71,12 @@ class RemoteRepoWriter(BranchWriter):
         self._fetch()
         return read_files(Path(self._repo.path), prefix, self._tracking)
 
+    def remote_head(self) -> str | None:
+        """The branch's commit on the remote, asked without fetching (None: no branch)."""
+        wanted = f"refs/heads/{self.branch}"
+        heads = self._repo.remotes["origin"].list_heads(callbacks=_Callbacks(*self._credentials))
+        return next((str(h.oid) for h in heads if h.name == wanted), None)
+
     def _fetch(self) -> str | None:
         """Fetch the branch; return its remote head (None if the remote has no such branch)."""
         remote = self._repo.remotes["origin"]

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter, list_files, read_file
+from cluster_manager.gitrepo import (
+    ChangeSet,
+    InvalidPath,
+    RepoWriter,
+    head,
+    list_files,
+    read_file,
+)
 
 
 @pytest.fixture
@@ -55,3 +62,11 @@ def test_reader_is_thread_safe(repo: Path) -> None:
         got = list(pool.map(lambda _: read_file(repo, "flux-system/flux-system.yaml"),
                             range(2000)))
     assert set(got) == {b"kind: x\n"}
+
+
+def test_head_follows_the_branch(repo: Path, tmp_path: Path) -> None:
+    assert head(tmp_path / "missing.git") is None
+    assert head(repo, "refs/heads/nope") is None
+    before = head(repo)
+    after = RepoWriter(repo).apply(ChangeSet(writes={"b": "2"}), "b").commit
+    assert before is not None and head(repo) == after != before

@@ -98,3 +98,20 @@ def test_cluster_repos_write_through_the_internal_url(server: GitHttpServer,
     assert repos.write("c1", ChangeSet(writes={"edo/a.yaml": "a\n"}), "a").changed
     assert files_at(tmp_path / "srv" / "uuid" / "c1.git") == ["edo/a.yaml"]
     assert repos.read_dir("c1", "edo/") == {"edo/a.yaml": b"a\n"}
+    assert repos.head("c1") == bare(tmp_path / "srv" / "uuid" / "c1.git", "rev-parse",
+                                    "main").strip()
+
+
+def test_remote_head_is_asked_without_fetching(server: GitHttpServer, tmp_path: Path) -> None:
+    w = RemoteRepoWriter(server.url("cluster.git"), tmp_path / "cache", *AUTH)
+    assert w.remote_head() is None  # no branch yet
+    w.apply(ChangeSet(writes={"a": "1"}), "a")
+    push_from_clone(server.url("cluster.git", with_auth=True), tmp_path / "c", "theirs", "t")
+    theirs = bare(tmp_path / "srv" / "cluster.git", "rev-parse", "main").strip()
+    assert w.remote_head() == theirs
+    tracking = pygit2.Repository(str(tmp_path / "cache")).references.get(
+        "refs/remotes/origin/main")
+    assert str(tracking.target) != theirs  # nothing was fetched
+    with pytest.raises(pygit2.GitError):
+        RemoteRepoWriter(server.url("cluster.git"), tmp_path / "other", "flux",
+                         "wrong").remote_head()
