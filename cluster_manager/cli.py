@@ -53,6 +53,8 @@ from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
 from .api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA  # noqa: E402
 from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
 from .api.clusters import ClusterService  # noqa: E402
+from .api.fleet_sync import FleetSync  # noqa: E402
+from .api.repo_heads import RepoHeads  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
@@ -220,6 +222,8 @@ def _serve(args: argparse.Namespace) -> None:
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     elector = make_elector(lease, settings, new_identity(), reconciler.start, reconciler.stop)
     metrics.track_leadership(elector.status)
+    heads = RepoHeads(repos.head)
+    metrics.track_sync(FleetSync(cs, heads).counts)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),
         clusters=ClusterService(cs, claims), tokens=tokens,
@@ -229,7 +233,8 @@ def _serve(args: argparse.Namespace) -> None:
                               rotation_grace=settings.rotation_grace,
                               edge_ca=settings.edge_ca),
         metrics=metrics, external_url=settings.external_url or "",
-        public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector)
+        public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
+        heads=heads)
     print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
           f"database {db.description}, identity {elector.identity})", flush=True)

@@ -41,6 +41,11 @@ class Metrics:
         scrape as ``cluster_manager_leader{identity, holder}``: 1 on the leader, else 0."""
         self.registry.register(_Leadership(status))
 
+    def track_sync(self, counts: Callable[[], dict[str, int]]) -> None:
+        """Report ``counts()`` (clusters by sync state) at every scrape as
+        ``cluster_manager_clusters_sync{state}``."""
+        self.registry.register(_SyncCounts(counts))
+
     def track_queue(self, depth: Callable[[], int]) -> None:
         """Report ``depth()`` as the queue depth at every scrape."""
         self.queue_depth.set_function(depth)
@@ -80,4 +85,25 @@ class _Leadership:
         status = self.status()
         family = self._family()
         family.add_metric([status.identity, status.holder or ""], 1 if status.leading else 0)
+        yield family
+
+
+class _SyncCounts:
+    """A collector for :meth:`Metrics.track_sync`."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.counts = counts
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return [self._family()]
+
+    def _family(self) -> GaugeMetricFamily:
+        return GaugeMetricFamily("cluster_manager_clusters_sync",
+                                 "Commissioned clusters by sync state (whether the edge runs "
+                                 "what its repo holds).", labels=["state"])
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = self._family()
+        for state, count in sorted(self.counts().items()):
+            family.add_metric([state], count)
         yield family

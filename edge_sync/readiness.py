@@ -24,6 +24,8 @@ MAX_NAME = 253
 """A Kubernetes name's limit (the schema's ``maxLength`` for names)."""
 
 READY_VALUES = ("True", "False", "Unknown")
+WAITING_REASONS = frozenset({"DependencyNotReady"})
+"""``False`` reasons that mean "waiting for another object": reported as ``Unknown``."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
     ``ready`` is the condition's status, ``"Unknown"`` without one. An object whose
     ``observedGeneration`` lags its ``generation`` has not acted on its newest spec yet: a
     ``True`` it still carries is about the old one, so it counts as ``Unknown``
-    (``reason: Progressing``). A message is kept only for objects that are not ready.
+    (``reason: Progressing``); so does a ``False`` that only waits for another object
+    (:data:`WAITING_REASONS`): ``False`` means failed. A message is kept only for objects
+    that are not ready.
     """
     meta = obj.get("metadata") or {}
     status = obj.get("status") or {}
@@ -86,6 +90,8 @@ def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
     if (ready == "True" and isinstance(generation, int) and isinstance(observed, int)
             and observed < generation):
         ready, reason = "Unknown", "Progressing"
+    if ready == "False" and isinstance(reason, str) and reason in WAITING_REASONS:
+        ready = "Unknown"
     entry: dict[str, Any] = {"kind": kind.kind, "namespace": str(meta.get("namespace") or ""),
                              "name": str(meta.get("name") or "")[:MAX_NAME], "ready": ready}
     optional = {"reason": _cut(reason, MAX_TEXT),

@@ -22,7 +22,7 @@ LIST_COLUMNS: list[Column] = [
     ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12])]
 STATUS_COLUMNS: list[Column] = [
     ("NAME", lambda s: (s.get("spec") or {}).get("name")), ("UUID", lambda s: s.get("uuid")),
-    ("PHASE", lambda s: s.get("phase")),
+    ("PHASE", lambda s: s.get("phase")), ("SYNC", lambda s: s.get("syncState")),
     ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: (s.get("edge") or {}).get(
         "lastSeen")), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
     ("COMMIT", lambda s: (s.get("commit") or "")[:12]), ("ERROR", lambda s: s.get("error"))]

@@ -14,7 +14,7 @@ from .session import manager
 COLUMNS: list[Column] = [
     ("NAMESPACE", lambda s: s.get("namespace")), ("NAME", lambda s: s.get("name")),
     ("SCOPE", lambda s: s.get("scope")), ("KEYS", lambda s: s.get("keys")),
-    ("ERROR", lambda s: s.get("error"))]
+    ("UNSEALED", lambda s: s.get("unsealed")), ("ERROR", lambda s: s.get("error"))]
 
 
 @click.group("secret")

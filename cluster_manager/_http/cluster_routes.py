@@ -15,9 +15,10 @@ from serving.addresses import is_loopback_url
 from ..api.edge_status import read_edge_status
 from ..api.errors import Conflict, NotFound
 from ..api.status_view import cluster_status
+from ..api.sync_state import NOT_COMMISSIONED, UNKNOWN
 from ..setup_status import DELETING, FAILED, SetupStatus
 from ..vocabulary import CONFIG_APP, STATUS_APP
-from .context import require, require_view, services
+from .context import repo_head, require, require_view, services
 
 bp = Blueprint("clusters", __name__)
 log = logging.getLogger(__name__)
@@ -49,9 +50,10 @@ def status_view(cluster: str) -> dict[str, Any]:
     if not setup.exists:
         if api.cs.get_config(CONFIG_APP, cluster) is None:
             raise NotFound(f"unknown cluster {cluster}")
-        return {"phase": "Pending", "ready": False}
+        return {"phase": "Pending", "ready": False, "syncState": UNKNOWN,
+                "syncReason": NOT_COMMISSIONED}
     return cluster_status(setup, read_edge_status(api.cs, cluster), datetime.now(UTC),
-                          api.liveness)
+                          api.liveness, head=repo_head(cluster) if setup.ready else None)
 
 
 @bp.get("/v1/cluster/<cluster:cluster>/status")

@@ -14,6 +14,7 @@ from ..api.bootstrap_scripts import ScriptBuilder
 from ..api.bootstrap_tokens import BootstrapTokens
 from ..api.clusters import ClusterService
 from ..api.errors import Forbidden, Unauthorized
+from ..api.repo_heads import RepoHeads
 from ..api.secrets import SecretService
 from ..api.status_view import Liveness
 from ..metrics import Metrics
@@ -38,11 +39,19 @@ class ApiServices:
     """The running reconciler (for ``/healthz``), if any."""
     leadership: Any = None
     """Whose the leader lease is (``status() -> LeaderStatus``, for ``/healthz``), if any."""
+    heads: RepoHeads | None = None
+    """The commit each cluster's repo is at (``sync`` in statuses); None: never known."""
 
 
 def services() -> ApiServices:
     """The current app's services."""
     return current_app.extensions["cluster_manager"]
+
+
+def repo_head(cluster: str) -> str | None:
+    """The commit the cluster's repo is at, if the app knows how to ask."""
+    heads = services().heads
+    return heads.get(cluster) if heads is not None else None
 
 
 def caller(authorization: str | None = None) -> Caller:

@@ -22,8 +22,9 @@ from ..gitrepo import ChangeSet
 from ..setup_status import SetupStatus
 from ..vocabulary import STATUS_APP
 from ..yamldocs import load_documents, render_document
-from .edge_status import read_edge_status
+from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
+from .sync_state import secret_unsealed
 
 log = logging.getLogger(__name__)
 
@@ -113,15 +114,23 @@ class SecretService:
         return commit
 
     def listing(self, cluster: str) -> list[dict[str, Any]]:
-        """``[{namespace, name, scope, keys}]`` of every sealed secret (never values)."""
+        """``[{namespace, name, scope, keys, unsealed}]`` of every sealed secret (never
+        values); ``unsealed`` is what the edge reported: true, false or ``"unknown"``."""
         self._commissioned(cluster)
+        try:
+            edge = read_edge_status(self.cs, cluster)
+        except EdgeStatusUnreadable:
+            edge = None  # the secrets are still listed; whether they unsealed is unknown
         found = []
         for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
                                     .items()):
             try:
-                found.append(_summary(_document(content)))
+                summary = _summary(_document(content))
             except sealing.SealingError as exc:
                 found.append({"path": path, "error": str(exc)})
+                continue
+            summary["unsealed"] = secret_unsealed(edge, summary["namespace"], summary["name"])
+            found.append(summary)
         return found
 
     def _write(self, cluster: str, path: str, edit: Any, message: str) -> str | None:

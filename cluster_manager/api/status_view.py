@@ -14,6 +14,9 @@ Stale       the heartbeat is late (more than ``stale_after`` old)
 Offline     the heartbeat is older than ``offline_after``
 Deleting    the cluster is being torn down
 ========== ==================================================================
+
+Beside the phase, ``sync`` says whether the edge runs what the repo holds
+(:mod:`.sync_state`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..setup_status import DELETING, FAILED, SetupStatus
+from .sync_state import FAILING_SHOWN, NOT_COMMISSIONED, UNKNOWN, Sync, derive_sync
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,34 @@ def host_count(edge: dict[str, Any] | None) -> int:
     return len(hosts) if isinstance(hosts, list) else 0
 
 
+def cluster_sync(setup: SetupStatus, edge: dict[str, Any] | None, head: str | None,
+                 now: datetime, liveness: Liveness = Liveness()) -> Sync:
+    """The cluster's sync (:mod:`.sync_state`); Unknown until it is commissioned."""
+    if not setup.ready or setup.phase in (FAILED, DELETING):
+        return Sync(UNKNOWN, NOT_COMMISSIONED)
+    return derive_sync(head, edge, edge_state(edge, now, liveness))
+
+
+def _flux_counts(edge: dict[str, Any]) -> dict[str, int] | None:
+    report = edge.get("flux")
+    if not isinstance(report, dict):
+        return None
+    return {key: value for key in ("total", "ready", "failed", "progressing")
+            if isinstance(value := report.get(key), int) and not isinstance(value, bool)}
+
+
 def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
-                   liveness: Liveness = Liveness()) -> dict[str, Any]:
-    """The setup status with the derived ``phase`` and a summary of what the edge reported
-    (never the certificate itself, only whether there is one)."""
+                   liveness: Liveness = Liveness(), *, head: str | None = None
+                   ) -> dict[str, Any]:
+    """The setup status with the derived ``phase``, the ``sync`` against the repo's
+    ``head``, and a summary of what the edge reported (never the certificate itself, only
+    whether there is one)."""
     view = dict(setup.entry)
     view["setupPhase"] = setup.entry.get("phase")
     view["phase"] = derive_phase(setup, edge, now, liveness)
+    sync = cluster_sync(setup, edge, head, now, liveness)
+    view["syncState"], view["syncReason"] = sync.state, sync.reason
+    view["repoCommit"] = head
     if edge:
         view["edge"] = {
             "state": edge_state(edge, now, liveness),
@@ -95,5 +120,8 @@ def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetim
             "version": edge_text(edge, "version"),
             "hosts": host_count(edge),
             "sealingCertificate": isinstance(edge.get("kubeseal_cert"), str),
+            "appliedCommit": sync.applied,
+            "flux": _flux_counts(edge),
+            "failing": sync.failing[:FAILING_SHOWN],
         }
     return view

@@ -111,12 +111,20 @@ def test_an_operator_journey(stack: Stack, browser: Any, tmp_path: Path) -> None
     _report_edge(stack, cluster, kubeseal_cert=make_cert(key), lastSeen=now, hosts=[host],
                  deployments={"releases": ["machine-1"], "error": None,
                               "failed": [{"uuid": cluster, "name": "press-2",
-                                          "error": "chart <b>gone</b>"}]})
+                                          "error": "chart <b>gone</b>"}]},
+                 flux={"objects": [{"kind": "HelmRelease", "namespace": "fplus-edge",
+                                    "name": "press-2", "ready": "False",
+                                    "reason": "InstallFailed", "message": "<i>no</i> chart",
+                                    "since": now}],
+                       "total": 1, "ready": 0, "failed": 1, "progressing": 0})
     page.text_is("#phase", "Online")  # the badge follows the edge without a reload
     browser.refresh()
     assert _rows(page, "#hosts") == [
         "edge-node-1 yes yes arm64 v1.31.2+k3s1 Debian GNU/Linux 12"]
     assert _rows(page, "#deployments") == ["machine-1 applied", "press-2 failed chart <b>gone</b>"]
+    assert page.find("#sync").text.startswith("Degraded 1 object(s) failed")
+    assert _rows(page, "#failing") == [
+        f"HelmRelease fplus-edge/press-2 InstallFailed <i>no</i> chart {now}"]
 
     page.click("#get-bootstrap")
     command = page.find("#bootstrap-command").text
@@ -132,7 +140,7 @@ def test_an_operator_journey(stack: Stack, browser: Any, tmp_path: Path) -> None
     page.fill({"seal-name": "db", "seal-key": "password", "seal-value": "hunter2"})
     page.click("form.grid button[type=submit]")
     page.text_is(".notice", "Secret sealed")
-    assert _rows(page, "#secrets") == ["fplus-edge/db strict password Remove"]
+    assert _rows(page, "#secrets") == ["fplus-edge/db strict password unknown Remove"]
     assert "hunter2" not in browser.page_source
     page.shot("06-secret-sealed")
 

@@ -107,7 +107,7 @@ def test_listing_shows_names_and_keys_never_values(root: Api, bootstrapped: Clus
                         data=b"hunter2").status_code == 204
     listing = root.get(f"/v1/cluster/{bootstrapped.uuid}/secret").json()
     assert {"namespace": "listing", "name": "db", "scope": "strict",
-            "keys": ["pass", "user"]} in listing
+            "keys": ["pass", "user"], "unsealed": "unknown"} in listing  # no Flux report yet
     assert "hunter2" not in str(listing)
 
 
@@ -129,7 +129,8 @@ def test_listing_reports_files_it_cannot_read(stack: Stack, root: Api, bootstrap
     assert r.status_code == 200, r.text
     bad = [entry for entry in r.json() if entry.get("path") == path]
     assert len(bad) == 1 and bad[0]["error"], r.json()
-    assert all(set(e) in ({"path", "error"}, {"namespace", "name", "scope", "keys"})
+    assert all(set(e) in ({"path", "error"},
+                          {"namespace", "name", "scope", "keys", "unsealed"})
                for e in r.json())
     git("rm", "-q", path, cwd=tmp_path / "work")
     git("commit", "-qm", "tidy", cwd=tmp_path / "work")

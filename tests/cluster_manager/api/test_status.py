@@ -59,6 +59,9 @@ def test_status_follows_the_edge(stack: Stack, root: Api) -> None:
     body = root.get(f"/v1/cluster/{cluster}/status").json()
     assert body["phase"] == "Ready" and body["ready"] is True
     assert body["setupPhase"] == "Ready" and "edge" not in body
+    assert body["syncState"] == "Unknown"
+    assert body["syncReason"] == "Edge Sync has not reported yet"
+    assert body["sync"]["uuid"]  # the Edge Sync account, as the setup status records it
     assert body["spec"]["name"] == "status-edge"
     report_edge(stack, cluster, lastSeen=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
                 version="0.1.0", hosts=[{"hostname": "n1", "arch": "amd64",
@@ -68,7 +71,9 @@ def test_status_follows_the_edge(stack: Stack, root: Api) -> None:
     body = root.get(f"/v1/cluster/{cluster}/status").json()
     assert body["phase"] == "Online"
     assert body["edge"] == {"state": "Online", "lastSeen": body["edge"]["lastSeen"],
-                            "version": "0.1.0", "hosts": 1, "sealingCertificate": True}
+                            "version": "0.1.0", "hosts": 1, "sealingCertificate": True,
+                            "appliedCommit": None, "flux": None, "failing": []}
+    assert body["syncState"] == "Unknown"  # this edge reports no Flux status
     assert "not really" not in str(body)  # the certificate itself is not repeated
     an_hour_ago = datetime.now(UTC) - timedelta(hours=1)
     report_edge(stack, cluster, lastSeen=an_hour_ago.isoformat().replace("+00:00", "Z"))
