@@ -39,12 +39,17 @@ class Metrics:
     def track_leadership(self, status: Callable[[], Any]) -> None:
         """Report ``status()`` (a :class:`~cluster_manager.leader.LeaderStatus`) at every
         scrape as ``cluster_manager_leader{identity, holder}``: 1 on the leader, else 0."""
-        self.registry.register(_Leadership(status))
+        self.registry.register(_Computed(
+            "cluster_manager_leader", "1 while this replica leads (reconciles), else 0; holder "
+            "is the lease's holder as last seen.", ["identity", "holder"], status,
+            _leadership_samples))
 
     def track_sync(self, counts: Callable[[], dict[str, int]]) -> None:
         """Report ``counts()`` (clusters by sync state) at every scrape as
         ``cluster_manager_clusters_sync{state}``."""
-        self.registry.register(_SyncCounts(counts))
+        self.registry.register(_Computed(
+            "cluster_manager_clusters_sync", "Commissioned clusters by sync state (whether the "
+            "edge runs what its repo holds).", ["state"], counts, _sync_samples))
 
     def track_queue(self, depth: Callable[[], int]) -> None:
         """Report ``depth()`` as the queue depth at every scrape."""
@@ -67,43 +72,32 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class _Leadership:
-    """A collector for :meth:`Metrics.track_leadership`."""
+class _Computed:
+    """A gauge whose samples ``samples(source())`` gives at every scrape."""
 
-    def __init__(self, status: Callable[[], Any]) -> None:
-        self.status = status
+    def __init__(self, name: str, documentation: str, labels: list[str],
+                 source: Callable[[], Any],
+                 samples: Callable[[Any], Iterator[tuple[list[str], float]]]) -> None:
+        self.name, self.documentation, self.labels = name, documentation, labels
+        self.source, self.samples = source, samples
+
+    def _family(self) -> GaugeMetricFamily:
+        return GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
 
     def describe(self) -> list[GaugeMetricFamily]:
         return [self._family()]
 
-    def _family(self) -> GaugeMetricFamily:
-        return GaugeMetricFamily("cluster_manager_leader",
-                                 "1 while this replica leads (reconciles), else 0; holder is "
-                                 "the lease's holder as last seen.", labels=["identity", "holder"])
-
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        status = self.status()
         family = self._family()
-        family.add_metric([status.identity, status.holder or ""], 1 if status.leading else 0)
+        for labels, value in self.samples(self.source()):
+            family.add_metric(labels, value)
         yield family
 
 
-class _SyncCounts:
-    """A collector for :meth:`Metrics.track_sync`."""
+def _leadership_samples(status: Any) -> Iterator[tuple[list[str], float]]:
+    yield [status.identity, status.holder or ""], 1 if status.leading else 0
 
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self.counts = counts
 
-    def describe(self) -> list[GaugeMetricFamily]:
-        return [self._family()]
-
-    def _family(self) -> GaugeMetricFamily:
-        return GaugeMetricFamily("cluster_manager_clusters_sync",
-                                 "Commissioned clusters by sync state (whether the edge runs "
-                                 "what its repo holds).", labels=["state"])
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = self._family()
-        for state, count in sorted(self.counts().items()):
-            family.add_metric([state], count)
-        yield family
+def _sync_samples(counts: dict[str, int]) -> Iterator[tuple[list[str], float]]:
+    for state, count in sorted(counts.items()):
+        yield [state], count

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,9 +21,6 @@ from .status import StatusReporter, utc_now
 log = logging.getLogger(__name__)
 
 SELF_LINK = ("source.toolkit.fluxcd.io/v1", "gitrepositories", "self-link")
-SELF_LINK_APPLIER = ("kustomize.toolkit.fluxcd.io/v1", "kustomizations", "self-link")
-_REVISION_COMMIT = re.compile(r"(?:@sha1:|/)([0-9a-f]{40})$")
-"""The commit in a Flux revision: ``main@sha1:<sha>`` (Flux 2.x), ``main/<sha>`` (older)."""
 
 
 class Agent:
@@ -50,8 +46,7 @@ class Agent:
             ClusterInfo(settings.cluster_name, settings.realm, settings.directory_url),
             lambda status: self.reporter.update(deployments=status), git_url=self.git_url,
             backoff=settings.backoff, resync_interval=settings.resync_interval)
-        self.readiness = ReadinessWatcher(kube, namespace,
-                                          lambda report: self.reporter.update(flux=report),
+        self.readiness = ReadinessWatcher(kube, namespace, self._report_flux,
                                           interval=settings.flux_interval)
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -68,27 +63,15 @@ class Agent:
         suffix = f"/uuid/{self.settings.cluster_uuid}"
         return url[: -len(suffix)] if url.endswith(suffix) else None
 
-    def applied_commit(self) -> str | None:
-        """The repo commit Flux last applied (the self-link Kustomization's
-        ``lastAppliedRevision``), or None when unknown."""
-        try:
-            obj = self.kube.get_object(SELF_LINK_APPLIER[0], SELF_LINK_APPLIER[1],
-                                       self.namespace, SELF_LINK_APPLIER[2])
-        except (*KUBE_ERRORS, ValueError):
-            return None
-        revision = ((obj or {}).get("status") or {}).get("lastAppliedRevision")
-        found = _REVISION_COMMIT.search(revision) if isinstance(revision, str) else None
-        return found[1] if found else None
-
     def heartbeat(self, stop: threading.Event) -> None:
-        """``lastSeen``, ``version`` and the applied commit every ``heartbeat_interval`` s."""
+        """``lastSeen`` and ``version`` every ``heartbeat_interval`` s."""
         while not stop.is_set():
-            beat: dict[str, Any] = {"lastSeen": utc_now(), "version": __version__}
-            applied = self.applied_commit()
-            if applied is not None:
-                beat["appliedCommit"] = applied
-            self.reporter.update(**beat)
+            self.reporter.update(lastSeen=utc_now(), version=__version__)
             stop.wait(self.settings.heartbeat_interval)
+
+    def _report_flux(self, report: dict[str, Any], applied: str | None) -> None:
+        """The readiness report and the applied commit, in one update (one snapshot)."""
+        self.reporter.update(flux=report, **({"appliedCommit": applied} if applied else {}))
 
     def start(self) -> Agent:
         """Subscribe and start every loop in daemon threads."""

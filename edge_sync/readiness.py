@@ -10,6 +10,7 @@ cut never hides a failure unless there are more failures than fit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,9 @@ KUSTOMIZATION = Kind("Kustomization", "kustomize.toolkit.fluxcd.io/v1", "kustomi
 HELM_RELEASE = Kind("HelmRelease", "helm.toolkit.fluxcd.io/v2", "helmreleases")
 SEALED_SECRET = Kind("SealedSecret", "bitnami.com/v1alpha1", "sealedsecrets", "Synced")
 GIT_REPOSITORY = Kind("GitRepository", "source.toolkit.fluxcd.io/v1", "gitrepositories")
+
+_REVISION_COMMIT = re.compile(r"(?:@sha1:|/)([0-9a-f]{40})$")
+"""The commit in a Flux revision: ``main@sha1:<sha>`` (Flux 2.x), ``main/<sha>`` (older)."""
 
 CLUSTER_WIDE = (KUSTOMIZATION, HELM_RELEASE, SEALED_SECRET)
 """Kinds reported from every namespace (the self-link GitRepository is read by name)."""
@@ -100,6 +104,13 @@ def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
                 "revision": _cut(_revision(kind, status), MAX_TEXT)}
     entry.update((key, value) for key, value in optional.items() if value is not None)
     return entry
+
+
+def applied_commit(kustomization: Mapping[str, Any] | None) -> str | None:
+    """The repo commit a Kustomization last applied (its ``lastAppliedRevision``), or None."""
+    revision = ((kustomization or {}).get("status") or {}).get("lastAppliedRevision")
+    found = _REVISION_COMMIT.search(revision) if isinstance(revision, str) else None
+    return found[1] if found else None
 
 
 _RANK = {"False": 0, "Unknown": 1, "True": 2}

@@ -65,11 +65,11 @@ def test_the_watch_is_re_established(cs_admin: ConfigStoreClient, edge: Edge,
     wait_for(lambda: _hostnames(cs_admin, edge) == ["late"], what="a node after re-watching")
 
 
-def test_heartbeat_reports_the_commit_flux_applied(
+def test_the_commit_flux_applied_is_reported(
         cs_admin: ConfigStoreClient, edge: Edge, kube: KubeHarness,
         start_agent: StartAgent) -> None:
-    start_agent(edge, HEARTBEAT_INTERVAL="0.2")
-    wait_for(lambda: status(cs_admin, edge).get("lastSeen"), what="a heartbeat")
+    start_agent(edge, FLUX_INTERVAL="0.2")
+    wait_for(lambda: status(cs_admin, edge).get("flux"), what="a Flux report")
     assert "appliedCommit" not in status(cs_admin, edge)  # no self-link Kustomization yet
     commit = "0123456789abcdef0123456789abcdef01234567"
     kube.put(KUSTOMIZATIONS, NAMESPACE, "self-link", {
@@ -78,3 +78,7 @@ def test_heartbeat_reports_the_commit_flux_applied(
         "status": {"lastAppliedRevision": f"main@sha1:{commit}"}})
     wait_for(lambda: status(cs_admin, edge).get("appliedCommit") == commit,
              what="the applied commit")
+    kube.emulator.failing[("GET", KUSTOMIZATIONS)] = 403  # listing and reading refused
+    wait_for(lambda: "403" in (status(cs_admin, edge).get("flux") or {}).get("error", ""),
+             what="the refusal reported")
+    assert status(cs_admin, edge)["appliedCommit"] == commit  # a failed read is no change
