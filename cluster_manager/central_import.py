@@ -10,12 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from config_store import uuids
+from config_store.client import ConfigStoreClient
 
+from .api.clusters import request_redeploy
 from .charts import ChartError, read_chart
 from .cluster_repos import ClusterRepos
 from .flux_exports import FluxExportError, read_flux_export
 from .gitrepo import ChangeSet
 from .settings import Settings
+from .setup_status import FAILED
+from .vocabulary import AFTER_IMPORT, STATUS_APP
 
 COMMANDS = {"import-chart": ("CHART.tgz|DIR", "commit a Helm chart (.tgz or directory) into "
                                               "the shared charts repo"),
@@ -56,14 +60,28 @@ def _changes(command: str, source: Path) -> tuple[str, ChangeSet, str, int]:
         raise SystemExit(f"cluster-manager {command}: {exc}; nothing was imported") from None
 
 
-def run_import(args: argparse.Namespace, user: str, password: str, ca_file: str | None) -> str:
+def run_import(args: argparse.Namespace, cs: ConfigStoreClient, user: str, password: str,
+               ca_file: str | None) -> str:
     """Commit what ``args.source`` holds (replacing an earlier import of the same chart or
-    version); returns a line saying what happened. Refused input writes nothing."""
+    version), then ask every cluster that failed for want of an import to try again;
+    returns a line saying what happened. Refused input writes nothing."""
     repo, changes, what, files = _changes(args.command, args.source)
     settings = Settings(config_store_url=args.config_store, git_url=args.git,
                         data_dir=args.data_dir, git_repos=args.git_repos)
     result = ClusterRepos(settings, user, password, ca_file).write(repo, changes,
                                                                     f"Import {what}")
-    if not result.changed:
-        return f"{what} is already imported as it is"
-    return f"imported {what} ({files} files) at {result.commit}"
+    done = (f"imported {what} ({files} files) at {result.commit}" if result.changed
+            else f"{what} is already imported as it is")
+    retried = retry_waiting_clusters(cs)
+    return done + (f"; {retried} cluster(s) that waited for an import will try again"
+                   if retried else "")
+
+
+def retry_waiting_clusters(cs: ConfigStoreClient) -> int:
+    """Request a redeploy of every Failed cluster whose error asks for an import first."""
+    failed = cs.search(STATUS_APP, {"phase": FAILED}, {"error": "error"}) or {}
+    waiting = sorted(c for c, found in failed.items()
+                     if isinstance(found.get("error"), str) and AFTER_IMPORT in found["error"])
+    for cluster in waiting:
+        request_redeploy(cs, cluster)
+    return len(waiting)

@@ -255,8 +255,8 @@ def _import(args: argparse.Namespace) -> None:
     ca_file = require_client_ca(PROG)
     url = args.config_store.rstrip("/")
     login = _login(url, args.data_dir)
-    _connect(url, login)  # the central repos are seeded, and the login works
-    print(central_import.run_import(args, login.user, login.password, ca_file), flush=True)
+    cs, _ = _connect(url, login)  # the central repos are seeded, and the login works
+    print(central_import.run_import(args, cs, login.user, login.password, ca_file), flush=True)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:

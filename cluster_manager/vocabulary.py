@@ -47,3 +47,7 @@ class Role:
 FLUX = Role("flux", "op1flux", "Edge flux", FLUX_SECRET)
 SYNC = Role("sync", "op1sync", "Edge sync", EDGE_SYNC_SECRET)
 ROLES = (FLUX, SYNC)
+
+AFTER_IMPORT = "then redeploy the cluster"
+"""How a refusal for want of an imported chart or Flux version ends; an import retries the
+clusters whose error says so."""

@@ -4,10 +4,11 @@ Every ``interval`` seconds the watcher reads the self-link GitRepository and Kus
 by name and lists every Kustomization, HelmRelease and SealedSecret in the cluster, and
 hands the report (:func:`~edge_sync.readiness.report`) and the commit the self-link applied
 on when they differ from the last ones. Reading the self-link by name keeps
-``appliedCommit`` (which a teardown waits for) working where Edge Sync may not list. A kind the API
-server does not serve (no Sealed Secrets on this edge) is simply absent; a kind it refuses
-or cannot list is named in the report's ``error``, so the Cluster Manager can say why it
-does not know.
+``appliedCommit`` (which a teardown waits for) working where Edge Sync may not list.
+
+A kind the API server does not serve (no Sealed Secrets on this edge) is simply absent; a
+kind it refuses or cannot list is named in the report's ``error``, so the Cluster Manager
+can say why it does not know.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .readiness import (
 log = logging.getLogger(__name__)
 
 SELF_LINK = "self-link"
+_FAILED = (*KUBE_ERRORS, ValueError)  # no answer, an error answer, or one that is not JSON
 ReportCallback = Callable[[dict[str, Any], str | None], None]
 """``on_report(report, applied_commit)``."""
 
@@ -60,15 +62,16 @@ class ReadinessWatcher:
         applied = applied_commit(self._self_link(KUSTOMIZATION, errors))
         for kind in CLUSTER_WIDE:
             try:
-                entries.extend(object_state(kind, obj) for obj in self._list(kind))
-            except KUBE_ERRORS as exc:
+                entries.extend(object_state(kind, obj) for obj in self._list(kind)
+                               if isinstance(obj, dict))
+            except _FAILED as exc:
                 errors.append(f"listing {kind.kind}s: {describe(exc)}")
         return report(entries, error="; ".join(errors) or None), applied
 
     def _self_link(self, kind: Kind, errors: list[str]) -> dict[str, Any] | None:
         try:
             return self.kube.get_object(kind.api_version, kind.plural, self.namespace, SELF_LINK)
-        except KUBE_ERRORS as exc:
+        except _FAILED as exc:
             errors.append(f"{kind.kind} {SELF_LINK}: {describe(exc)}")
             return None
 

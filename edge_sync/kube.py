@@ -64,6 +64,8 @@ def describe(exc: BaseException) -> str:
     """A one-line description of a failed call (never the response body)."""
     if isinstance(exc, ApiException):
         return f"Kubernetes API answered {exc.status} {exc.reason or ''}".strip()
+    if isinstance(exc, ValueError):
+        return "Kubernetes API answered something that is not JSON"
     return f"Kubernetes API unreachable: {type(exc).__name__}"
 
 

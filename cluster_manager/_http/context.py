@@ -40,7 +40,7 @@ class ApiServices:
     leadership: Any = None
     """Whose the leader lease is (``status() -> LeaderStatus``, for ``/healthz``), if any."""
     heads: RepoHeads | None = None
-    """The commit each cluster's repo is at (``sync`` in statuses); None: never known."""
+    """The commit each cluster's repo is at (``syncState`` in statuses); None: never known."""
 
 
 def services() -> ApiServices:

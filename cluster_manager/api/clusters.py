@@ -39,6 +39,15 @@ class Page:
     next: str | None
 
 
+def request_redeploy(cs: ConfigStoreClient, cluster: str) -> str:
+    """Ask the reconciler for a new commit of ``cluster``'s re-rendered repo (a Failed
+    cluster is tried again); return the request time."""
+    requested = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    cs.patch_config(REQUEST_APP, cluster, {"redeploy": requested})
+    log.info("cluster %s: redeploy requested", cluster)
+    return requested
+
+
 class ClusterService:
     """Create, delete, redeploy and list clusters."""
 
@@ -92,10 +101,7 @@ class ClusterService:
         """Ask for a new commit of ``cluster``'s re-rendered repo; return the request time."""
         if self.cs.get_config(CONFIG_APP, cluster) is None:
             raise NotFound(f"unknown cluster {cluster}")
-        requested = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-        self.cs.patch_config(REQUEST_APP, cluster, {"redeploy": requested})
-        log.info("cluster %s: redeploy requested", cluster)
-        return requested
+        return request_redeploy(self.cs, cluster)
 
     def page(self, visible: Any, *, phase: str | None = None, after: str | None = None,
              limit: int = 100) -> Page:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from config_store import uuids
 
+from ..vocabulary import AFTER_IMPORT
 from .rendering import TemplateMissing
 
 if TYPE_CHECKING:
@@ -39,6 +40,6 @@ class CentralFiles:
             if self._seen.get((repo, path), 0.0) > now:
                 return
         if path not in repos.read_dir(repo, directory):
-            raise TemplateMissing(f"{refusal}, then redeploy the cluster")
+            raise TemplateMissing(f"{refusal}, {AFTER_IMPORT}")
         with self._lock:
             self._seen[(repo, path)] = now + REMEMBER

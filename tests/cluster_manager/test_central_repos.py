@@ -12,7 +12,7 @@ import pytest
 
 from config_store import uuids
 from harness.gitcli import bare
-from harness.servers import Api, run_command
+from harness.servers import run_command
 from harness.stack import Stack, clone_url, create_cluster, git, status, wait_for
 from tests.bootstrap.edge import FLUX_INSTALL
 from tests.conftest import make_user
@@ -139,9 +139,11 @@ def test_import_flux_and_clusters_that_apply_it_from_the_centre(stack: Stack,
 
     done = _import(stack, FLUX_INSTALL, "--git", stack.git.url, command="import-flux")
     assert done.returncode == 0 and "imported Flux v2.7.5" in done.stdout, done.stderr
-    manager = Api(stack.manager.url, stack.admin.auth)
-    assert manager.post(f"/v1/cluster/{early}/redeploy").status_code == 202
+    # the import itself asks the clusters that waited for it to try again
+    assert "1 cluster(s) that waited for an import will try again" in done.stdout
     wait_for(lambda: (status(stack.admin, early) or {}).get("ready"), what="ready once imported")
+    again = _import(stack, FLUX_INSTALL, "--git", stack.git.url, command="import-flux")
+    assert again.stdout.strip() == "Flux v2.7.5 is already imported as it is"  # none waits
     flux_file = bare(stack.repos / f"{early}.git", "show", "main:edo/cluster/flux-system.yaml")
     assert "path: ./v2.7.5" in flux_file and f"/uuid/{FLUX}" in flux_file
 
