@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= .data
 PORT ?= 8700
+# Browser apps on these origins may call the services (a web app's local development server)
+CORS_ORIGINS ?= http://localhost:5173 http://127.0.0.1:5173
 
 .PHONY: run test test-slow test-replicas lint bench images clean
 
@@ -20,7 +22,8 @@ run: $(STAMP)
 		$(if $(FLUX_INSTALL_FILE),--flux-install-file $(FLUX_INSTALL_FILE)) \
 		$(if $(EDGE_SYNC_IMAGE),--edge-sync-image $(EDGE_SYNC_IMAGE)) \
 		$(if $(filter-out 0 no false,$(TLS)),--tls) \
-		$(if $(filter-out 0 no false,$(AIR_GAPPED)),--air-gapped)
+		$(if $(filter-out 0 no false,$(AIR_GAPPED)),--air-gapped) \
+		$(foreach origin,$(CORS_ORIGINS),--cors-origin $(origin))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

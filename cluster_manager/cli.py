@@ -36,6 +36,7 @@ from serving import (  # noqa: E402
     service_login,
     warn_if_seeded,
 )
+from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from serving.tls import (  # noqa: E402
     ServerTls,
     TlsFileError,
@@ -197,6 +198,7 @@ def _lead_when_elected(elector: Any, db: Database) -> None:
 
 def _serve(args: argparse.Namespace) -> None:
     tls = server_tls(args, PROG)
+    origins = cors_origins(args)
     ca_file = require_client_ca(PROG)
     settings = _settings(args, tls)
     offload.use_gevent_threadpool()  # repository creation off the hub
@@ -239,7 +241,9 @@ def _serve(args: argparse.Namespace) -> None:
           f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
           f"database {db.description}, identity {elector.identity})", flush=True)
     warn_if_seeded(login, PROG)
-    serve(create_app(api, settings.body_limit), args.host, args.port,
+    app = create_app(api, settings.body_limit)
+    enable_cors(app, origins)
+    serve(app, args.host, args.port,
           on_start=lambda: _lead_when_elected(elector, db), listener=listener, tls=tls)
 
 
@@ -337,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "certificates; bootstrap scripts carry it to Flux and Edge Sync "
                           "(default: FPLUS_CA_FILE; none: edges use their system CAs)")
     add_tls_options(run)
+    add_cors_options(run)
     _replica_options(run)
     central_import.add_parsers(sub, _store_options)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
@@ -356,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     stack.add_argument("--edge-sync-image", help="the Edge Sync image edges run")
     stack.add_argument("--air-gapped", action="store_true",
                        help="edges reach nothing but this stack (see serve --air-gapped)")
+    add_cors_options(stack)
     stack.add_argument("--tls", action="store_true",
                        help="serve HTTPS with certificates from a local CA kept in "
                             "DATA_DIR/tls (bootstrap scripts carry the CA to edges)")
@@ -369,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "up":
         up(args.data_dir, args.port, Addresses.parse(args.advertise, args.listen),
            EdgeOptions(args.flux_install_file, args.edge_sync_image, args.air_gapped),
-           tls=args.tls)
+           tls=args.tls, cors=tuple(cors_origins(args)))
     elif args.command == "seed":
         _seed(args)
     elif args.command in central_import.COMMANDS:

@@ -251,9 +251,11 @@ def _certificates(data_dir: Path, addresses: Addresses) -> StackCertificates:
 
 
 def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
-       edges: EdgeOptions = EdgeOptions(), tls: bool = False) -> None:
+       edges: EdgeOptions = EdgeOptions(), tls: bool = False,
+       cors: tuple[str, ...] = ()) -> None:
     """Run the stack until interrupted; SystemExit (non-zero) if it cannot start or a child
-    dies. ``tls``: serve HTTPS with certificates from a local CA in ``DATA_DIR/tls``."""
+    dies. ``tls``: serve HTTPS with certificates from a local CA in ``DATA_DIR/tls``;
+    ``cors``: origins every service answers CORS for."""
     data_dir = data_dir.resolve()
     names = {port: "Cluster Manager", port + 1: "Config Store", port + 2: "Git server"}
     taken = taken_ports(addresses.listen, sorted(names))
@@ -275,6 +277,8 @@ def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
                     "--edge-config-store", store.advertised_url,
                     "--external-url", manager.advertised_url, *edges.args()]
     children = [store, git, manager]
+    for child in children:
+        child.args = [*child.args, *(arg for origin in cors for arg in ("--cors-origin", origin))]
     if addresses.loopback:
         print(f"{PROG}: edges will be given {addresses.advertise}, a loopback address: only "
               "an edge on this machine can reach it. Pass --advertise HOST (an address "

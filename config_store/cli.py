@@ -11,6 +11,7 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from serving import bind_port, configure_logging, offload, serve  # noqa: E402
+from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from serving.tls import add_tls_options, scheme, server_tls  # noqa: E402
 
 from ._domain.notify import NotifyLimits  # noqa: E402
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
     add_tls_options(run)
+    add_cors_options(run)
     _notify_flags(run)
     return parser
 
@@ -99,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     configure_logging()
     tls = server_tls(args, "config-store")
+    origins = cors_origins(args)
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
     try:
         if args.database_pool < 2:
@@ -109,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"config-store: {exc}") from None
     store.core.storage.close()  # the serving process opens its own connections
     app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
+    enable_cors(app, origins)
     _print_welcome(f"{scheme(tls)}://{args.host}:{args.port}", store)
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
     serve(app, args.host, args.port, args.connections, listener=listener,

@@ -32,6 +32,7 @@ from serving import (  # noqa: E402
     service_login,
     warn_if_seeded,
 )
+from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
 from ._domain import setup  # noqa: E402
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
     add_tls_options(run)
+    add_cors_options(run)
     return parser
 
 
@@ -110,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
               f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
         return
     tls = server_tls(args, PROG)
+    origins = cors_origins(args)
     listener = bind_port(args.host, args.port, PROG)
     login = _login(url, args.data_dir)
     client = _connect(url, login)
@@ -117,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     server = GitServer(Access(client, args.acl_cache_seconds), registry,
                        RepoStorage(args.data_dir))
     app = create_app(server)
+    enable_cors(app, origins)
     print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
     warn_if_seeded(login, PROG)

@@ -51,17 +51,19 @@ class Stack:
             service.stop()
 
 
-def start_stack(root: Path) -> Stack:
-    """Config Store, Git server, then Cluster Manager, each on a free port; if one fails to
-    start, those already running are stopped before the error is raised."""
+def start_stack(root: Path, extra: tuple[str, ...] = ()) -> Stack:
+    """Config Store, Git server, then Cluster Manager, each on a free port and given the
+    ``extra`` arguments; if one fails to start, those already running are stopped before the
+    error is raised."""
     started: list[Any] = []
     try:
-        store = ServiceProcess(root / "cs").start()
+        store = ServiceProcess(root / "cs", extra_args=extra).start()
         started.append(store)
-        git = git_server_process(root / "git", store.url).start()
-        started.append(git)
+        git = git_server_process(root / "git", store.url)
+        git.extra_args += extra
+        started.append(git.start())
         manager = cluster_manager_process(root / "cm", store.url, git.url,
-                                          root / "git" / "repos").start()
+                                          root / "git" / "repos", *extra).start()
     except BaseException:
         for process in reversed(started):
             process.stop()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,12 +10,11 @@ import pytest
 import requests
 
 from config_store import uuids
+from harness.browser import headless_chromium
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack
 from tests.conftest import grant, make_user
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 READER_PASSWORD = "reader-" + "p" * 10
 
 
@@ -45,24 +43,8 @@ def reader(stack: Stack) -> Reader:
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[object]:
     """A fresh headless Chromium profile per test."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), \
-        "Debian's chromium and chromium-driver are needed (.ci/run installs them)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--no-proxy-server", "--window-size=1366,900", "--no-first-run",
-                f"--user-data-dir={tmp_path / 'chromium-profile'}"):
-        options.add_argument(arg)
-    service = Service(CHROMEDRIVER, log_output=str(tmp_path / "driver.log"))
-    driver = webdriver.Chrome(service=service, options=options)
-    driver.implicitly_wait(0)
-    try:
+    with headless_chromium(tmp_path) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def cluster_names(stack: Stack) -> list[str]:
