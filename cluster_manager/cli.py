@@ -19,6 +19,7 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
     Access,
     ConfigStoreClient,
@@ -241,6 +242,10 @@ def _serve(args: argparse.Namespace) -> None:
           f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
           f"database {db.description}, identity {elector.identity})", flush=True)
     warn_if_seeded(login, PROG)
+    try:
+        cs.advertise_service(uuids.Service.Clusters, api.external_url)
+    except ConfigStoreError as exc:
+        log.warning("cannot advertise %s in the Directory: %s", api.external_url, exc)
     app = create_app(api, settings.body_limit)
     enable_cors(app, origins)
     serve(app, args.host, args.port,

@@ -269,6 +269,7 @@ def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
     git_args = ["--data-dir", str(data_dir / "git"), "--config-store", store.url]
     git = Child("Git server", "git_server.cli", port + 2, git_args, git_args,
                 addresses=addresses, certificates=certificates)
+    git.args = [*git_args, "--public-url", git.advertised_url]
     manager_args = ["--data-dir", str(data_dir / "cluster-manager"), "--config-store", store.url]
     manager = Child("Cluster Manager", "cluster_manager.cli", port, [], manager_args,
                     addresses=addresses, certificates=certificates)

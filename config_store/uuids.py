@@ -107,6 +107,9 @@ class App:
     EdgeClusterRequest = "c54b50a0-7058-44f3-b4f5-b75ed826601e"
     """Ours: what the Cluster Manager's API asks its reconciler to do for a cluster
     (``{redeploy?: time, forceDelete?: true}``)."""
+    ServiceUrl = "5ef70c20-d5e9-41ec-87dc-cc346e8c5dae"
+    """Ours: ``{url}`` per service-function object, where the service is reached; each
+    service writes its own at start, and the Directory route answers from it."""
 
 
 class K8sResource:

@@ -16,6 +16,7 @@ import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
     Access,
     ConfigStoreClient,
@@ -32,6 +33,7 @@ from serving import (  # noqa: E402
     service_login,
     warn_if_seeded,
 )
+from serving.addresses import is_wildcard  # noqa: E402
 from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
@@ -95,9 +97,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=8702)
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
+    run.add_argument("--public-url",
+                     help="where clients reach this server, advertised in the Directory "
+                          "(default: scheme://host:port unless the host is a wildcard)")
     add_tls_options(run)
     add_cors_options(run)
     return parser
+
+
+def _advertise(client: ConfigStoreClient, url: str | None) -> None:
+    """Say in the Directory where this server is reached (a failure is one warning)."""
+    if url is None:
+        log.warning("not advertised in the Directory: listening on a wildcard address; "
+                    "pass --public-url")
+        return
+    try:
+        client.advertise_service(uuids.Service.Git, url)
+    except ConfigStoreError as exc:
+        log.warning("cannot advertise %s in the Directory: %s", url, exc)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -124,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
     warn_if_seeded(login, PROG)
+    _advertise(client, args.public_url or (
+        None if is_wildcard(args.host) else f"{scheme(tls)}://{args.host}:{args.port}"))
     serve(app, args.host, args.port, on_start=registry.start, listener=listener, tls=tls)
 
 

@@ -45,6 +45,8 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
     held += [
         # its own configuration, and nobody else's
         (P.ReadApp, A.ServiceConfig, False, uuids.Service.Clusters),
+        # where it is reached, for the Directory: its own Service URL entry
+        (P.WriteApp, A.ServiceUrl, False, uuids.Service.Clusters),
         # edge accounts: created with a password, grouped, re-passworded, removed
         (P.CreateObj, C.EdgeAccount, False, None),
         (AUTH.WriteKerberos, C.EdgeAccount, False, None),

@@ -33,7 +33,7 @@ _INDIVIDUALS = {  # class -> {uuid: name}
         U.App.Registration: "Object registration", U.App.Info: "General object information",
         U.App.ConfigSchema: "Application config schema",
         U.App.SparkplugAddress: "Sparkplug address information",
-        U.App.ServiceConfig: "Service config",
+        U.App.ServiceConfig: "Service config", U.App.ServiceUrl: "Service URL",
     },
     U.Class.Special: {
         U.NULL: "Wildcard", U.Special.Unowned: "Unowned", U.Special.Self: "Self",

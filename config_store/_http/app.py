@@ -9,7 +9,16 @@ from flask import Flask
 from serving import refuse_oversized
 
 from .._domain.store import Store
-from . import app_routes, auth, auth_routes, errors, misc_routes, object_routes, v1_routes
+from . import (
+    app_routes,
+    auth,
+    auth_routes,
+    directory_routes,
+    errors,
+    misc_routes,
+    object_routes,
+    v1_routes,
+)
 from .notify_ws import NotifySettings, install_notify
 from .params import UUIDConverter
 
@@ -36,7 +45,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app.before_request(refuse_oversized)
     app.before_request(auth.authenticate)
     errors.register(app)
-    for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp):
+    for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
+               directory_routes.bp):
         app.register_blueprint(bp)
     install_notify(app, store, settings.notify)
     app.wsgi_app = v1_routes.forward_v1(app.wsgi_app)  # type: ignore[method-assign]

@@ -92,6 +92,18 @@ class ConfigStoreClient(AuthApi):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def service_url(self, service: str) -> str | None:
+        """Where ``service`` (a service-function UUID) is reached, asked of the Directory
+        (``GET /v1/service/<uuid>``); None when nobody provides it."""
+        records = self._t.call_or_none("GET", f"/v1/service/{seg(service)}") or []
+        urls = [r["url"] for r in records if isinstance(r, dict) and isinstance(r.get("url"), str)]
+        return urls[0] if urls else None
+
+    def advertise_service(self, service: str, url: str) -> None:
+        """Say in the Directory that ``service`` is reached at ``url`` (the Service URL
+        entry of the service's object; the principal needs WriteApp on that entry)."""
+        self.put_config(App.ServiceUrl, service, {"url": url.rstrip("/")})
+
     def ping(self) -> dict[str, Any]:
         """``GET /ping`` (unauthenticated)."""
         return self._t.call("GET", "/ping", auth=False)

@@ -21,6 +21,8 @@ GRANTS = [
     Grant(uuids.AuthPerm.ReadACL, uuids.GitPerm.Pull),
     Grant(uuids.AuthPerm.ReadACL, uuids.GitPerm.Push),
     Grant(uuids.AuthPerm.ReadACL, uuids.GitPerm.ManageStorage),
+    # where it is reached, for the Directory: its own Service URL entry and no other
+    Grant(uuids.ConfigDBPerm.WriteApp, uuids.App.ServiceUrl, False, uuids.Service.Git),
 ]
 """Everything the Git server's principal holds."""
 _SEGMENT = "[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
