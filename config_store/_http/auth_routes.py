@@ -102,6 +102,10 @@ def identity(name: str) -> Response:
 
 @bp.get("/v2/acl/<uuid:principal>")
 def acl(principal: str) -> Response:
+    """The ACL of a principal (a member of the Principal class); 404 for any other uuid, as
+    upstream (acs-auth lib/api_v2.js ``_get_acl``: no ACL for a non-principal)."""
+    if not store().core.graph.is_member(principal, uuids.Class.Principal):
+        raise NotFound(f"{principal} is not a principal")
     return jsonify(_readable_acl(principal))
 
 

@@ -11,7 +11,7 @@ from serving.openapi import document as openapi_document
 
 from .. import uuids
 from .._domain import dump
-from .._domain.errors import Forbidden, NotFound
+from .._domain.errors import Forbidden, NotFound, Unprocessable
 from .auth import allowed, caller, store
 from .params import json_body, lower_uuid, lower_uuid_fields
 
@@ -50,6 +50,20 @@ def load() -> tuple[str, int]:
         raise Forbidden("loading dumps needs wildcard object-model grants")
     dump.load(store().core, store().schemas, caller(), _lower_dump_uuids(json_body()))
     return "", 204
+
+
+@bp.post("/v1/load")
+def load_v1() -> None:
+    """Upstream's v1 loader (acs-configdb lib/api-v1.js ``dump_load``): anything but a
+    version 1 dump is 422 before permissions; a v1 dump needs /load's permissions (403),
+    and since only v2 dumps load here, it is then 422 saying so."""
+    body = json_body()
+    if not isinstance(body, dict) or body.get("version") != 1:
+        raise Unprocessable("/v1/load loads only version 1 dumps; POST version 2 dumps to /load")
+    if not all(allowed(p, uuids.NULL, wild=False) for p in _LOAD_PERMS):
+        raise Forbidden("loading dumps needs wildcard object-model grants")
+    raise Unprocessable("version 1 dumps are not supported: convert it to version 2 and POST "
+                        "it to /load")
 
 
 def _lower_dump_uuids(body: Any) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
-from werkzeug.exceptions import NotFound
 
 from config_store import uuids
 
@@ -32,8 +31,8 @@ def storage_list() -> Response:
 @bp.delete("/v1/storage/<repo>")
 @authenticated
 def storage_delete(repo: str) -> tuple[str, int]:
-    """Archive a repo's storage (moved aside under the data dir, never destroyed)."""
+    """Archive a repo's storage (moved aside under the data dir, never destroyed); 204 also
+    when there is none, as upstream (acs-git lib/git-server.js ``storage_delete``)."""
     _require_storage_admin()
-    if not server().storage.delete(repo_uuid(repo)):
-        raise NotFound("no storage for that repository")
+    server().storage.delete(repo_uuid(repo))
     return "", 204

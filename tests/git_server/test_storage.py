@@ -84,7 +84,9 @@ def test_storage_delete_archives_and_a_new_config_starts_empty(
     assert len(archived) == 1
     assert git.run("--git-dir", str(archived[0]), "rev-parse", "main").stdout.strip() == sha
     git.fsck(archived[0])
-    assert root_git.delete(f"/v1/storage/{repo.uuid}").status_code == 404
+    # nothing left: 204 all the same, as upstream (acs-git lib/git-server.js storage_delete)
+    assert root_git.delete(f"/v1/storage/{repo.uuid}").status_code == 204
+    assert len(sorted(git_server.archive.glob(f"{repo.uuid}*"))) == 1  # nothing archived
 
     configure(admin, repo.uuid, repo.path)
     code = wait_for(lambda: refs_status(root_git, f"/uuid/{repo.uuid}"), lambda c: c == 200, 3)
@@ -115,7 +117,7 @@ def test_storage_can_be_deleted_again_right_after_it_was_recreated(
 
 
 def test_storage_routes_validate_the_uuid(root_git: Api) -> None:
-    assert root_git.delete(f"/v1/storage/{UNKNOWN}").status_code == 404
+    assert root_git.delete(f"/v1/storage/{UNKNOWN}").status_code == 204  # none: as upstream
     assert root_git.delete("/v1/storage/not-a-uuid").status_code == 410
     assert root_git.delete(f"/v1/storage/{UNKNOWN.upper()}").status_code == 410
 
