@@ -15,6 +15,7 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
 
 from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
@@ -28,6 +29,7 @@ from serving import (  # noqa: E402
     bind_port,
     config_store_failure,
     configure_logging,
+    offload,
     require_credentials,
     serve,
     service_login,
@@ -38,6 +40,7 @@ from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E4
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
 from ._domain import setup  # noqa: E402
+from ._domain.mirrors import Mirrors  # noqa: E402
 from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
 from ._http.app import create_app  # noqa: E402
@@ -97,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=8702)
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
+    run.add_argument("--secrets-dir", type=Path,
+                     help="where the credential files auto-pull mirrors name live "
+                          "(auth.secretRef; default DATA_DIR/secrets)")
     run.add_argument("--public-url",
                      help="where clients reach this server, advertised in the Directory "
                           "(default: scheme://host:port unless the host is a wildcard)")
@@ -141,9 +147,19 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
     warn_if_seeded(login, PROG)
-    _advertise(client, args.public_url or (
-        None if is_wildcard(args.host) else f"{scheme(tls)}://{args.host}:{args.port}"))
-    serve(app, args.host, args.port, on_start=registry.start, listener=listener, tls=tls)
+    public = args.public_url or (
+        None if is_wildcard(args.host) else f"{scheme(tls)}://{args.host}:{args.port}")
+    _advertise(client, public)
+    own = {f"{args.host}:{args.port}", *([urlsplit(public).netloc] if public else [])}
+    mirrors = Mirrors(registry.entries, server.storage.ensure,
+                      args.secrets_dir or args.data_dir / "secrets", own)
+
+    def start() -> None:
+        offload.use_gevent_threadpool()  # mirror fetches off the hub
+        registry.start()
+        mirrors.start()
+
+    serve(app, args.host, args.port, on_start=start, listener=listener, tls=tls)
 
 
 if __name__ == "__main__":

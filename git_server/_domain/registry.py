@@ -58,6 +58,11 @@ class RepoRegistry:
         found = self.client.search(APP, {"path": path})
         return found if isinstance(found, list) else []
 
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Every configured repo's entry known from notify (a snapshot)."""
+        with self._lock:
+            return dict(self._repos)
+
     def configured(self) -> list[str]:
         """Every configured repo uuid known from notify."""
         with self._lock:

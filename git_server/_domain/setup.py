@@ -34,7 +34,23 @@ SCHEMA = {
     "properties": {
         "path": {"type": "string", "pattern": f"^{_SEGMENT}/{_SEGMENT}$",
                  "description": "group/name: the repo is also served at /git/<group>/<name>"},
-        "pull": {"type": "object"},
+        "pull": {
+            "description": "Auto-pull mirrors, as upstream: branch -> {url, ref?, interval?, "
+                           "merge?, auth?: {secretRef}}",
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["url"],
+                "properties": {
+                    "url": {"type": "string", "pattern": "^(https?|git)://[^/]+"},
+                    "ref": {"type": "string", "minLength": 1},
+                    "interval": {"type": ["string", "number"]},
+                    "merge": {"type": "string", "minLength": 1},
+                    "auth": {"type": "object",
+                             "properties": {"secretRef": {"type": "string", "minLength": 1}}},
+                },
+            },
+        },
         "hooks": {"type": "object"},
     },
 }

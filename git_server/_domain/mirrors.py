@@ -1,0 +1,216 @@
+"""Auto-pull mirrors: a repo entry's ``pull`` keeps branches in step with external repos.
+
+The entry shape is upstream's (acs-git ``lib/auto-pull.js``)::
+
+    "pull": {"<branch>": {"url": "https://…", "ref": "main", "interval": "1h",
+                          "merge": "<branch>", "auth": {"secretRef": "<file>"}}}
+
+Every ``interval`` (``never``: once at start; default 1 h), ``ref`` of ``url`` is fetched and
+``<branch>`` set to it, whatever it held: it is the mirror's branch. ``merge`` names a branch
+that follows too, but only while it is missing or still where the mirror branch was before
+(a branch someone moved on is never overwritten). No other branch is touched. ``auth`` names
+a file in the secrets directory holding ``{"username", "password"}`` or ``user:pass``. Unlike
+upstream, a spec without ``auth`` is fine, and a URL naming this server is refused (a
+mirror of itself).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pygit2
+
+from serving import offload
+
+log = logging.getLogger(__name__)
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+_BRANCH = re.compile(r"^(?!.*\.\.)(?!/)(?!.*//)[A-Za-z0-9._/-]{1,200}(?<![./])$")
+NEVER = -1.0
+
+
+def parse_interval(value: Any) -> float:
+    """Seconds between pulls: ``"1h"``, ``"30s"``, ``"500ms"``, a number of seconds, or
+    ``"never"`` (:data:`NEVER`: once). ValueError otherwise."""
+    if value is None:
+        return 3600.0
+    if value == "never":
+        return NEVER
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    found = _DURATION.match(value) if isinstance(value, str) else None
+    if not found or float(found[1]) <= 0:
+        raise ValueError(f"interval {value!r} is not a duration (e.g. 30s, 5m, 1h, never)")
+    return float(found[1]) * _UNITS[found[2]]
+
+
+@dataclass(frozen=True)
+class PullSpec:
+    """One mirrored branch of one repo."""
+
+    repo: str
+    branch: str
+    url: str
+    ref: str = "main"
+    interval: float = 3600.0
+    merge: str | None = None
+    secret: str | None = None
+
+    @property
+    def desc(self) -> str:
+        return f"{self.repo}@{self.branch}"
+
+
+def specs(repo: str, entry: dict[str, Any], own_hosts: Iterable[str] = ()) -> list[PullSpec]:
+    """The pull specs of a repo's entry; a malformed one is logged and left out."""
+    pulls = entry.get("pull")
+    found: list[PullSpec] = []
+    for branch, conf in (pulls.items() if isinstance(pulls, dict) else ()):
+        try:
+            found.append(_spec(repo, branch, conf, set(own_hosts)))
+        except ValueError as exc:
+            log.error("mirror %s@%s refused: %s", repo, branch, exc)
+    return found
+
+
+def _spec(repo: str, branch: str, conf: Any, own_hosts: set[str]) -> PullSpec:
+    if not isinstance(conf, dict) or not isinstance(conf.get("url"), str):
+        raise ValueError("a pull spec is an object with a url")
+    url = conf["url"]
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https", "git") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http(s) or git URL")
+    if parts.netloc.rsplit("@", 1)[-1].lower() in own_hosts:
+        raise ValueError(f"{url!r} names this server: a repo cannot mirror it")
+    ref, merge = conf.get("ref", "main"), conf.get("merge")
+    for name in (branch, ref, *([merge] if merge is not None else [])):
+        if not isinstance(name, str) or not _BRANCH.match(name):
+            raise ValueError(f"{name!r} is not a branch name")
+    if merge == branch:
+        raise ValueError("merge must name another branch")
+    auth = conf.get("auth")
+    secret = auth.get("secretRef") if isinstance(auth, dict) else None
+    if secret is not None and (not isinstance(secret, str) or "/" in secret
+                               or secret.startswith(".")):
+        raise ValueError("auth.secretRef must be a file name in the secrets directory")
+    return PullSpec(repo, branch, url, ref, parse_interval(conf.get("interval")), merge, secret)
+
+
+def read_credentials(secrets_dir: Path, name: str) -> tuple[str, str] | None:
+    """``(username, password)`` from ``secrets_dir/name`` (or one directory down, as
+    mounted Secrets are): JSON ``{"username", "password"}`` or ``user:pass``."""
+    for path in (secrets_dir / name, *sorted(secrets_dir.glob(f"*/{name}"))):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            user, sep, password = text.partition(":")
+            return (user, password) if sep and user else None
+        if isinstance(doc, dict) and isinstance(doc.get("username"), str) \
+                and isinstance(doc.get("password"), str):
+            return doc["username"], doc["password"]
+        return None
+    return None
+
+
+def update(repo_path: Path, spec: PullSpec, credentials: tuple[str, str] | None) -> str:
+    """Fetch ``spec.ref`` into ``spec.branch`` (and ``merge`` when it may follow); the
+    fetched commit. pygit2.GitError when the fetch fails."""
+    repo = pygit2.Repository(str(repo_path))
+    before = repo.references.get(f"refs/heads/{spec.branch}")
+    before_id = str(before.target) if before is not None else None
+    scratch = f"refs/mirror-fetch/{spec.branch}"
+    callbacks = pygit2.RemoteCallbacks(
+        credentials=pygit2.UserPass(*credentials) if credentials else None)
+    remote = repo.remotes.create_anonymous(spec.url)
+    remote.fetch([f"+refs/heads/{spec.ref}:{scratch}"], callbacks=callbacks)
+    fetched = repo.references.get(scratch)
+    if fetched is None:
+        raise pygit2.GitError(f"{spec.url} has no branch {spec.ref}")
+    commit = fetched.target
+    repo.references.create(f"refs/heads/{spec.branch}", commit, force=True)
+    fetched.delete()
+    if spec.merge is not None:
+        follower = repo.references.get(f"refs/heads/{spec.merge}")
+        if follower is None or str(follower.target) == before_id:
+            repo.references.create(f"refs/heads/{spec.merge}", commit, force=True)
+        elif str(follower.target) != str(commit):
+            log.info("mirror %s: leaving %s at %s (moved on since)", spec.desc, spec.merge,
+                     follower.target)
+    return str(commit)
+
+
+class Mirrors:
+    """Runs every repo's pull specs on their intervals (one thread, one pull at a time; each
+    fetch off the gevent hub through :mod:`serving.offload`)."""
+
+    def __init__(self, entries: Callable[[], dict[str, dict[str, Any]]],
+                 ensure_repo: Callable[[str], Path], secrets_dir: Path,
+                 own_hosts: Iterable[str] = (), *, tick: float = 1.0) -> None:
+        self.entries, self.ensure_repo, self.secrets_dir = entries, ensure_repo, secrets_dir
+        self.own_hosts, self.tick = tuple(h.lower() for h in own_hosts), tick
+        self._due: dict[PullSpec, float] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="mirrors", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.run_due()
+            except Exception:  # a bug must not end mirroring for every repo
+                log.exception("mirrors: a pass failed")
+            self._stop.wait(self.tick)
+
+    def current(self) -> list[PullSpec]:
+        """Every valid spec of every configured repo."""
+        return [spec for repo, entry in sorted(self.entries().items())
+                for spec in specs(repo, entry, self.own_hosts)]
+
+    def run_due(self, now: float | None = None) -> list[PullSpec]:
+        """Pull every spec that is due (new specs at once); the specs pulled."""
+        now = time.monotonic() if now is None else now
+        wanted = set(self.current())
+        self._due = {s: t for s, t in self._due.items() if s in wanted}
+        ran = []
+        for spec in sorted(wanted, key=lambda s: s.desc):
+            due = self._due.get(spec, 0.0)
+            if due < 0 or due > now:
+                continue
+            self._pull(spec)
+            self._due[spec] = NEVER if spec.interval == NEVER else now + spec.interval
+            ran.append(spec)
+        return ran
+
+    def _pull(self, spec: PullSpec) -> None:
+        credentials = None
+        if spec.secret is not None:
+            credentials = read_credentials(self.secrets_dir, spec.secret)
+            if credentials is None:
+                log.error("mirror %s: no usable credentials in %s", spec.desc, spec.secret)
+                return
+        try:
+            commit = offload.run(update, self.ensure_repo(spec.repo), spec, credentials)
+        except (pygit2.GitError, OSError, ValueError) as exc:
+            log.warning("mirror %s: pulling %s failed: %s", spec.desc, spec.url, exc)
+            return
+        log.info("mirror %s: at %s from %s", spec.desc, commit[:12], spec.url)
