@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
 import pygit2
 
-log = logging.getLogger(__name__)
+from config_store.client import TTLCache
 
-MAX_REMEMBERED = 4096
+log = logging.getLogger(__name__)
 
 
 class RepoHeads:
@@ -21,23 +20,12 @@ class RepoHeads:
 
     def __init__(self, read: Callable[[str], str | None], ttl: float = 2.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._read, self.ttl, self._clock = read, ttl, clock
-        self._known: dict[str, tuple[float, str | None]] = {}
-        self._lock = threading.Lock()
+        self._read = read
+        self._known = TTLCache(ttl, max_items=4096, clock=clock)
 
     def get(self, cluster: str) -> str | None:
-        now = self._clock()
-        with self._lock:
-            hit = self._known.get(cluster)
-        if hit is not None and hit[0] > now:
-            return hit[1]
         try:
-            found = self._read(cluster)
+            return self._known.get(cluster, lambda: self._read(cluster))
         except (pygit2.GitError, OSError) as exc:
             log.warning("cluster %s: cannot read its repo's head: %s", cluster, exc)
             return None
-        with self._lock:
-            if len(self._known) >= MAX_REMEMBERED:
-                self._known = {c: v for c, v in self._known.items() if v[0] > now}
-            self._known[cluster] = (now + self.ttl, found)
-        return found

@@ -11,10 +11,9 @@ never logged.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
-from config_store.client import ConfigStoreClient
+from config_store.client import ConfigStoreClient, TTLCache
 
 from .. import sealing
 from ..cluster_repos import ClusterRepos
@@ -39,21 +38,15 @@ class SecretService:
 
     def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, key_ttl: float = 2.0) -> None:
         self.cs, self.repos = cs, repos
-        self.key_ttl = key_ttl
-        self._keys: dict[str, tuple[float, Any]] = {}
+        self._keys = TTLCache(key_ttl, max_items=4096)
 
     def _sealing_key(self, cluster: str) -> Any:
         """The public key to seal to (checks the cluster is commissioned and bootstrapped)."""
-        now = time.monotonic()
-        hit = self._keys.get(cluster)
-        if hit and hit[0] > now:
-            return hit[1]
+        return self._keys.get(cluster, lambda: self._read_sealing_key(cluster))
+
+    def _read_sealing_key(self, cluster: str) -> Any:
         self._commissioned(cluster)
-        key = self._public_key(cluster)
-        if len(self._keys) > 4096:
-            self._keys = {c: v for c, v in self._keys.items() if v[0] > now}
-        self._keys[cluster] = (now + self.key_ttl, key)
-        return key
+        return self._public_key(cluster)
 
     def _commissioned(self, cluster: str) -> None:
         if SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster)).commit is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ._fold import SearchState
 from ._transport import Credentials, Response, Send
-from .access import Access, Caller
+from .access import Access, Caller, TTLCache
 from .errors import (
     BadRequest,
     ConfigStoreError,
@@ -66,6 +66,7 @@ __all__ = [
     "Send",
     "ServerError",
     "Subscription",
+    "TTLCache",
     "Unauthorized",
     "Unprocessable",
     "UnsupportedMediaType",

@@ -23,21 +23,26 @@ from .http import ConfigStoreClient
 DEFAULT_TTL = 5.0
 
 
-class _TTLCache:
-    def __init__(self, ttl: float) -> None:
-        self.ttl = ttl
+class TTLCache:
+    """Values remembered for ``ttl`` seconds after they were computed; a computation that
+    raises is not remembered. Expired items are dropped once ``max_items`` are held."""
+
+    def __init__(self, ttl: float, *, max_items: int = 10_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl, self.max_items, self._clock = ttl, max_items, clock
         self._lock = threading.Lock()
         self._items: dict[str, tuple[float, Any]] = {}
 
     def get(self, key: str, compute: Callable[[], Any]) -> Any:
-        now = time.monotonic()
+        """The remembered value of ``key``, else ``compute()`` (remembered)."""
+        now = self._clock()
         with self._lock:
             hit = self._items.get(key)
         if hit and hit[0] > now:
             return hit[1]
         value = compute()
         with self._lock:
-            if len(self._items) > 10_000:
+            if len(self._items) >= self.max_items:
                 self._items = {k: v for k, v in self._items.items() if v[0] > now}
             self._items[key] = (now + self.ttl, value)
         return value
@@ -56,8 +61,8 @@ class Access:
 
     def __init__(self, client: ConfigStoreClient, ttl: float = DEFAULT_TTL) -> None:
         self.client = client
-        self._principals = _TTLCache(ttl)
-        self._acls = _TTLCache(ttl)
+        self._principals = TTLCache(ttl)
+        self._acls = TTLCache(ttl)
 
     def principal(self, authorization: str | None) -> Caller | None:
         """Who an ``Authorization`` header proves, or None."""
