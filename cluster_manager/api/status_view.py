@@ -26,7 +26,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..setup_status import DELETING, FAILED, SetupStatus
-from .sync_state import FAILING_SHOWN, NOT_COMMISSIONED, UNKNOWN, Sync, derive_sync
+from .sync_state import (
+    FAILING_SHOWN,
+    NOT_COMMISSIONED,
+    UNKNOWN,
+    Sync,
+    derive_sync,
+    report_count,
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ def _flux_counts(edge: dict[str, Any]) -> dict[str, int] | None:
     if not isinstance(report, dict):
         return None
     return {key: value for key in ("total", "ready", "failed", "progressing")
-            if isinstance(value := report.get(key), int) and not isinstance(value, bool)}
+            if (value := report_count(report, key)) is not None}
 
 
 def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,

@@ -50,7 +50,8 @@ def _echo(obj: dict[str, Any]) -> dict[str, str]:
     return {key: obj[key] for key in _TEXT_FIELDS if isinstance(obj.get(key), str)}
 
 
-def _count(report: dict[str, Any], key: str) -> int | None:
+def report_count(report: dict[str, Any], key: str) -> int | None:
+    """A count of the edge's Flux report (``total``, ``ready``, …); None unless an integer."""
     value = report.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -70,7 +71,7 @@ def derive_sync(head: str | None, edge: dict[str, Any] | None,
     if not isinstance(report, dict):
         return Sync(UNKNOWN, "Edge Sync reports no Flux status (it predates it, or has "
                     "not read it yet)", applied)
-    total, ready, failed = (_count(report, key) for key in ("total", "ready", "failed"))
+    total, ready, failed = (report_count(report, key) for key in ("total", "ready", "failed"))
     if total is None or ready is None or failed is None:
         return Sync(UNKNOWN, "the edge's Flux status is malformed", applied)
     if failed:
