@@ -172,6 +172,9 @@ def test_up_exits_non_zero_when_a_child_dies(tmp_path: Path) -> None:
             proc.communicate(timeout=30)
     assert proc.returncode != 0
     assert "Traceback" not in out + err
+    generated = (tmp_path / "data/config-store/admin-password").read_text().strip()
+    assert "Generated the admin password, saved in" in out
+    assert generated not in out + err  # a secret is never printed, only where it is
     assert ("cluster-manager up: the Git server stopped unexpectedly (killed by SIGKILL); "
             "stopping the others") in err.splitlines()
     for p in (port, port + 1):  # the others were stopped

@@ -92,5 +92,6 @@ def _stored_or_new_password(data_dir: Path) -> str:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(password + "\n")
-    print(f"Generated the admin password (saved in {path}): {password}", flush=True)
+    print(f"Generated the admin password, saved in {path} (mode 0600; never printed)",
+          flush=True)
     return password
