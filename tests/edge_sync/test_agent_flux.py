@@ -94,6 +94,21 @@ def test_readiness_changes_reach_the_status_entry(
     wait_for(lambda: flux(cs_admin, edge).get("ready") == 4, what="all ready")
     assert flux(cs_admin, edge)["failed"] == 0
 
+    # a Kustomization fails to build, and the secret can no longer be decrypted; then both mend
+    put(kube, KUSTOMIZATIONS, "apps", "machines", "False", "BuildFailed",
+        "kustomize build failed: missing resource", since="2026-11-25T10:09:00Z")
+    put(kube, SEALED_SECRETS, "factory", "db", "False", "", "no key could decrypt secret",
+        since="2026-11-25T10:10:00Z")
+    report = wait_for(lambda: flux(cs_admin, edge) if flux(cs_admin, edge).get("failed") == 2
+                      else None, what="two failures")
+    assert names(report)[:2] == [("SealedSecret", "db", "False"),  # newest failure first
+                                 ("Kustomization", "machines", "False")]
+    assert report["objects"][1]["message"] == "kustomize build failed: missing resource"
+    put(kube, KUSTOMIZATIONS, "apps", "machines", "True", "ReconciliationSucceeded")
+    put(kube, SEALED_SECRETS, "factory", "db", "True", "", "")
+    wait_for(lambda: flux(cs_admin, edge).get("ready") == 5, what="all five ready")
+    assert flux(cs_admin, edge)["failed"] == 0
+
 
 def test_a_kind_that_cannot_be_listed_is_named_and_the_rest_still_reported(
         cs_admin: ConfigStoreClient, edge: Edge, kube: KubeHarness,
