@@ -176,9 +176,14 @@ def test_manager_holds_no_write_on_executed_or_access_apps(stack: Up) -> None:
 
 def test_git_server_principal_reads_repo_configs_only(stack: Up) -> None:
     gits = stack.own("git-server", "git")
-    held = {(e["permission"], e["target"]) for e in _acl(stack, "git-server")}
+    acl = _acl(stack, "git-server")
+    held = {(e["permission"], e["target"]) for e in acl}
     assert held == {(P.ReadApp, A.GitRepoConfig), (AUTH.ReadACL, GIT.Pull),
-                    (AUTH.ReadACL, GIT.Push), (AUTH.ReadACL, GIT.ManageStorage)}
+                    (AUTH.ReadACL, GIT.Push), (AUTH.ReadACL, GIT.ManageStorage),
+                    (P.WriteApp, A.ServiceUrl)}
+    # where it is reached, for the Directory: its own Service URL entry and no other
+    [advertise] = [e for e in acl if e["permission"] == P.WriteApp]
+    assert advertise.get("object") == uuids.Service.Git, advertise
     me = gits.get("/v2/whoami").json()
     assert me["name"] == "git-server" and not me["root"]
     obj = stack.admin.post("/v2/object", json={"class": uuids.Class.EdgeCluster}).json()["uuid"]
