@@ -71,15 +71,25 @@ class PullSpec:
         return f"{self.repo}@{self.branch}"
 
 
-def specs(repo: str, entry: dict[str, Any], own_hosts: Iterable[str] = ()) -> list[PullSpec]:
-    """The pull specs of a repo's entry; a malformed one is logged and left out."""
+Refusal = Callable[[str, str, str], None]
+"""``refused(repo, branch, why)``: told of each spec left out."""
+
+
+def _log_refusal(repo: str, branch: str, why: str) -> None:
+    log.error("mirror %s@%s refused: %s", repo, branch, why)
+
+
+def specs(repo: str, entry: dict[str, Any], own_hosts: Iterable[str] = (),
+          refused: Refusal = _log_refusal) -> list[PullSpec]:
+    """The pull specs of a repo's entry; a malformed one is left out (``refused`` is told,
+    by default the log)."""
     pulls = entry.get("pull")
     found: list[PullSpec] = []
     for branch, conf in (pulls.items() if isinstance(pulls, dict) else ()):
         try:
             found.append(_spec(repo, branch, conf, set(own_hosts)))
         except ValueError as exc:
-            log.error("mirror %s@%s refused: %s", repo, branch, exc)
+            refused(repo, branch, str(exc))
     return found
 
 
@@ -163,6 +173,7 @@ class Mirrors:
         self.entries, self.ensure_repo, self.secrets_dir = entries, ensure_repo, secrets_dir
         self.own_hosts, self.tick = tuple(h.lower() for h in own_hosts), tick
         self._due: dict[PullSpec, float] = {}
+        self._refused: set[tuple[str, str, str]] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -182,9 +193,16 @@ class Mirrors:
             self._stop.wait(self.tick)
 
     def current(self) -> list[PullSpec]:
-        """Every valid spec of every configured repo."""
-        return [spec for repo, entry in sorted(self.entries().items())
-                for spec in specs(repo, entry, self.own_hosts)]
+        """Every valid spec of every configured repo (each refusal logged once, not at
+        every pass)."""
+        refusals: set[tuple[str, str, str]] = set()
+        found = [spec for repo, entry in sorted(self.entries().items())
+                 for spec in specs(repo, entry, self.own_hosts,
+                                   lambda *why: refusals.add(why))]
+        for why in sorted(refusals - self._refused):
+            _log_refusal(*why)
+        self._refused = refusals
+        return found
 
     def run_due(self, now: float | None = None) -> list[PullSpec]:
         """Pull every spec that is due (new specs at once); the specs pulled."""

@@ -131,3 +131,15 @@ def test_a_spec_object_has_the_fields_upstream_names() -> None:
                                          "interval": "never", "merge": "main",
                                          "auth": {"secretRef": "c"}}}})
     assert spec == PullSpec(REPO, "m", "https://e.com/r", "dev", NEVER, "main", "c")
+
+
+def test_a_refused_spec_is_logged_once_not_at_every_pass(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from git_server._domain.mirrors import Mirrors
+    entries = {REPO: {"path": "a/b", "pull": {"m": {"url": "ssh://example.com/r.git"}}}}
+    mirrors = Mirrors(lambda: entries, lambda repo: tmp_path / repo, tmp_path)
+    with caplog.at_level("ERROR", logger="git_server._domain.mirrors"):
+        for _ in range(3):
+            assert mirrors.run_due() == []
+    assert [r.getMessage() for r in caplog.records] == [
+        f"mirror {REPO}@m refused: 'ssh://example.com/r.git' is not an http(s) or git URL"]
