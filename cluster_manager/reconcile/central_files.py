@@ -5,11 +5,10 @@ does not read the repo each time (imports only add; a removal shows within that 
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import TYPE_CHECKING
 
 from config_store import uuids
+from config_store.client import TTLCache
 
 from ..vocabulary import AFTER_IMPORT
 from .rendering import TemplateMissing
@@ -27,19 +26,17 @@ class CentralFiles:
     """Answers "does the central repo hold this file?", remembering the yeses."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, str], float] = {}
-        self._lock = threading.Lock()
+        self._seen = TTLCache(REMEMBER)  # a miss raises, and what raises is not remembered
 
     def require(self, repos: RepoStore, repo: str, directory: str, file: str,
                 refusal: str) -> None:
         """:class:`TemplateMissing` (``refusal``, and to redeploy after importing) unless
         ``repo`` holds ``directory/file``."""
         path = f"{directory}/{file}"
-        now = time.monotonic()
-        with self._lock:
-            if self._seen.get((repo, path), 0.0) > now:
-                return
-        if path not in repos.read_dir(repo, directory):
-            raise TemplateMissing(f"{refusal}, {AFTER_IMPORT}")
-        with self._lock:
-            self._seen[(repo, path)] = now + REMEMBER
+
+        def present() -> bool:
+            if path not in repos.read_dir(repo, directory):
+                raise TemplateMissing(f"{refusal}, {AFTER_IMPORT}")
+            return True
+
+        self._seen.get(f"{repo}/{path}", present)
