@@ -37,6 +37,7 @@ from serving import (  # noqa: E402
 )
 from serving.addresses import is_wildcard  # noqa: E402
 from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
+from serving.notify_watch import WatchSettings  # noqa: E402
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
 from ._domain import setup  # noqa: E402
@@ -100,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=8702)
     run.add_argument("--acl-cache-seconds", type=float, default=5.0,
                      help="how long a principal's credentials and ACL are cached")
+    run.add_argument("--notify-refresh-seconds", type=float, default=1.0,
+                     help="how often notify/v2 watches are computed again when no push or "
+                          "repo configuration change is signalled")
+    run.add_argument("--notify-recheck-seconds", type=float, default=30.0,
+                     help="how often a notify/v2 connection's token is checked again "
+                          "(closed with 1008 once it is revoked or expired)")
     run.add_argument("--secrets-dir", type=Path,
                      help="where the credential files auto-pull mirrors name live "
                           "(auth.secretRef; default DATA_DIR/secrets)")
@@ -142,7 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     registry = RepoRegistry(client)
     server = GitServer(Access(client, args.acl_cache_seconds), registry,
                        RepoStorage(args.data_dir))
-    app = create_app(server)
+    app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
+                                           recheck=args.notify_recheck_seconds))
     enable_cors(app, origins)
     print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
           f"{server.storage.root}, Config Store: {args.config_store})", flush=True)

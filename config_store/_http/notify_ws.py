@@ -24,10 +24,12 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from wsproto.events import CloseConnection, Ping
 from wsproto.utilities import LocalProtocolError
 
+from serving import websocket_route
+from serving.websocket import HandshakeFailed, MessageTooBig, WebSocket
+
 from .._domain.notify import NotifyLimits, NotifyRegistry, NotifySession, SessionEnded
 from .._domain.store import Store
 from .auth import store
-from .websocket import HandshakeFailed, MessageTooBig, WebSocket
 
 log = logging.getLogger(__name__)
 bp = Blueprint("notify", __name__)
@@ -67,15 +69,7 @@ def install_notify(app: Flask, store_: Store, settings: NotifySettings) -> None:
 @bp.get("/notify/v2")
 def not_upgraded() -> tuple[Response, int]:
     """A plain GET: the endpoint only speaks WebSocket."""
-    return jsonify({"error": "notify/v2 is a WebSocket endpoint"}), 426
-
-
-class _Handled(Response):
-    """What the route returns once the WebSocket is over: gunicorn writes nothing more and
-    closes the connection (the same signal flask-sock gives it)."""
-
-    def __call__(self, environ, start_response):  # type: ignore[no-untyped-def, override]
-        raise StopIteration
+    return websocket_route.not_upgraded()
 
 
 @bp.route("/notify/v2", websocket=True)
@@ -93,7 +87,7 @@ def notify() -> Response | tuple[Response, int]:
         log.exception("notify session failed")
     finally:
         ws.shutdown()
-    return _Handled()
+    return websocket_route.WebSocketDone()
 
 
 def _describe(exc: BaseException) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from config_store import uuids
@@ -20,8 +21,11 @@ APP = uuids.App.GitRepoConfig
 class RepoRegistry:
     """Configured repos: ``{uuid: {"path": "group/name", ...}}``."""
 
-    def __init__(self, client: ConfigStoreClient) -> None:
+    def __init__(self, client: ConfigStoreClient,
+                 on_change: Callable[[], None] | None = None) -> None:
         self.client = client
+        self.on_change = on_change
+        """Called (from the notify thread) when the set of configured repos changed."""
         self._lock = threading.Lock()
         self._repos: dict[str, dict[str, Any]] = {}
         self._notify: NotifyClient | None = None
@@ -37,14 +41,20 @@ class RepoRegistry:
             self._notify.close()
 
     def _replace(self, state: dict[str, Any]) -> None:
+        repos = {k: v for k, v in state.items() if isinstance(v, dict)}
         with self._lock:
-            self._repos = {k: v for k, v in state.items() if isinstance(v, dict)}
+            same = repos.keys() == self._repos.keys()
+            self._repos = repos
+        if not same and self.on_change is not None:
+            self.on_change()
 
-    def get(self, uuid: str) -> dict[str, Any] | None:
-        """The repo's configuration, or None if it is not configured."""
+    def get(self, uuid: str, *, ask_store: bool = True) -> dict[str, Any] | None:
+        """The repo's configuration, or None if it is not configured. A repo not (yet) known
+        from notify is read from the Config Store, unless ``ask_store`` is False (a watcher
+        that re-reads on :attr:`on_change` anyway)."""
         with self._lock:
             found = self._repos.get(uuid)
-        if found is not None:
+        if found is not None or not ask_store:
             return found
         entry = self.client.get_config(APP, uuid)
         return entry if isinstance(entry, dict) else None

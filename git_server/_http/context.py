@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask import current_app
 
 from config_store.client import Access
 
+from .._domain.changes import ChangeSignal
 from .._domain.registry import RepoRegistry
 from .._domain.storage import RepoStorage
 
@@ -19,6 +20,13 @@ class GitServer:
     access: Access
     registry: RepoRegistry
     storage: RepoStorage
+    changes: ChangeSignal = field(default_factory=ChangeSignal)
+    """Told of every push and every change of the configured repos; notify/v2 watchers
+    re-read on it."""
+
+    def __post_init__(self) -> None:
+        if self.registry.on_change is None:
+            self.registry.on_change = self.changes.changed
 
 
 def server() -> GitServer:

@@ -8,7 +8,7 @@ grant cannot tell configured repos from unconfigured ones.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import NotFound, ServiceUnavailable
@@ -48,7 +48,17 @@ def _serve(repo: str, rest: str) -> Response:
     git.storage.ensure(repo)
     status, headers, body = run_backend(git.storage.root, f"/{repo}.git/{rest}",
                                         request.environ, caller().uuid)
+    if request.method == "POST" and is_push(rest):
+        body = _then(body, git.changes.changed)
     return Response(body, status=status, headers=headers, direct_passthrough=True)
+
+
+def _then(body: Iterator[bytes], done: Callable[[], None]) -> Iterator[bytes]:
+    """``body``, then ``done()`` once http-backend has ended (a push has landed or failed)."""
+    try:
+        yield from body
+    finally:
+        done()
 
 
 @bp.route("/uuid/<repo>/<path:rest>", methods=["GET", "POST"])

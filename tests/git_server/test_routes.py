@@ -23,6 +23,9 @@ from harness.servers import free_port
 
 REPO = "0f5a4b6c-1d2e-4f30-8a1b-2c3d4e5f6a7b"
 PUBLIC = {"status.ping"}
+WEBSOCKET = {"notify.not_upgraded": 426, "notify.notify": 400}
+"""``/notify/v2`` (credentials come in the first WebSocket message): a plain GET is answered
+426, a ``ws://`` request that is no WebSocket handshake 400."""
 SAMPLE = {"repo": REPO, "rest": "info/refs", "group": "tests", "name": "repo"}
 UNAUTHENTICATED = {"error": "authentication required"}
 BASIC = "Basic " + base64.b64encode(b"someone:secret").decode()
@@ -61,11 +64,15 @@ def test_every_route_but_ping_needs_credentials(app: Flask, http: FlaskClient) -
         if endpoint in PUBLIC:
             assert r.status_code == 200, (method, url)
             continue
+        if endpoint in WEBSOCKET:
+            assert r.status_code == WEBSOCKET[endpoint], (method, url, r.get_data())
+            continue
         assert r.status_code == 401, (method, url, r.get_data())
         assert r.get_json() == UNAUTHENTICATED
         assert r.headers["WWW-Authenticate"] == 'Basic realm="Factory+"'
     assert seen == {"repos.by_uuid", "repos.by_path", "status.ping", "status.status_list",
-                    "status.status", "storage.storage_list", "storage.storage_delete"}
+                    "status.status", "storage.storage_list", "storage.storage_delete",
+                    *WEBSOCKET}
 
 
 @pytest.mark.parametrize(("path", "status", "error"), [
