@@ -159,6 +159,8 @@ class AuthPerm:
     WriteACL = "3a41f5ce-fc08-4669-9762-ec9e71061168"
     ReadKerberos = "e8c9c0f7-0d54-4db2-b8d6-cd80c45f6a5c"
     WriteKerberos = "327c4cc8-9c46-4e1e-bb6b-257ace37b0f6"
+    ManageGroup = "be9b6d47-c845-49b2-b9d5-d87b83f11c3b"
+    """Upstream's legacy permission for the old Auth groups (``/authz/group``)."""
     Grant = "db252a1c-85a1-4c03-a20a-025ce988beb3"
     """Ours (not in ACS): may grant, on this target, any permission it holds WriteACL on,
     without holding that permission itself (the grant rule, ``config_store._domain.acl``)."""

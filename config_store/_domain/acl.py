@@ -185,6 +185,11 @@ class Acl:
         held += self._entries(principal).get(uuids.AuthPerm.Grant, [])
         return any(self._covers(h, principal, grant) for h in held)
 
+    def holds_any(self, principal: str | None, permission: str) -> bool:
+        """Whether ``principal`` holds ``permission`` on anything (root: always)."""
+        return self.is_root(principal) or bool(principal and self._holding(principal,
+                                                                             permission))
+
     def _holding(self, principal: str, permission: str) -> list[GrantRow]:
         """The principal's grants conferring ``permission`` (a group: the group itself)."""
         obj = self.graph.get(permission)

@@ -19,13 +19,15 @@ from .. import uuids
 from .._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
 from .acl import Acl
 from .credentials import Sessions
-from .events import ConfigChanged, Event, EventBus, StructureChanged
+from .events import AuthChanged, ConfigChanged, Event, EventBus, StructureChanged
 from .graph import Graph, Obj
 from .jsonvalue import canonical
 
 GROUP_WAIT_S = 1.0
 """How long a write whose commit the storage held back waits for the writes behind it to
 commit it, before committing it itself."""
+AUTH_KINDS = frozenset({"grant", "principal", "identity"})
+"""The storage changes that publish :class:`AuthChanged`."""
 
 
 def new_uuid() -> str:
@@ -172,10 +174,10 @@ class Core:
                     self._forget_rolled_back()
                 raise
             if writer.outcome is None:
+                if tx.removed_grants:  # first: a replaced grant is removed and re-added
+                    self.acl.remove(tx.removed_grants)
                 for grant in tx.added_grants:
                     self.acl.add(grant)
-                if tx.removed_grants:
-                    self.acl.remove(tx.removed_grants)
                 if tx.acl_dirty:
                     self.acl.invalidate()
                 self.committed(tx.events, writer.changes)
@@ -217,6 +219,8 @@ class Core:
         obtained, and publish ``events``."""
         for principal in dict.fromkeys(c.a for c in changes if c.kind == "principal"):
             self.sessions.revoke(principal)
+        if any(c.kind in AUTH_KINDS for c in changes):
+            events = [*events, AuthChanged()]
         self.events.publish(events)
 
     def _forget_rolled_back(self) -> None:

@@ -27,26 +27,34 @@ class StructureChanged:
 
 
 @dataclass(frozen=True)
+class AuthChanged:
+    """Some grant, principal or identity changed (what ACLs and identity lists show)."""
+
+
+@dataclass(frozen=True)
 class Resynced:
     """This replica missed other replicas' changes and reloaded everything: whatever was
     derived from earlier events (a notify subscription's state, a cache) starts again."""
 
 
-Event = ConfigChanged | StructureChanged | Resynced
+Event = ConfigChanged | StructureChanged | AuthChanged | Resynced
 Listener = Callable[[Sequence[Event], int], None]
 """Called with a batch of events and its number (batches are numbered 1, 2, … in order)."""
 
 
 STRUCTURE = "structure"
 """The interest of listeners in :class:`StructureChanged` (other interests are app uuids)."""
+AUTH = "auth"
+"""The interest of listeners in :class:`AuthChanged`."""
 
 
 class EventBus:
     """Fan-out of committed events to listeners (which must not block).
 
     A listener hears every batch, or, if it subscribed with interests, only batches touching
-    one of them (an app's entries, or :data:`STRUCTURE`) and every :class:`Resynced`: a write
-    wakes the notify sessions watching its app, not every session of a large fleet.
+    one of them (an app's entries, :data:`STRUCTURE` or :data:`AUTH`) and every
+    :class:`Resynced`: a write wakes the notify sessions watching its app, not every session
+    of a large fleet.
 
     Publishers hold the store's order lock (:attr:`Core.order`), so batches are numbered in
     the order their changes were read or committed; :attr:`published` is the last number.
@@ -92,7 +100,8 @@ class EventBus:
             return [*self._everything, *self._selective]
         found = dict(self._everything)
         for e in events:
-            interest = e.app if isinstance(e, ConfigChanged) else STRUCTURE
+            interest = (e.app if isinstance(e, ConfigChanged)
+                        else AUTH if isinstance(e, AuthChanged) else STRUCTURE)
             found.update(self._by_interest.get(interest, {}))
         return list(found)
 

@@ -8,13 +8,14 @@ is exempt. Deleting a grant needs WriteACL on its permission only.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .. import uuids
 from .._storage import GrantRow
 from ..uuids import is_uuid
 from .core import Core, Tx, new_uuid
-from .errors import Forbidden, NotFound, Unprocessable
+from .errors import Conflict, Forbidden, NotFound, Unprocessable
 
 _FIELDS = ("principal", "permission", "target")
 
@@ -82,6 +83,53 @@ def add_in(core: Core, tx: Tx, grant: GrantRow) -> tuple[str, bool]:
                    grant.object)
     tx.put_grant(row)
     return row.uuid, True
+
+
+def replace(core: Core, caller: str, uuid: str, grant: GrantRow) -> None:
+    """Replace grant ``uuid`` with ``grant`` under the same uuid (``PUT /v2/grant/:g``):
+    needs WriteACL on both permissions and the grant rule for the new one; 404 if unknown,
+    409 if another grant is already the same (acs-auth lib/model.js ``grant_request``, and
+    its unique index)."""
+    with core.transaction() as tx:
+        if not core.acl.check(caller, uuids.AuthPerm.WriteACL, grant.permission):
+            raise Forbidden(f"permission denied: granting {grant.permission} needs WriteACL "
+                            "on it")
+        old = get(core, uuid)
+        if not core.acl.check(caller, uuids.AuthPerm.WriteACL, old.permission):
+            raise Forbidden(f"permission denied: changing a grant of {old.permission} needs "
+                            "WriteACL on it")
+        authorise(core, caller, grant)
+        twins = [g.uuid for g in core.acl.find(grant.principal, grant.permission, grant.target,
+                                               grant.plural, grant.object)
+                 if g.object == grant.object and g.uuid != uuid]
+        if twins:
+            raise Conflict(f"grant {twins[0]} is already that grant")
+        tx.delete_grants([uuid])
+        tx.put_grant(dataclasses.replace(grant, uuid=uuid))
+
+
+def writable(core: Core, caller: str) -> list[str]:
+    """The uuids of the grants ``caller`` may change (WriteACL on their permission), for
+    ``GET /v2/grant``; 403 if it holds WriteACL on nothing (acs-auth lib/api_v2.js
+    ``grant_list``)."""
+    acl = core.acl
+    if not acl.holds_any(caller, uuids.AuthPerm.WriteACL):
+        raise Forbidden("permission denied: listing grants needs WriteACL")
+    return sorted(g.uuid for g in list(acl.grants.values())
+                  if acl.check(caller, uuids.AuthPerm.WriteACL, g.permission))
+
+
+def readable_acl(core: Core, caller: str, principal: str) -> list[dict[str, str]]:
+    """``principal``'s ACL as ``caller`` may read it (upstream ``_get_acl``): 404 unless it
+    is a principal, 403 if ``caller`` holds ReadACL on nothing, else the entries whose
+    permission it holds ReadACL on."""
+    acl = core.acl
+    if not core.graph.is_member(principal, uuids.Class.Principal):
+        raise NotFound(f"{principal} is not a principal")
+    if not acl.holds_any(caller, uuids.AuthPerm.ReadACL):
+        raise Forbidden("permission denied: reading ACLs needs ReadACL")
+    return [e for e in acl.expanded(principal)
+            if acl.check(caller, uuids.AuthPerm.ReadACL, e["permission"])]
 
 
 def to_json(grant: GrantRow) -> dict[str, Any]:

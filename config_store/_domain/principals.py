@@ -84,14 +84,6 @@ def issue_token(core: Core, proved: Login) -> tuple[str, int]:
     raise Unauthorized("the password was changed meanwhile; log in again")
 
 
-def find(core: Core, name: str) -> str | None:
-    """A principal's uuid by name (a ``@REALM`` suffix is ignored when no exact match)."""
-    reader = core.storage.reader()
-    found = reader.principal_by_name(name) or (
-        reader.principal_by_name(name.split("@", 1)[0]) if "@" in name else None)
-    return found[0] if found else None
-
-
 def describe(core: Core, uuid: str) -> dict[str, str]:
     """``{uuid, name}`` of a principal (404 if it has no credentials)."""
     name = core.storage.reader().principal_name(uuid)
@@ -160,10 +152,12 @@ def _store_hash(core: Core, uuid: str, hashed: str) -> None:
 
 
 def remove(core: Core, uuid: str) -> None:
-    """Delete a principal's credentials and the grants naming it (never the root's)."""
+    """Delete a principal's credentials, identities and the grants naming it (never the
+    root's)."""
     if core.acl.is_root(uuid):
         raise Conflict("the root principal cannot be deleted")
     with core.transaction() as tx:
         if not tx.w.delete_principal(uuid):
             raise NotFound(f"principal {uuid} not found")
+        tx.w.delete_identity(uuid)
         tx.delete_grants([g.uuid for g in core.acl.find(principal=uuid)])

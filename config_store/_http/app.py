@@ -15,6 +15,9 @@ from . import (
     auth_routes,
     directory_routes,
     errors,
+    grant_routes,
+    identity_routes,
+    legacy_auth_routes,
     misc_routes,
     object_routes,
     v1_routes,
@@ -45,7 +48,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app.before_request(refuse_oversized)
     app.before_request(auth.authenticate)
     errors.register(app)
-    for bp in (misc_routes.bp, auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
+    for bp in (misc_routes.bp, auth_routes.bp, identity_routes.bp, grant_routes.bp,
+               legacy_auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
                directory_routes.bp):
         app.register_blueprint(bp)
     install_notify(app, store, settings.notify)

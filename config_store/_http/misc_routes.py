@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from serving.openapi import document as openapi_document
 
 from .. import uuids
-from .._domain import dump
+from .._domain import auth_dump, dump
 from .._domain.errors import Forbidden, NotFound, Unprocessable
 from .auth import allowed, caller, store
 from .params import json_body, lower_uuid, lower_uuid_fields
@@ -45,10 +45,15 @@ def openapi() -> Response:
 
 @bp.post("/load")
 def load() -> tuple[str, int]:
-    """Load a v2 dump; needs every object-model permission as explicit wildcard grants."""
+    """Load a v2 dump: an Auth dump (identities and grants) by :mod:`.auth_dump`'s rules;
+    a ConfigDB one needs every object-model permission as explicit wildcard grants."""
+    body = json_body()
+    if auth_dump.is_auth_dump(body):
+        auth_dump.load(store().core, caller(), body)
+        return "", 204
     if not all(allowed(p, uuids.NULL, wild=False) for p in _LOAD_PERMS):
         raise Forbidden("loading dumps needs wildcard object-model grants")
-    dump.load(store().core, store().schemas, caller(), _lower_dump_uuids(json_body()))
+    dump.load(store().core, store().schemas, caller(), _lower_dump_uuids(body))
     return "", 204
 
 

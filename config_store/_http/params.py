@@ -75,3 +75,12 @@ def json_body(*, merge_patch: bool = False) -> Any:
         return loads_checked(raw)
     except JSONRejected as exc:
         raise BadRequest(f"request body refused: {exc}") from None
+
+
+DETAIL_VALUES = ("1", "true", "yes")
+
+
+def detailed() -> bool:
+    """Did the caller opt in to our richer answer shape (``?detail=true``) where the default
+    is upstream's?"""
+    return request.args.get("detail", "").lower() in DETAIL_VALUES

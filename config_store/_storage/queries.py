@@ -144,6 +144,22 @@ class Reader:
         """All ``(uuid, name)`` pairs."""
         return [(r[0], r[1]) for r in self.sql.rows("SELECT uuid, name FROM principal")]
 
+    def identities(self) -> list[tuple[str, str, str]]:
+        """Every stored identity as ``(principal, kind, name)``."""
+        return [(r[0], r[1], r[2]) for r in self.sql.rows(
+            "SELECT principal, kind, name FROM identity ORDER BY principal, kind")]
+
+    def identities_of(self, principal: str) -> list[tuple[str, str]]:
+        """``(kind, name)`` of a principal's stored identities."""
+        return [(r[0], r[1]) for r in self.sql.rows(
+            "SELECT kind, name FROM identity WHERE principal = ? ORDER BY kind", (principal,))]
+
+    def identity_holder(self, kind: str, name: str) -> str | None:
+        """The principal holding the stored identity ``name`` of ``kind``, or None."""
+        row = self.sql.one("SELECT principal FROM identity WHERE kind = ? AND name = ?",
+                           (kind, name))
+        return row[0] if row else None
+
     def objects(self) -> list[ObjectRow]:
         """Every object."""
         rows = self.sql.rows("SELECT uuid, rank, class, owner, deleted, etag FROM object")
@@ -331,6 +347,25 @@ class Writer(Reader):
         if existed:
             self.changes.append(Change("principal", uuid))
         return existed
+
+    def put_identity(self, principal: str, kind: str, name: str) -> None:
+        """Set a principal's identity of ``kind`` (the caller checked the name is free)."""
+        self.sql.execute(
+            "INSERT INTO identity (principal, kind, name) VALUES (?, ?, ?) "
+            "ON CONFLICT (principal, kind) DO UPDATE SET name = excluded.name",
+            (principal, kind, name))
+        self.changes.append(Change("identity", principal))
+
+    def delete_identity(self, principal: str, kind: str | None = None) -> bool:
+        """Delete a principal's identity of ``kind`` (every kind: None); True if any existed."""
+        if kind is None:
+            gone = self.sql.count("DELETE FROM identity WHERE principal = ?", (principal,))
+        else:
+            gone = self.sql.count("DELETE FROM identity WHERE principal = ? AND kind = ?",
+                                  (principal, kind))
+        if gone:
+            self.changes.append(Change("identity", principal))
+        return gone > 0
 
     def put_grant(self, grant: GrantRow) -> None:
         """Insert a grant."""

@@ -58,7 +58,8 @@ class Change:
 
     ``kind`` is ``config`` (``a`` app, ``b`` object, ``etag`` the new etag or None when
     deleted), ``object`` (``a`` uuid), ``member`` / ``subclass`` (``a`` class, ``b`` the
-    member or subclass), ``grant`` (``a`` grant uuid) or ``principal`` (``a`` uuid).
+    member or subclass), ``grant`` (``a`` grant uuid), ``principal`` or ``identity``
+    (``a`` the principal).
     """
 
     kind: str

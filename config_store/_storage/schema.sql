@@ -38,6 +38,15 @@ CREATE TABLE IF NOT EXISTS principal (
 -- Names are unique regardless of case, checked by the writer (a unique index here would stop
 -- a database made before that rule, holding e.g. "nobody" and "Nobody", from opening).
 CREATE INDEX IF NOT EXISTS principal_by_lower_name ON principal (lower(name));
+-- Identities per principal and kind (Auth's identity records, e.g. a Kerberos UPN): one per
+-- principal and kind, and a name names one principal per kind.
+CREATE TABLE IF NOT EXISTS identity (
+    principal TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    PRIMARY KEY (principal, kind),
+    UNIQUE (kind, name)
+);
 CREATE TABLE IF NOT EXISTS acl_grant (
     uuid       TEXT PRIMARY KEY,
     principal  TEXT NOT NULL,

@@ -24,8 +24,8 @@ class AuthApi:
     _t: Transport
 
     def whoami(self) -> dict[str, Any]:
-        """``{"uuid", "name"}`` of the authenticated principal."""
-        return self._t.call("GET", "/v2/whoami")
+        """``{"uuid", "name", "root"}`` of the authenticated principal."""
+        return self._t.call("GET", "/v2/whoami?detail=true")
 
     def identify(self, authorization: str) -> dict[str, Any] | None:
         """Who a caller's ``Authorization`` header proves: ``{"uuid", "name", "root"}``.
@@ -35,7 +35,7 @@ class AuthApi:
         ``root`` marks the root principal, which every permission check allows.
         """
         try:
-            return self._t.call("GET", "/v2/whoami", auth=False,
+            return self._t.call("GET", "/v2/whoami?detail=true", auth=False,
                                 headers={"Authorization": authorization})
         except Unauthorized:
             return None
@@ -99,8 +99,10 @@ class AuthApi:
         self._t.call_or_none("DELETE", f"/v2/principal/{seg(principal)}")
 
     def find_principal(self, name: str) -> str | None:
-        """The uuid of the principal with Kerberos name ``name``, or None."""
-        return self._t.call_or_none("GET", f"/v2/identity/kerberos/{seg(name)}")
+        """The uuid of the principal with Kerberos name ``name`` (``name@REALM``) or login
+        name ``name``, or None."""
+        kind = "kerberos" if "@" in name else "login"
+        return self._t.call_or_none("GET", f"/v2/identity/{kind}/{seg(name)}")
 
     def add_grant(
         self,

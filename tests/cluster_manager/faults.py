@@ -136,7 +136,7 @@ def service_groups(admin: Api) -> dict[str, str]:
 
 def edge_principals(admin: Api) -> dict[str, list[str]]:
     """Every ``op1flux/…`` and ``op1sync/…`` principal: ``{name: [uuid, …]}``."""
-    r = admin.get("/v2/principal", timeout=30)
+    r = admin.get("/v2/principal?detail=true", timeout=30)
     assert r.status_code == 200, r.text
     found: dict[str, list[str]] = {}
     for principal in r.json():

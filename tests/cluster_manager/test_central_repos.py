@@ -31,7 +31,7 @@ def _account(stack: Stack, cluster: str, role: str, password: str) -> str:
     principal = status(stack.admin, cluster)[role]["uuid"]
     r = stack.admin.put(f"/v2/principal/{principal}/password", json=password)
     assert r.status_code == 204, r.text
-    return stack.admin.get(f"/v2/principal/{principal}").json()["name"]
+    return stack.admin.get(f"/v2/principal/{principal}/login").json()
 
 
 def test_every_edge_flux_account_pulls_the_charts_repo_and_nobody_else(

@@ -374,7 +374,23 @@ def test_responses_conform_to_the_document(spec: dict[str, Any], app: Flask) -> 
           json="new-secret")
     check("PUT", "/v2/principal/{principal}/password", f"/v2/principal/{who}/password", 422,
           json="")
-    check("GET", "/v2/identity/kerberos/{name}", "/v2/identity/kerberos/bob@REALM", 200)
+    check("GET", "/v2/whoami", "/v2/whoami?detail=true", 200)
+    check("GET", "/v2/principal", "/v2/principal?detail=true", 200)
+    check("GET", "/v2/principal/{principal}", f"/v2/principal/{who}?detail=true", 200)
+    check("GET", "/v2/principal/{principal}/groups", f"/v2/principal/{who}/groups", 200)
+    check("PUT", "/v2/principal/{principal}/{kind}", f"/v2/principal/{who}/kerberos", 204,
+          json="bob@REALM")
+    check("PUT", "/v2/principal/{principal}/{kind}", f"/v2/principal/{who}/kerberos", 422,
+          json="bob")
+    check("PUT", "/v2/principal/{principal}/{kind}", f"/v2/principal/{who}/login", 405,
+          json="bob@REALM")
+    check("GET", "/v2/principal/{principal}/{kind}", f"/v2/principal/{who}/kerberos", 200)
+    check("GET", "/v2/identity", "/v2/identity", 200)
+    check("GET", "/v2/identity/{kind}", "/v2/identity/kerberos", 200)
+    check("GET", "/v2/identity/{kind}/{name}", "/v2/identity/kerberos/bob@REALM", 200)
+    check("GET", "/v2/identity/{kind}/{name}", "/v2/identity/login/bob", 200)
+    check("GET", "/v2/identity/{kind}/{name}", "/v2/identity/kerberos/bob", 200)  # ours: login
+    check("GET", "/v2/identity/{kind}/{name}", "/v2/identity/kerberos/nobody@REALM", 404)
     grant = {"principal": who, "permission": perm.ReadApp, "target": app_uuid, "object": obj}
     g = check("POST", "/v2/grant", "/v2/grant", 201, json=grant).json["uuid"]
     check("POST", "/v2/grant", "/v2/grant", 200, json=grant)
@@ -382,7 +398,20 @@ def test_responses_conform_to_the_document(spec: dict[str, Any], app: Flask) -> 
     check("POST", "/v2/grant/find", "/v2/grant/find", 200, json={"principal": who})
     check("GET", "/v2/grant/{grant}", f"/v2/grant/{g}", 200)
     check("GET", "/v2/acl/{principal}", f"/v2/acl/{who}", 200)
-    check("GET", "/v2/acl/kerberos/{name}", "/v2/acl/kerberos/bob", 200)
+    check("GET", "/v2/acl/kerberos/{name}", "/v2/acl/kerberos/bob@REALM", 200)
+    check("GET", "/v2/grant", "/v2/grant", 200)
+    check("PUT", "/v2/grant/{grant}", f"/v2/grant/{g}", 204, json={**grant, "plural": False})
+    check("PUT", "/v2/grant/{grant}", f"/v2/grant/{uuids.NULL}", 404, json=grant)
+    check("GET", "/authz/acl", f"/authz/acl?principal={who}&permission={perm.ReadApp}"
+          "&by-uuid=true", 200)
+    check("GET", "/authz/acl", f"/authz/acl?principal={who}&by-uuid=maybe", 400)
+    check("GET", "/authz/principal/find", "/authz/principal/find?kerberos=bob@REALM", 200)
+    check("GET", "/authz/principal/{principal}", f"/authz/principal/{who}", 200)
+    check("DELETE", "/authz/principal/{principal}", f"/authz/principal/{who}", 410)
+    check("GET", "/authz/ace", "/authz/ace", 410)
+    check("GET", "/authz/group", "/authz/group", 200)
+    check("GET", "/authn/authenticate", "/authn/authenticate", 200)
+    check("DELETE", "/v2/principal/{principal}/{kind}", f"/v2/principal/{who}/kerberos", 204)
     check("DELETE", "/v2/grant/{grant}", f"/v2/grant/{g}", 204)
     check("GET", "/v2/grant/{grant}", f"/v2/grant/{g}", 404)
     check("DELETE", "/v2/principal/{principal}", f"/v2/principal/{who}", 204)
@@ -391,4 +420,7 @@ def test_responses_conform_to_the_document(spec: dict[str, Any], app: Flask) -> 
             "objects": {cls.Device: {SAMPLE_UUID: {"name": "Sample"}}}}
     check("POST", "/load", "/load", 204, json=dump)
     check("POST", "/load", "/load", 422, json={**dump, "version": 1})
+    auth_dump = {"service": uuids.Service.Auth, "version": 2,
+                 "grants": {who: {perm.ReadApp: None}}}
+    check("POST", "/load", "/load", 204, json=auth_dump)
     assert not check.problems, "\n".join(check.problems)

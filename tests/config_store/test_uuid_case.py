@@ -75,7 +75,7 @@ def test_principals_and_grants_take_upper_case_uuids(admin: Api) -> None:
     r = admin.post("/v2/principal", json={"name": name, "uuid": wanted.upper(),
                                           "class": uuids.Class.Principal.upper()})
     assert r.status_code == 201 and r.json()["uuid"] == wanted, r.text
-    assert admin.get(f"/v2/identity/kerberos/{name}").json() == wanted
+    assert admin.get(f"/v2/identity/login/{name}").json() == wanted
     r = admin.post("/v2/grant", json={"principal": wanted.upper(),
                                       "permission": uuids.ConfigDBPerm.ReadApp.upper(),
                                       "target": uuids.NULL, "plural": False})
@@ -85,7 +85,12 @@ def test_principals_and_grants_take_upper_case_uuids(admin: Api) -> None:
     found = admin.post("/v2/grant/find", json={"principal": wanted.upper()}).json()
     assert found == [r.json()["uuid"]]
     assert grant(admin, wanted, uuids.ConfigDBPerm.ReadApp, uuids.NULL) == r.json()["uuid"]
-    assert admin.get(f"/v2/principal/{wanted.upper()}").json() == {"uuid": wanted, "name": name}
+    assert admin.get(f"/v2/principal/{wanted.upper()}?detail=true").json() == {
+        "uuid": wanted, "name": name}
+    assert admin.get(f"/v2/principal/{wanted.upper()}").json() == {"login": name,
+                                                                   "uuid": wanted}
+    assert admin.get(f"/v2/acl/{wanted.upper()}").json() == [
+        {"permission": uuids.ConfigDBPerm.ReadApp, "target": uuids.NULL}]
 
 
 def test_a_dump_may_name_objects_in_upper_case(admin: Api) -> None:

@@ -133,7 +133,7 @@ def test_password_files_are_private(stack: Up) -> None:
 
 def test_manager_cannot_grant_itself_write_on_the_bootstrap_script(stack: Up) -> None:
     manager = stack.own("cluster-manager", "cluster-manager")
-    me = manager.get("/v2/whoami").json()
+    me = manager.get("/v2/whoami?detail=true").json()
     assert me["name"] == "cluster-manager" and not me["root"]
     script = f"/v2/app/{A.BootstrapScript}/object/{A.BootstrapScript}"
     before = stack.admin.get(script).json()
@@ -184,7 +184,7 @@ def test_git_server_principal_reads_repo_configs_only(stack: Up) -> None:
     # where it is reached, for the Directory: its own Service URL entry and no other
     [advertise] = [e for e in acl if e["permission"] == P.WriteApp]
     assert advertise.get("object") == uuids.Service.Git, advertise
-    me = gits.get("/v2/whoami").json()
+    me = gits.get("/v2/whoami?detail=true").json()
     assert me["name"] == "git-server" and not me["root"]
     obj = stack.admin.post("/v2/object", json={"class": uuids.Class.EdgeCluster}).json()["uuid"]
     for app in (A.GitRepoConfig, A.BootstrapScript, A.EdgeClusterConfiguration):

@@ -23,9 +23,10 @@ from serving import JSONRejected, loads_checked
 
 from ..events import Event, Resynced
 from ..store import Store
+from .base import Sub
 from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError
 from .outbox import Outbox
-from .subscriptions import UNPROCESSABLE, Sub, reason_of, subscription, unprocessable
+from .subscriptions import UNPROCESSABLE, reason_of, subscription, unprocessable
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,6 @@ class NotifySession:
         self.subs[sub_uuid] = sub
         core = self.store.core
         with core.order:  # between two event batches: none older than the initial state
-            core.events.add_interest(self._on_events, sub.interest)
+            core.events.add_interest(self._on_events, *sub.interests)
             sub.mark = core.events.published
             self._deliver(sub, sub.initial, 201)

@@ -23,9 +23,10 @@ from serving import JSONRejected, loads_checked
 from ... import uuids
 from .. import configs, objects
 from ..errors import DomainError
-from ..events import STRUCTURE, ConfigChanged, Event, StructureChanged
+from ..events import ConfigChanged, Event, StructureChanged
 from ..jsonvalue import canonical
-from ..store import Store
+from .auth_watch import auth_watch
+from .base import Sub
 
 if TYPE_CHECKING:
     from .session import NotifySession
@@ -70,33 +71,6 @@ def _entry_response(value: Any, etag: str | None) -> dict[str, Any]:
     if etag is None:
         return {"status": 404}
     return {"status": 200, "body": value, "headers": {"etag": etag}}
-
-
-class Sub:
-    """One subscription; subclasses compute its updates."""
-
-    interest = STRUCTURE
-    """What its updates depend on: its app, or class relations (:data:`STRUCTURE`)."""
-
-    def __init__(self, session: NotifySession, uuid: str) -> None:
-        self.session, self.uuid = session, uuid
-        self.last: bytes = b""
-        """A digest of the last update sent, to skip sending the same one twice."""
-        self.mark = 0
-        """The event batch its initial state was read after: it gets later ones only."""
-
-    @property
-    def store(self) -> Store:
-        return self.session.store
-
-    def can(self, perm: str, target: str, obj: str | None = None) -> bool:
-        return self.store.core.acl.check(self.session.principal, perm, target, obj=obj)
-
-    def initial(self) -> list[dict]:
-        raise NotImplementedError
-
-    def on_events(self, events: Sequence[Event]) -> list[dict]:
-        raise NotImplementedError
 
 
 class EntryWatch(Sub):
@@ -269,7 +243,8 @@ def subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub 
             return AppListWatch(session, sub_uuid, m[1]), 201
         if m := CLASS_REL.match(url):
             return ClassWatch(session, sub_uuid, m[1], bool(m[2]), m[3]), 201
-        return None, 404
+        watch = auth_watch(session, sub_uuid, url)
+        return (watch, 201) if watch is not None else (None, 404)
     if method == "SEARCH":
         parent = req.get("parent")
         if not isinstance(parent, str) or not parent.endswith("/"):
