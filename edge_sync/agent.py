@@ -69,9 +69,12 @@ class Agent:
             self.reporter.update(lastSeen=utc_now(), version=__version__)
             stop.wait(self.settings.heartbeat_interval)
 
-    def _report_flux(self, report: dict[str, Any], applied: str | None) -> None:
-        """The readiness report and the applied commit, in one update (one snapshot)."""
-        self.reporter.update(flux=report, **({"appliedCommit": applied} if applied else {}))
+    def _report_flux(self, report: dict[str, Any], applied: str | None,
+                     secret_refs: dict[str, Any]) -> None:
+        """The readiness report, the applied commit and the Secrets the Pods reference, in
+        one update (one snapshot)."""
+        self.reporter.update(flux=report, secretRefs=secret_refs,
+                             **({"appliedCommit": applied} if applied else {}))
 
     def start(self) -> Agent:
         """Subscribe and start every loop in daemon threads."""

@@ -1,4 +1,5 @@
-"""Read the readiness of what Flux applied and report it (``flux`` and ``appliedCommit``).
+"""Read the readiness of what Flux applied and report it (``flux`` and ``appliedCommit``),
+with the Secrets the Pods reference (``secretRefs``).
 
 Every ``interval`` seconds the watcher reads the self-link GitRepository and Kustomization
 by name and lists every Kustomization, HelmRelease and SealedSecret in the cluster, and
@@ -9,13 +10,22 @@ on when they differ from the last ones. Reading the self-link by name keeps
 A kind the API server does not serve (no Sealed Secrets on this edge) is simply absent; a
 kind it refuses or cannot list is named in the report's ``error``, so the Cluster Manager
 can say why it does not know.
+
+The same pass lists every Pod and hands on, with the same call (one snapshot, one write),
+the Secrets they reference (:func:`~edge_sync.secret_refs.report`, ``secretRefs``). Its
+``at`` is the time of the listing: a report whose references (and error) are unchanged is
+handed on again only once it is ``refresh`` seconds old, so ``at`` stays recent without a
+write every pass. Pods that cannot be listed give ``error`` and no ``secrets`` (unknown,
+not "none"); they never hold back the ``flux`` report.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -30,29 +40,47 @@ from .readiness import (
     object_state,
     report,
 )
+from .secret_refs import collect as collect_refs
+from .secret_refs import report as refs_report
 
 log = logging.getLogger(__name__)
 
 SELF_LINK = "self-link"
 _FAILED = (*KUBE_ERRORS, ValueError)  # no answer, an error answer, or one that is not JSON
-ReportCallback = Callable[[dict[str, Any], str | None], None]
-"""``on_report(report, applied_commit)``."""
+ReportCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], None]
+"""``on_report(report, applied_commit, secret_refs)``."""
+
+
+def kube_time() -> str:
+    """Now in UTC as Kubernetes writes times (``2026-11-25T10:00:00Z``, as the flux report's
+    ``since``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ReadinessWatcher:
-    """Polls Flux's objects and calls ``on_report`` with each changed report and applied
-    commit."""
+    """Polls Flux's objects and the Pods, and calls ``on_report`` with each changed report,
+    applied commit and Secret references."""
 
     def __init__(self, kube: Kube, namespace: str, on_report: ReportCallback, *,
-                 interval: float = 15.0) -> None:
+                 interval: float = 15.0, refresh: float = 300.0, pod_page: int = 500,
+                 now: Callable[[], str] = kube_time,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``refresh``: seconds after which unchanged Secret references are handed on again
+        (a newer ``at``); ``pod_page``: Pods per list request; ``now``: the ``at`` of a
+        listing; ``clock``: measures ``refresh``."""
         self.kube = kube
         self.namespace = namespace
         self.on_report = on_report
         self.interval = interval
-        self._last: tuple[dict[str, Any], str | None] | None = None
+        self.refresh = refresh
+        self.pod_page = pod_page
+        self._now = now
+        self._clock = clock
+        self._last: tuple[dict[str, Any], str | None, dict[str, Any]] | None = None
+        self._refs_sent_at = 0.0
 
     def collect(self) -> tuple[dict[str, Any], str | None]:
-        """The report and the applied commit as of now (never raises for a failed
+        """The readiness report and the applied commit as of now (never raises for a failed
         Kubernetes call)."""
         entries: list[dict[str, Any]] = []
         errors: list[str] = []
@@ -83,21 +111,53 @@ class ReadinessWatcher:
                 return []
             raise
 
+    def secret_refs(self) -> dict[str, Any]:
+        """The ``secretRefs`` report as of now (never raises for a failed Kubernetes call)."""
+        at = self._now()
+        try:
+            refs = collect_refs(self.kube.list_pods(self.pod_page))
+        except _FAILED as exc:
+            return refs_report(None, at=at, error=f"listing Pods: {describe(exc)}")
+        return refs_report(refs, at=at)
+
     def run(self, stop: threading.Event) -> None:
         """Report every ``interval`` seconds until ``stop`` is set."""
         while not stop.is_set():
-            self.publish(*self.collect())
+            self.publish(*self.collect(), self.secret_refs())
             stop.wait(self.interval)
 
-    def publish(self, current: dict[str, Any], applied: str | None) -> None:
-        """Hand ``current`` and ``applied`` on if either differs from the last ones."""
-        if (current, applied) == self._last:
+    def publish(self, current: dict[str, Any], applied: str | None,
+                refs: dict[str, Any]) -> None:
+        """Hand the three on if any differs from the last ones (``refs`` only by its
+        references and error, or once the last ones handed on are ``refresh`` seconds old)."""
+        last_refs = self._last[2] if self._last else None
+        if (last_refs is not None and _without_at(refs) == _without_at(last_refs)
+                and self._clock() - self._refs_sent_at < self.refresh):
+            refs = last_refs  # unchanged and recent enough: no write for a newer `at` alone
+        if (current, applied, refs) == self._last:
             return
-        previous = self._last[0] if self._last else {}
-        self._last = (current, applied)
-        if current.get("error") and current.get("error") != previous.get("error"):
+        previous = self._last or ({}, None, {})
+        self._last = (current, applied, refs)
+        if refs is not last_refs:
+            self._refs_sent_at = self._clock()
+        if current.get("error") and current.get("error") != previous[0].get("error"):
             log.warning("flux status: %s", current["error"])
-        log.info("flux status: %d object(s), %d ready, %d failed, %d progressing; applied %s",
-                 current["total"], current["ready"], current["failed"], current["progressing"],
-                 applied or "nothing yet")
-        self.on_report(current, applied)
+        if (current, applied) != previous[:2]:
+            log.info("flux status: %d object(s), %d ready, %d failed, %d progressing; "
+                     "applied %s", current["total"], current["ready"], current["failed"],
+                     current["progressing"], applied or "nothing yet")
+        self._log_refs(refs, previous[2])
+        self.on_report(current, applied, refs)
+
+    @staticmethod
+    def _log_refs(refs: dict[str, Any], previous: dict[str, Any]) -> None:
+        if refs.get("error"):
+            if refs["error"] != previous.get("error"):
+                log.warning("secret references: %s", refs["error"])
+        elif refs["secrets"] != previous.get("secrets"):
+            log.info("secret references: %d secret(s) referenced by pods%s",
+                     len(refs["secrets"]), " (truncated)" if refs.get("truncated") else "")
+
+
+def _without_at(refs: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in refs.items() if key != "at"}

@@ -121,6 +121,27 @@ class Kube:
             with self._lock:
                 self._watches.discard(w)
 
+    # -- pods -----------------------------------------------------------------------------
+    def list_pods(self, page: int = 500) -> Iterator[dict[str, Any]]:
+        """Every Pod in every namespace, fetched ``page`` at a time (``limit`` and
+        ``continue``: the API server serves every page from the first one's snapshot, and
+        no response holds more than ``page`` Pods)."""
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": page}
+            if token:
+                kwargs["_continue"] = token
+            body = _json(self.core.list_pod_for_all_namespaces(
+                _preload_content=False, _request_timeout=self.timeout, **kwargs))
+            if not isinstance(body, dict):
+                raise ValueError("a pod list that is not an object")
+            items, meta = body.get("items"), body.get("metadata")
+            if isinstance(items, list):
+                yield from (item for item in items if isinstance(item, dict))
+            token = meta.get("continue") if isinstance(meta, dict) else None
+            if not token or not isinstance(token, str):
+                return
+
     # -- services and secrets -----------------------------------------------------------
     def read_service(self, namespace: str, name: str) -> dict[str, Any]:
         return _json(self.core.read_namespaced_service(

@@ -45,7 +45,8 @@ class Settings:
     """Base URL of the Git server for chart sources; None: derived from the self-link."""
     heartbeat_interval: float = 30.0
     flux_interval: float = 15.0
-    """How often the readiness of Flux's objects is read (the ``flux`` status key)."""
+    """How often the readiness of Flux's objects and the Pods' Secret references are read
+    (the ``flux`` and ``secretRefs`` status keys)."""
     cert_interval: float = 3600.0
     cert_retry: float = 60.0
     resync_interval: float = 600.0

@@ -77,6 +77,10 @@ class EdgeKubernetes(kmock.KubernetesEmulator):
        exist, 503 if nothing is registered (the API server with no ready endpoints).
     5. **Fault injection.** ``failing`` maps ``(method, resource)`` (e.g.
        ``("PATCH", HELM_RELEASES)``) to an HTTP status every such request gets.
+    6. **List pagination.** ``limit`` cuts a list to that many items (sorted by namespace
+       and name) and ``metadata.continue`` carries the offset of the next page; kmock
+       ignores both and answers everything at once. Unlike the API server's, the pages are
+       not one snapshot: an object created or deleted between pages may shift them.
 
     :meth:`_admit` sees every body about to be created or applied; subclasses (the kubectl
     emulator of tests/bootstrap) check or complete it there.
@@ -180,6 +184,27 @@ class EdgeKubernetes(kmock.KubernetesEmulator):
             listing["items"] = [
                 item for item in listing["items"]
                 if _selected((item.get("metadata") or {}).get("labels") or {}, selector)]
+        limit = request.params.get("limit")
+        if limit:
+            return self._page(listing, limit, request.params.get("continue") or "0")
+        return listing
+
+    @staticmethod
+    def _page(listing: dict[str, Any], limit: str, token: str) -> dict[str, Any]:
+        """One page of a list: ``limit`` items from the offset ``token`` (see addition 6)."""
+        if not (limit.isdigit() and token.isdigit()) or int(limit) < 1:
+            raise kmock.KubernetesError(400, "BadRequest", "invalid limit or continue")
+        start, size = int(token), int(limit)
+
+        def key(item: dict[str, Any]) -> tuple[str, str]:
+            meta = item.get("metadata") or {}
+            return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+        items = sorted(listing["items"], key=key)
+        listing["items"] = items[start:start + size]
+        if start + size < len(items):
+            listing["metadata"] = {**listing.get("metadata", {}), "continue": str(start + size),
+                                   "remainingItemCount": len(items) - start - size}
         return listing
 
 

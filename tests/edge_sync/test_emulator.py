@@ -84,3 +84,20 @@ def test_outage_refuses_connections(kube: KubeHarness) -> None:
     with kube.outage(), pytest.raises(Exception, match=r"[Cc]onnection"):
         core.list_node(_request_timeout=2)
     core.list_node()
+
+
+def test_list_pagination(kube: KubeHarness) -> None:
+    core = client.CoreV1Api(kube.api())
+    for ns, name in [("b", "x"), ("a", "y"), ("a", "x")]:
+        core.create_namespaced_config_map(ns, {"metadata": {"name": name}})
+    first = core.list_config_map_for_all_namespaces(limit=2)
+    assert [(i.metadata.namespace, i.metadata.name) for i in first.items] == [("a", "x"),
+                                                                             ("a", "y")]
+    assert first.metadata._continue == "2" and first.metadata.remaining_item_count == 1
+    last = core.list_config_map_for_all_namespaces(limit=2, _continue=first.metadata._continue)
+    assert [(i.metadata.namespace, i.metadata.name) for i in last.items] == [("b", "x")]
+    assert last.metadata._continue is None
+    assert len(core.list_config_map_for_all_namespaces().items) == 3  # no limit: everything
+    with pytest.raises(ApiException) as err:
+        core.list_config_map_for_all_namespaces(limit=2, _continue="not-ours")
+    assert err.value.status == 400

@@ -259,6 +259,7 @@ RBAC = [
      "helmreleases", ["get", "list"], None),
     ("ClusterRole", "fplus-edge-sync-flux-status", None, "bitnami.com", "sealedsecrets",
      ["get", "list"], None),
+    ("ClusterRole", "fplus-edge-sync-flux-status", None, "", "pods", ["list"], None),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "services/proxy",
      ["get"], ["http:@:8080", "http:@:http", "http:@:", "@"]),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "services", ["get"],
