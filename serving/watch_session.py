@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wsproto.events import Event, Ping
-from wsproto.utilities import LocalProtocolError
 
 from .jsondoc import JSONRejected, loads_checked
+from .notify_auth import CLOSE_WAIT_S, GONE, POLICY, TOO_BIG, describe
 from .websocket import MessageTooBig, WebSocket
 
 if TYPE_CHECKING:
@@ -47,16 +47,7 @@ Response = dict[str, Any]
 Watch = Callable[[Any], Response]
 """A subscription's response now, for the principal the token proves."""
 
-GONE = (OSError, LocalProtocolError)
-"""What reading or writing raises once the client has gone (broken pipe, reset, timeout)."""
-POLICY, TOO_BIG = 1008, 1009
-CLOSE_WAIT_S = 2.0
-"""How long to wait for the client's answer to our close frame."""
 
-
-def describe(exc: BaseException) -> str:
-    """``exc`` in a log line."""
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _dumps(value: Any) -> str:

@@ -1,9 +1,17 @@
-"""What a Flask WebSocket route answers around the socket: 426 to a plain GET, and the
-response that tells gunicorn the socket is finished."""
+"""A Flask WebSocket route around the socket: 426 to a plain GET, the handshake, the end of
+the session, and the response that tells gunicorn the socket is finished."""
 
 from __future__ import annotations
 
-from flask import Response, jsonify
+import logging
+from collections.abc import Callable
+
+from flask import Response, jsonify, request
+
+from .notify_auth import GONE, describe
+from .websocket import HandshakeFailed, WebSocket
+
+log = logging.getLogger(__name__)
 
 
 def not_upgraded() -> tuple[Response, int]:
@@ -17,3 +25,22 @@ class WebSocketDone(Response):
 
     def __call__(self, environ, start_response):  # type: ignore[no-untyped-def, override]
         raise StopIteration
+
+
+def serve_websocket(run: Callable[[WebSocket], None]) -> Response | tuple[Response, int]:
+    """Accept the request's WebSocket (400 for a bad handshake) and ``run`` it to its end: a
+    client going away is logged at DEBUG, anything else as an error, never as a response
+    (the socket is no longer HTTP); the socket is shut down after."""
+    try:
+        ws = WebSocket.accept(request.environ, list(request.headers.items()), request.path)
+    except HandshakeFailed as exc:
+        return jsonify({"error": f"notify/v2: {exc}"}), 400
+    try:
+        run(ws)
+    except GONE as exc:
+        log.debug("notify client went away: %s", describe(exc))
+    except Exception:
+        log.exception("notify session failed")
+    finally:
+        ws.shutdown()
+    return WebSocketDone()

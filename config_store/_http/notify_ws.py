@@ -14,18 +14,25 @@ as an error.
 from __future__ import annotations
 
 import logging
-import re
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Flask, Response, current_app
 from wsproto.events import CloseConnection, Ping
-from wsproto.utilities import LocalProtocolError
 
 from serving import websocket_route
-from serving.websocket import HandshakeFailed, MessageTooBig, WebSocket
+from serving.notify_auth import (
+    CLOSE_WAIT_S,
+    GONE,
+    POLICY,
+    TOO_BIG,
+    SocketSettings,
+    describe,
+    read_bearer,
+)
+from serving.websocket import MessageTooBig, WebSocket
 
 from .._domain.notify import NotifyLimits, NotifyRegistry, NotifySession, SessionEnded
 from .._domain.store import Store
@@ -33,30 +40,13 @@ from .auth import store
 
 log = logging.getLogger(__name__)
 bp = Blueprint("notify", __name__)
-_BEARER = re.compile(r"^Bearer ([A-Za-z0-9+/=]+)$")
-GONE = (OSError, LocalProtocolError)
-"""What reading or writing raises once the client has gone (broken pipe, reset, timeout)."""
-
-POLICY, TOO_BIG = 1008, 1009
-CLOSE_WAIT_S = 2.0
-"""How long to wait for the client's answer to our close frame."""
 
 
 @dataclass(frozen=True)
-class NotifySettings:
-    """notify/v2 settings: the sessions' limits and the WebSocket's."""
+class NotifySettings(SocketSettings):
+    """notify/v2 settings: the WebSocket's, and the sessions' limits."""
 
     limits: NotifyLimits = field(default_factory=NotifyLimits)
-    auth_timeout: float = 10.0
-    """Seconds from the upgrade to the ``Bearer`` message."""
-    auth_message_bytes: int = 4096
-    """Largest first message (a token is 88 characters)."""
-    message_bytes: int = 64 * 1024
-    """Largest client message after authentication."""
-    send_timeout: float = 30.0
-    """Seconds a client may accept nothing of what is being written to it."""
-    ping_interval: float = 25.0
-    """Seconds between pings; a client silent for two intervals and more is dropped."""
 
 
 def install_notify(app: Flask, store_: Store, settings: NotifySettings) -> None:
@@ -75,50 +65,22 @@ def not_upgraded() -> tuple[Response, int]:
 @bp.route("/notify/v2", websocket=True)
 def notify() -> Response | tuple[Response, int]:
     """Authenticate with ``Bearer <token>``, then serve subscriptions until closed."""
-    try:
-        ws = WebSocket.accept(request.environ, list(request.headers.items()), request.path)
-    except HandshakeFailed as exc:
-        return jsonify({"error": f"notify/v2: {exc}"}), 400
-    try:
-        _serve(ws, *current_app.extensions["notify"])
-    except GONE as exc:
-        log.debug("notify client went away: %s", _describe(exc))
-    except Exception:  # the socket is no longer HTTP: no error response can follow
-        log.exception("notify session failed")
-    finally:
-        ws.shutdown()
-    return websocket_route.WebSocketDone()
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    settings, registry = current_app.extensions["notify"]
+    return websocket_route.serve_websocket(lambda ws: _serve(ws, settings, registry))
 
 
 def _authenticate(ws: WebSocket, settings: NotifySettings) -> tuple[str, str] | None:
     """``(principal, token)`` from the first message, or None once answered and closed."""
-    try:
-        first = ws.receive(settings.auth_message_bytes, timeout=settings.auth_timeout)
-    except MessageTooBig as exc:
-        ws.close(TOO_BIG, f"notify: first message over {exc.limit} bytes")
+    token = read_bearer(ws, settings.auth_message_bytes, settings.auth_timeout,
+                        settings.send_timeout)
+    if token is None:
         return None
-    except TimeoutError:
-        ws.close(POLICY, f"notify: no Bearer token within {settings.auth_timeout:g} s")
-        return None
-    ws.sock.settimeout(settings.send_timeout)
-    if first is None:
-        ws.close(1000, "")  # the echo of the client's close frame, if it sent one
-        return None
-    match = _BEARER.match(first) if isinstance(first, str) else None
-    if match is None:
-        ws.send_text("400")
-        ws.close(POLICY, "notify: the first message must be 'Bearer <token>'")
-        return None
-    principal = store().core.sessions.token_principal(match[1])
+    principal = store().core.sessions.token_principal(token)
     if principal is None:
         ws.send_text("401")
         ws.close(POLICY, "notify: unknown or expired token")
         return None
-    return principal, match[1]
+    return principal, token
 
 
 def _serve(ws: WebSocket, settings: NotifySettings, registry: NotifyRegistry) -> None:
@@ -180,7 +142,7 @@ def _write(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> N
                 ws.shutdown(socket.SHUT_WR)
                 return
     except GONE as exc:
-        log.debug("notify: writing to the client failed: %s", _describe(exc))
+        log.debug("notify: writing to the client failed: %s", describe(exc))
         ws.shutdown()
         session.stop()
 
@@ -208,6 +170,6 @@ def _read(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> No
     except MessageTooBig as exc:
         session.outbox.finish(CloseConnection(TOO_BIG, f"notify: message over {exc.limit} bytes"))
     except GONE as exc:
-        log.debug("notify client went away: %s", _describe(exc))
+        log.debug("notify client went away: %s", describe(exc))
     finally:
         session.stop()

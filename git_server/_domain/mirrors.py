@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from urllib.parse import urlsplit
 import pygit2
 
 from serving import offload
+from serving.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -174,23 +174,8 @@ class Mirrors:
         self.own_hosts, self.tick = tuple(h.lower() for h in own_hosts), tick
         self._due: dict[PullSpec, float] = {}
         self._refused: set[tuple[str, str, str]] = set()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="mirrors", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_due()
-            except Exception:  # a bug must not end mirroring for every repo
-                log.exception("mirrors: a pass failed")
-            self._stop.wait(self.tick)
+        self._loop = Periodic("mirrors", tick, self.run_due)
+        self.start, self.stop = self._loop.start, self._loop.stop
 
     def current(self) -> list[PullSpec]:
         """Every valid spec of every configured repo (each refusal logged once, not at

@@ -17,12 +17,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from flask import Blueprint, Flask, Response, current_app
 
 from config_store.client import Caller, ConfigStoreError
 from serving import websocket_route
 from serving.notify_watch import Watch, WatchService, WatchSettings, serve_watches
-from serving.websocket import HandshakeFailed, WebSocket
 
 from .context import GitServer, server
 from .status_routes import Answer, repo_list, repo_status
@@ -80,9 +79,5 @@ def not_upgraded() -> tuple[Response, int]:
 @bp.route("/notify/v2", websocket=True)
 def notify() -> Response | tuple[Response, int]:
     """Authenticate with ``Bearer <token>``, then serve watches until closed."""
-    try:
-        ws = WebSocket.accept(request.environ, list(request.headers.items()), request.path)
-    except HandshakeFailed as exc:
-        return jsonify({"error": f"notify/v2: {exc}"}), 400
-    serve_watches(ws, watch_service(server()), current_app.extensions[SETTINGS])
-    return websocket_route.WebSocketDone()
+    service, settings = watch_service(server()), current_app.extensions[SETTINGS]
+    return websocket_route.serve_websocket(lambda ws: serve_watches(ws, service, settings))

@@ -1,10 +1,6 @@
 """Auth dumps and the legacy Auth routes, as upstream ACS serves them (acs-auth), over real HTTP.
 
-Each test cites the upstream file and function its status codes and body shapes come from
-(``lib/api_v2.js`` for ``/v2``, ``lib/authz.js`` and ``lib/authn.js`` for the legacy routes,
-``lib/loader.js``, ``lib/model.js`` and ``dump-schema.yaml`` for Auth dumps). Where ours
-differs on purpose, the comment says "ours". Every refusal is followed by a read-back as
-the root principal showing nothing was written.
+Conventions (upstream citations, read-backs): :mod:`tests.config_store.auth_upstream`.
 """
 
 from __future__ import annotations
