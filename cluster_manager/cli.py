@@ -48,7 +48,7 @@ from serving.tls import (  # noqa: E402
     server_tls,
 )
 
-from . import central_import  # noqa: E402
+from . import central_import, escrow_commands  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import ApiServices  # noqa: E402
 from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
@@ -57,10 +57,13 @@ from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
 from .api.clusters import ClusterService  # noqa: E402
 from .api.fleet_sync import FleetSync  # noqa: E402
 from .api.repo_heads import RepoHeads  # noqa: E402
+from .api.reseal import Resealer  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
-from .leader import MODES, make_elector, make_lease, new_identity  # noqa: E402
+from .escrow import SCHEMA as ESCROW_SCHEMA  # noqa: E402
+from .escrow import Escrow, SealedKeys  # noqa: E402
+from .leader import MODES, in_turn, make_elector, make_lease, new_identity  # noqa: E402
 from .leader import SCHEMA as LEASE_SCHEMA  # noqa: E402
 from .metrics import Metrics  # noqa: E402
 from .name_claims import NameClaims  # noqa: E402
@@ -170,7 +173,7 @@ def _database(settings: Settings) -> Database:
     """The Cluster Manager's database with its tables; one line and exit if unusable."""
     try:
         db = open_database(settings.database)
-        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA)
+        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA + ESCROW_SCHEMA)
     except DatabaseError as exc:
         raise SystemExit(f"{PROG}: {exc}") from None
     return db
@@ -210,6 +213,7 @@ def _serve(args: argparse.Namespace) -> None:
                          "--export` whose images your edges' registry serves)")
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
+    keyring = escrow_commands.keyring_of(args, PROG)
     db = _database(settings)  # before anything is written or asked of the Config Store
     lease = _lease(settings, db)
     tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
@@ -223,12 +227,16 @@ def _serve(args: argparse.Namespace) -> None:
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics,
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
-    elector = make_elector(lease, settings, new_identity(), reconciler.start, reconciler.stop)
+    secrets = SecretService(cs, repos, escrow=Escrow(SealedKeys(db), keyring))
+    resealer = Resealer(secrets, args.reseal_interval)
+    elector = make_elector(lease, settings, new_identity(),
+                           in_turn(reconciler.start, resealer.start),
+                           in_turn(reconciler.stop, resealer.stop))
     metrics.track_leadership(elector.status)
     heads = RepoHeads(repos.head)
     metrics.track_sync(FleetSync(cs, heads).counts)
     api = ApiServices(
-        cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=SecretService(cs, repos),
+        cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
         clusters=ClusterService(cs, claims), tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
@@ -240,7 +248,8 @@ def _serve(args: argparse.Namespace) -> None:
         heads=heads)
     print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
           f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
-          f"database {db.description}, identity {elector.identity})", flush=True)
+          f"database {db.description}, identity {elector.identity}, secret escrow "
+          f"{'on' if secrets.escrow and secrets.escrow.enabled else 'off'})", flush=True)
     warn_if_seeded(login, PROG)
     try:
         cs.advertise_service(uuids.Service.Clusters, api.external_url)
@@ -348,7 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_tls_options(run)
     add_cors_options(run)
     _replica_options(run)
+    escrow_commands.add_option(run)
     central_import.add_parsers(sub, _store_options)
+    escrow_commands.add_parsers(sub)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,
@@ -385,6 +396,8 @@ def main(argv: list[str] | None = None) -> None:
         _seed(args)
     elif args.command in central_import.COMMANDS:
         _import(args)
+    elif args.command == escrow_commands.COMMAND:
+        print(escrow_commands.run(args, PROG), flush=True)
     else:
         _serve(args)
 

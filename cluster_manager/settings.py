@@ -73,9 +73,14 @@ class Settings:
     @property
     def default_database_url(self) -> str:
         """The private SQLite file in the data dir (where bootstrap tokens always were)."""
-        return f"sqlite:///{self.data_dir / 'bootstrap-tokens.sqlite'}"
+        return default_database_url(self.data_dir)
 
     @property
     def edge_store_url(self) -> str:
         """The Config Store URL written into edge manifests."""
         return self.edge_config_store_url or self.config_store_url
+
+
+def default_database_url(data_dir: Path) -> str:
+    """The private SQLite file in ``data_dir`` (where bootstrap tokens always were)."""
+    return f"sqlite:///{data_dir / 'bootstrap-tokens.sqlite'}"

@@ -35,6 +35,8 @@ from serving import in_use_message, taken_ports
 from serving.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
 from serving.local_ca import StackCertificates, ensure_certificates
 
+from .escrow import keyring
+
 PROG = "cluster-manager up"
 HOST = "127.0.0.1"
 """Where the services listen and what they advertise when ``up`` is given neither."""
@@ -275,6 +277,7 @@ def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
                     addresses=addresses, certificates=certificates)
     manager.args = [*manager_args, "--git", git.advertised_url,
                     "--git-repos", str(data_dir / "git" / "repos"),
+                    "--secret-escrow", str(_escrow_key(data_dir / "cluster-manager")),
                     "--edge-config-store", store.advertised_url,
                     "--external-url", manager.advertised_url, *edges.args()]
     children = [store, git, manager]
@@ -333,6 +336,14 @@ def _start(children: list[Child], data_dir: Path, stopping: Callable[[], bool],
         if not child.wait_ready(stopping):
             return False
     return True
+
+
+def _escrow_key(data_dir: Path) -> Path:
+    """The stack's escrow key file (made on first start): secret escrow is on in ``up``."""
+    path = data_dir / "escrow.key"
+    if not path.exists():
+        keyring.save(path, keyring.generate(), replace=False)
+    return path
 
 
 def _watch(children: list[Child], stopping: Callable[[], bool]) -> None:

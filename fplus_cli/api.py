@@ -148,6 +148,8 @@ class ManagerApi:
         params = {"dryrun": ""} if dry_run else {}
         self.call("DELETE", self._key_path(cluster, namespace, name, key), params=params)
 
-    def secrets(self, cluster: str) -> list[dict[str, Any]]:
-        """``[{namespace, name, scope, keys}]``; never values."""
-        return self.call("GET", f"/v1/cluster/{cluster}/secret").json()
+    def secrets(self, cluster: str, *, unused: bool = False) -> list[dict[str, Any]]:
+        """``[{namespace, name, scope, keys, unsealed, sealed}]``; never values; ``unused``:
+        only those no workload on the edge references."""
+        query = "?unused=true" if unused else ""
+        return self.call("GET", f"/v1/cluster/{cluster}/secret{query}").json()

@@ -14,7 +14,15 @@ from .session import manager
 COLUMNS: list[Column] = [
     ("NAMESPACE", lambda s: s.get("namespace")), ("NAME", lambda s: s.get("name")),
     ("SCOPE", lambda s: s.get("scope")), ("KEYS", lambda s: s.get("keys")),
-    ("UNSEALED", lambda s: s.get("unsealed")), ("ERROR", lambda s: s.get("error"))]
+    ("UNSEALED", lambda s: s.get("unsealed")),
+    ("ESCROWED", lambda s: _keys_where(s, "escrowed")),
+    ("REPOST", lambda s: _keys_where(s, "needsRepost")), ("ERROR", lambda s: s.get("error"))]
+
+
+def _keys_where(secret: dict, flag: str) -> list[str] | None:
+    """The keys of a listed secret whose ``sealed`` record has ``flag`` set."""
+    sealed = secret.get("sealed")
+    return [k["key"] for k in sealed if k.get(flag)] if isinstance(sealed, list) else None
 
 
 @click.group("secret")
@@ -71,11 +79,14 @@ def seal(cluster_ref: str, ref: str, key: str, literal: str | None, from_file: P
 
 @secret.command("list")
 @click.argument("cluster_ref", metavar="CLUSTER")
+@click.option("--unused", is_flag=True,
+              help="only the secrets no workload on the edge references")
 @output_option
-def list_secrets(cluster_ref: str, fmt: str) -> None:
-    """The sealed secrets in CLUSTER's repo and their keys (never values)."""
+def list_secrets(cluster_ref: str, unused: bool, fmt: str) -> None:
+    """The sealed secrets in CLUSTER's repo and their keys (never values): which keys are
+    escrowed, and which must be posted again (sealed to a key the edge no longer has)."""
     api = manager()
-    emit(api.secrets(api.resolve(cluster_ref)), fmt, COLUMNS)
+    emit(api.secrets(api.resolve(cluster_ref), unused=unused), fmt, COLUMNS)
 
 
 @secret.command("delete")

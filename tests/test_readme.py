@@ -77,8 +77,8 @@ def test_walkthrough_runs(tmp_path: Path) -> None:
     [command] = [line for line in lines if line.startswith("curl -fsS ")]
     assert command.endswith("| sh") and f"127.0.0.1:{port}/v1/cluster/" in command
     assert "#!/bin/sh" in lines
-    assert re.search(r"^fplus-edge\s+db\s+strict\s+password\s+unknown *$", result.stdout,
-                     re.M), \
+    assert re.search(r"^fplus-edge\s+db\s+strict\s+password\s+unknown\s+password\s+- *$",
+                     result.stdout, re.M), \
         result.stdout  # fplus secret list
     assert "hunter2" not in result.stdout + result.stderr
     assert "line-1: Online" in result.stderr  # fplus cluster wait --for online

@@ -52,8 +52,13 @@ def status_view(cluster: str) -> dict[str, Any]:
             raise NotFound(f"unknown cluster {cluster}")
         return {"phase": "Pending", "ready": False, "syncState": UNKNOWN,
                 "syncReason": NOT_COMMISSIONED}
-    return cluster_status(setup, read_edge_status(api.cs, cluster), datetime.now(UTC),
-                          api.liveness, head=repo_head(cluster) if setup.ready else None)
+    edge = read_edge_status(api.cs, cluster)
+    view = cluster_status(setup, edge, datetime.now(UTC), api.liveness,
+                          head=repo_head(cluster) if setup.ready else None)
+    secrets = api.secrets.summary(cluster, edge) if setup.ready else None
+    if secrets is not None:
+        view["secrets"] = secrets
+    return view
 
 
 @bp.get("/v1/cluster/<cluster:cluster>/status")

@@ -6,6 +6,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
 
+from ..api.errors import BadRequest
 from .context import require, services
 from .params import only_query
 
@@ -19,13 +20,13 @@ def _dryrun() -> bool:
 
 @bp.put(ONE_KEY)
 def put_secret(cluster: str, namespace: str, name: str, key: str) -> tuple[str, int]:
-    require(uuids.EdgePerm.Secrets, cluster)
+    who = require(uuids.EdgePerm.Secrets, cluster)
     only_query("dryrun", "scope")
     api = services()
     value = request.get_data(cache=False)
     try:
         api.secrets.seal(cluster, namespace, name, key, value,
-                         scope=request.args.get("scope"), dryrun=_dryrun())
+                         scope=request.args.get("scope"), dryrun=_dryrun(), sealed_by=who.uuid)
     except Exception:
         api.metrics.seals.labels("seal", "refused").inc()
         raise
@@ -50,4 +51,8 @@ def delete_secret(cluster: str, namespace: str, name: str, key: str) -> tuple[st
 @bp.get("/v1/cluster/<cluster:cluster>/secret")
 def list_secrets(cluster: str) -> Response:
     require(uuids.EdgePerm.Secrets, cluster)
-    return jsonify(services().secrets.listing(cluster))
+    only_query("unused")
+    unused = request.args.get("unused", "false")
+    if unused not in ("true", "false"):
+        raise BadRequest("unused must be true or false")
+    return jsonify(services().secrets.listing(cluster, unused=unused == "true"))

@@ -15,8 +15,10 @@ from typing import Any
 
 from config_store.client import ConfigStoreClient, TTLCache
 
-from .. import sealing
+from .. import escrow, sealing
 from ..cluster_repos import ClusterRepos
+from ..db import DatabaseUnavailable
+from ..escrow import Escrow
 from ..gitrepo import ChangeSet
 from ..setup_status import SetupStatus
 from ..vocabulary import STATUS_APP
@@ -36,17 +38,24 @@ class SecretService:
     rotated certificate is used from at most that long after Edge Sync reports it.
     """
 
-    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, key_ttl: float = 2.0) -> None:
+    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, key_ttl: float = 2.0,
+                 escrow: Escrow | None = None) -> None:
         self.cs, self.repos = cs, repos
+        self.escrow = escrow
+        """Where seals are recorded (and, with escrow on, their values kept); None: nowhere."""
+        self.reseal_problems: dict[str, str] = {}
+        """Why the last re-seal of a cluster failed (set by :mod:`.reseal` on the leader)."""
         self._keys = TTLCache(key_ttl, max_items=4096)
 
-    def _sealing_key(self, cluster: str) -> Any:
-        """The public key to seal to (checks the cluster is commissioned and bootstrapped)."""
+    def _sealing_key(self, cluster: str) -> tuple[Any, str]:
+        """The public key to seal to and its fingerprint (checks the cluster is commissioned
+        and bootstrapped)."""
         return self._keys.get(cluster, lambda: self._read_sealing_key(cluster))
 
-    def _read_sealing_key(self, cluster: str) -> Any:
+    def _read_sealing_key(self, cluster: str) -> tuple[Any, str]:
         self._commissioned(cluster)
-        return self._public_key(cluster)
+        key = self._public_key(cluster)
+        return key, sealing.public_key_fingerprint(key)
 
     def _commissioned(self, cluster: str) -> None:
         if SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster)).commit is None:
@@ -69,22 +78,29 @@ class SecretService:
                                 f"{exc}") from exc
 
     def seal(self, cluster: str, namespace: str, name: str, key: str, value: bytes, *,
-             scope: str | None = None, dryrun: bool = False) -> str | None:
-        """Seal ``value`` as ``key`` of ``namespace/name``; return the commit (None: dry run)."""
+             scope: str | None = None, dryrun: bool = False,
+             sealed_by: str = "") -> str | None:
+        """Seal ``value`` as ``key`` of ``namespace/name``; return the commit (None: dry run).
+        The seal is recorded (with escrow on, the value too) once committed."""
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
         scope = sealing.parse_scope(scope)
-        ciphertext = sealing.encrypt_value(self._sealing_key(cluster), value, scope,
-                                           namespace, name)
+        public_key, fingerprint = self._sealing_key(cluster)
+        ciphertext = sealing.encrypt_value(public_key, value, scope, namespace, name)
         if dryrun:
             return None
 
         def edit(old: bytes | None) -> str:
-            return render_document(sealing.merge_key(_document(old), namespace, name, key,
+            return render_document(sealing.merge_key(document(old), namespace, name, key,
                                                      ciphertext, scope))
 
         commit = self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
-        log.info("cluster %s: sealed %s/%s key %s at %s", cluster, namespace, name, key, commit)
+        if self.escrow is not None:
+            self._recorded(lambda: self.escrow.record(
+                cluster, namespace, name, key, scope=scope, sealed_by=sealed_by,
+                fingerprint=fingerprint, value=value))
+        log.info("cluster %s: sealed %s/%s key %s to %s at %s", cluster, namespace, name, key,
+                 fingerprint, commit)
         return commit
 
     def remove(self, cluster: str, namespace: str, name: str, key: str, *,
@@ -99,32 +115,79 @@ class SecretService:
             return None
 
         def edit(old: bytes | None) -> str | None:
-            doc = sealing.remove_key(_document(old), key)
+            doc = sealing.remove_key(document(old), key)
             return None if doc is None else render_document(doc)
 
         commit = self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
+        if self.escrow is not None:
+            self._recorded(lambda: self.escrow.records.delete(cluster, namespace, name, key))
         log.info("cluster %s: removed %s/%s key %s at %s", cluster, namespace, name, key, commit)
         return commit
 
-    def listing(self, cluster: str) -> list[dict[str, Any]]:
-        """``[{namespace, name, scope, keys, unsealed}]`` of every sealed secret (never
-        values); ``unsealed`` is what the edge reported: true, false or ``"unknown"``."""
+    def listing(self, cluster: str, *, unused: bool = False) -> list[dict[str, Any]]:
+        """``[{namespace, name, scope, keys, unsealed, sealed}]`` of every sealed secret
+        (never values); ``unsealed`` is what the edge reported: true, false or
+        ``"unknown"``; ``sealed`` says per key when, by whom and to which certificate key it
+        was sealed and whether it is escrowed. ``unused``: only the secrets no workload on
+        the edge references (409 until the edge has reported its references)."""
         self._commissioned(cluster)
         try:
             edge = read_edge_status(self.cs, cluster)
         except EdgeStatusUnreadable:
             edge = None  # the secrets are still listed; whether they unsealed is unknown
+        referenced = _references(edge) if unused else None
+        if unused and referenced is None:
+            raise Conflict(f"cluster {cluster} has not reported which Secrets its workloads "
+                           "reference (its Edge Sync reports them with its Flux status)")
+        records = self._records(cluster)
+        current = current_fingerprint(edge)
         found = []
         for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
                                     .items()):
             try:
-                summary = _summary(_document(content))
+                summary = _summary(document(content))
             except sealing.SealingError as exc:
                 found.append({"path": path, "error": str(exc)})
                 continue
-            summary["unsealed"] = secret_unsealed(edge, summary["namespace"], summary["name"])
+            place = (summary["namespace"], summary["name"])
+            if referenced is not None and "/".join(place) in referenced:
+                continue
+            summary["unsealed"] = secret_unsealed(edge, *place)
+            summary["sealed"] = [{"key": k, **escrow.describe(
+                records.get((*place, k)), current, summary["unsealed"])} for k in summary["keys"]]
             found.append(summary)
         return found
+
+    def _records(self, cluster: str) -> dict[tuple[str, str, str], escrow.SealedKey]:
+        if self.escrow is None:
+            return {}
+        try:
+            rows = self.escrow.records.of_cluster(cluster)
+        except DatabaseUnavailable as exc:
+            raise Unavailable(escrow.unavailable(exc), retry_after=5) from exc
+        return {(r.namespace, r.name, r.key): r for r in rows}
+
+    def summary(self, cluster: str, edge: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The status's ``secrets`` (:func:`cluster_manager.escrow.summary`), with
+        ``escrow`` saying whether values are kept; None when nothing is recorded."""
+        if self.escrow is None:
+            return None
+        try:
+            records = self.escrow.records.of_cluster(cluster)
+        except DatabaseUnavailable:
+            return {"error": "the Cluster Manager database cannot be reached"}
+        found = escrow.summary(records, current_fingerprint(edge))
+        problem = certificate_problem(edge) or self.reseal_problems.get(cluster)
+        return {**found, "escrow": self.escrow.enabled} | ({"error": problem} if problem else {})
+
+    @staticmethod
+    def _recorded(write: Any) -> None:
+        """Run a records write; 503 when the database cannot be reached (the commit stands:
+        the same request again records it)."""
+        try:
+            write()
+        except DatabaseUnavailable as exc:
+            raise Unavailable(escrow.unavailable(exc), retry_after=5) from exc
 
     def _write(self, cluster: str, path: str, edit: Any, message: str) -> str | None:
         try:
@@ -134,6 +197,40 @@ class SecretService:
         except sealing.ManifestError as exc:
             raise Conflict(f"{path} in the cluster's repo is not a SealedSecret we can change: "
                            f"{exc}") from exc
+
+
+def current_fingerprint(edge: dict[str, Any] | None) -> str | None:
+    """The fingerprint of the key of the certificate the edge reports; None if it reports
+    none, or one that cannot be sealed to."""
+    pem = (edge or {}).get("kubeseal_cert")
+    if not isinstance(pem, str) or not pem:
+        return None
+    try:
+        return sealing.public_key_fingerprint(sealing.load_certificate(pem))
+    except sealing.CertificateError:
+        return None
+
+
+def certificate_problem(edge: dict[str, Any] | None) -> str | None:
+    """Why the certificate the edge reports cannot be sealed to (not RSA, expired), if so."""
+    pem = (edge or {}).get("kubeseal_cert")
+    if not isinstance(pem, str) or not pem:
+        return None
+    try:
+        sealing.load_certificate(pem)
+    except sealing.CertificateError as exc:
+        return f"no re-seal: {exc}"
+    return None
+
+
+def _references(edge: dict[str, Any] | None) -> set[str] | None:
+    """The ``namespace/name`` of every Secret the edge's workloads reference, or None when it
+    has not reported them (or could not list them)."""
+    report = (edge or {}).get("secretRefs")
+    secrets = report.get("secrets") if isinstance(report, dict) else None
+    if not isinstance(secrets, list) or (isinstance(report, dict) and report.get("truncated")):
+        return None
+    return {s for s in secrets if isinstance(s, str)}
 
 
 def _summary(doc: dict[str, Any] | None) -> dict[str, Any]:
@@ -149,7 +246,7 @@ def _summary(doc: dict[str, Any] | None) -> dict[str, Any]:
             "keys": keys}
 
 
-def _document(content: bytes | None) -> dict[str, Any] | None:
+def document(content: bytes | None) -> dict[str, Any] | None:
     """The first YAML document of a secret file (None if absent or empty)."""
     if not content:
         return None

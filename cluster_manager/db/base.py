@@ -45,6 +45,10 @@ class Database(ABC):
         """The first row of a query, or None."""
 
     @abstractmethod
+    def fetchall(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row of a query."""
+
+    @abstractmethod
     def close(self) -> None:
         """Close this process's connections (they are opened again on use)."""
 

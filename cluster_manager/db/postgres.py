@@ -83,10 +83,12 @@ class PostgresDatabase(Database):
                 self._pid = os.getpid()
             return self._pool
 
-    def _run(self, sql: str, params: Params, fetch: bool) -> Any:
+    def _run(self, sql: str, params: Params, fetch: bool | str) -> Any:
         try:
             with self._pooled().connection() as conn:
                 cur = conn.execute(_placeholders(self.sql(sql)), tuple(params))
+                if fetch == "all":
+                    return cur.fetchall()
                 return cur.fetchone() if fetch else cur.rowcount
         except PoolTimeout as exc:
             raise DatabaseUnavailable(f"the database {self.description} cannot be reached "
@@ -100,6 +102,9 @@ class PostgresDatabase(Database):
 
     def fetchone(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
         return self._run(sql, params, fetch=True)
+
+    def fetchall(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        return self._run(sql, params, fetch="all")
 
     def close(self) -> None:
         with self._lock:

@@ -111,6 +111,10 @@ class SqliteDatabase(Database):
         with self._lock:
             return self._run(sql, params).fetchone()
 
+    def fetchall(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._run(sql, params).fetchall()
+
     def close(self) -> None:
         with self._lock:
             if self._conn is not None and self._pid == os.getpid():

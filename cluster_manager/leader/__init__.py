@@ -3,11 +3,11 @@ in the Cluster Manager's database otherwise (:mod:`.choose`), kept by :mod:`.ele
 
 from __future__ import annotations
 
-from .choose import MODES, make_elector, make_lease, resolve_mode
+from .choose import MODES, in_turn, make_elector, make_lease, resolve_mode
 from .database_lease import SCHEMA, DatabaseLease
 from .elector import AlwaysLeader, LeaderElector, LeaderStatus
 from .lease import Lease, new_identity
 
 __all__ = ["MODES", "SCHEMA", "AlwaysLeader", "DatabaseLease", "LeaderElector",
-           "LeaderStatus", "Lease", "make_elector", "make_lease", "new_identity",
+           "LeaderStatus", "Lease", "in_turn", "make_elector", "make_lease", "new_identity",
            "resolve_mode"]

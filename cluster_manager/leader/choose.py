@@ -50,3 +50,11 @@ def make_elector(lease: Lease | None, settings: Settings, identity: str,
         return AlwaysLeader(identity, on_lead, on_follow)
     return LeaderElector(lease, identity, on_lead, on_follow, renew=settings.lease_renew,
                          retry=settings.lease_retry)
+
+
+def in_turn(*steps: Callable[[], None]) -> Callable[[], None]:
+    """One callback running ``steps`` in order (what leading starts, or following stops)."""
+    def run() -> None:
+        for step in steps:
+            step()
+    return run

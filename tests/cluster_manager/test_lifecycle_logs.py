@@ -58,7 +58,8 @@ def test_each_lifecycle_event_is_one_info_line_without_secrets(stack: Stack) -> 
         r"INFO cluster_manager\._http\.cluster_routes: cluster \S+: bootstrap script served",
         r"INFO cluster_manager\._http\.cluster_routes: cluster \S+: bootstrap script refused: "
         r"this bootstrap URL has been used already",
-        r"INFO cluster_manager\.api\.secrets: cluster \S+: sealed ns/db key password at "
+        r"INFO cluster_manager\.api\.secrets: cluster \S+: sealed ns/db key password to "
+        r"SHA256:\S+ at "
         r"[0-9a-f]{40}",
         r"INFO cluster_manager\.api\.secrets: cluster \S+: removed ns/db key password at",
         r"INFO cluster_manager\.api\.clusters: cluster \S+: deletion requested \(forced\)",

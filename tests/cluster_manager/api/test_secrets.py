@@ -12,6 +12,7 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from cluster_manager import sealing
+from config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import bare, fsck_clean, git, push_from_clone
 from harness.servers import ADMIN_PASSWORD, Api, ThreadSessions
@@ -106,8 +107,15 @@ def test_listing_shows_names_and_keys_never_values(root: Api, bootstrapped: Clus
         assert root.put(secret_url(bootstrapped.uuid, ns="listing", name="db", key=key),
                         data=b"hunter2").status_code == 204
     listing = root.get(f"/v1/cluster/{bootstrapped.uuid}/secret").json()
-    assert {"namespace": "listing", "name": "db", "scope": "strict",
-            "keys": ["pass", "user"], "unsealed": "unknown"} in listing  # no Flux report yet
+    [mine] = [s for s in listing if s.get("namespace") == "listing"]
+    sealed = mine.pop("sealed")
+    assert mine == {"namespace": "listing", "name": "db", "scope": "strict",
+                    "keys": ["pass", "user"], "unsealed": "unknown"}  # no Flux report yet
+    assert [k["key"] for k in sealed] == ["pass", "user"]
+    for key in sealed:  # recorded by whom, to which key; this stack keeps no values
+        assert uuids.is_uuid(key["sealedBy"])
+        assert key["certFingerprint"].startswith("SHA256:") and not key["escrowed"]
+        assert key["sealedAt"] > 0 and not key["needsRepost"]
     assert "hunter2" not in str(listing)
 
 
@@ -130,7 +138,7 @@ def test_listing_reports_files_it_cannot_read(stack: Stack, root: Api, bootstrap
     bad = [entry for entry in r.json() if entry.get("path") == path]
     assert len(bad) == 1 and bad[0]["error"], r.json()
     assert all(set(e) in ({"path", "error"},
-                          {"namespace", "name", "scope", "keys", "unsealed"})
+                          {"namespace", "name", "scope", "keys", "unsealed", "sealed"})
                for e in r.json())
     git("rm", "-q", path, cwd=tmp_path / "work")
     git("commit", "-qm", "tidy", cwd=tmp_path / "work")
