@@ -79,6 +79,14 @@ def stack_cpu(stack: Stack) -> dict[str, float]:
                                   ("cluster_manager", stack.manager))}
 
 
+def cpu_ms_per_op(before: dict[str, float], after: dict[str, float],
+                  ops: int) -> dict[str, float | None]:
+    """CPU milliseconds each process spent per operation between two :func:`stack_cpu`
+    readings: the yardstick that stays steady when wall-clock figures drift."""
+    return {name: round((after[name] - before[name]) * 1000 / ops, 2) if ops else None
+            for name in after}
+
+
 class StorageFloor:
     """The floor under a Config Store write: the cost of its storage without HTTP.
 

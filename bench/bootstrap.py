@@ -7,6 +7,7 @@ script entry, rotates the two edge credentials, renders and packs the script →
 ``get_p50_ms``/``get_p99_ms``. The naive comparison (what ACS does per request): a fresh
 ``git clone --depth 1`` of the cluster's repo before rendering → ``naive_get_p50_ms`` is our
 GET plus the clone, measured the same way. ``floor_ms``: packing the script alone in-process.
+``cpu_ms_per_op``: CPU each service spent per fetch (the URL and the script's GET).
 
 Usage: ``python bench/bootstrap.py [--fetches 200] [--naive-fetches 20]``.
 """
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bootstrap
 import manifests
-from bench._common import ok, pct
+from bench._common import cpu_ms_per_op, ok, pct, stack_cpu
 from harness.gitcli import GIT_ENV
 from harness.servers import Api
 from harness.stack import create_cluster, start_stack, status, wait_for
@@ -83,10 +84,12 @@ def main() -> None:
             for _ in range(5):  # warm up: logins cached, connections open
                 _fetch(manager, cluster)
             urls, gets = [], []
+            cpu_before = stack_cpu(stack)
             for _ in range(args.fetches):
                 url_ms, get_ms, script = _fetch(manager, cluster)
                 urls.append(url_ms)
                 gets.append(get_ms)
+            cpu_after = stack_cpu(stack)
             os.environ["BENCH_ADMIN"] = stack.admin.auth[1]
             naive = [_fetch(manager, cluster)[1] + _clone_ms(stack.git.port, cluster,
                                                              Path(tmp), i)
@@ -100,6 +103,7 @@ def main() -> None:
         "url_p50_ms": pct(urls, 50),
         "naive_get_p50_ms": pct(naive, 50), "naive_fetches": args.naive_fetches,
         "floor_ms": round(_floor_ms(setup["self_link"]), 3),
+        "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, args.fetches),
         "cpus": os.cpu_count(),
         "targets": TARGETS,
         "targets_met": {"get_p50_ms": get_p50 is not None and get_p50 < TARGETS["get_p50_ms"]},

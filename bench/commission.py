@@ -46,7 +46,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import manifests
-from bench._common import exit_on_sigterm, ok, pct, stack_cpu
+from bench._common import cpu_ms_per_op, exit_on_sigterm, ok, pct, stack_cpu
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from cluster_manager.reconcile.rendering import context, repo_content
 from cluster_manager.settings import Settings
@@ -137,6 +137,7 @@ def _bulk(stack: Stack, storage: BenchStorage, n: int) -> dict[str, Any]:
         "latencies_ms": latencies,
         "ready_updates": updates[0],
         "cpu_seconds": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_after},
+        "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, n),
     }
 
 
@@ -332,6 +333,7 @@ def main() -> None:
         "first_ready_seconds": round(bulk["first_ready_seconds"], 2),
         "ready_updates": bulk["ready_updates"],
         "cpu_seconds_during_bulk": bulk["cpu_seconds"],
+        "cpu_ms_per_op": bulk["cpu_ms_per_op"],
         "single_samples": len(single),
         "single_p50_ms": pct(single, 50),
         "single_p99_ms": pct(single, 99),

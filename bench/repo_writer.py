@@ -39,8 +39,15 @@ from harness.gitcli import GIT_ENV
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 
 
-def _ours(root: Path, changes: int, writers: int) -> tuple[float, int]:
-    """(ops/s, commits) for ``changes`` single-file applies from ``writers`` threads."""
+def _cpu_seconds() -> float:
+    """CPU of this process and of its reaped children (git subprocesses)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _ours(root: Path, changes: int, writers: int) -> tuple[float, int, float]:
+    """(ops/s, commits, CPU ms per op) for ``changes`` single-file applies from ``writers``
+    threads."""
     writer = RepoWriter(root / f"ours-{writers}.git")
     writer.apply(ChangeSet(writes={"README.md": "seed\n"}), "seed")
     counter = itertools.count()
@@ -49,16 +56,16 @@ def _ours(root: Path, changes: int, writers: int) -> tuple[float, int]:
         while (i := next(counter)) < changes:
             writer.apply(ChangeSet(writes={f"bench/{i:05}.txt": f"change {i}\n"}), f"change {i}")
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_seconds()
     threads = [threading.Thread(target=work) for _ in range(writers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     repo = pygit2.Repository(str(writer.repo_path))
     commits = sum(1 for _ in repo.walk(repo.references["refs/heads/main"].target)) - 1
-    return changes / elapsed, commits
+    return changes / elapsed, commits, cpu * 1000 / changes
 
 
 def _floor(root: Path, changes: int) -> float:
@@ -151,8 +158,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        ops, commits = _ours(root, args.changes, args.writers)
-        ops_single, _ = _ours(root, args.changes, 1)
+        ops, commits, cpu_ms = _ours(root, args.changes, args.writers)
+        ops_single, _, cpu_ms_single = _ours(root, args.changes, 1)
         floor = _floor(root, args.changes)
         if args.git_url:
             acs, retries, acs_single = _acs_both(args, args.git_url, root)
@@ -166,6 +173,7 @@ def main() -> None:
         "ops_per_s": round(ops, 1),
         "commits": commits,
         "ops_per_s_1_writer": round(ops_single, 1),
+        "cpu_ms_per_op": {"writer": round(cpu_ms, 2), "writer_1_writer": round(cpu_ms_single, 2)},
         "acs_changes": args.acs_changes,
         "acs_pattern_ops_per_s": round(acs, 2),
         "acs_push_retries": retries,

@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import ok, pct, stack_cpu
+from bench._common import cpu_ms_per_op, ok, pct, stack_cpu
 from cluster_manager import sealing
 from cluster_manager.yamldocs import load_documents
 from config_store import uuids
@@ -191,6 +191,7 @@ def main() -> None:
         "acs_per_s": round(acs, 2), "acs_measured_secrets": args.acs_secrets,
         "ratio_vs_acs": round(rate / acs, 1),
         "cpu_seconds": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_after},
+        "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, args.secrets),
         "cpus": os.cpu_count(),
         "targets": TARGETS,
         "targets_met": {"secrets_per_s": rate >= TARGETS["secrets_per_s"],
