@@ -140,7 +140,7 @@ class SecretService:
             raise Conflict(f"cluster {cluster} has not reported which Secrets its workloads "
                            "reference (its Edge Sync reports them with its Flux status)")
         records = self._records(cluster)
-        current = current_fingerprint(edge)
+        current, _ = reported_key(edge)
         found = []
         for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
                                     .items()):
@@ -176,8 +176,9 @@ class SecretService:
             records = self.escrow.records.of_cluster(cluster)
         except DatabaseUnavailable:
             return {"error": "the Cluster Manager database cannot be reached"}
-        found = escrow.summary(records, current_fingerprint(edge))
-        problem = certificate_problem(edge) or self.reseal_problems.get(cluster)
+        current, unusable = reported_key(edge)
+        found = escrow.summary(records, current)
+        problem = unusable or self.reseal_problems.get(cluster)
         return {**found, "escrow": self.escrow.enabled} | ({"error": problem} if problem else {})
 
     @staticmethod
@@ -199,28 +200,17 @@ class SecretService:
                            f"{exc}") from exc
 
 
-def current_fingerprint(edge: dict[str, Any] | None) -> str | None:
-    """The fingerprint of the key of the certificate the edge reports; None if it reports
-    none, or one that cannot be sealed to."""
+def reported_key(edge: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """The fingerprint of the key of the certificate the edge reports, and why that
+    certificate cannot be sealed to (not RSA, expired): ``(None, None)`` before it reports
+    one, ``(None, why)`` for one that is unusable (parsed once for both)."""
     pem = (edge or {}).get("kubeseal_cert")
     if not isinstance(pem, str) or not pem:
-        return None
+        return None, None
     try:
-        return sealing.public_key_fingerprint(sealing.load_certificate(pem))
-    except sealing.CertificateError:
-        return None
-
-
-def certificate_problem(edge: dict[str, Any] | None) -> str | None:
-    """Why the certificate the edge reports cannot be sealed to (not RSA, expired), if so."""
-    pem = (edge or {}).get("kubeseal_cert")
-    if not isinstance(pem, str) or not pem:
-        return None
-    try:
-        sealing.load_certificate(pem)
+        return sealing.public_key_fingerprint(sealing.load_certificate(pem)), None
     except sealing.CertificateError as exc:
-        return f"no re-seal: {exc}"
-    return None
+        return None, f"no re-seal: {exc}"
 
 
 def _references(edge: dict[str, Any] | None) -> set[str] | None:
