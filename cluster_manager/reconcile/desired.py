@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from config_store import uuids
-from config_store.client import SearchState
+from config_store.client import SearchDelta, SearchMirror
 
 from ..vocabulary import CONFIG_APP
 from .configdb import ConfigDB
@@ -26,39 +26,40 @@ class DesiredState:
     def __init__(self, cs: ConfigDB) -> None:
         self.cs = cs
         self._lock = threading.Lock()
-        self._configs: SearchState | None = None
+        self._configs = SearchMirror()
+        self._known = False
         self._template: Any = None
         self._template_seen = False
-        self._requests: dict[str, Any] = {}
+        self._requests = SearchMirror()
 
     def forget(self) -> None:
         """Back to knowing nothing (the next delivery is a first one again)."""
         with self._lock:
-            self._configs, self._template, self._template_seen = None, None, False
-            self._requests = {}
+            self._configs, self._known = SearchMirror(), False
+            self._template, self._template_seen = None, False
+            self._requests = SearchMirror()
 
     @property
     def known(self) -> bool:
         """True once the first full set of configuration entries arrived."""
-        return self._configs is not None
+        return self._known
 
     def clusters(self) -> list[str]:
         """Every configured cluster."""
         with self._lock:
-            return list(self._configs or {})
+            return list(self._configs.children)
 
-    def replace_configs(self, state: SearchState) -> set[str]:
-        """Take a new full set of entries; return the clusters whose entry appeared, went or
-        changed (by etag; by value without one). The first set counts as all changed."""
+    def apply_configs(self, delta: SearchDelta) -> set[str]:
+        """Take a change of the configuration entries; return the clusters whose entry
+        appeared, went or changed (by etag; by value without one). Costs what the change
+        names, except a full set (the first, and one after each reconnection), which is
+        compared with everything known. A refusal is ignored: no access is not no clusters.
+        """
+        if delta.refused:
+            return set()
         with self._lock:
-            previous, self._configs = self._configs, state
-        if previous is None:
-            return set(state)
-        return {k for k in state.keys() | previous.keys()
-                if k not in state or k not in previous
-                or state.etags.get(k) != previous.etags.get(k)
-                or (state.etags.get(k) is None and state[k] != previous[k])}
-
+            self._known = self._known or delta.full
+            return self._configs.apply(delta)
     def replace_template(self, template: Any) -> bool:
         """Take the Flux template; True when it changed after the first delivery."""
         with self._lock:
@@ -73,10 +74,10 @@ class DesiredState:
         carried none, and then the entry is read afresh.
         """
         with self._lock:
-            configs = self._configs or SearchState({}, {})
-            if cluster not in configs:
+            if cluster not in self._configs.children:
                 return None
-            config, etag = copy.deepcopy(configs[cluster]), configs.etags.get(cluster)
+            config = copy.deepcopy(self._configs.children[cluster])
+            etag = self._configs.etags.get(cluster)
         if etag is None:
             config, etag = self.cs.get_config_with_etag(CONFIG_APP, cluster)
             if config is None:  # deleted since the notification; the next one says so
@@ -91,14 +92,16 @@ class DesiredState:
             template = self.cs.get_config(TEMPLATE_APP, TEMPLATE_APP)
         return template
 
-    def replace_requests(self, state: SearchState) -> set[str]:
-        """Take the cluster API's requests; return the clusters whose request changed."""
+    def apply_requests(self, delta: SearchDelta) -> set[str]:
+        """Take a change of the cluster API's requests; return the clusters whose request
+        changed."""
+        if delta.refused:
+            return set()
         with self._lock:
-            previous, self._requests = self._requests, dict(state)
-        return {k for k in state.keys() | previous.keys() if state.get(k) != previous.get(k)}
+            return self._requests.apply(delta)
 
     def request(self, cluster: str) -> dict[str, Any]:
         """What the cluster API asked for ``cluster`` (``{}``: nothing)."""
         with self._lock:
-            found = self._requests.get(cluster)
+            found = self._requests.children.get(cluster)
         return dict(found) if isinstance(found, dict) else {}

@@ -1,10 +1,12 @@
 """The reconcile loop: notify subscriptions in, one :func:`~.commissioning.reconcile` per
 changed cluster out.
 
-A notify SEARCH follows every configuration entry; each changed, new or removed entry queues
-its cluster. A change of the Flux template re-renders every cluster. At start, setup status
-entries without a configuration entry are queued for decommissioning, and the shared Helm
-charts repo gets its first commit if it has none (:mod:`.shared_repos`).
+A notify SEARCH follows every configuration entry, as deltas: each changed, new or removed
+entry queues its cluster, at a cost independent of the number of clusters (a full set, at
+each (re)connection, is compared with what is known). A change of the Flux template
+re-renders every cluster. At start, setup status entries without a configuration entry are
+queued for decommissioning, and the shared Helm charts repo gets its first commit if it has
+none (:mod:`.shared_repos`).
 
 :meth:`Reconciler.health` says whether the reconciler follows the Config Store: synced once
 the first full set of entries arrived, and only while every subscription is live (a SEARCH the
@@ -23,7 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from config_store.client import NotifyClient, SearchState
+from config_store.client import NotifyClient, SearchDelta
 
 from ..metrics import Metrics
 from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
@@ -89,10 +91,12 @@ class Reconciler:
             threading.Thread(target=self._on_lead, args=(self._stopping,), name="on-lead",
                              daemon=True).start()
         self._notify = self._make_notify(self.env.cs)
-        self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs)
+        self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs,
+                                                                     deltas=True)
         self._subs["Flux template"] = self._notify.watch(TEMPLATE_APP, TEMPLATE_APP,
                                                          self.on_template)
-        self._subs["cluster API requests"] = self._notify.search(REQUEST_APP, self.on_requests)
+        self._subs["cluster API requests"] = self._notify.search(REQUEST_APP, self.on_requests,
+                                                                      deltas=True)
 
     @property
     def running(self) -> bool:
@@ -124,30 +128,29 @@ class Reconciler:
         self._subs.clear()
         self.queue.stop(wait=self.drain_timeout)
 
-    def on_configs(self, state: SearchState) -> None:
-        """A new full set of configuration entries: queue every cluster that changed (at the
-        first set, every configured cluster and every leftover setup status)."""
-        sub = self._subs.get("cluster configurations")
-        if getattr(sub, "refused", False):  # empty for want of access, not of clusters
+    def on_configs(self, delta: SearchDelta) -> None:
+        """A change of the configuration entries: queue every cluster it changed (at the
+        first full set, every configured cluster and every leftover setup status)."""
+        if delta.refused:  # empty for want of access, not of clusters
             log.warning("the Config Store refuses to show the cluster configurations; keeping "
                         "every cluster as it was until it does")
             return
-        first = not self.env.desired.known
-        changed = self.env.desired.replace_configs(state)
+        first = delta.full and not self.env.desired.known
+        changed = self.env.desired.apply_configs(delta)
         if first:
             changed |= set(self.env.cs.list_app_objects(STATUS_APP))
             self.ready.set()
-        unreadable = getattr(state, "unreadable", frozenset())
-        if unreadable:  # an entry the Config Store cannot serve is not a deleted cluster
+        if delta.unreadable:  # an entry the Config Store cannot serve is not a deleted cluster
             log.warning("the Config Store cannot serve the configuration of %s; leaving "
-                        "them as they are", ", ".join(sorted(unreadable)))
-            changed -= unreadable
+                        "them as they are", ", ".join(sorted(delta.unreadable)))
+            changed -= delta.unreadable
         for cluster in changed:
             self.queue.submit(cluster)
 
-    def on_requests(self, state: SearchState) -> None:
-        """The cluster API's requests (redeploy, forced delete): queue the clusters concerned."""
-        for cluster in self.env.desired.replace_requests(state):
+    def on_requests(self, delta: SearchDelta) -> None:
+        """A change of the cluster API's requests (redeploy, forced delete): queue the
+        clusters concerned."""
+        for cluster in self.env.desired.apply_requests(delta):
             self.queue.submit(cluster)
 
     def on_template(self, template: Any) -> None:

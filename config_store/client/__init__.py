@@ -19,7 +19,7 @@ callable, such as a :class:`MockTransport` (see :mod:`config_store.client.mock`)
 
 from __future__ import annotations
 
-from ._fold import SearchState
+from ._fold import SearchDelta, SearchMirror, SearchState
 from ._transport import Credentials, Response, Send
 from .access import Access, Caller, TTLCache
 from .errors import (
@@ -62,6 +62,8 @@ __all__ = [
     "PreconditionFailed",
     "Request",
     "Response",
+    "SearchDelta",
+    "SearchMirror",
     "SearchState",
     "Send",
     "ServerError",

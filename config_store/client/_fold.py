@@ -1,7 +1,16 @@
-"""Folding notify/v2 updates into the state a subscriber sees."""
+"""Folding notify/v2 updates into what a subscriber sees.
+
+A WATCH folds into the entry's body. A SEARCH folds in two steps: :class:`SearchDeltaFold`
+turns each wire update into a :class:`SearchDelta` (the children it touched, or a full set),
+and :class:`SearchMirror` applies deltas to a map kept in place, naming the children that
+changed. A subscriber asking for deltas keeps its own mirror, so an update costs the
+same with ten children or ten thousand; :class:`SearchFold` hands out a whole
+:class:`SearchState` after every update instead (a copy: for small apps).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 MISSING: Any = object()
@@ -38,6 +47,26 @@ class SearchState(dict[str, Any]):
         self.unreadable = unreadable
 
 
+@dataclass(frozen=True)
+class SearchDelta:
+    """One SEARCH update as a change.
+
+    ``full``: the update replaces everything (the first one on every connection, and the
+    one after access returns): ``children`` is every readable child, and a known child
+    neither in it nor in ``unreadable`` is gone. Otherwise ``children`` holds the children
+    that appeared or changed and ``removed`` those that went.
+    ``unreadable``: children the server cannot serve now; they keep their last body.
+    ``refused``: no read access to the app at all; nothing is known until a full update.
+    """
+
+    full: bool
+    children: dict[str, Any] = field(default_factory=dict)
+    etags: dict[str, str | None] = field(default_factory=dict)
+    removed: frozenset[str] = frozenset()
+    unreadable: frozenset[str] = frozenset()
+    refused: bool = False
+
+
 class WatchFold:
     """A WATCH: the entry's body on a 2xx response, else None."""
 
@@ -56,47 +85,116 @@ class WatchFold:
         return None
 
 
-class SearchFold:
-    """A SEARCH: a map ``child uuid → body`` of the children currently readable."""
+class SearchDeltaFold:
+    """A SEARCH delivered as :class:`SearchDelta` values; keeps no children itself."""
+
+    def __init__(self) -> None:
+        self.needs_full = False
+
+    def apply(self, update: dict[str, Any]) -> Any:
+        """One wire update as a :class:`SearchDelta`, or ``MISSING`` for none."""
+        children = update.get("children")
+        child = update.get("child")
+        response = update.get("response")
+        if isinstance(children, dict):
+            self.needs_full = False
+            entries = {key: entry for key, entry in children.items() if isinstance(entry, dict)}
+            readable = {key: entry for key, entry in entries.items()
+                        if _ok(entry.get("status"))}
+            return SearchDelta(
+                True, {key: entry.get("body") for key, entry in readable.items()},
+                {key: _etag(entry) for key, entry in readable.items()},
+                unreadable=frozenset(key for key, entry in entries.items()
+                                     if _unreadable(entry.get("status"))))
+        if isinstance(child, str) and isinstance(response, dict):
+            if self.needs_full:  # refused: nothing is known until the next full set
+                return MISSING
+            status = response.get("status")
+            if _ok(status):
+                return SearchDelta(False, {child: response.get("body")},
+                                   {child: _etag(response)})
+            if _unreadable(status):
+                return SearchDelta(False, unreadable=frozenset((child,)))
+            return SearchDelta(False, removed=frozenset((child,)))
+        if isinstance(response, dict) and not _ok(response.get("status")):
+            # No access to the parent at all: the server sends a full update once it returns.
+            self.needs_full = True
+            return SearchDelta(True, refused=True)
+        return MISSING
+
+
+class SearchMirror:
+    """The children of a SEARCH, kept in place from :class:`SearchDelta` values.
+
+    Not thread-safe: the owner serialises :meth:`apply` with its readers.
+    """
 
     def __init__(self) -> None:
         self.children: dict[str, Any] = {}
         self.etags: dict[str, str | None] = {}
         self.unreadable: set[str] = set()
-        self.needs_full = False
+
+    def _differs(self, key: str, body: Any, etag: str | None) -> bool:
+        if key not in self.children:
+            return True
+        old = self.etags.get(key)
+        return old != etag or (etag is None and self.children[key] != body)
+
+    def apply(self, delta: SearchDelta) -> set[str]:
+        """Apply ``delta``; return the children that appeared, went or changed (by etag; by
+        value without one). A full delta costs one pass over the children; any other, only
+        the children it names."""
+        if delta.refused:
+            self.children, self.etags, self.unreadable = {}, {}, set()
+            return set()
+        if delta.full:
+            return self._replace(delta)
+        changed = {key for key, body in delta.children.items()
+                   if self._differs(key, body, delta.etags.get(key))}
+        self.children.update(delta.children)
+        self.etags.update(delta.etags)
+        self.unreadable.difference_update(delta.children)
+        self.unreadable.update(delta.unreadable)
+        for key in delta.removed:
+            if self.children.pop(key, MISSING) is not MISSING:
+                changed.add(key)
+            self.etags.pop(key, None)
+            self.unreadable.discard(key)
+        return changed
+
+    def _replace(self, delta: SearchDelta) -> set[str]:
+        kept = {key for key in delta.unreadable if key in self.children}
+        changed = {key for key in self.children
+                   if key not in delta.children and key not in kept}
+        changed |= {key for key, body in delta.children.items()
+                    if self._differs(key, body, delta.etags.get(key))}
+        self.children = {key: self.children[key] for key in kept} | delta.children
+        self.etags = {key: self.etags.get(key) for key in kept} | delta.etags
+        self.unreadable = set(delta.unreadable)
+        return changed
+
+    def snapshot(self) -> SearchState:
+        """A copy of the children as a :class:`SearchState` (costs one pass)."""
+        return SearchState(dict(self.children), dict(self.etags), frozenset(self.unreadable))
+
+
+class SearchFold:
+    """A SEARCH delivered whole: a :class:`SearchState` of the children currently readable
+    after every update."""
+
+    def __init__(self) -> None:
+        self._deltas = SearchDeltaFold()
+        self._mirror = SearchMirror()
+
+    @property
+    def needs_full(self) -> bool:
+        """The server refused the app; nothing is known until it sends a full update."""
+        return self._deltas.needs_full
 
     def apply(self, update: dict[str, Any]) -> Any:
         """Fold one update; return a fresh :class:`SearchState`, or ``MISSING`` for none."""
-        children = update.get("children")
-        child = update.get("child")
-        response = update.get("response")
-        if isinstance(children, dict):
-            entries = {key: entry for key, entry in children.items() if isinstance(entry, dict)}
-            readable = {key: entry for key, entry in entries.items()
-                        if _ok(entry.get("status"))}
-            broken = {key for key, entry in entries.items() if _unreadable(entry.get("status"))}
-            kept = {key: self.children[key] for key in broken if key in self.children}
-            kept_etags = {key: self.etags.get(key) for key in kept}
-            self.children = kept | {key: entry.get("body") for key, entry in readable.items()}
-            self.etags = kept_etags | {key: _etag(entry) for key, entry in readable.items()}
-            self.unreadable = broken
-            self.needs_full = False
-        elif isinstance(child, str) and isinstance(response, dict):
-            status = response.get("status")
-            if _ok(status):
-                self.children[child] = response.get("body")
-                self.etags[child] = _etag(response)
-                self.unreadable.discard(child)
-            elif _unreadable(status):
-                self.unreadable.add(child)  # its last body, if any, stays
-            else:
-                self.children.pop(child, None)
-                self.etags.pop(child, None)
-        elif isinstance(response, dict) and not _ok(response.get("status")):
-            # No access to the parent at all: forget everything; the server sends
-            # a full update once access returns.
-            self.children, self.etags, self.unreadable = {}, {}, set()
-            self.needs_full = True
-        else:
+        delta = self._deltas.apply(update)
+        if delta is MISSING:
             return MISSING
-        return SearchState(self.children, dict(self.etags), frozenset(self.unreadable))
+        self._mirror.apply(delta)
+        return self._mirror.snapshot()

@@ -17,7 +17,7 @@ from typing import Any
 
 import websocket
 
-from ._fold import MISSING, SearchFold, SearchState, WatchFold
+from ._fold import MISSING, SearchDelta, SearchDeltaFold, SearchFold, SearchState, WatchFold
 from ._paths import seg
 from ._transport import trusted_ca_bundle
 from .http import ConfigStoreClient
@@ -125,22 +125,29 @@ class NotifyClient:
     def search(
         self,
         app: str,
-        callback: Callable[[SearchState], None],
+        callback: Callable[[SearchState], None] | Callable[[SearchDelta], None],
         filter: dict[str, Any] | None = None,
+        *,
+        deltas: bool = False,
     ) -> Subscription:
         """Watch every entry of ``app``: ``callback({obj: value, ...})`` after each change.
 
-        The mapping is a :class:`SearchState`; its ``etags`` give each entry's etag.
+        The mapping is a :class:`SearchState`; its ``etags`` give each entry's etag. It is a
+        fresh copy each time, so an update costs as much as the app is large. With
+        ``deltas=True`` the callback gets each update as a :class:`SearchDelta` instead (a
+        full one first, and again after every reconnection), to keep in a
+        :class:`SearchMirror` of its own: the cost of an update is then that of the children
+        it names.
         """
         request: dict[str, Any] = {"method": "SEARCH", "parent": f"v2/app/{seg(app)}/object/"}
         if filter is not None:
             request["filter"] = filter
-        return self._add(request, SearchFold, callback)
+        return self._add(request, SearchDeltaFold if deltas else SearchFold, callback)
 
     def _add(
         self,
         request: dict[str, Any],
-        fold: Callable[[], WatchFold | SearchFold],
+        fold: Callable[[], WatchFold | SearchFold | SearchDeltaFold],
         callback: Callback,
     ) -> Subscription:
         sub = Subscription(self, request, fold, callback)

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._fold import SearchFold, WatchFold
+from ._fold import SearchDeltaFold, SearchFold, WatchFold
 
 if TYPE_CHECKING:
     from .notify import NotifyClient
@@ -24,7 +24,7 @@ class Subscription:
         self,
         owner: NotifyClient,
         request: dict[str, Any],
-        fold: Callable[[], WatchFold | SearchFold],
+        fold: Callable[[], WatchFold | SearchFold | SearchDeltaFold],
         callback: Callback,
     ) -> None:
         self._owner = owner
@@ -51,7 +51,7 @@ class Subscription:
     def refused(self) -> bool:
         """For a SEARCH: the server refuses to read the app, so the last delivery is empty for
         that reason (not because the app is); the server sends everything once access returns."""
-        return isinstance(self.fold, SearchFold) and self.fold.needs_full
+        return isinstance(self.fold, (SearchFold, SearchDeltaFold)) and self.fold.needs_full
 
     @property
     def problem(self) -> str | None:

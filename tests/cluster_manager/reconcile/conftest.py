@@ -13,7 +13,7 @@ from cluster_manager.reconcile.desired import TEMPLATE_APP, DesiredState
 from cluster_manager.reconcile.job import Env, Groups
 from cluster_manager.settings import Settings
 from config_store import uuids
-from config_store.client import SearchState
+from config_store.client import SearchDelta
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 
 CONFIG = uuids.App.EdgeClusterConfiguration
@@ -64,5 +64,5 @@ def configure(env: Env, configs: dict[str, Any | None]) -> set[str]:
         else:
             cs.put_config(CONFIG, cluster, config)
     present = {obj: value for (app, obj), value in cs.entries.items() if app == CONFIG}
-    return env.desired.replace_configs(SearchState(
-        present, {obj: cs.etags[(CONFIG, obj)] for obj in present}))
+    return env.desired.apply_configs(SearchDelta(
+        True, present, {obj: cs.etags[(CONFIG, obj)] for obj in present}))

@@ -11,7 +11,7 @@ from cluster_manager.reconcile.desired import TEMPLATE_APP
 from cluster_manager.reconcile.job import Env
 from cluster_manager.reconcile.reconciler import Reconciler
 from cluster_manager.vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
-from config_store.client import SearchState
+from config_store.client import SearchDelta
 from harness.stack import wait_for
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 
@@ -33,12 +33,14 @@ class FakeNotify:
     """Records subscriptions; the test delivers updates by calling the callbacks."""
 
     def __init__(self, cs: Any) -> None:
-        self.searches: dict[str, Callable[[SearchState], None]] = {}
+        self.searches: dict[str, Callable[[SearchDelta], None]] = {}
         self.watches: dict[tuple[str, str], Callable[[Any], None]] = {}
         self.subs: dict[str, FakeSub] = {}
         self.closed = False
 
-    def search(self, app: str, callback: Callable[[SearchState], None]) -> FakeSub:
+    def search(self, app: str, callback: Callable[[SearchDelta], None], *,
+               deltas: bool = False) -> FakeSub:
+        assert deltas, "the reconciler follows its apps as deltas"
         self.searches[app] = callback
         return self.subs.setdefault(app, FakeSub())
 
@@ -65,8 +67,8 @@ def running(env: Env) -> Iterator[tuple[Reconciler, FakeNotify]]:
 def deliver(cs: FakeConfigDB, notify: FakeNotify, configs: dict[str, Any]) -> None:
     for cluster, config in configs.items():
         cs.put_config(CONFIG_APP, cluster, config)
-    notify.searches[CONFIG_APP](SearchState(
-        configs, {c: cs.etags[(CONFIG_APP, c)] for c in configs}))
+    notify.searches[CONFIG_APP](SearchDelta(
+        True, configs, {c: cs.etags[(CONFIG_APP, c)] for c in configs}))
 
 
 def phase(cs: FakeConfigDB, cluster: str) -> str | None:
@@ -100,8 +102,8 @@ def test_later_deliveries_queue_only_what_changed(
     deliver(cs, notify, {C1: SPEC, C2: SPEC | {"name": "line-2"}})
     wait_for(lambda: phase(cs, C1) == phase(cs, C2) == "Ready" and idle(reconciler), 5)
     before = cs.count("get_config", STATUS_APP, C1)
-    notify.searches[CONFIG_APP](SearchState(
-        {C1: SPEC, C2: SPEC | {"name": "line-2", "namespace": "other"}},
+    notify.searches[CONFIG_APP](SearchDelta(
+        True, {C1: SPEC, C2: SPEC | {"name": "line-2", "namespace": "other"}},
         {C1: cs.etags[(CONFIG_APP, C1)], C2: "changed"}))
     wait_for(lambda: cs.count("get_config", STATUS_APP, C2) == 2 and idle(reconciler), 5)
     assert cs.count("get_config", STATUS_APP, C1) == before  # unchanged: not reconciled
@@ -153,12 +155,10 @@ def test_a_refused_search_is_not_an_empty_set_of_clusters(
     reconciler, notify = running
     deliver(cs, notify, {C1: SPEC})
     wait_for(lambda: phase(cs, C1) == "Ready" and idle(reconciler), 5)
-    notify.subs[CONFIG_APP].refused = True
-    notify.searches[CONFIG_APP](SearchState({}, {}))
+    notify.searches[CONFIG_APP](SearchDelta(True, refused=True))
     assert reconciler.env.desired.clusters() == [C1]
     assert idle(reconciler) and phase(cs, C1) == "Ready"
-    notify.subs[CONFIG_APP].refused = False
-    notify.searches[CONFIG_APP](SearchState({}, {}))  # readable and empty: now it is gone
+    notify.searches[CONFIG_APP](SearchDelta(True))  # readable and empty: now it is gone
     wait_for(lambda: phase(cs, C1) != "Ready", 5)
 
 
@@ -170,8 +170,8 @@ def test_an_unreadable_entry_is_not_a_deleted_cluster(
     cs.put_config(STATUS_APP, GONE, {"spec": {"name": "gone", "namespace": "x"}})
     cs.put_config(STATUS_APP, C2, {"spec": {"name": "line-2", "namespace": "x"}})
     cs.put_config(CONFIG_APP, C1, SPEC)
-    notify.searches[CONFIG_APP](SearchState(
-        {C1: SPEC}, {C1: cs.etags[(CONFIG_APP, C1)]}, frozenset({C2})))
+    notify.searches[CONFIG_APP](SearchDelta(
+        True, {C1: SPEC}, {C1: cs.etags[(CONFIG_APP, C1)]}, unreadable=frozenset({C2})))
     wait_for(lambda: phase(cs, C1) == "Ready" and (STATUS_APP, GONE) not in cs.entries
              and idle(reconciler), 5)
     assert (STATUS_APP, C2) in cs.entries  # left as it was, not torn down
