@@ -25,8 +25,13 @@ def new_marker() -> str:
 
 
 def collides(marker: str, contents: Iterable[str]) -> bool:
-    """Whether ``marker`` is a whole line of any content (it would end the file early)."""
-    return any(marker in content.split("\n") for content in contents)
+    """Whether ``marker`` is a whole line of any content (it would end the file early).
+
+    Searched in place, without splitting a content into lines: a 1 MB Flux export costs one
+    scan, not 30,000 new strings."""
+    line = f"\n{marker}\n"
+    return any(content == marker or content.startswith(line[1:])
+               or content.endswith(line[:-1]) or line in content for content in contents)
 
 
 def choose_marker(contents: list[str], marker: str | None = None) -> str:

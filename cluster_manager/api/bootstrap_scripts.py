@@ -7,12 +7,20 @@ credentials (Flux pull, Edge Sync) with server-generated passwords, so running t
 script replaces whatever credentials the edge had, while the previous ones keep a running edge
 connected until the new ones are used (or a grace period ends). Files come from the setup
 status and this process; no repository is cloned.
+
+What is the same from one fetch to the next is not redone: the template entry is followed in
+memory (:class:`~.followed_entry.FollowedEntry`), a cluster's rendered and checked script is
+remembered per template version, and the embedded Flux export is read again only when the
+file changes. The credentials are new every time.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import bootstrap
 from config_store import uuids
@@ -22,11 +30,14 @@ from templating import TemplateError, render
 from ..setup_status import SetupStatus
 from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
 from .errors import NotFound, Unavailable
+from .followed_entry import FollowedEntry
 
 CREDENTIALS = "credentials.yaml"
 """The packed file holding the edge's Secrets."""
 FLUX_INSTALL_URL = (f"https://github.com/fluxcd/flux2/releases/download/v{FLUX_VERSION}/"
                     "install.yaml")
+REMEMBERED_SCRIPTS = 1024
+"""Rendered scripts kept (least recently used dropped): one per cluster being bootstrapped."""
 
 
 class ScriptBuilder:
@@ -41,6 +52,10 @@ class ScriptBuilder:
         self.flux_install_file = flux_install_file
         self.wait_timeout = wait_timeout
         self.with_credentials = with_credentials
+        self.template = FollowedEntry(cs, uuids.App.BootstrapScript, uuids.App.BootstrapScript)
+        self._lock = threading.Lock()
+        self._scripts: OrderedDict[tuple[Any, ...], bootstrap.Script] = OrderedDict()
+        self._flux_file: tuple[tuple[int, int], str] | None = None
 
     def build(self, cluster: str, setup: SetupStatus, *,
               redeem: Callable[[], None] | None = None,
@@ -56,27 +71,7 @@ class ScriptBuilder:
         if not setup.bootstrappable or setup.self_link is None:
             raise NotFound(f"cluster {cluster} is not ready yet (phase "
                            f"{setup.phase}); try again when it is")
-        entry = self.cs.get_config(uuids.App.BootstrapScript, uuids.App.BootstrapScript)
-        if not isinstance(entry, dict):
-            raise Unavailable("no Bootstrap script template is configured")
-        context = {"uuid": cluster, "name": setup.name, "namespace": setup.namespace,
-                   "files": bootstrap.PLACEHOLDER, "timeout": self.wait_timeout,
-                   "flux": {"version": FLUX_VERSION,
-                            # an embedded export is applied instead: no URL off this stack
-                            "install_url": "" if self.flux_install_file else FLUX_INSTALL_URL,
-                            "secret": FLUX_SECRET},
-                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
-        files = {"self-link.yaml": setup.self_link}
-        if self.flux_install_file is not None:
-            files["flux-system.yaml"] = self.flux_install_file.read_text()
-        try:
-            script = bootstrap.prepare_script(render(entry, context), files)
-            if self.with_credentials:  # its name must be free before anything rotates
-                script.with_files({CREDENTIALS: ""})
-        except TemplateError as exc:
-            raise Unavailable(f"the Bootstrap script template does not render: {exc}") from exc
-        except bootstrap.BootstrapError as exc:
-            raise Unavailable(f"the Bootstrap script template is unusable: {exc}") from exc
+        script = self._script(cluster, setup)
         if redeem is not None:
             redeem()
         if not self.with_credentials:
@@ -88,6 +83,62 @@ class ScriptBuilder:
                 release()
             raise
         return script.with_files({CREDENTIALS: credentials}).text()
+
+    def _script(self, cluster: str, setup: SetupStatus) -> bootstrap.Script:
+        """The rendered, packed script without credentials (remembered per template version
+        and cluster); :class:`Unavailable` if the template does not make one."""
+        entry, version = self.template.get()
+        flux = self._flux_install()
+        key = (version, cluster, setup.name, setup.namespace, setup.self_link, flux)
+        with self._lock:
+            found = self._scripts.get(key) if version is not None else None
+            if found is not None:
+                self._scripts.move_to_end(key)
+                return found
+        script = self._render(cluster, setup, entry, flux)
+        if version is not None:
+            with self._lock:
+                self._scripts[key] = script
+                while len(self._scripts) > REMEMBERED_SCRIPTS:
+                    self._scripts.popitem(last=False)
+        return script
+
+    def _render(self, cluster: str, setup: SetupStatus, entry: Any,
+                flux: str | None) -> bootstrap.Script:
+        if not isinstance(entry, dict):
+            raise Unavailable("no Bootstrap script template is configured")
+        context = {"uuid": cluster, "name": setup.name, "namespace": setup.namespace,
+                   "files": bootstrap.PLACEHOLDER, "timeout": self.wait_timeout,
+                   "flux": {"version": FLUX_VERSION,
+                            # an embedded export is applied instead: no URL off this stack
+                            "install_url": "" if flux is not None else FLUX_INSTALL_URL,
+                            "secret": FLUX_SECRET},
+                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
+        files = {"self-link.yaml": setup.self_link or ""}
+        if flux is not None:
+            files["flux-system.yaml"] = flux
+        try:
+            script = bootstrap.prepare_script(render(entry, context), files)
+            if self.with_credentials:  # its name must be free before anything rotates
+                script.with_files({CREDENTIALS: ""})
+        except TemplateError as exc:
+            raise Unavailable(f"the Bootstrap script template does not render: {exc}") from exc
+        except bootstrap.BootstrapError as exc:
+            raise Unavailable(f"the Bootstrap script template is unusable: {exc}") from exc
+        return script
+
+    def _flux_install(self) -> str | None:
+        """The embedded Flux export's text, read again only when the file changed."""
+        if self.flux_install_file is None:
+            return None
+        stat = self.flux_install_file.stat()
+        mark = (stat.st_mtime_ns, stat.st_size)
+        cached = self._flux_file
+        if cached is not None and cached[0] == mark:
+            return cached[1]
+        text = self.flux_install_file.read_text()
+        self._flux_file = (mark, text)
+        return text
 
     def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
         """New passwords for the cluster's principals, as the Secrets manifest."""

@@ -197,3 +197,13 @@ def test_a_prepared_script_packs_as_build_script_and_checks_added_names_first() 
             prepared.with_files(clash)
     with pytest.raises(bootstrap.BootstrapError, match="plain name"):
         prepared.with_files({"../x": "x"})
+
+
+@pytest.mark.parametrize("content", [
+    "M", "M\n", "\nM", "x\nM\ny", "xM\n", "Mx", "x\nMM\n", "x\nM\r\n", "", "\n", "\n\n",
+    "M\nM", "a\nb\nM", "M\n\n", " M", "x\nM",
+])
+def test_collides_finds_the_marker_as_a_whole_line_exactly_as_splitting_would(
+        content: str) -> None:
+    assert heredoc.collides("M", [content]) == ("M" in content.split("\n"))
+    assert heredoc.collides("M", ["other", content]) == ("M" in content.split("\n"))

@@ -17,7 +17,7 @@ from cluster_manager.api.errors import Gone, Unauthorized
 from cluster_manager.vocabulary import STATUS_APP as STATUS
 from config_store import uuids
 from harness.servers import Api
-from harness.stack import Stack, clone_url, git
+from harness.stack import Stack, clone_url, git, wait_for
 from tests.cluster_manager.api.conftest import Cluster
 
 
@@ -177,10 +177,13 @@ def test_a_template_that_fails_rotates_nothing_and_leaves_the_url_usable(
     r = stack.admin.put(entry, json=broken)
     assert r.status_code in (200, 201, 204), r.text
     try:
-        refused = Api("").get(url)
-        assert refused.status_code == 503 and "unusable" in refused.json()["error"]
+        # the template is followed through notify: the change applies within its delay
+        (refused,) = wait_for(lambda: (r := Api("").get(url)).status_code == 503 and (r,), 10,
+                              "the broken template in use")  # (a 503 Response is falsy)
+        assert "unusable" in refused.json()["error"]
         sync = Api(stack.store.url, working["edge-sync-credentials"])
         assert sync.get("/v2/whoami/uuid").status_code == 200  # nothing rotated
     finally:
         stack.admin.put(entry, json=template)
-    assert Api("").get(url).status_code == 200  # the URL was not used up
+    # the URL was not used up: it serves once the working template is back
+    wait_for(lambda: Api("").get(url).status_code == 200, 10, "the script")
