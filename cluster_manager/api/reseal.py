@@ -22,9 +22,8 @@ from serving.periodic import Periodic
 from .. import escrow, sealing
 from ..gitrepo import ChangeSet
 from ..vocabulary import CONFIG_APP
-from ..yamldocs import render_document
 from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .secrets import SecretService, document
+from .secrets import SecretService
 
 log = logging.getLogger(__name__)
 INTERVAL = 10.0
@@ -89,9 +88,9 @@ class Resealer:
                 fingerprint: str) -> tuple[str | None, Stale]:
         """Seal ``stale`` again, every file in one commit; each key only if the repo still
         holds the ciphertext it held when read. Records (and returns) those re-sealed."""
-        keeper, repos = self.secrets.escrow, self.secrets.repos
+        keeper, repos, docs = self.secrets.escrow, self.secrets.repos, self.secrets.documents
         assert keeper is not None
-        held = {path: document(content) for path, content in repos.read_dir(
+        held = {path: docs.parse(content) for path, content in repos.read_dir(
             cluster, sealing.manifest.SECRETS_DIR).items()}
         by_file: dict[str, list[tuple[escrow.SealedKey, str | None, str]]] = {}
         for r in stale:
@@ -103,14 +102,14 @@ class Resealer:
 
         def edit_for(keys: list[tuple[escrow.SealedKey, str | None, str]]) -> Any:
             def edit(old: bytes | None) -> str | None:
-                doc, changed = document(old), []
+                doc, changed = docs.parse(old), []
                 for r, was, ciphertext in keys:
                     if was is not None and _sealed(doc, r.key) == was:
                         doc = sealing.merge_key(doc, r.namespace, r.name, r.key, ciphertext,
                                                 r.scope)
                         changed.append(r)
                 done[:] = [d for d in done if d not in changed] + changed
-                return render_document(doc) if doc is not None else None
+                return docs.render(doc) if doc is not None else None
             return edit
 
         change = ChangeSet(edits={path: edit_for(keys) for path, keys in by_file.items()})

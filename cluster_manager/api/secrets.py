@@ -22,9 +22,9 @@ from ..escrow import Escrow
 from ..gitrepo import ChangeSet
 from ..setup_status import SetupStatus
 from ..vocabulary import STATUS_APP
-from ..yamldocs import load_documents, render_document
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
+from .secret_documents import SecretDocuments
 from .sync_state import secret_unsealed
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class SecretService:
         self.reseal_problems: dict[str, str] = {}
         """Why the last re-seal of a cluster failed (set by :mod:`.reseal` on the leader)."""
         self._keys = TTLCache(key_ttl, max_items=4096)
+        self.documents = SecretDocuments()
+        """Secret files parsed and rendered, remembered: a burst of seals parses once."""
 
     def _sealing_key(self, cluster: str) -> tuple[Any, str]:
         """The public key to seal to and its fingerprint (checks the cluster is commissioned
@@ -91,8 +93,8 @@ class SecretService:
             return None
 
         def edit(old: bytes | None) -> str:
-            return render_document(sealing.merge_key(document(old), namespace, name, key,
-                                                     ciphertext, scope))
+            return self.documents.render(sealing.merge_key(
+                self.documents.parse(old), namespace, name, key, ciphertext, scope))
 
         commit = self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
         if self.escrow is not None:
@@ -115,8 +117,8 @@ class SecretService:
             return None
 
         def edit(old: bytes | None) -> str | None:
-            doc = sealing.remove_key(document(old), key)
-            return None if doc is None else render_document(doc)
+            doc = sealing.remove_key(self.documents.parse(old), key)
+            return None if doc is None else self.documents.render(doc)
 
         commit = self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
         if self.escrow is not None:
@@ -145,7 +147,7 @@ class SecretService:
         for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
                                     .items()):
             try:
-                summary = _summary(document(content))
+                summary = _summary(self.documents.parse(content))
             except sealing.SealingError as exc:
                 found.append({"path": path, "error": str(exc)})
                 continue
@@ -235,13 +237,3 @@ def _summary(doc: dict[str, Any] | None) -> dict[str, Any]:
     return {"namespace": namespace, "name": name, "scope": sealing.manifest_scope(doc),
             "keys": keys}
 
-
-def document(content: bytes | None) -> dict[str, Any] | None:
-    """The first YAML document of a secret file (None if absent or empty)."""
-    if not content:
-        return None
-    try:
-        docs = load_documents(content)
-    except Exception as exc:  # unparsable YAML in the repo
-        raise sealing.ManifestError(f"unparsable YAML: {exc}") from exc
-    return docs[0] if docs else None

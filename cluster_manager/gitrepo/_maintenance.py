@@ -17,7 +17,13 @@ from pathlib import Path
 
 import pygit2
 
-from cluster_manager.gitrepo._pack import RawObject, pack_ids, write_pack
+from cluster_manager.gitrepo._pack import (
+    PackRecord,
+    pack_ids,
+    pack_record,
+    whole_records,
+    write_records,
+)
 from cluster_manager.gitrepo._refs import break_if_stale
 
 SMALL_PACK_BYTES = 1 << 20
@@ -61,6 +67,16 @@ def _size(idx: Path) -> int:
         return 0
 
 
+def _records(repo: pygit2.Repository, idx: Path) -> dict[bytes, PackRecord]:
+    """The pack's objects as records: copied as stored when it holds no delta (ours never
+    do), else read whole and packed again."""
+    found = whole_records(idx)
+    if found is not None:
+        return found
+    return {raw: pack_record(int(otype), data) for raw in pack_ids(idx)
+            for otype, data in [repo.odb.read(pygit2.Oid(raw=raw))]}
+
+
 def merge_small_packs(repo: pygit2.Repository, min_count: int = 32) -> int:
     """Merge the small packs if there are at least ``min_count``; return how many were merged."""
     pack_dir = Path(repo.path) / "objects" / "pack"
@@ -80,13 +96,11 @@ def merge_small_packs(repo: pygit2.Repository, min_count: int = 32) -> int:
         break_if_stale(lock, 120.0)
         return 0  # someone else is merging
     try:
-        objects: dict[bytes, RawObject] = {}
+        records: dict[bytes, PackRecord] = {}
         for idx in candidates:
-            for raw in pack_ids(idx):
-                if raw not in objects:
-                    otype, data = repo.odb.read(pygit2.Oid(raw=raw))
-                    objects[raw] = (int(otype), data)
-        write_pack(pack_dir, objects)
+            for raw, record in _records(repo, idx).items():
+                records.setdefault(raw, record)
+        write_records(pack_dir, records)
         for idx in candidates:
             for suffix in (".idx", ".pack", ".rev", ".bitmap"):
                 with contextlib.suppress(FileNotFoundError):

@@ -18,6 +18,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 RawObject = tuple[int, bytes]  # (git object type: 1 commit, 2 tree, 3 blob, 4 tag; content)
+PackRecord = tuple[bytes, int]
+"""One object as a pack stores it (type and size header, then the zlib stream) and the
+CRC-32 of those bytes, as the index keeps it: a whole object's record can move to another
+pack unchanged."""
+_WHOLE_TYPES = frozenset((1, 2, 3, 4))  # deltas (6, 7) name their base by position or id
 
 
 def git_hash(otype: int, data: bytes) -> bytes:
@@ -28,18 +33,59 @@ def git_hash(otype: int, data: bytes) -> bytes:
 
 def write_pack(pack_dir: Path, objects: Mapping[bytes, RawObject]) -> str:
     """Store ``objects`` (raw id → object) as one pack in ``pack_dir``; return its base name."""
-    body = bytearray(b"PACK" + struct.pack(">II", 2, len(objects)))
+    return write_records(pack_dir, {raw: pack_record(otype, data)
+                                    for raw, (otype, data) in objects.items()})
+
+
+def pack_record(otype: int, data: bytes) -> PackRecord:
+    """``data`` stored as ``otype``, deflated (fast level), as one pack record."""
+    record = _header(otype, len(data)) + zlib.compress(data, 1)
+    return record, zlib.crc32(record)
+
+
+def write_records(pack_dir: Path, records: Mapping[bytes, PackRecord]) -> str:
+    """Store already packed ``records`` (raw id → record) as one pack; return its base name."""
+    parts = [b"PACK" + struct.pack(">II", 2, len(records))]
     entries: list[tuple[bytes, int, int]] = []  # raw id, crc32, offset
-    for raw, (otype, data) in objects.items():
-        record = _header(otype, len(data)) + zlib.compress(data, 1)
-        entries.append((raw, zlib.crc32(record), len(body)))
-        body += record
+    offset = len(parts[0])
+    for raw, (record, crc) in records.items():
+        entries.append((raw, crc, offset))
+        parts.append(record)
+        offset += len(record)
+    body = b"".join(parts)
     checksum = hashlib.sha1(body, usedforsecurity=False).digest()
-    body += checksum
     name = f"pack-{checksum.hex()}"
-    _write_file(pack_dir / f"{name}.pack", bytes(body))
+    _write_file(pack_dir / f"{name}.pack", body + checksum)
     _write_file(pack_dir / f"{name}.idx", _index(entries, checksum))
     return name
+
+
+def whole_records(idx_path: Path) -> dict[bytes, PackRecord] | None:
+    """Every object of the pack indexed by ``idx_path`` as its stored record, to copy into
+    another pack without inflating and deflating it again; None when the pack holds a delta
+    (a record that cannot move alone) or is not one we can read this way."""
+    data = idx_path.read_bytes()
+    pack = idx_path.with_suffix(".pack").read_bytes()
+    if data[:8] != b"\xfftOc\x00\x00\x00\x02" or pack[:8] != b"PACK\x00\x00\x00\x02":
+        return None
+    count = struct.unpack_from(">I", data, 8 + 255 * 4)[0]
+    ids_at = 8 + 256 * 4
+    crcs_at = ids_at + 20 * count
+    small_at = crcs_at + 4 * count
+    small = struct.unpack_from(f">{count}I", data, small_at)
+    large_at = small_at + 4 * count
+    offsets = [struct.unpack_from(">Q", data, large_at + 8 * (o & 0x7FFFFFFF))[0]
+               if o & 0x80000000 else o for o in small]
+    crcs = struct.unpack_from(f">{count}I", data, crcs_at)
+    order = sorted(range(count), key=offsets.__getitem__)
+    ends = [offsets[i] for i in order[1:]] + [len(pack) - 20]
+    found: dict[bytes, PackRecord] = {}
+    for i, end in zip(order, ends, strict=True):
+        record = pack[offsets[i]:end]
+        if not record or (record[0] >> 4) & 7 not in _WHOLE_TYPES:
+            return None
+        found[data[ids_at + 20 * i:ids_at + 20 * (i + 1)]] = (record, crcs[i])
+    return found
 
 
 def pack_ids(idx_path: Path) -> list[bytes]:

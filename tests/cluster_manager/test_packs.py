@@ -11,7 +11,7 @@ import pytest
 from cluster_manager.gitrepo import ChangeSet, RepoWriter, _tree, ensure_bare_repo, read_file
 from cluster_manager.gitrepo._build import build_commit
 from cluster_manager.gitrepo._maintenance import geometric_rollup, merge_small_packs
-from cluster_manager.gitrepo._pack import git_hash, pack_ids, write_pack
+from cluster_manager.gitrepo._pack import git_hash, pack_ids, whole_records, write_pack
 from harness.gitcli import bare, files_at, fsck_clean, git
 
 
@@ -120,3 +120,53 @@ def test_remembered_trees_match_what_was_written(tmp_path: Path) -> None:
         remembered = _tree._PARSED.get(bytes.fromhex(tree))
         assert remembered is not None
         assert remembered == _tree._parse(r.odb.read(pygit2.Oid(hex=tree))[1])
+
+
+def test_merging_copies_our_records_as_stored(tmp_path: Path) -> None:
+    """Our packs hold whole objects: a merge copies their records byte for byte, and the
+    merged pack is one git indexes exactly as we did."""
+    repo = tmp_path / "r.git"
+    w = RepoWriter(repo, max_small_packs=1000)
+    for i in range(3):
+        w.apply(ChangeSet(writes={f"f{i}": str(i) * 1000}), f"c{i}")
+    before = {}
+    for idx in _packs(repo):
+        found = whole_records(idx)
+        assert found is not None and sorted(found) == sorted(pack_ids(idx))
+        before |= found
+    assert merge_small_packs(pygit2.Repository(str(repo)), min_count=2) == 3
+    (merged,) = _packs(repo)
+    assert whole_records(merged) == before  # the same records, moved unchanged
+    git("index-pack", "-o", tmp_path / "git.idx", merged.with_suffix(".pack"))
+    assert (tmp_path / "git.idx").read_bytes() == merged.read_bytes()
+    fsck_clean(repo)
+
+
+def test_a_pack_git_wrote_with_deltas_is_merged_object_by_object(tmp_path: Path) -> None:
+    """A pack from git (a push) may hold deltas, which cannot move alone: its objects are
+    read whole and packed again, and none is lost."""
+    repo = tmp_path / "r.git"
+    w = RepoWriter(repo, max_small_packs=1000)
+    for i in range(4):  # bigger than theirs, so the geometric rule merges every pack
+        w.apply(ChangeSet(writes={f"ours{i}": os.urandom(4000).hex()}), f"ours{i}")
+    work = tmp_path / "work"
+    git("init", "-q", work)
+    text = "".join(f"line {n}\n" for n in range(200))
+    for i in range(3):
+        (work / "big.txt").write_text(text + f"edit {i}\n")
+        git("-C", work, "add", "big.txt")
+        git("-C", work, "commit", "-q", "-m", f"v{i}")
+    git("-C", work, "repack", "-a", "-d", "-f", "-q")
+    (theirs,) = (work / ".git" / "objects" / "pack").glob("pack-*.idx")
+    assert "chain length" in git("verify-pack", "-v", theirs)  # git stored deltas
+    assert whole_records(theirs) is None
+    for suffix in (".pack", ".idx"):
+        target = repo / "objects" / "pack" / theirs.with_suffix(suffix).name
+        target.write_bytes(theirs.with_suffix(suffix).read_bytes())
+    wanted = pack_ids(theirs)
+    assert merge_small_packs(pygit2.Repository(str(repo)), min_count=2) == 5
+    (merged,) = _packs(repo)
+    assert whole_records(merged) is not None and set(wanted) <= set(pack_ids(merged))
+    for raw in wanted:
+        assert bare(repo, "cat-file", "-e", raw.hex()) == ""
+    fsck_clean(repo)
