@@ -21,13 +21,16 @@ from .status import StatusReporter, utc_now
 log = logging.getLogger(__name__)
 
 SELF_LINK = ("source.toolkit.fluxcd.io/v1", "gitrepositories", "self-link")
+RECONNECT_DELAY = (5.0, 30.0)
+"""Seconds (drawn evenly) before the notify WebSocket connects again: after a Config Store
+restart, 10,000 edges come back over 25 s (400 a second), not all in the same 2 s."""
 
 
 class Agent:
     """Edge Sync for one cluster: start it, let it run, stop it."""
 
     def __init__(self, settings: Settings, cs: ConfigStoreClient, kube: Kube, namespace: str,
-                 *, reconnect_delay: tuple[float, float] = (5.0, 7.0)) -> None:
+                 *, reconnect_delay: tuple[float, float] = RECONNECT_DELAY) -> None:
         self.settings = settings
         self.kube = kube
         self.namespace = namespace

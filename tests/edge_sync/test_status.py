@@ -24,9 +24,12 @@ def _client(store_url: str, edge: Edge) -> ConfigStoreClient:
 
 
 def test_backoff_doubles_and_caps() -> None:
-    backoff = Backoff(5, 320)
+    backoff = Backoff(5, 320, jitter=0)
     assert [backoff.delay(n) for n in range(9)] == [0, 5, 10, 20, 40, 80, 160, 320, 320]
     assert backoff.delay(10_000) == 320
+    jittered = [Backoff(5, 320).delay(3) for _ in range(200)]
+    assert all(15 <= d <= 20 for d in jittered)  # up to a quarter less, never more
+    assert max(jittered) - min(jittered) > 2  # spread: edges failing together retry apart
 
 
 def test_only_changed_keys_are_patched_and_others_kept(
