@@ -58,10 +58,13 @@ class NameClaims:
         entry, _ = self.cs.get_config_with_etag(APP, claim_object(name))
         return _cluster(entry)
 
-    def claim(self, name: str, cluster: str) -> str | None:
+    def claim(self, name: str, cluster: str, *, fresh: bool = False) -> str | None:
         """Claim ``name`` for ``cluster``; None when it holds the name (now or already),
-        else the cluster that holds it."""
+        else the cluster that holds it. ``fresh``: the name was probably never claimed (a
+        new cluster), so its claim object is created first instead of after a 404."""
         obj = claim_object(name)
+        if fresh:
+            self.cs.create_object(CLASS, obj)
         for _ in range(3):  # a holder releasing meanwhile lets the next attempt win
             try:
                 self.cs.put_config(APP, obj, {"cluster": cluster, "name": name},

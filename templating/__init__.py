@@ -54,6 +54,8 @@ def _text(value: Any) -> str:
 
 def render_string(template: str, context: Any) -> Any:
     """Render one string: a lone placeholder yields the raw value (possibly missing)."""
+    if "{{" not in template:  # most strings of a template: nothing to scan for
+        return template
     whole = _PLACEHOLDER.fullmatch(template)
     if whole:
         value = _resolve(whole[1], context)

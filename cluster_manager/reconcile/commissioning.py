@@ -159,7 +159,7 @@ def _check_central_repos(job: Job, env: Env, template: object) -> str | None:
 
 def claim_name(job: Job, env: Env) -> None:
     """The name, claimed for this cluster (:class:`InvalidConfig` if another holds it)."""
-    holder = env.claims.claim(job.spec["name"], job.cluster)
+    holder = env.claims.claim(job.spec["name"], job.cluster, fresh=job.status.name is None)
     if holder is not None:
         raise InvalidConfig(f"the name {job.spec['name']!r} is used by cluster {holder}")
 

@@ -42,9 +42,13 @@ def test_commissioning_writes_status_twice_and_nothing_before_validation(
     assert cs.count("patch_config", STATUS_APP) == 2  # Provisioning, then Ready with progress
     writes = [(name, args[0]) for name, args in cs.calls
               if name in ("put_config", "patch_config", "create_principal", "add_member")]
-    assert writes[:4] == [("put_config", uuids.App.EdgeClusterConfiguration),  # the test's
-                          ("put_config", CLAIM_APP), ("put_config", CLAIM_APP),  # 404, then
+    assert writes[:3] == [("put_config", uuids.App.EdgeClusterConfiguration),  # the test's
+                          ("put_config", CLAIM_APP),  # one claim: its object made first
                           ("patch_config", STATUS_APP)]  # Provisioning, before any creation
+    calls = [name for name, _ in cs.calls]
+    claim = next(i for i, (name, args) in enumerate(cs.calls)
+                 if name == "put_config" and args[0] == CLAIM_APP)
+    assert calls[claim - 1] == "create_object"  # a new cluster's claim never meets a 404
 
 
 def test_an_invalid_entry_is_recorded_as_failed_and_creates_nothing(
