@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from config_store.client import ConfigStoreClient, NotifyClient
+from edge_sync.agent import RECONNECT_DELAY
 from edge_sync.deployments import ClusterInfo, DeploymentSync
 
 THREAD_STACK = 512 * 1024
@@ -60,7 +61,7 @@ class Fleet:
             for first in range(0, len(clusters), wave):
                 batch = []
                 for i in range(first, min(first + wave, len(clusters))):
-                    notify = NotifyClient(clients[i], reconnect_delay=(1.0, 2.0))
+                    notify = NotifyClient(clients[i], reconnect_delay=RECONNECT_DELAY)
                     sync = DeploymentSync(notify, None,  # type: ignore[arg-type]  # never run
                                           clusters[i], ClusterInfo(f"edge-{i}"), lambda _: None)
                     sync.subscribe()

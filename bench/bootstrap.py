@@ -33,7 +33,7 @@ from harness.servers import Api
 from harness.stack import create_cluster, start_stack, status, wait_for
 from templating import render
 
-TARGETS = {"get_p50_ms": 10}
+TARGETS = {"get_p50_ms": 5}
 
 
 def _fetch(manager: Api, cluster: str) -> tuple[float, float, str]:

@@ -51,7 +51,8 @@ NAMESPACE = "bench"
 KEYS_PER_SECRET = 4
 """Default keys per secret (``--secrets / --secret-names``): a credential has a few keys."""
 ACS_NAMES = 64  # scope labels the ACS-pattern seals cycle through
-TARGETS = {"secrets_per_s": 500, "ratio_vs_acs": 30}
+TARGETS = {"secrets_per_s": 800, "p99_ms": 100, "cluster_manager_cpu_ms_per_op": 1.2,
+           "ratio_vs_acs": 30}
 
 
 def _cluster(stack: Stack, key: rsa.RSAPrivateKey) -> str:
@@ -194,8 +195,13 @@ def main() -> None:
         "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, args.secrets),
         "cpus": os.cpu_count(),
         "targets": TARGETS,
-        "targets_met": {"secrets_per_s": rate >= TARGETS["secrets_per_s"],
-                        "ratio_vs_acs": rate / acs >= TARGETS["ratio_vs_acs"]},
+        "targets_met": {
+            "secrets_per_s": rate >= TARGETS["secrets_per_s"],
+            "p99_ms": (pct(latencies, 99) or 0) < TARGETS["p99_ms"],
+            "cluster_manager_cpu_ms_per_op": (
+                cpu_ms_per_op(cpu_before, cpu_after, args.secrets)["cluster_manager"] or 0)
+            <= TARGETS["cluster_manager_cpu_ms_per_op"],
+            "ratio_vs_acs": rate / acs >= TARGETS["ratio_vs_acs"]},
     }
     print(json.dumps(result))
 
