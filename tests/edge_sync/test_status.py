@@ -64,7 +64,7 @@ def test_newer_value_supersedes_a_pending_retry(
         sub = notify.watch(STATUS, edge.uuid, record)
         assert sub.wait_initial(10)
         now = [0.0]
-        reporter = StatusReporter(up, edge.uuid, backoff=Backoff(5, 320),
+        reporter = StatusReporter(up, edge.uuid, backoff=Backoff(5, 320, jitter=0),
                                   clock=lambda: now[0])
         reporter.update(hosts=HOSTS_A)
         assert reporter.flush().sent == ("hosts",)  # first write works...

@@ -73,7 +73,9 @@ def test_claim_name_takes_a_free_name_once(env: Env, cs: FakeConfigDB) -> None:
     steps.claim_name(job(), env)
     steps.claim_name(job(), env)  # again: still ours
     assert env.claims.holder("line-1") == C1
-    assert cs.count("create_object") == 1
+    # a new cluster's claim object is made before its claim (idempotent), never after a 404
+    assert [name for name, _ in cs.calls if name in ("create_object", "put_config")] == [
+        "create_object", "put_config", "create_object", "put_config"]
 
 
 def test_claim_name_refuses_a_name_another_cluster_holds(env: Env) -> None:
