@@ -79,16 +79,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_seconds, exit_on_sigterm, pct
 from bench._edges import Fleet, census, enough_fds
+from bench._fleet_setup import fake_hosts, owner, setup_fleet
 from bench._storage import BenchStorage, add_database_arg, bench_storage
-from cluster_manager.reconcile.seeding import seed
 from config_store import uuids
 from config_store.client import ConfigStoreClient
 from edge_sync import __version__
-from edge_sync.hosts import hosts
 from edge_sync.retry import Backoff
 from edge_sync.status import StatusReporter, utc_now
 from harness.certs import certificate
-from harness.kube import node
 from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess, ServiceProcess
 
 STATUS = uuids.App.EdgeClusterStatus
@@ -119,67 +117,6 @@ class Samples:
     errors: int = 0
     missed: int = 0
     """Reports due before the end of the load that it never started (a server too slow)."""
-
-
-# -- setup -------------------------------------------------------------------------------
-def owner(i: int, workers: int, principals: int) -> int:
-    """The principal edge ``i`` (run by worker ``i % workers``) writes as.
-
-    Chosen so each principal's client serves as few workers as possible: its keep-alive
-    pool then holds few connections (about ``max(workers, principals)`` in all, not
-    ``workers * principals``). With ``principals`` a multiple of ``workers``, one each.
-    """
-    return i % principals if principals >= workers else (i % workers) % principals
-
-
-def _setup(admin: ConfigStoreClient, n: int, principals: int, workers: int,
-           threads: int) -> tuple[list[str], list[tuple[str, str]]]:
-    """N Edge cluster objects, P principals in the Edge Sync group and 2N object-restricted
-    grants. One principal per edge: each created with its group and grants in one request
-    and given a generated password; fewer: argon2 passwords, grants added one by one."""
-    sync_group = seed(admin)["group"]["sync"]["uuid"]
-    clusters = [str(uuid.uuid4()) for _ in range(n)]
-    for start in range(0, n, 2000):
-        chunk = clusters[start:start + 2000]
-        admin.load_dump({"service": uuids.Service.ConfigDB, "version": 2, "objects": {
-            uuids.Class.EdgeCluster: {c: {"name": f"edge-{c[:8]}"} for c in chunk}}})
-
-    def status_grants(cluster: str) -> list[dict[str, Any]]:
-        return [{"permission": perm, "target": STATUS, "object": cluster}
-                for perm in (uuids.ConfigDBPerm.ReadApp, uuids.ConfigDBPerm.WriteApp)]
-
-    if principals == n:
-        def own(i: int) -> tuple[str, str]:
-            name = f"op1sync/fleet-{i}"
-            principal = admin.create_principal(name, klass=uuids.Class.EdgeAccount,
-                                               groups=[sync_group],
-                                               grants=status_grants(clusters[i]))
-            return name, admin.generate_password(principal)
-
-        with ThreadPoolExecutor(threads) as pool:
-            return clusters, list(pool.map(own, range(n)))
-    creds = []
-    for i in range(principals):
-        name, password = f"op1sync/fleet-{i}", f"fleet-password-{i}"
-        admin.create_principal(name, password, klass=uuids.Class.EdgeAccount,
-                               groups=[sync_group])
-        creds.append((name, password))
-    ids = [admin.find_principal(name) for name, _ in creds]
-
-    def grant(i: int) -> None:
-        for g in status_grants(clusters[i]):
-            admin.add_grant(ids[owner(i, workers, principals)], g["permission"], STATUS, False,
-                            clusters[i])
-
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(grant, range(n)))
-    return clusters, creds
-
-
-def _fake_hosts(i: int) -> list[dict[str, Any]]:
-    nodes = [node(f"edge-{i}-{j}", control_plane=j == 0, arch="arm64" if i % 3 else "amd64")
-             for j in range(1 + i % 3)]
-    return hosts(nodes)
 
 
 # -- the fleet ---------------------------------------------------------------------------
@@ -262,7 +199,7 @@ def _run_fleet(stores: list[ServiceProcess], storage: BenchStorage, clusters: li
         connect_s = fleet.open(clusters, [clients[o] for o in owners],
                                [o % replicas for o in owners]) if args.connect else None
         backoff = Backoff(args.interval, args.interval)
-        edges = [Edge(c, StatusReporter(clients[owners[i]], c, backoff=backoff), _fake_hosts(i))
+        edges = [Edge(c, StatusReporter(clients[owners[i]], c, backoff=backoff), fake_hosts(i))
                  for i, c in enumerate(clusters)]
         cert = certificate(0)
         n, w = len(edges), args.workers
@@ -428,7 +365,7 @@ def main() -> None:
         try:
             started = time.monotonic()
             with ConfigStoreClient(stores[0].url, "admin", ADMIN_PASSWORD) as admin:
-                clusters, creds = _setup(admin, args.edges, args.principals, args.workers, 8)
+                clusters, creds = setup_fleet(admin, args.edges, args.principals, args.workers, 8)
             setup_s = time.monotonic() - started
             fleet = _run_fleet(stores, storage, clusters, creds, args)
             naive = _naive(stores[0], clusters, creds, args.samples) if args.samples else {}

@@ -60,6 +60,7 @@ class DesiredState:
         with self._lock:
             self._known = self._known or delta.full
             return self._configs.apply(delta)
+
     def replace_template(self, template: Any) -> bool:
         """Take the Flux template; True when it changed after the first delivery."""
         with self._lock:
