@@ -21,6 +21,9 @@ from typing import Any
 from . import dbfile
 from .queries import Reader, Writer
 
+IDLE_CONNECTIONS = 4
+"""Transaction connections kept open for the next write or snapshot."""
+
 
 class SQLiteDialect:
     """SQLite's JSON functions for searches; entries are stored as text only."""
@@ -120,7 +123,9 @@ class SQLiteStorage:
         self.path = path
         self._synchronous = "FULL" if durable else "NORMAL"
         self.description = f"sqlite:///{path}"
-        self._local = threading.local()
+        self._readers: dict[int, sqlite3.Connection] = {}
+        self._idle: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
         self._write_lock = threading.Lock()
         dbfile.prepare(path, _initialise)
         try:
@@ -144,32 +149,58 @@ class SQLiteStorage:
         conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
+    def _reader_conn(self) -> sqlite3.Connection:
+        """The connection of this OS thread, for single autocommit statements only.
+
+        Keyed by the OS thread, not ``threading.local``: under gevent that is one per
+        greenlet, so 10,000 keep-alive clients held 10,000 connections (and ran out of
+        file descriptors). Greenlets of one thread may share it: a statement runs to its end
+        without yielding, and no transaction is ever left open on it.
+        """
+        thread = threading.get_native_id()
+        conn = self._readers.get(thread)
         if conn is None:
-            conn = self._local.conn = self._connect()
+            conn = self._connect()
+            with self._conns_lock:
+                conn = self._readers.setdefault(thread, conn)
         return conn
+
+    @contextmanager
+    def _borrowed(self) -> Iterator[sqlite3.Connection]:
+        """A connection of its own for one transaction, kept for the next when returned."""
+        with self._conns_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._connect()
+        try:
+            yield conn
+        finally:
+            with self._conns_lock:
+                keep = len(self._idle) < IDLE_CONNECTIONS
+                if keep:
+                    self._idle.append(conn)
+            if not keep:
+                conn.close()
 
     def reader(self) -> Reader:
         """Queries on this thread's connection (autocommit snapshot per statement)."""
-        return Reader(SQLiteSql(self._conn()))
+        return Reader(SQLiteSql(self._reader_conn()))
 
     @contextmanager
     def snapshot(self) -> Iterator[Reader]:
         """Queries that all see one state of the database."""
-        conn = self._conn()
-        conn.execute("BEGIN")
-        try:
-            yield Reader(SQLiteSql(conn))
-        finally:
-            conn.execute("COMMIT")
+        with self._borrowed() as conn:
+            conn.execute("BEGIN")
+            try:
+                yield Reader(SQLiteSql(conn))
+            finally:
+                conn.execute("COMMIT")
 
     @contextmanager
     def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
         """One serialised write transaction; rolled back if the block raises (``entry`` is
         read when the block asks: a local read costs no round trip)."""
-        conn = self._conn()
-        with self._write_lock:
+        with self._write_lock, self._borrowed() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield Writer(SQLiteSql(conn))
@@ -182,4 +213,9 @@ class SQLiteStorage:
         """Nothing is held back: every write commits as its block ends."""
 
     def close(self) -> None:
-        """Nothing to release: connections close with their threads."""
+        """Close the connections held (the process is done with the database)."""
+        with self._conns_lock:
+            held = [*self._readers.values(), *self._idle]
+            self._readers, self._idle = {}, []
+        for conn in held:
+            conn.close()
