@@ -126,17 +126,23 @@ class Restart:
 
     down_at: float | None = None
     up_at: float | None = None
+    cpu_spent: list[float] = field(default_factory=list)
+    """Per store: CPU seconds of the process that was stopped, less what the process that
+    replaced it spent starting (added to the new process's count, the load's CPU in all)."""
 
     def run(self, stores: list[ServiceProcess], at: float, stop: threading.Event) -> None:
         """At monotonic time ``at`` (unless ``stop`` comes first), restart every store."""
         if stop.wait(max(0.0, at - time.monotonic())):
             return
         self.down_at = time.monotonic()
+        old = [cpu_seconds(store.proc.pid) if store.proc else 0.0 for store in stores]
         for store in stores:
             store.stop()
         for store in stores:
             store.start()
         self.up_at = time.monotonic()
+        self.cpu_spent = [before - (cpu_seconds(store.proc.pid) if store.proc else 0.0)
+                          for store, before in zip(stores, old, strict=True)]
 
     def report(self, edges: list[Edge], clients: list[ConfigStoreClient],
                tokens: list[str]) -> dict[str, Any]:
@@ -223,7 +229,9 @@ def _run_fleet(stores: list[ServiceProcess], storage: BenchStorage, clusters: li
         for t in threads:
             t.join()
         elapsed = time.monotonic() - t0
-        cpu = [cpu_seconds(s.proc.pid) - b for s, b in zip(stores, cpu_before, strict=True)
+        carried = restart.cpu_spent or [0.0] * len(cpu_before)  # across the restart
+        cpu = [cpu_seconds(s.proc.pid) - b + c
+               for s, b, c in zip(stores, cpu_before, carried, strict=True)
                if s.proc]
         db_after = storage.server_cpu_seconds()
         db_cpu = db_after - db_before if db_after is not None and db_before is not None else None
