@@ -8,7 +8,7 @@ PORT ?= 8700
 # Browser apps on these origins may call the services (a web app's local development server)
 CORS_ORIGINS ?= http://localhost:5173 http://127.0.0.1:5173
 
-.PHONY: run test test-slow test-replicas lint bench images clean
+.PHONY: run test test-slow test-replicas test-edge edge-tools lint bench images clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,15 +30,24 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/python -m pytest -q -m "not replicas and not slow" --durations=15
+	$(BIN)/python -m pytest -q -m "not replicas and not slow and not edge" --durations=15
 
 # The longest soak tests (a minute each), kept out of `make test` to keep it short.
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m "slow and not replicas" --durations=15
+	$(BIN)/python -m pytest -q -m "slow and not replicas and not edge" --durations=15
 
 # The slower half on PostgreSQL: the Config Store suite again, multi-replica and HA tests.
 test-replicas: $(STAMP)
 	$(BIN)/python -m pytest -q -m replicas --durations=15
+
+# The real edge's toolchain (Kubernetes, etcd, kwok, Flux, Sealed Secrets) built with Go from
+# the versions pinned in harness/edgetools/pins.txt into ~/.cache/fplus-edge (FPLUS_EDGE_CACHE).
+edge-tools: $(STAMP)
+	$(BIN)/python -m harness.edgetools
+
+# End-to-end tests on a real edge control plane, Flux and Sealed Secrets (after edge-tools).
+test-edge: $(STAMP)
+	$(BIN)/python -m pytest -q -m edge --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_store.py

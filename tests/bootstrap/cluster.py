@@ -33,6 +33,7 @@ import yaml
 from harness.kube import node
 from tests.bootstrap.apiserver import KubectlKubernetes
 from tests.edge_sync.emulator import KubeHarness
+from tests.toolchain import path_with
 
 CRDS = "apiextensions.k8s.io/v1/customresourcedefinitions"
 DEPLOYMENTS = "apps/v1/deployments"
@@ -220,7 +221,7 @@ class EdgeCluster:
 
     # ------------------------------------------------------------------ running
     def env(self, path: str | None = None) -> dict[str, str]:
-        return {"PATH": path if path is not None else os.environ["PATH"],
+        return {"PATH": path if path is not None else path_with("kubectl"),
                 "HOME": str(self.home), "LANG": "C.UTF-8", "TMPDIR": str(self.scratch),
                 "KUBECONFIG": str(self.kubeconfig)}
 

@@ -8,7 +8,6 @@ a temp dir that points at the repository's directories.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,15 +16,15 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.toolchain import tool
+
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 Objects = list[dict[str, Any]]
 
 
 def kustomize(directory: Path) -> Objects:
     """Every object ``kubectl kustomize directory`` prints (it must succeed)."""
-    kubectl = shutil.which("kubectl")
-    assert kubectl, "kubectl is needed to build deploy/ (.ci/run installs kubernetes-client)"
-    done = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True,
+    done = subprocess.run([tool("kubectl"), "kustomize", str(directory)], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, f"kubectl kustomize {directory} failed:\n{done.stderr}"
     return [doc for doc in yaml.safe_load_all(done.stdout) if doc]

@@ -11,7 +11,6 @@ namespace that is not created.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from cluster_manager.reconcile.seeding import EDGE_CLUSTER_CHART
 from config_store import uuids
 from tests.manifests.crds import CustomResource
 from tests.manifests.samples import CONTEXTS, objects, render_flux, write_repo
+from tests.toolchain import tool
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
@@ -160,9 +160,7 @@ def test_every_variant_validates(variant: tuple[dict[str, Any], bool], context_n
     # everything lives in the cluster's namespace (made by the bootstrap script) or in one
     # this tree creates
     assert namespaces <= {context["namespace"]} | created
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not installed, so kustomize cannot run")
+    kubectl = tool("kubectl")
     write_repo(tmp_path / "repo", rendered)
     built = subprocess.run([kubectl, "kustomize", str(tmp_path / "repo")], capture_output=True,
                            text=True, timeout=120, check=False,

@@ -10,24 +10,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.manifests.samples import objects, write_repo
-
-KUBECTL = shutil.which("kubectl")
+from tests.toolchain import tool
 
 
 def _canonical(docs: list[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(doc, sort_keys=True) for doc in docs)
 
 
-@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed, so kustomize cannot run")
 def test_kubectl_kustomize_builds_the_repo(rendered: dict[str, list[dict[str, Any]]],
                                            tmp_path: Path) -> None:
     repo = tmp_path / "repo"
@@ -36,8 +32,8 @@ def test_kubectl_kustomize_builds_the_repo(rendered: dict[str, list[dict[str, An
                                  "edo/cluster/sealed-secrets-upstream.yaml",
                                  "edo/cluster/sealed-secrets.yaml", "edo/cluster/self-link.yaml"]
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")}
-    result = subprocess.run([KUBECTL, "kustomize", str(repo)], capture_output=True, text=True,
-                            env=env, timeout=120, check=False)
+    result = subprocess.run([tool("kubectl"), "kustomize", str(repo)], capture_output=True,
+                            text=True, env=env, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     built = [doc for doc in yaml.safe_load_all(result.stdout) if doc is not None]
     # kustomize changes nothing (no transformers): same objects, only reordered
