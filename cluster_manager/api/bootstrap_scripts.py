@@ -27,6 +27,7 @@ from config_store import uuids
 from config_store.client import ConfigStoreClient
 from templating import TemplateError, render
 
+from ..flux_exports import FluxExport, FluxExportError, read_flux_export
 from ..setup_status import SetupStatus
 from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
 from .errors import NotFound, Unavailable
@@ -55,7 +56,7 @@ class ScriptBuilder:
         self.template = FollowedEntry(cs, uuids.App.BootstrapScript, uuids.App.BootstrapScript)
         self._lock = threading.Lock()
         self._scripts: OrderedDict[tuple[Any, ...], bootstrap.Script] = OrderedDict()
-        self._flux_file: tuple[tuple[int, int], str] | None = None
+        self._flux_file: tuple[tuple[int, int], FluxExport] | None = None
 
     def build(self, cluster: str, setup: SetupStatus, *,
               redeem: Callable[[], None] | None = None,
@@ -104,19 +105,20 @@ class ScriptBuilder:
         return script
 
     def _render(self, cluster: str, setup: SetupStatus, entry: Any,
-                flux: str | None) -> bootstrap.Script:
+                flux: FluxExport | None) -> bootstrap.Script:
         if not isinstance(entry, dict):
             raise Unavailable("no Bootstrap script template is configured")
         context = {"uuid": cluster, "name": setup.name, "namespace": setup.namespace,
                    "files": bootstrap.PLACEHOLDER, "timeout": self.wait_timeout,
-                   "flux": {"version": FLUX_VERSION,
+                   # the embedded export's own version, else the pinned release's
+                   "flux": {"version": flux.version.lstrip("v") if flux else FLUX_VERSION,
                             # an embedded export is applied instead: no URL off this stack
                             "install_url": "" if flux is not None else FLUX_INSTALL_URL,
                             "secret": FLUX_SECRET},
                    "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
         files = {"self-link.yaml": setup.self_link or ""}
         if flux is not None:
-            files["flux-system.yaml"] = flux
+            files["flux-system.yaml"] = flux.text
         try:
             script = bootstrap.prepare_script(render(entry, context), files)
             if self.with_credentials:  # its name must be free before anything rotates
@@ -127,8 +129,8 @@ class ScriptBuilder:
             raise Unavailable(f"the Bootstrap script template is unusable: {exc}") from exc
         return script
 
-    def _flux_install(self) -> str | None:
-        """The embedded Flux export's text, read again only when the file changed."""
+    def _flux_install(self) -> FluxExport | None:
+        """The embedded Flux export, read again only when the file changed."""
         if self.flux_install_file is None:
             return None
         stat = self.flux_install_file.stat()
@@ -136,9 +138,13 @@ class ScriptBuilder:
         cached = self._flux_file
         if cached is not None and cached[0] == mark:
             return cached[1]
-        text = self.flux_install_file.read_text()
-        self._flux_file = (mark, text)
-        return text
+        try:
+            export = read_flux_export(self.flux_install_file.read_text(),
+                                      str(self.flux_install_file))
+        except FluxExportError as exc:
+            raise Unavailable(f"the Flux install file is unusable: {exc}") from exc
+        self._flux_file = (mark, export)
+        return export
 
     def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
         """New passwords for the cluster's principals, as the Secrets manifest."""
