@@ -58,11 +58,14 @@ from .api.clusters import ClusterService  # noqa: E402
 from .api.fleet_sync import FleetSync  # noqa: E402
 from .api.repo_heads import RepoHeads  # noqa: E402
 from .api.reseal import Resealer  # noqa: E402
+from .api.sealing_keys import SealingKeys  # noqa: E402
 from .api.secrets import SecretService  # noqa: E402
 from .cluster_repos import ClusterRepos  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
 from .escrow import SCHEMA as ESCROW_SCHEMA  # noqa: E402
 from .escrow import Escrow, SealedKeys  # noqa: E402
+from .keypin import SCHEMA as PINS_SCHEMA  # noqa: E402
+from .keypin import KeyPins  # noqa: E402
 from .leader import MODES, in_turn, make_elector, make_lease, new_identity  # noqa: E402
 from .leader import SCHEMA as LEASE_SCHEMA  # noqa: E402
 from .metrics import Metrics  # noqa: E402
@@ -173,7 +176,7 @@ def _database(settings: Settings) -> Database:
     """The Cluster Manager's database with its tables; one line and exit if unusable."""
     try:
         db = open_database(settings.database)
-        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA + ESCROW_SCHEMA)
+        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA + ESCROW_SCHEMA + PINS_SCHEMA)
     except DatabaseError as exc:
         raise SystemExit(f"{PROG}: {exc}") from None
     return db
@@ -222,12 +225,18 @@ def _serve(args: argparse.Namespace) -> None:
     repos = ClusterRepos(settings, login.user, login.password, ca_file)
     metrics = Metrics()
     claims = NameClaims(cs)
+    keys = SealingKeys(KeyPins(db))
+
+    def forget(cluster: str) -> None:  # a deleted cluster's URLs and pinned key
+        tokens.forget(cluster)
+        keys.forget(cluster)
+
     env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
-              claims, forget_tokens=tokens.forget)
+              claims, forget_tokens=forget)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics,
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
-    secrets = SecretService(cs, repos, escrow=Escrow(SealedKeys(db), keyring))
+    secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), keyring))
     resealer = Resealer(secrets, args.reseal_interval)
     elector = make_elector(lease, settings, new_identity(),
                            in_turn(reconciler.start, resealer.start),

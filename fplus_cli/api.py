@@ -114,6 +114,11 @@ class ManagerApi:
         """Ask the reconciler to write the cluster's repo again."""
         return self.call("POST", f"/v1/cluster/{cluster}/redeploy").json()
 
+    def approve_key(self, cluster: str, fingerprint: str) -> dict[str, Any]:
+        """Pin the sealing key waiting for approval (it must be ``fingerprint``)."""
+        return self.call("POST", f"/v1/cluster/{cluster}/sealing-key/approve",
+                         json={"fingerprint": fingerprint}).json()
+
     def bootstrap_url(self, cluster: str) -> str:
         """A one-time bootstrap URL (the answer is ACS's JSON string)."""
         return str(self.call("POST", f"/v1/cluster/{cluster}/bootstrap-url").json())

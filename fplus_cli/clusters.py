@@ -1,4 +1,4 @@
-"""``fplus cluster …``: create, list, get, wait, bootstrap, redeploy, delete."""
+"""``fplus cluster …``: create, list, get, wait, bootstrap, approve-key, redeploy, delete."""
 
 from __future__ import annotations
 
@@ -166,6 +166,19 @@ def bootstrap(cluster_ref: str, script_file: Path | None) -> None:
         fh.write(script)
     click.echo(f"wrote {script_file}: run `sh {script_file}` where kubectl reaches the edge",
                err=True)
+
+
+@cluster.command("approve-key")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.argument("fingerprint")
+def approve_key(cluster_ref: str, fingerprint: str) -> None:
+    """Approve the new sealing key the edge reports (its FINGERPRINT, as `cluster get`
+    shows under pendingKey: compare it with the edge's controller first). Secrets are sealed
+    and re-sealed to it from then on."""
+    api = manager()
+    answer = api.approve_key(api.resolve(cluster_ref), fingerprint)
+    click.echo(f"{cluster_ref}: sealing key {fingerprint} approved", err=True)
+    click.echo(json.dumps(answer))
 
 
 @cluster.command("redeploy")

@@ -1,4 +1,5 @@
-"""``/v1/cluster/<c>/status``, ``…/bootstrap-url`` and ``…/bootstrap`` (ACS §3.7)."""
+"""``/v1/cluster/<c>/status``, ``…/bootstrap-url`` and ``…/bootstrap`` (ACS §3.7), and
+``…/sealing-key/approve`` (ours: the pinned sealing key, :mod:`..api.sealing_keys`)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ from urllib.parse import quote
 from flask import Blueprint, Response, jsonify, request
 
 from config_store import uuids
+from serving import JSONRejected, loads_checked
 from serving.addresses import is_loopback_url
 
 from ..api.edge_status import read_edge_status
-from ..api.errors import Conflict, NotFound
+from ..api.errors import BadRequest, Conflict, NotFound
+from ..api.sealing_keys import SealingKeys, approved
 from ..api.status_view import cluster_status
 from ..api.sync_state import NOT_COMMISSIONED, UNKNOWN
 from ..setup_status import DELETING, FAILED, SetupStatus
-from ..vocabulary import CONFIG_APP, STATUS_APP
+from ..vocabulary import CONFIG_APP, STATUS_APP, SYNC
 from .context import repo_head, require, require_view, services
+from .params import only_query
 
 bp = Blueprint("clusters", __name__)
 log = logging.getLogger(__name__)
@@ -55,7 +59,12 @@ def status_view(cluster: str) -> dict[str, Any]:
     edge = read_edge_status(api.cs, cluster)
     view = cluster_status(setup, edge, datetime.now(UTC), api.liveness,
                           head=repo_head(cluster) if setup.ready else None)
-    secrets = api.secrets.summary(cluster, edge) if setup.ready else None
+    if not setup.ready:
+        return view
+    keys = api.secrets.keys.state(cluster, edge)
+    reporter = SYNC.principal_name(setup.name) if setup.name else None
+    view.update(SealingKeys.view(cluster, keys, reporter))
+    secrets = api.secrets.summary(cluster, keys)
     if secrets is not None:
         view["secrets"] = secrets
     return view
@@ -65,6 +74,32 @@ def status_view(cluster: str) -> dict[str, Any]:
 def status(cluster: str) -> Response:
     require_view(cluster)
     return jsonify(status_view(cluster))
+
+
+def approve_sealing_key(cluster: str, fingerprint: Any, by: str) -> dict[str, Any]:
+    """Pin the sealing key waiting for approval if it is ``fingerprint`` (404: unknown
+    cluster; 409: none waits, or another one does; nothing is written on a refusal)."""
+    api = services()
+    _ready_setup(cluster)
+    pin = api.secrets.keys.approve(cluster, fingerprint, by, read_edge_status(api.cs, cluster))
+    log.info("cluster %s: sealing key %s approved by %s", cluster, pin.fingerprint, by)
+    return approved(cluster, pin)
+
+
+@bp.post("/v1/cluster/<cluster:cluster>/sealing-key/approve")
+def approve_key(cluster: str) -> Response:
+    who = require(uuids.EdgePerm.Clusters, cluster)
+    only_query()
+    shape = ('the body must be a JSON object {"fingerprint": "SHA256:…"} naming the key '
+             "waiting for approval (the status's pendingKey), sent as application/json")
+    try:
+        body = loads_checked(request.get_data(cache=False)) if request.is_json else None
+    except JSONRejected as exc:
+        raise BadRequest(f"{shape}: {exc}") from None
+    fingerprint = body.get("fingerprint") if isinstance(body, dict) else None
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise BadRequest(shape)
+    return jsonify(approve_sealing_key(cluster, fingerprint, who.uuid))
 
 
 LOOPBACK_WARNING = ('199 cluster-manager "the bootstrap URL names a loopback address: only this '
@@ -124,6 +159,8 @@ def bootstrap(cluster: str) -> Response:
             cluster, setup,
             redeem=None if tokens is None else lambda: tokens.redeem(cluster, token),
             release=None if tokens is None else lambda: tokens.release(cluster, token))
+        if tokens is not None:  # only a script the operator handed over proves the edge
+            api.secrets.keys.arm(cluster)
     except Exception as exc:
         api.metrics.bootstrap.labels("script", "refused").inc()
         log.info("cluster %s: bootstrap script refused: %s", cluster,

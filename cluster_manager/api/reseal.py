@@ -1,10 +1,12 @@
-"""Re-sealing escrowed secrets when an edge's sealing key changes.
+"""Re-sealing escrowed secrets when a cluster's pinned sealing key changes.
 
-While this replica leads, every ``interval`` seconds, each cluster holding escrowed values is
-compared with the certificate its edge reports: the escrowed keys sealed to any other key
-(new hardware, a lost or renewed controller key, a seal made with a key cached just before
-the change) are sealed again to the reported key, all of them in one commit, and recorded
-as such. A key whose ciphertext in the repo changed since the pass read it (a PUT or a
+While this replica leads, every ``interval`` seconds, every edge's reported certificate is
+applied to its cluster's pin (:mod:`.sealing_keys`), then each cluster holding escrowed
+values is compared with its pinned key: the escrowed keys sealed to any other key (an
+approved new key, a re-bootstrapped edge, a seal made with a key cached just before the
+change) are sealed again to the pinned key, all of them in one commit, and recorded as such.
+A key the edge reports that no one approved is never sealed to: the re-seal waits, and the
+status says why. A key whose ciphertext in the repo changed since the pass read it (a PUT or a
 DELETE meanwhile) is left as that request made it. A crash between the commit and the record
 only means the next pass seals them once more. A certificate that cannot be sealed to (not
 RSA, expired) re-seals nothing; the status says why. One cluster that fails (an altered
@@ -36,11 +38,14 @@ class Resealer:
 
     def __init__(self, secrets: SecretService, interval: float = INTERVAL) -> None:
         self.secrets = secrets
+        self._holding: dict[str, str] = {}
+        """The unapproved key each cluster's edge reports, as last logged."""
         self._loop = Periodic("reseal", interval, self.run_once)
         self.start, self.stop = self._loop.start, self._loop.stop
 
     def run_once(self) -> int:
         """One pass over every cluster holding escrowed values; returns the keys re-sealed."""
+        self.secrets.keys.observe_fleet(self.secrets.cs, lambda: self._loop.stopping)
         keeper = self.secrets.escrow
         if keeper is None or not keeper.enabled:
             return 0
@@ -56,11 +61,12 @@ class Resealer:
         return done
 
     def reseal(self, cluster: str) -> int:
-        """Bring ``cluster``'s escrowed keys to the key its edge reports; the count."""
+        """Bring ``cluster``'s escrowed keys to its pinned key; the count."""
         keeper, cs = self.secrets.escrow, self.secrets.cs
         assert keeper is not None
         if cs.get_config(CONFIG_APP, cluster) is None:
             keeper.records.forget_cluster(cluster)
+            self.secrets.keys.forget(cluster)
             log.info("cluster %s is gone: its sealed-key records and escrowed values are "
                      "forgotten", cluster)
             return 0
@@ -71,18 +77,29 @@ class Resealer:
         pem = (edge or {}).get("kubeseal_cert")
         if not isinstance(pem, str) or not pem:
             return 0
-        public_key = sealing.load_certificate(pem)  # CertificateError: the status says so
-        fingerprint = sealing.public_key_fingerprint(public_key)
+        target = self.secrets.keys.resolve(cluster, pem)  # CertificateError: status says so
+        self._held(cluster, target.pin.pending)
+        fingerprint = target.fingerprint
         stale = [r for r in keeper.records.of_cluster(cluster)
                  if r.envelope is not None and r.fingerprint != fingerprint]
         if not stale:
             return 0
-        commit, done = self._reseal(cluster, stale, public_key, fingerprint)
-        log.info("cluster %s: the edge's sealing key %s is not the one %d escrowed keys were "
+        commit, done = self._reseal(cluster, stale, target.key, fingerprint)
+        log.info("cluster %s: the pinned sealing key %s is not the one %d escrowed keys were "
                  "sealed to (%s): re-sealed %d of them to it in %s", cluster, fingerprint,
                  len(stale), ", ".join(sorted({r.fingerprint for r in stale})), len(done),
                  commit)
         return len(done)
+
+    def _held(self, cluster: str, pending: str | None) -> None:
+        """Log once per key that the edge reports a key the re-seal does not go to."""
+        if pending is not None and self._holding.get(cluster) != pending:
+            log.warning("cluster %s: the edge reports the sealing key %s, which no operator "
+                        "has approved: nothing is re-sealed to it", cluster, pending)
+        if pending is None:
+            self._holding.pop(cluster, None)
+        else:
+            self._holding[cluster] = pending
 
     def _reseal(self, cluster: str, stale: Stale, public_key: Any,
                 fingerprint: str) -> tuple[str | None, Stale]:

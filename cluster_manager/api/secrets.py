@@ -24,6 +24,7 @@ from ..setup_status import SetupStatus
 from ..vocabulary import STATUS_APP
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
+from .sealing_keys import KeyState, SealingKeys
 from .secret_documents import SecretDocuments
 from .sync_state import secret_unsealed
 
@@ -33,14 +34,16 @@ log = logging.getLogger(__name__)
 class SecretService:
     """Seal, remove and list the secrets of commissioned clusters.
 
-    A cluster's sealing key is remembered for ``key_ttl`` seconds after it was read (only
-    successful reads), so a burst of seals does not re-read two entries per secret; a
-    rotated certificate is used from at most that long after Edge Sync reports it.
+    A cluster's sealing key is its pinned key (:mod:`.sealing_keys`), never a certificate
+    the edge reports that no one approved. It is remembered for ``key_ttl`` seconds after
+    it was read (only successful reads), so a burst of seals does not re-read two entries
+    per secret; an approved key is used from at most that long after the approval.
     """
 
-    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, key_ttl: float = 2.0,
-                 escrow: Escrow | None = None) -> None:
-        self.cs, self.repos = cs, repos
+    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, keys: SealingKeys,
+                 key_ttl: float = 2.0, escrow: Escrow | None = None) -> None:
+        self.cs, self.repos, self.keys = cs, repos, keys
+        """The pinned sealing keys: what every seal and re-seal goes to."""
         self.escrow = escrow
         """Where seals are recorded (and, with escrow on, their values kept); None: nowhere."""
         self.reseal_problems: dict[str, str] = {}
@@ -56,14 +59,18 @@ class SecretService:
 
     def _read_sealing_key(self, cluster: str) -> tuple[Any, str]:
         self._commissioned(cluster)
-        key = self._public_key(cluster)
-        return key, sealing.public_key_fingerprint(key)
+        pem = self._certificate(cluster)
+        try:
+            return self.keys.to_seal(cluster, pem)
+        except sealing.CertificateError as exc:
+            raise Unprocessable(f"the sealing certificate of cluster {cluster} is unusable: "
+                                f"{exc}") from exc
 
     def _commissioned(self, cluster: str) -> None:
         if SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster)).commit is None:
             raise NotFound(f"cluster {cluster} is unknown or has no repository yet")
 
-    def _public_key(self, cluster: str) -> Any:
+    def _certificate(self, cluster: str) -> str:
         edge = read_edge_status(self.cs, cluster)
         if edge is None:
             raise NotFound(f"cluster {cluster} has not been bootstrapped: Edge Sync has not "
@@ -73,11 +80,7 @@ class SecretService:
             raise Unavailable(f"cluster {cluster} has not reported its sealing certificate "
                               "yet; try again once the Sealed Secrets controller runs",
                               retry_after=30)
-        try:
-            return sealing.load_certificate(pem)
-        except sealing.CertificateError as exc:
-            raise Unprocessable(f"the sealing certificate of cluster {cluster} is unusable: "
-                                f"{exc}") from exc
+        return pem
 
     def seal(self, cluster: str, namespace: str, name: str, key: str, value: bytes, *,
              scope: str | None = None, dryrun: bool = False,
@@ -142,7 +145,7 @@ class SecretService:
             raise Conflict(f"cluster {cluster} has not reported which Secrets its workloads "
                            "reference (its Edge Sync reports them with its Flux status)")
         records = self._records(cluster)
-        current, _ = reported_key(edge)
+        current = self.keys.state(cluster, edge).sealed_to
         found = []
         for path, content in sorted(self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR)
                                     .items()):
@@ -169,19 +172,22 @@ class SecretService:
             raise Unavailable(escrow.unavailable(exc), retry_after=5) from exc
         return {(r.namespace, r.name, r.key): r for r in rows}
 
-    def summary(self, cluster: str, edge: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The status's ``secrets`` (:func:`cluster_manager.escrow.summary`), with
-        ``escrow`` saying whether values are kept; None when nothing is recorded."""
+    def summary(self, cluster: str, keys: KeyState) -> dict[str, Any] | None:
+        """The status's ``secrets`` (:func:`cluster_manager.escrow.summary`) against the
+        pinned key of ``keys``, with ``escrow`` saying whether values are kept and
+        ``waiting`` why nothing goes to the key the edge reports; None when nothing is
+        recorded."""
         if self.escrow is None:
             return None
         try:
             records = self.escrow.records.of_cluster(cluster)
         except DatabaseUnavailable:
             return {"error": "the Cluster Manager database cannot be reached"}
-        current, unusable = reported_key(edge)
-        found = escrow.summary(records, current)
-        problem = unusable or self.reseal_problems.get(cluster)
-        return {**found, "escrow": self.escrow.enabled} | ({"error": problem} if problem else {})
+        found = {**escrow.summary(records, keys.sealed_to), "escrow": self.escrow.enabled}
+        problem = keys.error or keys.unusable or self.reseal_problems.get(cluster)
+        waiting = keys.waiting(cluster)
+        return found | ({"error": problem} if problem else {}) | (
+            {"waiting": waiting} if waiting else {})
 
     @staticmethod
     def _recorded(write: Any) -> None:
@@ -200,19 +206,6 @@ class SecretService:
         except sealing.ManifestError as exc:
             raise Conflict(f"{path} in the cluster's repo is not a SealedSecret we can change: "
                            f"{exc}") from exc
-
-
-def reported_key(edge: dict[str, Any] | None) -> tuple[str | None, str | None]:
-    """The fingerprint of the key of the certificate the edge reports, and why that
-    certificate cannot be sealed to (not RSA, expired): ``(None, None)`` before it reports
-    one, ``(None, why)`` for one that is unusable (parsed once for both)."""
-    pem = (edge or {}).get("kubeseal_cert")
-    if not isinstance(pem, str) or not pem:
-        return None, None
-    try:
-        return sealing.public_key_fingerprint(sealing.load_certificate(pem)), None
-    except sealing.CertificateError as exc:
-        return None, f"no re-seal: {exc}"
 
 
 def _references(edge: dict[str, Any] | None) -> set[str] | None:

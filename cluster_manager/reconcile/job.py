@@ -66,7 +66,8 @@ class Env:
     desired: DesiredState
     claims: NameClaims
     forget_tokens: Callable[[str], None] = lambda cluster: None
-    """Called once a cluster is gone (its bootstrap URLs must stop working)."""
+    """Called once a cluster is gone (its bootstrap URLs must stop working, its pinned
+    sealing key is forgotten)."""
     central: CentralFiles = field(default_factory=CentralFiles)
     """What the central repos hold, as renders need to know."""
 

@@ -17,7 +17,8 @@ as it happens, so a restart resumes where it stopped; nothing is left behind.
    status and the cluster API's request entry.
 6. :func:`release_name` — the name claim, so the name can be used again.
 7. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed).
-8. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working.
+8. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working (and its
+   pinned sealing key is forgotten).
 9. :func:`remove_cluster` — last: the Edge cluster object, and the setup status with it.
 """
 

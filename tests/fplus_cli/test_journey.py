@@ -21,6 +21,7 @@ from config_store import uuids
 from harness.certs import make_cert
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack
+from tests.cluster_manager.escrow.conftest import fingerprint
 
 FPLUS = str(Path(sys.executable).parent / "fplus")
 
@@ -144,3 +145,32 @@ def test_completion_scripts(home: dict[str, str], shell: str) -> None:
                                                "COMP_WORDS": "fplus clu", "COMP_CWORD": "1"},
                           capture_output=True, text=True, timeout=60, check=False)
     assert "cluster" in done.stdout
+
+
+def test_approve_key_pins_the_key_waiting_for_approval(stack: Stack,
+                                                       home: dict[str, str]) -> None:
+    login(stack, home)
+    cluster = json.loads(fplus(home, "cluster", "create", "key-edge", "--wait",
+                               "-o", "json").stdout)["uuid"]
+    first, renewed = (rsa.generate_private_key(public_exponent=65537, key_size=2048)
+                      for _ in range(2))
+    for key in (first, renewed):  # as Edge Sync reports a certificate, then a new one
+        r = stack.admin.patch(f"/v2/app/{uuids.App.EdgeClusterStatus}/object/{cluster}",
+                              json={"kubeseal_cert": make_cert(key)},
+                              headers={"Content-Type": "application/merge-patch+json"})
+        assert r.status_code == 204, r.text
+        status = json.loads(fplus(home, "cluster", "get", "key-edge", "-o", "json").stdout)
+    assert status["sealingKey"]["fingerprint"] == fingerprint(first)
+    assert status["pendingKey"]["fingerprint"] == fingerprint(renewed)
+
+    wrong = fplus(home, "cluster", "approve-key", "key-edge", fingerprint(first), expect=1)
+    assert wrong.stderr.startswith("fplus: the sealing key waiting for approval is "
+                                   f"{fingerprint(renewed)}, not {fingerprint(first)}")
+    done = fplus(home, "cluster", "approve-key", "key-edge", fingerprint(renewed))
+    assert json.loads(done.stdout)["sealingKey"]["fingerprint"] == fingerprint(renewed)
+    assert "approved" in done.stderr
+    status = json.loads(fplus(home, "cluster", "get", cluster, "-o", "json").stdout)
+    assert status["sealingKey"]["fingerprint"] == fingerprint(renewed)
+    assert "pendingKey" not in status
+    again = fplus(home, "cluster", "approve-key", cluster, fingerprint(renewed), expect=1)
+    assert "no sealing key" in again.stderr and "waits for approval" in again.stderr

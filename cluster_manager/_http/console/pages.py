@@ -17,7 +17,7 @@ from ...api.edge_status import read_edge_status
 from ...api.errors import ApiError, Conflict, Unauthorized
 from ...cluster_config import config_errors
 from ...sealing import SealingError
-from ..cluster_routes import issue_bootstrap_url, status_view
+from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
 from .session import clear_cookie, log_in, next_path, same_origin_post, set_cookie, signed_in
 
@@ -26,6 +26,7 @@ bp = Blueprint("console", __name__, url_prefix="/ui", template_folder="templates
 DONE = {"created": "Cluster requested: it shows Ready once commissioned.",
         "deleted": "Deletion requested: the cluster goes once its edge applied the teardown.",
         "redeploy": "Redeploy requested.", "sealed": "Secret sealed and committed.",
+        "approved": "Sealing key approved: secrets are sealed and re-sealed to it now.",
         "removed": "Secret key removed."}
 SCOPES = ("strict", "namespace-wide", "cluster-wide")
 HOST_FIELDS = ("hostname", "ready", "control_plane", "arch", "k8s_version", "os_version")
@@ -206,6 +207,17 @@ def bootstrap(cluster: str) -> str:
     quoted = url.replace("'", "'\\''")
     return _cluster_page(cluster, command=f"curl -fsS '{quoted}' | sh",
                          plain_http=url.lower().startswith("http://"))
+
+
+@bp.post("/cluster/<cluster:cluster>/sealing-key/approve")
+@signed_in
+def approve_key(cluster: str) -> Response | tuple[str, int]:
+    who = require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    try:
+        approve_sealing_key(cluster, request.form.get("fingerprint", ""), who.uuid)
+    except Conflict as exc:
+        return _cluster_page(cluster, key_error=exc.message), 409
+    return redirect(url_for("console.cluster", cluster=cluster, done="approved"), 303)
 
 
 @bp.post("/cluster/<cluster:cluster>/redeploy")

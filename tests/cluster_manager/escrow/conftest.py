@@ -110,6 +110,14 @@ def swap_certificate(stack: Stack, cluster: Cluster, key: Any, **cert: Any) -> N
         cluster.key = key
 
 
+def approve(api: Api, cluster: Cluster, key: Any) -> None:
+    """An operator approves ``key``, the new key the edge reports (it is pinned then)."""
+    r = api.post(f"/v1/cluster/{cluster.uuid}/sealing-key/approve",
+                 json={"fingerprint": fingerprint(key)})
+    assert r.status_code == 200, r.text
+    assert r.json()["sealingKey"]["fingerprint"] == fingerprint(key)
+
+
 def fingerprint(key: Any) -> str:
     """``SHA256:<unpadded base64>`` of the public key's SSH wire form, computed here."""
     ssh = key.public_key().public_bytes(serialization.Encoding.OpenSSH,

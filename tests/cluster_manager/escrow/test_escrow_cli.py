@@ -19,6 +19,7 @@ from harness.servers import Api, free_port, run_command, taken_port
 from harness.stack import Stack
 from tests.cluster_manager.escrow.conftest import (
     INTERVAL,
+    approve,
     bootstrap,
     cm_status,
     database,
@@ -130,6 +131,7 @@ def test_rotate_rewraps_and_a_later_swap_still_reseals(rotating_stack: Stack) ->
 
     key = new_key()
     swap_certificate(stack, cluster, key)
+    approve(api, cluster, key)  # a changed key is pinned once approved
     wait_resealed(api, cluster.uuid, key)
     found = {}
     for doc in secret_files(stack, cluster.uuid).values():
@@ -176,7 +178,8 @@ def test_unusable_certificates_reseal_nothing(escrow_stack: Stack, root_api: Api
         assert {e["certFingerprint"] for e in sealed_entries(root_api, cluster.uuid).values()} \
             == {fingerprint(old)}
     good = new_key()
-    swap_certificate(escrow_stack, cluster, good)  # a usable one again: re-sealed at once
+    swap_certificate(escrow_stack, cluster, good)  # a usable one again, once approved
+    approve(root_api, cluster, good)
     assert "error" not in wait_resealed(root_api, cluster.uuid, good)
     assert head(escrow_stack, cluster.uuid) != before
     found = {(d["metadata"]["namespace"], d["metadata"]["name"], k): v

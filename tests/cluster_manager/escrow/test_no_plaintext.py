@@ -16,6 +16,7 @@ from harness.gitcli import GIT_ENV
 from harness.servers import Api
 from harness.stack import Stack
 from tests.cluster_manager.escrow.conftest import (
+    approve,
     bootstrap,
     cm_status,
     database,
@@ -93,6 +94,7 @@ def test_values_appear_nowhere(escrow_stack: Stack, root_api: Api) -> None:
     # a re-seal moves every value through the escrow; then one key is removed
     new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     swap_certificate(escrow_stack, cluster, new_key)
+    approve(root_api, cluster, new_key)
     wait_resealed(root_api, cluster.uuid, new_key)
     assert root_api.delete(secret_url(cluster.uuid, "ops", "db", "user")).status_code == 204
     unsealed = {}

@@ -15,6 +15,7 @@ from harness.servers import Api
 from harness.stack import Stack, wait_for
 from tests.cluster_manager.escrow.conftest import (
     INTERVAL,
+    approve,
     bootstrap,
     cm_status,
     fingerprint,
@@ -67,6 +68,7 @@ def test_new_key_pair_reseals_every_escrowed_key_in_one_commit(
 
     new_key = rsa.generate_private_key(public_exponent=65537, key_size=3072)
     swap_certificate(escrow_stack, cluster, new_key)
+    approve(root_api, cluster, new_key)  # a changed key is pinned once approved
     secrets = wait_resealed(root_api, cluster.uuid, new_key)
     assert secrets == {"sealedTo": fingerprint(new_key), "pending": 0, "repost": 0,
                        "escrow": True}
@@ -113,6 +115,7 @@ def test_without_escrow_nothing_is_resealed_and_all_keys_need_reposting(
 
     new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     swap_certificate(plain_stack, cluster, new_key)
+    approve(api, cluster, new_key)
     secrets_status = wait_for(lambda: (s := cm_status(api, cluster.uuid)["secrets"])
                               ["sealedTo"] == fingerprint(new_key) and s, what="new key seen")
     assert secrets_status == {"sealedTo": fingerprint(new_key), "pending": 0, "repost": 50,

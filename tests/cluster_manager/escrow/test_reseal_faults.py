@@ -10,6 +10,7 @@ import pytest
 from harness.servers import Api
 from harness.stack import Stack, wait_for
 from tests.cluster_manager.escrow.conftest import (
+    approve,
     bootstrap,
     database,
     layout,
@@ -47,6 +48,7 @@ def test_a_spoiled_row_does_not_stop_other_clusters(faulty_stack: Stack) -> None
 
     for cluster in (first, second):
         swap_certificate(faulty_stack, cluster, new_key())
+        approve(api, cluster, cluster.key)
     wait_resealed(api, second.uuid, second.key, timeout=15)
     found = {(d["metadata"]["namespace"], d["metadata"]["name"], k): v
              for d in secret_files(faulty_stack, second.uuid).values()
