@@ -13,7 +13,7 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the service runs on gevent
 
 import argparse  # noqa: E402
-import atexit  # noqa: E402
+import functools  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -21,7 +21,6 @@ from typing import Any  # noqa: E402
 
 from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
-    Access,
     ConfigStoreClient,
     ConfigStoreError,
     client_from_env,
@@ -37,7 +36,7 @@ from serving import (  # noqa: E402
     service_login,
     warn_if_seeded,
 )
-from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
+from serving.cors import add_cors_options, cors_origins  # noqa: E402
 from serving.tls import (  # noqa: E402
     ServerTls,
     TlsFileError,
@@ -49,35 +48,18 @@ from serving.tls import (  # noqa: E402
 )
 
 from . import central_import, escrow_commands  # noqa: E402
-from ._http.app import create_app  # noqa: E402
-from ._http.context import ApiServices  # noqa: E402
-from .api.bootstrap_scripts import ScriptBuilder  # noqa: E402
 from .api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA  # noqa: E402
-from .api.bootstrap_tokens import BootstrapTokens  # noqa: E402
-from .api.clusters import ClusterService  # noqa: E402
-from .api.fleet_sync import FleetSync  # noqa: E402
-from .api.repo_heads import RepoHeads  # noqa: E402
-from .api.reseal import Resealer  # noqa: E402
-from .api.sealing_keys import SealingKeys  # noqa: E402
-from .api.secrets import SecretService  # noqa: E402
-from .cluster_repos import ClusterRepos  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
 from .escrow import SCHEMA as ESCROW_SCHEMA  # noqa: E402
-from .escrow import Escrow, SealedKeys  # noqa: E402
 from .keypin import SCHEMA as PINS_SCHEMA  # noqa: E402
-from .keypin import KeyPins  # noqa: E402
-from .leader import MODES, in_turn, make_elector, make_lease, new_identity  # noqa: E402
+from .leader import MODES, make_lease, new_identity  # noqa: E402
 from .leader import SCHEMA as LEASE_SCHEMA  # noqa: E402
-from .metrics import Metrics  # noqa: E402
-from .name_claims import NameClaims  # noqa: E402
-from .reconcile.desired import DesiredState  # noqa: E402
-from .reconcile.job import Env, Groups  # noqa: E402
+from .reconcile.job import Groups  # noqa: E402
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file  # noqa: E402
-from .reconcile.reconciler import Reconciler  # noqa: E402
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config  # noqa: E402
-from .reconcile.shared_repos import ensure_shared_repos  # noqa: E402
 from .settings import Settings  # noqa: E402
 from .up import Addresses, EdgeOptions, up  # noqa: E402
+from .worker import Plan, build  # noqa: E402
 
 PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")
@@ -191,19 +173,8 @@ def _lease(settings: Settings, db: Database) -> Any:
                          f"{' '.join(str(exc).split())}") from None
 
 
-def _lead_when_elected(elector: Any, db: Database) -> None:
-    """In the serving process: elect; when the process ends, hand the lease back and close
-    the database's connections."""
-    elector.start()
-
-    def shutdown() -> None:
-        elector.stop()
-        db.close()
-
-    atexit.register(shutdown)
-
-
 def _serve(args: argparse.Namespace) -> None:
+    """Check everything in the master; each worker builds the service (:mod:`.worker`)."""
     tls = server_tls(args, PROG)
     origins = cors_origins(args)
     ca_file = require_client_ca(PROG)
@@ -218,56 +189,24 @@ def _serve(args: argparse.Namespace) -> None:
     url = settings.config_store_url.rstrip("/")
     keyring = escrow_commands.keyring_of(args, PROG)
     db = _database(settings)  # before anything is written or asked of the Config Store
-    lease = _lease(settings, db)
-    tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
+    _lease(settings, db)
+    db.close()
     login = _login(url, settings.data_dir)
     cs, service = _connect(url, login)
-    repos = ClusterRepos(settings, login.user, login.password, ca_file)
-    metrics = Metrics()
-    claims = NameClaims(cs)
-    keys = SealingKeys(KeyPins(db))
-
-    def forget(cluster: str) -> None:  # a deleted cluster's URLs and pinned key
-        tokens.forget(cluster)
-        keys.forget(cluster)
-
-    env = Env(cs, settings, Groups.from_service_config(service), repos, DesiredState(cs),
-              claims, forget_tokens=forget)
-    reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
-                            settings.backoff_max, metrics,
-                            on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
-    secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), keyring))
-    resealer = Resealer(secrets, args.reseal_interval)
-    elector = make_elector(lease, settings, new_identity(),
-                           in_turn(reconciler.start, resealer.start),
-                           in_turn(reconciler.stop, resealer.stop))
-    metrics.track_leadership(elector.status)
-    heads = RepoHeads(repos.head)
-    metrics.track_sync(FleetSync(cs, heads).counts)
-    api = ApiServices(
-        cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
-        clusters=ClusterService(cs, claims), tokens=tokens,
-        scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
-                              wait_timeout=settings.bootstrap_wait_timeout,
-                              with_credentials=not settings.public_bootstrap,
-                              rotation_grace=settings.rotation_grace,
-                              edge_ca=settings.edge_ca),
-        metrics=metrics, external_url=settings.external_url or "",
-        public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
-        heads=heads)
-    print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
-          f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
-          f"database {db.description}, identity {elector.identity}, secret escrow "
-          f"{'on' if secrets.escrow and secrets.escrow.enabled else 'off'})", flush=True)
-    warn_if_seeded(login, PROG)
-    try:
-        cs.advertise_service(uuids.Service.Clusters, api.external_url)
-    except ConfigStoreError as exc:
-        log.warning("cannot advertise %s in the Directory: %s", api.external_url, exc)
-    app = create_app(api, settings.body_limit)
-    enable_cors(app, origins)
-    serve(app, args.host, args.port,
-          on_start=lambda: _lead_when_elected(elector, db), listener=listener, tls=tls)
+    plan = Plan(settings, login, ca_file, keyring, Groups.from_service_config(service),
+                new_identity(), args.reseal_interval, origins,
+                functools.partial(_lease, settings))
+    with cs:
+        print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
+              f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
+              f"database {db.description}, identity {plan.identity}, secret escrow "
+              f"{'on' if keyring is not None else 'off'})", flush=True)
+        warn_if_seeded(login, PROG)
+        try:
+            cs.advertise_service(uuids.Service.Clusters, settings.external_url or "")
+        except ConfigStoreError as exc:
+            log.warning("cannot advertise %s in the Directory: %s", settings.external_url, exc)
+    serve(functools.partial(build, plan), args.host, args.port, listener=listener, tls=tls)
 
 
 def _seed(args: argparse.Namespace) -> None:

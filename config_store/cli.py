@@ -7,15 +7,18 @@ from gevent import monkey
 monkey.patch_all()  # before psycopg is imported: it picks a gevent-friendly wait then
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import functools  # noqa: E402
 import os  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from serving import bind_port, configure_logging, offload, serve  # noqa: E402
+from serving import Served, bind_port, configure_logging, offload, serve  # noqa: E402
 from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from serving.tls import add_tls_options, scheme, server_tls  # noqa: E402
 
 from ._domain.notify import NotifyLimits  # noqa: E402
-from ._domain.store import Store, UnusableDatabase, open_store  # noqa: E402
+from ._domain.store import Store, UnusableDatabase, load_store, open_store  # noqa: E402
 from ._http.app import Settings, create_app  # noqa: E402
 from ._http.notify_ws import NotifySettings  # noqa: E402
 
@@ -24,6 +27,39 @@ def _follow_other_replicas(store: Store) -> None:
     """In the serving process: apply what other replicas write to a shared database."""
     if store.replication is not None:
         store.replication.start()
+
+
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    """An unusable database or ``--database`` URL as one line and exit."""
+    try:
+        yield
+    except (UnusableDatabase, ValueError) as exc:
+        raise SystemExit(f"config-store: {exc}") from None
+
+
+def _prepare(args: argparse.Namespace, url: str) -> str:
+    """Before serving, in the master: the store seeded and its root principal ensured, the
+    welcome printed; returns the root principal's uuid. Nothing else of it is kept: each
+    worker loads the store itself."""
+    with _one_line():
+        if args.database_pool < 2:
+            raise ValueError("--database-pool must be at least 2 (a write and a read)")
+        store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
+                           args.database, args.database_pool, args.durable_commits)
+    store.core.storage.close()
+    _print_welcome(url, store)
+    return store.root
+
+
+def _worker(args: argparse.Namespace, root: str, origins: list[str]) -> Served:
+    """In each gunicorn worker: the store loaded from the database as it is now, and its app."""
+    with _one_line():
+        store = load_store(args.data_dir, root, args.database, args.database_pool,
+                           args.durable_commits)
+    app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
+    enable_cors(app, origins)
+    return Served(app, on_start=lambda: _follow_other_replicas(store))
 
 
 def _print_welcome(url: str, store: Store) -> None:
@@ -103,20 +139,10 @@ def main(argv: list[str] | None = None) -> None:
     tls = server_tls(args, "config-store")
     origins = cors_origins(args)
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
-    try:
-        if args.database_pool < 2:
-            raise ValueError("--database-pool must be at least 2 (a write and a read)")
-        store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
-                           args.database, args.database_pool, args.durable_commits)
-    except (UnusableDatabase, ValueError) as exc:
-        raise SystemExit(f"config-store: {exc}") from None
-    store.core.storage.close()  # the serving process opens its own connections
-    app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
-    enable_cors(app, origins)
-    _print_welcome(f"{scheme(tls)}://{args.host}:{args.port}", store)
+    root = _prepare(args, f"{scheme(tls)}://{args.host}:{args.port}")
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
-    serve(app, args.host, args.port, args.connections, listener=listener,
-          on_start=lambda: _follow_other_replicas(store), tls=tls)
+    serve(functools.partial(_worker, args, root, origins), args.host, args.port,
+          args.connections, listener=listener, tls=tls)
 
 
 if __name__ == "__main__":

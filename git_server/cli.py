@@ -12,6 +12,7 @@ from gevent import monkey
 monkey.patch_all()  # before requests/ssl are imported: the server runs on gevent
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -26,6 +27,7 @@ from config_store.client import (  # noqa: E402
 )
 from serving import (  # noqa: E402
     Login,
+    Served,
     bind_port,
     config_store_failure,
     configure_logging,
@@ -130,6 +132,28 @@ def _advertise(client: ConfigStoreClient, url: str | None) -> None:
         log.warning("cannot advertise %s in the Directory: %s", url, exc)
 
 
+def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStorage,
+            own: set[str], origins: list[str]) -> Served:
+    """In each gunicorn worker: a Config Store client of its own (it logs in at its first
+    request), an empty ACL cache, and the repo registry, which reads the configured repos
+    when it starts."""
+    client = ConfigStoreClient(url, login.user, login.password)
+    registry = RepoRegistry(client)
+    server = GitServer(Access(client, args.acl_cache_seconds), registry, storage)
+    app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
+                                           recheck=args.notify_recheck_seconds))
+    enable_cors(app, origins)
+    mirrors = Mirrors(registry.entries, storage.ensure,
+                      args.secrets_dir or args.data_dir / "secrets", own)
+
+    def start() -> None:
+        offload.use_gevent_threadpool()  # mirror fetches off the hub
+        registry.start()
+        mirrors.start()
+
+    return Served(app, start)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point."""
     args = build_parser().parse_args(argv)
@@ -145,29 +169,17 @@ def main(argv: list[str] | None = None) -> None:
     origins = cors_origins(args)
     listener = bind_port(args.host, args.port, PROG)
     login = _login(url, args.data_dir)
-    client = _connect(url, login)
-    registry = RepoRegistry(client)
-    server = GitServer(Access(client, args.acl_cache_seconds), registry,
-                       RepoStorage(args.data_dir))
-    app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
-                                           recheck=args.notify_recheck_seconds))
-    enable_cors(app, origins)
-    print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
-          f"{server.storage.root}, Config Store: {args.config_store})", flush=True)
-    warn_if_seeded(login, PROG)
-    public = args.public_url or (
-        None if is_wildcard(args.host) else f"{scheme(tls)}://{args.host}:{args.port}")
-    _advertise(client, public)
+    storage = RepoStorage(args.data_dir)
+    with _connect(url, login) as client:  # checked here; each worker logs in itself
+        print(f"Git server listening on {scheme(tls)}://{args.host}:{args.port}  (repos: "
+              f"{storage.root}, Config Store: {args.config_store})", flush=True)
+        warn_if_seeded(login, PROG)
+        public = args.public_url or (
+            None if is_wildcard(args.host) else f"{scheme(tls)}://{args.host}:{args.port}")
+        _advertise(client, public)
     own = {f"{args.host}:{args.port}", *([urlsplit(public).netloc] if public else [])}
-    mirrors = Mirrors(registry.entries, server.storage.ensure,
-                      args.secrets_dir or args.data_dir / "secrets", own)
-
-    def start() -> None:
-        offload.use_gevent_threadpool()  # mirror fetches off the hub
-        registry.start()
-        mirrors.start()
-
-    serve(app, args.host, args.port, on_start=start, listener=listener, tls=tls)
+    serve(functools.partial(_worker, args, url, login, storage, own, origins), args.host,
+          args.port, listener=listener, tls=tls)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from harness.servers import free_port
+from harness.servers import children, free_port
 
 ENV_URL = "FPLUS_TEST_POSTGRES"
 SUPERUSER = "fplus"
@@ -224,20 +224,6 @@ class PostgresServer(_Databases):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         self.proc = None
-
-
-def children(pid: int) -> list[int]:
-    """The PIDs whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def server_for_tests() -> PostgresServer | ExternalPostgres | None:

@@ -70,6 +70,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def children(pid: int) -> list[int]:
+    """The PIDs whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
 @contextlib.contextmanager
 def taken_port(port: int = 0) -> Iterator[int]:
     """A port on 127.0.0.1 (``port``, or any free one) held by a listening socket meanwhile."""
@@ -153,6 +167,29 @@ class ServiceProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)  # stragglers of a killed master
         self.proc = None
+
+    def worker_pid(self) -> int | None:
+        """The gunicorn worker serving now (the master's only child), None between two."""
+        assert self.proc is not None
+        found = children(self.proc.pid)
+        return found[0] if len(found) == 1 else None
+
+    def kill_worker(self, timeout: float = 30) -> int:
+        """SIGKILL the gunicorn worker, as the OOM killer would, and wait until the master's
+        new one answers ``/ping``; returns the new worker's PID."""
+        old = self.worker_pid()
+        assert old is not None, "no worker to kill"
+        os.kill(old, signal.SIGKILL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None and self.proc.poll() is None, "the master exited"
+            new = self.worker_pid()
+            if new not in (None, old):
+                with contextlib.suppress(requests.ConnectionError):
+                    if requests.get(self.url + "/ping", timeout=5).ok:
+                        return new
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.module}: no new worker answered within {timeout:g} s")
 
 
 ConfigStoreProcess = ServiceProcess

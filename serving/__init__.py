@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .bodyread import BodyTimeout
     from .dburl import redacted
     from .errors import http_exception_error, install_json_errors, json_error
-    from .gunicorn import serve
+    from .gunicorn import Served, serve
     from .httplimits import HttpLimits, http_limits
     from .jsondoc import JSONRejected, loads_checked
     from .limits import refuse_oversized
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from .startup import config_store_failure, require_credentials
 
 _HOMES = {"BodyTimeout": "bodyread", "HttpLimits": "httplimits", "JSONRejected": "jsondoc",
-          "Login": "login", "bind_port": "ports", "config_store_failure": "startup",
+          "Login": "login", "Served": "gunicorn", "bind_port": "ports",
+          "config_store_failure": "startup",
           "configure_logging": "logs", "http_exception_error": "errors",
           "http_limits": "httplimits", "in_use_message": "ports",
           "install_json_errors": "errors", "json_error": "errors", "loads_checked": "jsondoc",
@@ -32,7 +33,7 @@ _HOMES = {"BodyTimeout": "bodyread", "HttpLimits": "httplimits", "JSONRejected":
           "service_login": "login", "taken_ports": "ports",
           "warn_if_seeded": "login"}
 
-__all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "Login", "bind_port",
+__all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "Login", "Served", "bind_port",
            "config_store_failure", "configure_logging", "http_exception_error", "http_limits",
            "in_use_message", "install_json_errors", "json_error", "loads_checked",
            "redacted", "refuse_oversized", "require_credentials", "serve", "service_login",

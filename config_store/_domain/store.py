@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import uuids
-from .._storage import Storage, UnusableDatabase, open_storage
+from .._storage import UnusableDatabase, open_storage
 from .core import Core, new_uuid
 from .credentials import hash_password, verify_password
 from .graph import Obj
@@ -19,7 +19,7 @@ from .seed import seed
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "open_store"]
+__all__ = ["PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "load_store", "open_store"]
 
 ROOT_NAME = "admin"
 PASSWORD_FILE = "admin-password"  # noqa: S105 - a file name
@@ -58,13 +58,22 @@ def open_store(data_dir: Path, admin_password: str | None = None,
     ValueError for an unsupported URL.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
-    storage: Storage = open_storage(database, data_dir, pool_size, durable)
-    core = Core(storage)
-    replication = Replication(core) if storage.replicated else None
-    with core.transaction() as tx:
+    store = load_store(data_dir, None, database, pool_size, durable)
+    with store.core.transaction() as tx:  # a replica catches up with the others first
         seed(tx)
-    core.acl.root = _ensure_root(core, data_dir, admin_password)
-    return Store(core, SchemaCache(storage, core.events), data_dir, replication)
+    store.core.acl.root = _ensure_root(store.core, data_dir, admin_password)
+    return store
+
+
+def load_store(data_dir: Path, root: str | None, database: str | None = None,
+               pool_size: int = 10, durable: bool = False) -> Store:
+    """The store as the database holds it, writing nothing: what a serving process (each
+    gunicorn worker, as it is forked) loads once :func:`open_store` has seeded it and found
+    its ``root`` principal. Raises as :func:`open_store` does."""
+    core = Core(open_storage(database, data_dir, pool_size, durable))
+    core.acl.root = root
+    replication = Replication(core) if core.storage.replicated else None
+    return Store(core, SchemaCache(core.storage, core.events), data_dir, replication)
 
 
 def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:
