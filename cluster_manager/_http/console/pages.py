@@ -12,6 +12,7 @@ import yaml
 from flask import Blueprint, Response, abort, g, redirect, render_template, request, url_for
 
 from config_store import uuids
+from templating import untrusted_yaml
 
 from ...api.edge_status import read_edge_status
 from ...api.errors import ApiError, Conflict, Unauthorized
@@ -125,7 +126,9 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
         config["sealedSecrets"] = False
     if form.get("values", "").strip():
         try:
-            config["values"] = yaml.safe_load(form["values"])
+            config["values"] = untrusted_yaml.load(form["values"])
+        except untrusted_yaml.YAMLRefused as exc:
+            errors["values"] = f"values refused: {exc}"
         except yaml.YAMLError as exc:
             errors["values"] = f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
     return config, {**config_errors(config), **errors}
