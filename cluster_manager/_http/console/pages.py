@@ -20,7 +20,15 @@ from ...cluster_config import config_errors
 from ...sealing import SealingError
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
-from .session import clear_cookie, log_in, next_path, same_origin_post, set_cookie, signed_in
+from .session import (
+    clear_cookie,
+    log_in,
+    log_out,
+    next_path,
+    same_origin_post,
+    set_cookie,
+    signed_in,
+)
 
 bp = Blueprint("console", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
@@ -88,6 +96,7 @@ def login_post() -> Response | tuple[str, int]:
 @bp.post("/logout")
 @signed_in
 def logout() -> Response:
+    log_out(g.console.authorization)
     return clear_cookie(redirect(url_for("console.login"), 303))
 
 
