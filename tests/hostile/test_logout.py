@@ -16,8 +16,8 @@ import requests
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack
 from tests.config_store.notify_helpers import get_token, handshake, read_close
-from tests.console.conftest import console_session
 from tests.conftest import make_user
+from tests.console.conftest import console_session
 
 COOKIE = "fplus_console"
 
