@@ -18,7 +18,8 @@ from typing import Any
 import yaml
 
 ALIAS_BUDGET = 1_000_000
-"""Nodes plus scalar characters that aliases may add to a document, counted expanded."""
+"""Nodes plus scalar characters that aliases may add to a text (all its documents together),
+counted expanded."""
 MAX_DEPTH = 100
 """Nesting levels of a document (a Flux install export nests 23 deep)."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when the wheel has it
