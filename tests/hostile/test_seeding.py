@@ -3,7 +3,8 @@
 The probe: ``cluster-manager import-flux`` with administrator credentials and a ``--data-dir``
 holding no password file re-seeded the ``cluster-manager`` principal with a new password; the
 running Cluster Manager's notify then failed with 401 and it stopped commissioning, with
-nothing but ``/healthz`` saying why. Now such a seed refuses in one line naming the file it
+nothing but ``/healthz`` saying why (so did a second replica started with administrator
+credentials and its own data dir). Now such a seed refuses in one line naming the file it
 expected; ``seed --rotate-password`` replaces the password on purpose, the running service
 says loudly that its login is refused, and it picks the new password up from its password
 file without a restart.
@@ -19,7 +20,7 @@ import pytest
 
 from cluster_manager.reconcile.manager_account import password_file
 from git_server._domain.setup import password_file as git_password_file
-from harness.servers import admin_env, run_command
+from harness.servers import admin_env, free_port, run_command
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 
 FLUX_INSTALL = Path(__file__).resolve().parents[3] / "shared" / "flux" / \
@@ -54,6 +55,8 @@ def test_seeding_without_the_password_file_refuses_in_one_line(stack: Stack,
             ("cluster_manager.cli", ("import-flux", str(FLUX_INSTALL), "--git", stack.git.url),
              password_file(elsewhere)),
             ("cluster_manager.cli", ("seed",), password_file(elsewhere)),
+            ("cluster_manager.cli", ("serve", "--port", str(free_port()), "--git",
+                                     stack.git.url), password_file(elsewhere)),  # a replica
             ("git_server.cli", ("seed",), git_password_file(elsewhere))):
         done = _as_admin(stack, module, *args, "--data-dir", str(elsewhere))
         assert done.returncode == 1, (module, args, done.stdout, done.stderr)
