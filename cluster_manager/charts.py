@@ -16,6 +16,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from templating import untrusted_yaml
+
 MAX_BYTES = 20 * 1024 * 1024
 """The most a chart's files may add up to."""
 CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -101,7 +103,9 @@ def _checked(files: dict[str, bytes], where: str) -> Chart:
     if "Chart.yaml" not in files:
         raise ChartError(f"{where}: no Chart.yaml at the top of the chart")
     try:
-        meta = yaml.safe_load(files["Chart.yaml"])
+        meta = untrusted_yaml.load(files["Chart.yaml"])
+    except untrusted_yaml.YAMLRefused as exc:
+        raise ChartError(f"{where}: Chart.yaml refused: {exc}") from None
     except yaml.YAMLError as exc:
         raise ChartError(f"{where}: Chart.yaml is not YAML: {exc}") from None
     if not isinstance(meta, dict):

@@ -23,6 +23,7 @@ from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
     ConfigStoreClient,
     ConfigStoreError,
+    PasswordFileMissing,
     client_from_env,
 )
 from serving import (  # noqa: E402
@@ -37,6 +38,7 @@ from serving import (  # noqa: E402
     warn_if_seeded,
 )
 from serving.cors import add_cors_options, cors_origins  # noqa: E402
+from serving.login import add_rotate_option, refused_at_start  # noqa: E402
 from serving.tls import (  # noqa: E402
     ServerTls,
     TlsFileError,
@@ -73,13 +75,16 @@ def _admin_client(url: str) -> ConfigStoreClient:
     return client
 
 
-def _seed_store(url: str, data_dir: Path) -> Path:
-    """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made."""
+def _seed_store(url: str, data_dir: Path, rotate: bool = False) -> Path:
+    """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made
+    (see :func:`config_store.client.ensure_service_principal` for ``rotate``)."""
     try:
         with _admin_client(url) as admin:
-            return seed_with_account(admin, data_dir)
+            return seed_with_account(admin, data_dir, rotate=rotate)
     except ConfigStoreError as exc:
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+    except PasswordFileMissing as exc:
+        raise SystemExit(f"{PROG}: {exc}") from None
 
 
 def _login(url: str, data_dir: Path) -> Login:
@@ -93,17 +98,15 @@ def _connect(url: str, login: Login) -> tuple[ConfigStoreClient, dict[str, Any]]
     and exit if either cannot be had."""
     user = login.user
     client = ConfigStoreClient(url, user, login.password)
-    again = f"run `{PROG} seed` again"
     try:
         client.connect(wait=5.0)
         return client, service_config(client)
     except ConfigStoreError as exc:
         if exc.status == 401:
-            raise SystemExit(f"{PROG}: {url} refused {user} with the password from "
-                             f"{login.file or 'FPLUS_PASSWORD'}: {again}") from None
+            raise SystemExit(refused_at_start(PROG, url, login)) from None
         if exc.status == 403:
             raise SystemExit(f"{PROG}: {user} may not read its configuration at {url}: "
-                             f"{again}") from None
+                             f"run `{PROG} seed` again") from None
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
     except NotSeeded as exc:
         raise SystemExit(f"{PROG}: {exc} at {url}: run `{PROG} seed` first") from None
@@ -212,7 +215,7 @@ def _serve(args: argparse.Namespace) -> None:
 def _seed(args: argparse.Namespace) -> None:
     require_client_ca(PROG)
     url = args.config_store.rstrip("/")
-    path = _seed_store(url, args.data_dir)
+    path = _seed_store(url, args.data_dir, args.rotate_password)
     print(f"Seeded the Config Store at {url} for the Cluster Manager; the password of its "
           f"principal {PRINCIPAL_NAME} is in {path}", flush=True)
 
@@ -261,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     seed = sub.add_parser("seed", help="set up the Config Store and the Cluster Manager's "
                                        "principal (administrator credentials)")
     _store_options(seed)
+    add_rotate_option(seed, PRINCIPAL_NAME)
     run = sub.add_parser("serve", help="run the Cluster Manager as its own principal")
     _store_options(run)
     run.add_argument("--git", default="http://127.0.0.1:8702",

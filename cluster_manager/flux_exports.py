@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from templating import untrusted_yaml
+
 VERSION_LABEL = "app.kubernetes.io/version"
 VERSION = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 NEEDED_CRDS = ("gitrepositories.source.toolkit.fluxcd.io",
@@ -42,7 +44,9 @@ class FluxExport:
 def read_flux_export(text: str, where: str = "the file") -> FluxExport:
     """The export in ``text``, checked."""
     try:
-        docs = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        docs = untrusted_yaml.load_all(text)
+    except untrusted_yaml.YAMLRefused as exc:
+        raise FluxExportError(f"{where} refused: {exc}") from None
     except yaml.YAMLError as exc:
         raise FluxExportError(f"{where} is not YAML: {str(exc).splitlines()[0]}") from None
     if not all(isinstance(doc, dict) for doc in docs):

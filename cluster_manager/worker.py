@@ -15,6 +15,7 @@ from typing import Any
 from config_store.client import Access, ConfigStoreClient
 from serving import Login, Served
 from serving.cors import enable_cors
+from serving.login import ServiceCredentials
 
 from ._http.app import create_app
 from ._http.context import ApiServices
@@ -65,8 +66,9 @@ def build(plan: Plan) -> Served:
     settings = plan.settings
     db = open_database(settings.database)
     tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
-    cs = ConfigStoreClient(settings.config_store_url.rstrip("/"), plan.login.user,
-                           plan.login.password)
+    credentials = ServiceCredentials(plan.login, "cluster-manager")  # re-read at each login
+    cs = ConfigStoreClient(settings.config_store_url.rstrip("/"), credentials=credentials,
+                           login_refused=credentials.refused)
     repos = ClusterRepos(settings, plan.login.user, plan.login.password, plan.ca_file)
     metrics = Metrics()
     claims = NameClaims(cs)

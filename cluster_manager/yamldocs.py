@@ -10,9 +10,10 @@ from typing import Any
 
 import yaml
 
+from templating import untrusted_yaml
+
 _END = "...\n"
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the wheel has it
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def render_document(doc: Any) -> str:
@@ -55,5 +56,6 @@ def render_documents(docs: list[Any]) -> str:
 
 
 def load_documents(text: str | bytes) -> list[Any]:
-    """All documents of a multi-document YAML text (empty documents dropped)."""
-    return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
+    """All documents of a multi-document YAML text (empty documents dropped), read as
+    untrusted: the repo's files can be pushed by others."""
+    return untrusted_yaml.load_all(text)

@@ -11,6 +11,8 @@ from typing import Any
 import click
 import yaml
 
+from templating import untrusted_yaml
+
 from .api import ApiError, ManagerApi
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
@@ -40,7 +42,7 @@ def _values(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+        values = untrusted_yaml.load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--values") from None
     if not isinstance(values, dict):

@@ -23,6 +23,7 @@ from config_store.client import (  # noqa: E402
     Access,
     ConfigStoreClient,
     ConfigStoreError,
+    PasswordFileMissing,
     client_from_env,
 )
 from serving import (  # noqa: E402
@@ -39,6 +40,11 @@ from serving import (  # noqa: E402
 )
 from serving.addresses import is_wildcard  # noqa: E402
 from serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
+from serving.login import (  # noqa: E402
+    ServiceCredentials,
+    add_rotate_option,
+    refused_at_start,
+)
 from serving.notify_watch import WatchSettings  # noqa: E402
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
@@ -53,15 +59,18 @@ PROG = "git-server"
 log = logging.getLogger("git_server")
 
 
-def _seed_store(url: str, data_dir: Path) -> Path:
-    """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made."""
+def _seed_store(url: str, data_dir: Path, rotate: bool = False) -> Path:
+    """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made
+    (see :func:`config_store.client.ensure_service_principal` for ``rotate``)."""
     require_credentials(PROG)
     try:
         with client_from_env(url) as admin:
             admin.connect(wait=5.0)
-            return setup.seed(admin, data_dir)
+            return setup.seed(admin, data_dir, rotate=rotate)
     except ConfigStoreError as exc:
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+    except PasswordFileMissing as exc:
+        raise SystemExit(f"{PROG}: {exc}") from None
 
 
 def _login(url: str, data_dir: Path) -> Login:
@@ -77,9 +86,7 @@ def _connect(url: str, login: Login) -> ConfigStoreClient:
         client.connect(wait=5.0)
     except ConfigStoreError as exc:
         if exc.status == 401:
-            raise SystemExit(f"{PROG}: {url} refused {login.user} with the password from "
-                             f"{login.file or 'FPLUS_PASSWORD'}: run `{PROG} seed` again"
-                             ) from None
+            raise SystemExit(refused_at_start(PROG, url, login)) from None
         raise config_store_failure(PROG, url, exc.status, str(exc)) from None
     return client
 
@@ -97,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     seed = sub.add_parser("seed", help="set up the Config Store and the Git server's "
                                        "principal (administrator credentials)")
     _store_options(seed, f"where {setup.PRINCIPAL_NAME}'s password file is kept")
+    add_rotate_option(seed, setup.PRINCIPAL_NAME)
     run = sub.add_parser("serve", help="serve repositories over smart HTTP")
     _store_options(run, "repositories and the password file live here")
     run.add_argument("--host", default="127.0.0.1")
@@ -135,9 +143,10 @@ def _advertise(client: ConfigStoreClient, url: str | None) -> None:
 def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStorage,
             own: set[str], origins: list[str]) -> Served:
     """In each gunicorn worker: a Config Store client of its own (it logs in at its first
-    request), an empty ACL cache, and the repo registry, which reads the configured repos
-    when it starts."""
-    client = ConfigStoreClient(url, login.user, login.password)
+    request; its password file read again at each login), an empty ACL cache, and the repo
+    registry, which reads the configured repos when it starts."""
+    credentials = ServiceCredentials(login, PROG)
+    client = ConfigStoreClient(url, credentials=credentials, login_refused=credentials.refused)
     registry = RepoRegistry(client)
     server = GitServer(Access(client, args.acl_cache_seconds), registry, storage)
     app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     require_client_ca(PROG)
     url = args.config_store.rstrip("/")
     if args.command == "seed":
-        path = _seed_store(url, args.data_dir)
+        path = _seed_store(url, args.data_dir, args.rotate_password)
         print(f"Seeded the Config Store at {url} for the Git server; the password of its "
               f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
         return

@@ -8,7 +8,10 @@ naming the origin and ``Access-Control-Allow-Credentials: true`` (cookies and
 keeps the answer from the page. Preflights (``OPTIONS`` with
 ``Access-Control-Request-Method``) are answered before authentication, as a browser sends
 them without credentials. The headers themselves come from flask-cors; origins are exact
-``scheme://host[:port]`` strings (never patterns), checked at start.
+``scheme://host[:port]`` strings (never patterns), checked at start, and handed to flask-cors
+as anchored patterns of their escaped text: given as strings it takes any holding ``[``,
+``]`` or ``*`` for a regex, so ``http://[::1]:5173`` would match ``http://1:5173`` and never
+itself.
 """
 
 from __future__ import annotations
@@ -62,10 +65,15 @@ def enable_cors(app: Flask, origins: list[str]) -> None:
     """Answer CORS for ``origins`` on every route of ``app`` (nothing for an empty list)."""
     if not origins:
         return
-    CORS(app, origins=origins, supports_credentials=True, always_send=False,
-         expose_headers=EXPOSED, max_age=600, vary_header=True)
+    CORS(app, origins=[exactly(origin) for origin in origins], supports_credentials=True,
+         always_send=False, expose_headers=EXPOSED, max_age=600, vary_header=True)
     app.before_request_funcs.setdefault(None, []).insert(0, _answer_preflight)
     app.after_request(_vary_by_origin)
+
+
+def exactly(origin: str) -> re.Pattern[str]:
+    """A pattern that matches ``origin`` and nothing else (case-insensitive, as origins are)."""
+    return re.compile(re.escape(origin) + r"\Z", re.IGNORECASE)
 
 
 def _answer_preflight() -> Response | None:

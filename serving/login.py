@@ -6,12 +6,20 @@ step wrote into the data dir. Other credentials in ``FPLUS_USER`` / ``FPLUS_PASS
 taken for an administrator's, as before ``seed`` existed: ``serve`` seeds with them first
 (they are then dropped from ``os.environ``, so no child process inherits them, though they stay
 in this process's initial ``/proc/<pid>/environ``) and says so once it serves.
+
+Seeding never replaces the password of the service's principal when it exists (``seed
+--rotate-password`` does); a running service whose login is refused all the same says so
+loudly, once a minute, and reads its password file again at every login
+(:class:`ServiceCredentials`), so a rotated password reaches it without a restart.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import NamedTuple
@@ -68,3 +76,60 @@ def warn_if_seeded(login: Login, prog: str) -> None:
         log.warning("seeded the Config Store with the administrator credentials of FPLUS_USER "
                     "(%s); run `%s seed` once instead and start `serve` without them, so the "
                     "administrator password stays out of this service", login.seeded_as, prog)
+
+
+def refused_at_start(prog: str, url: str, login: Login) -> str:
+    """The one line ``serve`` exits with when the Config Store refuses its login."""
+    return (f"{prog}: {url} refused {login.user} with the password from "
+            f"{login.file or 'FPLUS_PASSWORD'}: run `{prog} seed --rotate-password` with this "
+            "data dir (seeding never replaces an existing principal's password otherwise)")
+
+
+def add_rotate_option(parser: argparse.ArgumentParser, principal: str) -> None:
+    """``seed --rotate-password``."""
+    parser.add_argument(
+        "--rotate-password", action="store_true",
+        help=f"give {principal} a new password, written to the password file in --data-dir "
+             "(without it, an existing principal keeps its password)")
+
+
+REFUSED_EVERY_S = 60.0
+"""How often a refused login is logged again while it stays refused."""
+
+
+class ServiceCredentials:
+    """The credentials of a service's Config Store client (its ``credentials`` provider and
+    ``login_refused`` hook): the password file, read again at every login; a refused login
+    logged at ERROR, at most once per :data:`REFUSED_EVERY_S`."""
+
+    def __init__(self, login: Login, prog: str,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.login, self.prog, self._clock = login, prog, clock
+        self._password = login.password
+        self._lock = threading.Lock()
+        self._said_at: float | None = None
+
+    def __call__(self) -> tuple[str, str]:
+        """``(user, password)``: the file's password if it holds one, else the last known."""
+        if self.login.file is not None:
+            try:
+                password = self.login.file.read_text().strip()
+            except OSError:
+                password = ""
+            if password:
+                self._password = password
+        return self.login.user, self._password
+
+    def refused(self, exc: Exception) -> None:
+        """The Config Store refused the login: say so (no secret), once a minute."""
+        now = self._clock()
+        with self._lock:
+            if self._said_at is not None and now - self._said_at < REFUSED_EVERY_S:
+                return
+            self._said_at = now
+        where = self.login.file or "FPLUS_PASSWORD"
+        log.error("the Config Store refuses the login of %s with the password in %s (%s): "
+                  "its password was replaced, e.g. by a `seed` with another data dir, and "
+                  "nothing is synchronised until it logs in again. Put its password into %s "
+                  "(read again at every retry) or run `%s seed --rotate-password` with this "
+                  "service's data dir", self.login.user, where, exc, where, self.prog)

@@ -78,7 +78,7 @@ def test_serve_unseeded_without_credentials_says_to_seed(module: str, tmp_path: 
 
 
 @pytest.mark.parametrize("module", CLIENTS)
-def test_serve_with_a_wrong_password_file_says_to_seed_again(
+def test_serve_with_a_wrong_password_file_says_to_rotate_it(
         module: str, tmp_path: Path, config_store: ConfigStoreProcess) -> None:
     prog = SERVICES[module]
     (tmp_path / "password").write_text("not-the-password\n")
@@ -86,7 +86,9 @@ def test_serve_with_a_wrong_password_file_says_to_seed_again(
                        "--port", str(free_port()), "--config-store", config_store.url,
                        env=env_with(FPLUS_PASSWORD_FILE=str(tmp_path / "password")))
     assert one_line(done) == (f"{prog}: {config_store.url} refused {prog} with the password "
-                              f"from {tmp_path / 'password'}: run `{prog} seed` again")
+                              f"from {tmp_path / 'password'}: run `{prog} seed "
+                              "--rotate-password` with this data dir (seeding never replaces "
+                              "an existing principal's password otherwise)")
 
 
 @pytest.mark.parametrize("module", CLIENTS)

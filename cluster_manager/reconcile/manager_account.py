@@ -82,11 +82,12 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
     return [Grant(*grant) for grant in held]
 
 
-def ensure(admin: ConfigStoreClient, groups: dict[str, Any], data_dir: Path) -> Path:
+def ensure(admin: ConfigStoreClient, groups: dict[str, Any], data_dir: Path, *,
+           rotate: bool = False) -> Path:
     """Create or update the principal with exactly :func:`grants`; return its password file
     (see :func:`config_store.client.ensure_service_principal`)."""
     path = password_file(data_dir)
-    ensure_service_principal(admin, PRINCIPAL_NAME, LABEL, grants(groups), path)
+    ensure_service_principal(admin, PRINCIPAL_NAME, LABEL, grants(groups), path, rotate=rotate)
     return path
 
 

@@ -118,10 +118,12 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
     return cs.get_config(A.ServiceConfig, uuids.Service.Clusters)
 
 
-def seed_with_account(admin: ConfigStoreClient, data_dir: Path) -> Path:
-    """:func:`seed`, then the Cluster Manager's own principal; returns its password file."""
+def seed_with_account(admin: ConfigStoreClient, data_dir: Path, *,
+                      rotate: bool = False) -> Path:
+    """:func:`seed`, then the Cluster Manager's own principal (a new password only if
+    ``rotate``); returns its password file."""
     service = seed(admin)
-    return manager_account.ensure(admin, service["group"], data_dir)
+    return manager_account.ensure(admin, service["group"], data_dir, rotate=rotate)
 
 
 class NotSeeded(RuntimeError):

@@ -27,6 +27,8 @@ GROUP_WAIT_S = 1.0
 """How long a write whose commit the storage held back waits for the writes behind it to
 commit it, before committing it itself."""
 AUTH_KINDS = frozenset({"grant", "principal", "identity"})
+SESSION_KINDS = frozenset({"principal", "token"})
+"""Changes that may end a principal's tokens (a password change, a deletion, a sign-out)."""
 """The storage changes that publish :class:`AuthChanged`."""
 
 
@@ -217,7 +219,7 @@ class Core:
     def committed(self, events: list[Event], changes: list[Change]) -> None:
         """After a commit (this replica's or another's): end what changed principals
         obtained, and publish ``events``."""
-        for principal in dict.fromkeys(c.a for c in changes if c.kind == "principal"):
+        for principal in dict.fromkeys(c.a for c in changes if c.kind in SESSION_KINDS):
             self.sessions.revoke(principal)
         if any(c.kind in AUTH_KINDS for c in changes):
             events = [*events, AuthChanged()]

@@ -19,7 +19,8 @@ accepted only while that hash is (the principal's current one, or its previous o
 its deadline): a password change or a principal's deletion ends them at once, on every
 replica as soon as it learns of the change (:meth:`Sessions.revoke`).
 Only a password obtains a token: ``POST /token`` with a Bearer token is refused, so a
-stolen token cannot renew itself.
+stolen token cannot renew itself. ``DELETE /token`` ends the token it is sent with (a
+sign-out), on every replica and with the notify sessions it opened.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def _argon2_matches(password_hash: str, password: str) -> bool:
 def hash_tag(password_hash: str | None) -> str:
     """A short name for a stored hash, to tell which one a remembered login matched."""
     return _digest("hash", password_hash or "")[:16]
+
+
+def token_digest(token: str) -> str:
+    """What the database keeps of a token (never its text)."""
+    return _digest(token)
 
 
 def _digest(*parts: str) -> str:

@@ -20,7 +20,7 @@ import time
 from typing import Any, NamedTuple
 
 from .core import Core
-from .credentials import generate_secret, hash_password, hash_tag, verify_password
+from .credentials import generate_secret, hash_password, hash_tag, token_digest, verify_password
 from .errors import Conflict, NotFound, Unauthorized, Unprocessable
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,252}$")
@@ -82,6 +82,13 @@ def issue_token(core: Core, proved: Login) -> tuple[str, int]:
             and hash_tag(found.previous_hash) == proved.tag and until > time.time()):
         return core.sessions.issue_token(proved.principal, proved.tag, until)
     raise Unauthorized("the password was changed meanwhile; log in again")
+
+
+def end_token(core: Core, token: str) -> None:
+    """End ``token`` now (a sign-out): every replica refuses it and closes the notify
+    sessions it opened. An unknown or already ended token is not an error."""
+    with core.transaction() as tx:
+        tx.w.delete_token(token_digest(token))
 
 
 def describe(core: Core, uuid: str) -> dict[str, str]:

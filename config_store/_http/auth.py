@@ -75,6 +75,14 @@ def caller() -> str:
     return g.principal
 
 
+def bearer_token() -> str | None:
+    """The Bearer token the request was authenticated with (None for Basic)."""
+    if g.principal is None or g.login is not None:
+        return None
+    match = _SCHEME.match(request.headers.get("Authorization", ""))
+    return match[2] if match and match[1].lower() == "bearer" else None
+
+
 def login() -> principals.Login | None:
     """The password login the request proved, or None (a Bearer token, or no credentials)."""
     return g.login

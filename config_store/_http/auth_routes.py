@@ -9,7 +9,7 @@ from flask import Blueprint, Response, jsonify
 from .. import uuids
 from .._domain import enrolment, principals
 from .._domain.errors import Forbidden, Unprocessable
-from .auth import caller, login, require, store
+from .auth import bearer_token, caller, login, require, store
 from .grant_routes import GRANT_UUIDS
 from .params import has_body, json_body, lower_uuid_fields
 
@@ -26,6 +26,18 @@ def token() -> Response:
                         "Basic (name and password)")
     value, expiry = principals.issue_token(store().core, proved)
     return jsonify({"token": value, "expiry": expiry})
+
+
+@bp.delete("/token")
+def end_token() -> tuple[str, int]:
+    """Sign out: the Bearer token this is sent with stops working, with its notify
+    sessions (422 for Basic credentials: there is no token to end)."""
+    token = bearer_token()
+    if token is None:
+        raise Unprocessable("DELETE /token ends the Bearer token it is sent with; this "
+                            "request sent a password instead")
+    principals.end_token(store().core, token)
+    return "", 204
 
 
 @bp.post("/v2/principal")

@@ -389,6 +389,16 @@ class Writer(Reader):
                        "VALUES (?, ?, ?, ?)",
                        (token.digest, token.principal, token.tag, token.refused_from))
 
+    def delete_token(self, digest: str) -> bool:
+        """Forget one token (a sign-out); whether it was there. Other replicas learn of it as
+        a ``token`` change of its principal and drop what they cached of its tokens."""
+        row = self.sql.one("SELECT principal FROM token WHERE digest = ?", (digest,))
+        if row is None:
+            return False
+        self.sql.execute("DELETE FROM token WHERE digest = ?", (digest,))
+        self.changes.append(Change("token", row[0]))
+        return True
+
     def delete_tokens_refused_before(self, when: float) -> int:
         """Forget tokens refused since before ``when``; how many."""
         return self.sql.count("DELETE FROM token WHERE refused_from < ?", (when,))

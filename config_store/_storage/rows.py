@@ -58,8 +58,8 @@ class Change:
 
     ``kind`` is ``config`` (``a`` app, ``b`` object, ``etag`` the new etag or None when
     deleted), ``object`` (``a`` uuid), ``member`` / ``subclass`` (``a`` class, ``b`` the
-    member or subclass), ``grant`` (``a`` grant uuid), ``principal`` or ``identity``
-    (``a`` the principal).
+    member or subclass), ``grant`` (``a`` grant uuid), ``principal``, ``identity`` or
+    ``token`` (a token ended: ``a`` the principal).
     """
 
     kind: str

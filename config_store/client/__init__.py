@@ -40,7 +40,7 @@ from .errors import (
 from .http import ConfigStoreClient, client_from_env
 from .mock import MockTransport, Request, reply
 from .notify import NotifyClient
-from .service_account import Grant, ensure_service_principal
+from .service_account import Grant, PasswordFileMissing, ensure_service_principal
 from .subscription import Subscription
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "MockTransport",
     "NotFound",
     "NotifyClient",
+    "PasswordFileMissing",
     "PreconditionFailed",
     "Request",
     "Response",

@@ -40,6 +40,15 @@ class AuthApi:
         except Unauthorized:
             return None
 
+    def end_token(self, authorization: str) -> None:
+        """End the Bearer token of a caller's ``Authorization`` header (``DELETE /token``,
+        a sign-out); a token already ended is not an error."""
+        try:
+            self._t.call("DELETE", "/token", auth=False,
+                         headers={"Authorization": authorization})
+        except Unauthorized:
+            return
+
     def create_principal(
         self,
         name: str,

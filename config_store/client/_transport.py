@@ -135,8 +135,10 @@ class Transport:
         send: Send | None = None,
         credentials: Credentials | None = None,
         token: str | None = None,
+        login_refused: Callable[[Unauthorized], None] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._login_refused = login_refused
         self._fixed_token = token
         if credentials is None and username is not None:
             fixed = (username, password or "")
@@ -177,7 +179,12 @@ class Transport:
             raise Unauthorized(
                 401, None, f"no Config Store credentials: {type(exc).__name__}: {exc}"
             ) from exc
-        resp = self._send("POST", "/token", basic=(username, password))
+        try:
+            resp = self._send("POST", "/token", basic=(username, password))
+        except Unauthorized as exc:
+            if self._login_refused is not None:
+                self._login_refused(exc)
+            raise
         try:
             token, expires = parse_token_response(parse_body(resp), time.time())
         except ValueError as exc:

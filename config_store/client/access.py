@@ -33,12 +33,13 @@ class TTLCache:
         self._lock = threading.Lock()
         self._items: dict[str, tuple[float, Any]] = {}
 
-    def get(self, key: str, compute: Callable[[], Any]) -> Any:
-        """The remembered value of ``key``, else ``compute()`` (remembered)."""
+    def get(self, key: str, compute: Callable[[], Any], *, fresh: bool = False) -> Any:
+        """The remembered value of ``key``, else (or if ``fresh``) ``compute()``
+        (remembered)."""
         now = self._clock()
         with self._lock:
             hit = self._items.get(key)
-        if hit and hit[0] > now:
+        if hit and hit[0] > now and not fresh:
             return hit[1]
         value = compute()
         with self._lock:
@@ -46,6 +47,11 @@ class TTLCache:
                 self._items = {k: v for k, v in self._items.items() if v[0] > now}
             self._items[key] = (now + self.ttl, value)
         return value
+
+    def forget(self, key: str) -> None:
+        """Drop what is remembered of ``key``."""
+        with self._lock:
+            self._items.pop(key, None)
 
 
 @dataclass(frozen=True)
@@ -64,13 +70,20 @@ class Access:
         self._principals = TTLCache(ttl)
         self._acls = TTLCache(ttl)
 
-    def principal(self, authorization: str | None) -> Caller | None:
-        """Who an ``Authorization`` header proves, or None."""
+    def principal(self, authorization: str | None, *, fresh: bool = False) -> Caller | None:
+        """Who an ``Authorization`` header proves, or None; ``fresh`` asks the Config Store
+        now (a signed-in console page: a password change or sign-out ends it at once)."""
         if not authorization:
             return None
-        key = hashlib.sha256(authorization.encode()).hexdigest()
-        found = self._principals.get(key, lambda: self.client.identify(authorization))
+        found = self._principals.get(_key(authorization),
+                                     lambda: self.client.identify(authorization), fresh=fresh)
         return Caller(found["uuid"], bool(found.get("root"))) if found else None
+
+    def end_token(self, authorization: str) -> None:
+        """Sign out: end the Bearer token of ``authorization`` on the Config Store and
+        forget who it proved."""
+        self.client.end_token(authorization)
+        self._principals.forget(_key(authorization))
 
     def allowed(self, caller: Caller, permission: str, target: str, *, wild: bool = True) -> bool:
         """``check_acl(caller, permission, target, wild)`` (plural grants come expanded)."""
@@ -80,3 +93,7 @@ class Access:
         targets = (target, uuids.NULL) if wild else (target,)
         return any(e["permission"] == permission and e["target"] in targets
                    and "object" not in e for e in acl)
+
+
+def _key(authorization: str) -> str:
+    return hashlib.sha256(authorization.encode()).hexdigest()

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..uuids import App
 from ._auth_api import AuthApi
 from ._paths import search_params, seg
 from ._transport import MERGE_PATCH, Credentials, Send, Transport, parse_body, strip_etag
-from .errors import ConfigStoreError, ConnectionFailed, NotFound, PreconditionFailed
+from .errors import (
+    ConfigStoreError,
+    ConnectionFailed,
+    NotFound,
+    PreconditionFailed,
+    Unauthorized,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8701"
 
@@ -44,6 +50,9 @@ class ConfigStoreClient(AuthApi):
 
     ``token`` is a Bearer token to use as it is (a saved session): never refreshed, so a
     401 once the server has dropped it is final.
+
+    ``login_refused`` is called with the :class:`~config_store.client.errors.Unauthorized`
+    of every ``POST /token`` the Config Store refuses (a service says so in its log).
     """
 
     def __init__(
@@ -58,12 +67,13 @@ class ConfigStoreClient(AuthApi):
         send: Send | None = None,
         credentials: Credentials | None = None,
         token: str | None = None,
+        login_refused: Callable[[Unauthorized], None] | None = None,
     ) -> None:
         if sum(x is not None for x in (credentials, username, token)) > 1:
             raise ValueError("give one of username/password, credentials or token")
         self._t = Transport(
             base_url, username, password, timeout=timeout, retries=retries, backoff=backoff,
-            send=send, credentials=credentials, token=token,
+            send=send, credentials=credentials, token=token, login_refused=login_refused,
         )
 
     def __repr__(self) -> str:

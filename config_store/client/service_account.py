@@ -3,8 +3,9 @@
 Each central service (the Cluster Manager, the Git server) runs as its own principal holding
 exactly the grants it uses. ``seed`` creates it, gives it exactly :class:`Grant`s (removing any
 other it holds, e.g. from an older version) and keeps its password in a file of the service's
-data dir, generated once (mode 0600) and reused, so seeding again never locks out a running
-service.
+data dir, generated once (mode 0600). Seeding never replaces the password of a principal that
+exists unless asked to (``rotate``): without the file that holds it, it refuses
+(:class:`PasswordFileMissing`), as a new password would lock out the running service.
 """
 
 from __future__ import annotations
@@ -40,11 +41,30 @@ class Grant(NamedTuple):
                    found.get("object"))
 
 
+class PasswordFileMissing(RuntimeError):
+    """The principal exists but the password file that should hold its password does not."""
+
+
 def ensure_service_principal(admin: ConfigStoreClient, name: str, label: str,
-                             grants: list[Grant], password_file: Path) -> str:
-    """Create or update principal ``name`` with exactly ``grants`` and the password kept in
-    ``password_file``; returns its uuid."""
-    principal = admin.create_principal(name, kept_password(password_file), label=label,
+                             grants: list[Grant], password_file: Path, *,
+                             rotate: bool = False) -> str:
+    """Create or update principal ``name`` with exactly ``grants``; returns its uuid.
+
+    A new principal gets the password kept in ``password_file`` (written if absent). An
+    existing one keeps its password, unless ``rotate``: then a new one is written to the
+    file and set. :class:`PasswordFileMissing` if it exists, ``rotate`` is off and the file
+    is missing or empty."""
+    password: str | None = None
+    if rotate:
+        password = _write_password(password_file)
+    elif admin.find_principal(name) is None:
+        password = kept_password(password_file)
+    elif not _holds_password(password_file):
+        raise PasswordFileMissing(
+            f"principal {name} exists but {password_file} does not hold its password: give "
+            "the data dir of the service that runs as it, or seed with --rotate-password "
+            "(its running services then need the new file)")
+    principal = admin.create_principal(name, password, label=label,
                                        grants=[g.body() for g in grants])
     wanted = set(grants)
     for uuid in admin.find_grants(principal=principal):
@@ -60,10 +80,25 @@ def kept_password(path: Path) -> str:
         password = path.read_text().strip()
         if password:
             return password
-        path.unlink()
+    return _write_password(path)
+
+
+def _holds_password(path: Path) -> bool:
+    try:
+        return bool(path.read_text().strip())
+    except OSError:
+        return False
+
+
+def _write_password(path: Path) -> str:
+    """A new password, replacing ``path`` at once (0600; a service reading it meanwhile sees
+    the old or the new one, never half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     password = secrets.token_urlsafe(24)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    new = path.with_name(path.name + ".new")
+    new.unlink(missing_ok=True)
+    fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(password + "\n")
+    os.replace(new, path)
     return password

@@ -63,12 +63,12 @@ def ensure_setup(client: ConfigStoreClient) -> None:
     client.put_config(uuids.App.ConfigSchema, APP, SCHEMA)
 
 
-def seed(admin: ConfigStoreClient, data_dir: Path) -> Path:
+def seed(admin: ConfigStoreClient, data_dir: Path, *, rotate: bool = False) -> Path:
     """:func:`ensure_setup`, then the Git server's principal with exactly :data:`GRANTS`
     (see :func:`config_store.client.ensure_service_principal`); returns its password file."""
     ensure_setup(admin)
     path = password_file(data_dir)
-    ensure_service_principal(admin, PRINCIPAL_NAME, "Git server", GRANTS, path)
+    ensure_service_principal(admin, PRINCIPAL_NAME, "Git server", GRANTS, path, rotate=rotate)
     return path
 
 

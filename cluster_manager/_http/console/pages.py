@@ -12,6 +12,7 @@ import yaml
 from flask import Blueprint, Response, abort, g, redirect, render_template, request, url_for
 
 from config_store import uuids
+from templating import untrusted_yaml
 
 from ...api.edge_status import read_edge_status
 from ...api.errors import ApiError, Conflict, Unauthorized
@@ -19,7 +20,15 @@ from ...cluster_config import config_errors
 from ...sealing import SealingError
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
-from .session import clear_cookie, log_in, next_path, same_origin_post, set_cookie, signed_in
+from .session import (
+    clear_cookie,
+    log_in,
+    log_out,
+    next_path,
+    same_origin_post,
+    set_cookie,
+    signed_in,
+)
 
 bp = Blueprint("console", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
@@ -87,6 +96,7 @@ def login_post() -> Response | tuple[str, int]:
 @bp.post("/logout")
 @signed_in
 def logout() -> Response:
+    log_out(g.console.authorization)
     return clear_cookie(redirect(url_for("console.login"), 303))
 
 
@@ -125,7 +135,9 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
         config["sealedSecrets"] = False
     if form.get("values", "").strip():
         try:
-            config["values"] = yaml.safe_load(form["values"])
+            config["values"] = untrusted_yaml.load(form["values"])
+        except untrusted_yaml.YAMLRefused as exc:
+            errors["values"] = f"values refused: {exc}"
         except yaml.YAMLError as exc:
             errors["values"] = f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
     return config, {**config_errors(config), **errors}

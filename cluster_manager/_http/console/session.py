@@ -2,7 +2,10 @@
 
 The cookie holds the user's name and a Config Store token (``HttpOnly``, ``SameSite=Strict``,
 ``Secure`` when the console is reached over HTTPS, path ``/ui/``). The CSRF token is an HMAC
-of that token: a page of another site can neither read the cookie nor compute it.
+of that token: a page of another site can neither read the cookie nor compute it. Every page
+asks the Config Store afresh whether the token still holds, so a password change ends the
+session at once; signing out ends the token itself (``DELETE /token``), so a copied cookie or
+token is worth nothing afterwards.
 """
 
 from __future__ import annotations
@@ -72,6 +75,16 @@ def log_in(user: str, password: str) -> str:
         raise Unavailable(f"the Config Store cannot be reached: {exc}") from None
 
 
+def log_out(authorization: str) -> None:
+    """End the session's Config Store token; :class:`Unavailable` if the Config Store
+    cannot be reached (the session is then not ended, and the user is told so)."""
+    try:
+        services().access.end_token(authorization)
+    except ConfigStoreError as exc:
+        raise Unavailable(f"the Config Store cannot be reached, so the session was not "
+                          f"ended: {exc}") from None
+
+
 def _secure() -> bool:
     return request.is_secure or services().external_url.lower().startswith("https://")
 
@@ -106,7 +119,7 @@ def signed_in(view: View) -> View:
             return _to_login()
         user, token = found
         authorization = f"Bearer {token}"
-        who = services().access.principal(authorization)
+        who = services().access.principal(authorization, fresh=True)
         if who is None:
             return _to_login("expired")
         g.console = ConsoleSession(user, authorization, who, csrf_token(token))

@@ -1,6 +1,6 @@
 """Tokens and passwords across replicas: a token from one replica works on the other and
 survives restarting both; a password change through one ends the tokens, remembered logins
-and notify sessions obtained on the other."""
+and notify sessions obtained on the other, and so does ending one token (``DELETE /token``)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,19 @@ def test_deleting_the_principal_through_a_ends_its_token_on_b(pair: Replicas) ->
     assert pair.admin(0).delete(f"/v2/principal/{uid}").status_code == 204
     eventually(lambda: not token_works(pair.b.url, issued), "the token refused on B")
     eventually(lambda: login(pair.b.url, name, password) == 401, "the password refused on B")
+
+
+def test_a_token_ended_through_a_is_refused_on_b_with_its_notify_session(
+        pair: Replicas) -> None:
+    uid, name, password = principal(pair.admin(0))
+    issued, kept = token(pair.a.url, name, password), token(pair.a.url, name, password)
+    assert token_works(pair.b.url, issued) and token_works(pair.b.url, kept)  # cached on B
+    with RawNotify(pair.b.url, issued) as ws:
+        r = Api(pair.a.url, None).delete("/token", headers={"Authorization": f"Bearer {issued}"})
+        assert r.status_code == 204, r.text
+        eventually(lambda: not token_works(pair.b.url, issued), "the token refused on B")
+        assert ws.is_closed_by_server(), "B's notify session outlived its token"
+    assert whoami(pair.b.url, kept) == uid  # the principal's other token is untouched
 
 
 def test_the_new_passwords_first_use_on_b_retires_the_old_one_on_a(pair: Replicas) -> None:
