@@ -48,6 +48,7 @@ from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import GitServer  # noqa: E402
+from ._http.push_body import DEFAULT_LIMIT  # noqa: E402
 
 PROG = "git-server"
 log = logging.getLogger("git_server")
@@ -115,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--public-url",
                      help="where clients reach this server, advertised in the Directory "
                           "(default: scheme://host:port unless the host is a wildcard)")
+    run.add_argument("--push-limit", type=int, default=DEFAULT_LIMIT, metavar="BYTES",
+                     help="the most one push may send (413 above, nothing written; default "
+                          f"{DEFAULT_LIMIT // (1024 * 1024)} MiB)")
     add_tls_options(run)
     add_cors_options(run)
     return parser
@@ -139,7 +143,8 @@ def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStora
     when it starts."""
     client = ConfigStoreClient(url, login.user, login.password)
     registry = RepoRegistry(client)
-    server = GitServer(Access(client, args.acl_cache_seconds), registry, storage)
+    server = GitServer(Access(client, args.acl_cache_seconds), registry, storage,
+                       push_limit=args.push_limit)
     app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
                                            recheck=args.notify_recheck_seconds))
     enable_cors(app, origins)

@@ -19,6 +19,7 @@ from .auth import authenticated, caller, require
 from .backend import run_backend
 from .context import server
 from .params import backend_path, is_push, repo_uuid
+from .push_body import spool_push
 
 bp = Blueprint("repos", __name__)
 View = Callable[[str, str], Response]
@@ -40,15 +41,19 @@ def well_formed(view: View) -> View:
 
 
 def _serve(repo: str, rest: str) -> Response:
-    """Permission, then existence, then ``git http-backend`` (storage made on first use)."""
+    """Permission, then existence, then ``git http-backend`` (storage made on first use); a
+    push's body is whole and within the push limit before http-backend starts."""
     git = server()
     require(_permission(rest), repo)
     if git.registry.get(repo) is None:
         raise NotFound("no such repository")
     git.storage.ensure(repo)
+    pushing = request.method == "POST" and is_push(rest)
+    if pushing:
+        spool_push(request.environ, git.push_limit)
     status, headers, body = run_backend(git.storage.root, f"/{repo}.git/{rest}",
                                         request.environ, caller().uuid)
-    if request.method == "POST" and is_push(rest):
+    if pushing:
         body = _then(body, git.changes.changed)
     return Response(body, status=status, headers=headers, direct_passthrough=True)
 
