@@ -18,6 +18,8 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
+import pygit2  # noqa: E402
+
 from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
     Access,
@@ -43,6 +45,7 @@ from serving.notify_watch import WatchSettings  # noqa: E402
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
 from ._domain import setup  # noqa: E402
+from ._domain.mirror_urls import MirrorPolicy  # noqa: E402
 from ._domain.mirrors import Mirrors  # noqa: E402
 from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
@@ -113,6 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--secrets-dir", type=Path,
                      help="where the credential files auto-pull mirrors name live "
                           "(auth.secretRef; default DATA_DIR/secrets)")
+    run.add_argument("--mirror-http-host", action="append", default=[], metavar="HOST",
+                     help="a host mirrors may fetch from over plain http or git:// "
+                          "(repeatable; default none: https only); never with credentials")
+    run.add_argument("--mirror-allow-private", action="store_true",
+                     help="let mirrors reach loopback, link-local and private addresses "
+                          "(refused by default)")
+    run.add_argument("--mirror-ca-file", type=Path, metavar="FILE",
+                     help="PEM CA certificate(s) mirror fetches trust instead of the "
+                          "system's (an internal upstream)")
     run.add_argument("--public-url",
                      help="where clients reach this server, advertised in the Directory "
                           "(default: scheme://host:port unless the host is a wildcard)")
@@ -148,8 +160,11 @@ def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStora
     app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
                                            recheck=args.notify_recheck_seconds))
     enable_cors(app, origins)
+    policy = MirrorPolicy.of(args.mirror_http_host, args.mirror_allow_private, own)
     mirrors = Mirrors(registry.entries, storage.ensure,
-                      args.secrets_dir or args.data_dir / "secrets", own)
+                      args.secrets_dir or args.data_dir / "secrets", policy)
+    if args.mirror_ca_file is not None:
+        pygit2.settings.set_ssl_cert_locations(str(args.mirror_ca_file), None)
 
     def start() -> None:
         offload.use_gevent_threadpool()  # mirror fetches off the hub
@@ -171,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
               f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
         return
     tls = server_tls(args, PROG)
+    if args.mirror_ca_file is not None and not args.mirror_ca_file.is_file():
+        raise SystemExit(f"{PROG}: --mirror-ca-file {args.mirror_ca_file}: no such file")
     origins = cors_origins(args)
     listener = bind_port(args.host, args.port, PROG)
     login = _login(url, args.data_dir)
