@@ -31,9 +31,10 @@ class PushTooLarge(RequestEntityTooLarge):
                          "(git-server --push-limit); nothing was written")
 
 
-def spool_push(environ: dict, limit: int) -> None:
-    """Replace ``environ``'s body with a sized, plain copy of it; :class:`PushTooLarge` if
-    it is (or inflates to) more than ``limit`` bytes, 400 if its gzip is broken."""
+def spool_push(environ: dict, limit: int) -> IO[bytes]:
+    """Replace ``environ``'s body with a sized, plain copy of it, returned for the caller to
+    close; :class:`PushTooLarge` if it is (or inflates to) more than ``limit`` bytes, 400 if
+    its gzip is broken."""
     stream: IO[bytes] = environ["wsgi.input"]
     declared = get_content_length(environ)
     gzipped = environ.get("HTTP_CONTENT_ENCODING", "").lower() in ("gzip", "x-gzip")
@@ -60,6 +61,7 @@ def spool_push(environ: dict, limit: int) -> None:
     environ["CONTENT_LENGTH"] = str(size)
     for key in ("HTTP_CONTENT_ENCODING", "HTTP_TRANSFER_ENCODING"):
         environ.pop(key, None)
+    return spool
 
 
 def _inflated(inflate: zlib._Decompress, chunk: bytes, most: int) -> bytes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from typing import IO
 
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import NotFound, ServiceUnavailable
@@ -49,13 +50,18 @@ def _serve(repo: str, rest: str) -> Response:
         raise NotFound("no such repository")
     git.storage.ensure(repo)
     pushing = request.method == "POST" and is_push(rest)
-    if pushing:
-        spool_push(request.environ, git.push_limit)
+    spool = spool_push(request.environ, git.push_limit) if pushing else None
     status, headers, body = run_backend(git.storage.root, f"/{repo}.git/{rest}",
                                         request.environ, caller().uuid)
-    if pushing:
-        body = _then(body, git.changes.changed)
+    if spool is not None:
+        body = _then(body, functools.partial(_pushed, spool, git.changes.changed))
     return Response(body, status=status, headers=headers, direct_passthrough=True)
+
+
+def _pushed(spool: IO[bytes], changed: Callable[[], None]) -> None:
+    """A push has landed or failed: its spooled body goes, watchers are told."""
+    spool.close()
+    changed()
 
 
 def _then(body: Iterator[bytes], done: Callable[[], None]) -> Iterator[bytes]:
