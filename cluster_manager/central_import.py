@@ -16,7 +16,7 @@ from .api.clusters import request_redeploy
 from .charts import ChartError, read_chart
 from .cluster_repos import ClusterRepos
 from .flux_exports import FluxExportError, read_flux_export
-from .gitrepo import ChangeSet
+from .gitrepo import ChangeSet, InvalidPath
 from .settings import Settings
 from .setup_status import FAILED
 from .vocabulary import AFTER_IMPORT, STATUS_APP
@@ -56,7 +56,7 @@ def _changes(command: str, source: Path) -> tuple[str, ChangeSet, str, int]:
         return (uuids.Shared.FluxSystemRepo,
                 ChangeSet(writes=export.repo_files(), replace_dirs=frozenset({export.version})),
                 f"Flux {export.version}", 1)
-    except (ChartError, FluxExportError) as exc:
+    except (ChartError, FluxExportError, InvalidPath) as exc:
         raise SystemExit(f"cluster-manager {command}: {exc}; nothing was imported") from None
 
 

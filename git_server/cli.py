@@ -18,6 +18,8 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
+import pygit2  # noqa: E402
+
 from config_store import uuids  # noqa: E402
 from config_store.client import (  # noqa: E402
     Access,
@@ -49,11 +51,13 @@ from serving.notify_watch import WatchSettings  # noqa: E402
 from serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
 from ._domain import setup  # noqa: E402
+from ._domain.mirror_urls import MirrorPolicy  # noqa: E402
 from ._domain.mirrors import Mirrors  # noqa: E402
 from ._domain.registry import RepoRegistry  # noqa: E402
 from ._domain.storage import RepoStorage  # noqa: E402
 from ._http.app import create_app  # noqa: E402
 from ._http.context import GitServer  # noqa: E402
+from ._http.push_body import DEFAULT_LIMIT  # noqa: E402
 
 PROG = "git-server"
 log = logging.getLogger("git_server")
@@ -120,9 +124,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--secrets-dir", type=Path,
                      help="where the credential files auto-pull mirrors name live "
                           "(auth.secretRef; default DATA_DIR/secrets)")
+    run.add_argument("--mirror-http-host", action="append", default=[], metavar="HOST",
+                     help="a host mirrors may fetch from over plain http or git:// "
+                          "(repeatable; default none: https only); never with credentials")
+    run.add_argument("--mirror-allow-private", action="store_true",
+                     help="let mirrors reach loopback, link-local and private addresses "
+                          "(refused by default)")
+    run.add_argument("--mirror-ca-file", type=Path, metavar="FILE",
+                     help="PEM CA certificate(s) mirror fetches trust instead of the "
+                          "system's (an internal upstream)")
     run.add_argument("--public-url",
                      help="where clients reach this server, advertised in the Directory "
                           "(default: scheme://host:port unless the host is a wildcard)")
+    run.add_argument("--push-limit", type=int, default=DEFAULT_LIMIT, metavar="BYTES",
+                     help="the most one push may send (413 above, nothing written; default "
+                          f"{DEFAULT_LIMIT // (1024 * 1024)} MiB)")
     add_tls_options(run)
     add_cors_options(run)
     return parser
@@ -148,12 +164,16 @@ def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStora
     credentials = ServiceCredentials(login, PROG)
     client = ConfigStoreClient(url, credentials=credentials, login_refused=credentials.refused)
     registry = RepoRegistry(client)
-    server = GitServer(Access(client, args.acl_cache_seconds), registry, storage)
+    server = GitServer(Access(client, args.acl_cache_seconds), registry, storage,
+                       push_limit=args.push_limit)
     app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
                                            recheck=args.notify_recheck_seconds))
     enable_cors(app, origins)
+    policy = MirrorPolicy.of(args.mirror_http_host, args.mirror_allow_private, own)
     mirrors = Mirrors(registry.entries, storage.ensure,
-                      args.secrets_dir or args.data_dir / "secrets", own)
+                      args.secrets_dir or args.data_dir / "secrets", policy)
+    if args.mirror_ca_file is not None:
+        pygit2.settings.set_ssl_cert_locations(str(args.mirror_ca_file), None)
 
     def start() -> None:
         offload.use_gevent_threadpool()  # mirror fetches off the hub
@@ -175,6 +195,8 @@ def main(argv: list[str] | None = None) -> None:
               f"principal {setup.PRINCIPAL_NAME} is in {path}", flush=True)
         return
     tls = server_tls(args, PROG)
+    if args.mirror_ca_file is not None and not args.mirror_ca_file.is_file():
+        raise SystemExit(f"{PROG}: --mirror-ca-file {args.mirror_ca_file}: no such file")
     origins = cors_origins(args)
     listener = bind_port(args.host, args.port, PROG)
     login = _login(url, args.data_dir)

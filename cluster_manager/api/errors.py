@@ -42,6 +42,10 @@ class Gone(ApiError):
     status = 410
 
 
+class TooLarge(ApiError):
+    status = 413
+
+
 class Unprocessable(ApiError):
     status = 422
 

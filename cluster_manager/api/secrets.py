@@ -26,6 +26,7 @@ from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
 from .sealing_keys import KeyState, SealingKeys
 from .secret_documents import SecretDocuments
+from .secret_limits import check_document, check_value
 from .sync_state import secret_unsealed
 
 log = logging.getLogger(__name__)
@@ -86,9 +87,11 @@ class SecretService:
              scope: str | None = None, dryrun: bool = False,
              sealed_by: str = "") -> str | None:
         """Seal ``value`` as ``key`` of ``namespace/name``; return the commit (None: dry run).
-        The seal is recorded (with escrow on, the value too) once committed."""
+        The seal is recorded (with escrow on, the value too) once committed; a value or
+        a resulting document over :mod:`.secret_limits` is refused (413/422)."""
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
+        check_value(value)
         scope = sealing.parse_scope(scope)
         public_key, fingerprint = self._sealing_key(cluster)
         ciphertext = sealing.encrypt_value(public_key, value, scope, namespace, name)
@@ -96,8 +99,10 @@ class SecretService:
             return None
 
         def edit(old: bytes | None) -> str:
-            return self.documents.render(sealing.merge_key(
-                self.documents.parse(old), namespace, name, key, ciphertext, scope))
+            before = self.documents.parse(old)
+            after = sealing.merge_key(before, namespace, name, key, ciphertext, scope)
+            check_document(before, after, f"{namespace}/{name}")
+            return self.documents.render(after)
 
         commit = self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
         if self.escrow is not None:

@@ -30,9 +30,9 @@ READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStat
 """Apps whose entries it reads (templates and the script only to render them)."""
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
-          A.GitRepoConfig, A.SparkplugAddress, A.Info)
-"""Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
-creates at commissioning and removes at teardown, and the names of the accounts it makes."""
+          A.GitRepoConfig, A.SparkplugAddress)
+"""Apps whose entries it writes: the cluster API's, its own status, and an edge's entries it
+creates at commissioning and removes at teardown."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
@@ -71,7 +71,10 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (GIT.Push, uuids.Shared.HelmChartsRepo, False, None),
         (GIT.Pull, uuids.Shared.FluxSystemRepo, False, None),
         (GIT.Push, uuids.Shared.FluxSystemRepo, False, None),
-        (GIT.ManageStorage, uuids.NULL, False, None),
+        # a torn-down cluster's repo archived (teardown); never a shared repo or any other
+        (GIT.ManageStorage, C.EdgeCluster, True, None),
+        # the labels of the accounts it makes (Info of the objects it owns, no other's)
+        (P.WriteApp, A.Info, False, uuids.Special.Mine),
         # its API checks its callers' grants of its two permissions
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None),

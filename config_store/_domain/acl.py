@@ -8,7 +8,9 @@ wildcard when a check allows it.
 
 Extension (ours, not in ACS): a grant may carry ``object``, restricting an app permission
 (``ReadApp``/``WriteApp`` on an app) to that app's entry for one object only, so an edge's
-principal can write its own Edge cluster status entry and no other.
+principal can write its own Edge cluster status entry and no other. Restricted to
+``Mine``, it allows the entries of every object the principal owns (the objects it created,
+and one it is creating), so a service may name what it makes and nothing else.
 
 The grant rule (ours, least privilege; :meth:`Acl.may_grant`): creating a grant needs
 WriteACL on its permission (as in ACS) **and** that the granting principal hold the
@@ -137,23 +139,36 @@ class Acl:
         return principal is not None and principal == self.root
 
     def check(self, principal: str | None, permission: str, target: str, *, wild: bool = True,
-              obj: str | None = None, prospect: Prospect | None = None) -> bool:
+              obj: str | None = None, prospect: Prospect | None = None,
+              obj_owner: str | None = None) -> bool:
         """``check_acl``: may ``principal`` use ``permission`` on ``target``?
 
         ``obj`` names the entry's object for app permissions; grants restricted to an
-        object match only that object. ``prospect`` checks ``target`` as it will be once a
-        pending write (in one transaction with this check's decision) has made it.
+        object match only that object (``Mine``: an object ``principal`` owns, or one
+        being created for owner ``obj_owner``). ``prospect`` checks ``target`` as it will
+        be once a pending write (in one transaction with this check's decision) has made it.
         """
         if principal is None:
             return False
         if self.is_root(principal):
             return True
         for grant in self._entries(principal).get(permission, ()):
-            if grant.object is not None and grant.object != obj:
+            if grant.object is not None and not self._object_matches(
+                    grant.object, principal, obj, obj_owner):
                 continue
             if self._target_matches(grant, principal, target, wild, prospect):
                 return True
         return False
+
+    def _object_matches(self, restricted: str, principal: str, obj: str | None,
+                        obj_owner: str | None) -> bool:
+        if restricted == obj:
+            return True
+        if restricted != uuids.Special.Mine or obj is None:
+            return False
+        found = self.graph.get(obj)
+        owner = found.owner if found is not None else obj_owner
+        return owner == principal
 
     def _target_matches(self, grant: GrantRow, principal: str, target: str, wild: bool,
                         prospect: Prospect | None = None) -> bool:

@@ -8,7 +8,8 @@ on the state the writes see: a refused request leaves nothing behind.
 Permissions: WriteKerberos and CreateObj on the class; WriteKerberos on the principal itself
 to re-password an existing one or to make an existing object a principal; WriteMembers on
 each group and WriteMemberships on the principal (as it will be: a member of the class, owned
-by the caller); WriteApp on Info for the principal's entry (``label``); each grant by the
+by the caller); WriteApp on Info for the principal's entry (``label``; a grant restricted to
+``Mine`` covers a principal the caller creates, which it will own); each grant by the
 grant rule (:mod:`.grants`). Names are unique regardless of case (409).
 """
 
@@ -114,7 +115,8 @@ def _plan_and_authorise(core: Core, caller: str, req: Enrolment) -> _Plan:
         _need(acl.check(caller, P.WriteMemberships, plan.uuid, prospect=plan.prospect),
               "grouping the principal needs WriteMemberships on it")
     if req.label is not None:
-        _need(acl.check(caller, P.WriteApp, uuids.App.Info, obj=plan.uuid),
+        _need(acl.check(caller, P.WriteApp, uuids.App.Info, obj=plan.uuid,
+                        obj_owner=plan.prospect.owner if plan.existing is None else None),
               "labelling the principal needs WriteApp on its Info entry")
     for grant in req.grants:
         grants.authorise(core, caller, replace(grant, principal=plan.uuid))

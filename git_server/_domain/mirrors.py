@@ -10,8 +10,10 @@ Every ``interval`` (``never``: once at start; default 1 h), ``ref`` of ``url`` i
 that follows too, but only while it is missing or still where the mirror branch was before
 (a branch someone moved on is never overwritten). No other branch is touched. ``auth`` names
 a file in the secrets directory holding ``{"username", "password"}`` or ``user:pass``. Unlike
-upstream, a spec without ``auth`` is fine, and a URL naming this server is refused (a
-mirror of itself).
+upstream, a spec without ``auth`` is fine, and where a URL may lead is limited
+(:mod:`.mirror_urls`: https, no private addresses, not this server, credentials over https
+only), checked before every fetch. Credentials are offered once per fetch: an upstream that
+refuses them ends the fetch, it does not get them again.
 """
 
 from __future__ import annotations
@@ -20,16 +22,17 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pygit2
 
 from serving import offload
 from serving.periodic import Periodic
+
+from .mirror_urls import STRICT, MirrorPolicy, MirrorUrlRefused
 
 log = logging.getLogger(__name__)
 
@@ -79,36 +82,32 @@ def _log_refusal(repo: str, branch: str, why: str) -> None:
     log.error("mirror %s@%s refused: %s", repo, branch, why)
 
 
-def specs(repo: str, entry: dict[str, Any], own_hosts: Iterable[str] = (),
+def specs(repo: str, entry: dict[str, Any], policy: MirrorPolicy = STRICT,
           refused: Refusal = _log_refusal) -> list[PullSpec]:
-    """The pull specs of a repo's entry; a malformed one is left out (``refused`` is told,
-    by default the log)."""
+    """The pull specs of a repo's entry; a malformed one, or one whose URL ``policy``
+    refuses without resolving it, is left out (``refused`` is told, by default the log)."""
     pulls = entry.get("pull")
     found: list[PullSpec] = []
     for branch, conf in (pulls.items() if isinstance(pulls, dict) else ()):
         try:
-            found.append(_spec(repo, branch, conf, set(own_hosts)))
+            found.append(_spec(repo, branch, conf, policy))
         except ValueError as exc:
             refused(repo, branch, str(exc))
     return found
 
 
-def _spec(repo: str, branch: str, conf: Any, own_hosts: set[str]) -> PullSpec:
+def _spec(repo: str, branch: str, conf: Any, policy: MirrorPolicy) -> PullSpec:
     if not isinstance(conf, dict) or not isinstance(conf.get("url"), str):
         raise ValueError("a pull spec is an object with a url")
     url = conf["url"]
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https", "git") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an http(s) or git URL")
-    if parts.netloc.rsplit("@", 1)[-1].lower() in own_hosts:
-        raise ValueError(f"{url!r} names this server: a repo cannot mirror it")
+    auth = conf.get("auth")
+    policy.check_spec(url, credentials=isinstance(auth, dict) and "secretRef" in auth)
     ref, merge = conf.get("ref", "main"), conf.get("merge")
     for name in (branch, ref, *([merge] if merge is not None else [])):
         if not isinstance(name, str) or not _BRANCH.match(name):
             raise ValueError(f"{name!r} is not a branch name")
     if merge == branch:
         raise ValueError("merge must name another branch")
-    auth = conf.get("auth")
     secret = auth.get("secretRef") if isinstance(auth, dict) else None
     if secret is not None and (not isinstance(secret, str) or "/" in secret
                                or secret.startswith(".")):
@@ -143,10 +142,9 @@ def update(repo_path: Path, spec: PullSpec, credentials: tuple[str, str] | None)
     before = repo.references.get(f"refs/heads/{spec.branch}")
     before_id = str(before.target) if before is not None else None
     scratch = f"refs/mirror-fetch/{spec.branch}"
-    callbacks = pygit2.RemoteCallbacks(
-        credentials=pygit2.UserPass(*credentials) if credentials else None)
     remote = repo.remotes.create_anonymous(spec.url)
-    remote.fetch([f"+refs/heads/{spec.ref}:{scratch}"], callbacks=callbacks)
+    remote.fetch([f"+refs/heads/{spec.ref}:{scratch}"], callbacks=_Once(credentials),
+                 proxy=None)
     fetched = repo.references.get(scratch)
     if fetched is None:
         raise pygit2.GitError(f"{spec.url} has no branch {spec.ref}")
@@ -163,15 +161,31 @@ def update(repo_path: Path, spec: PullSpec, credentials: tuple[str, str] | None)
     return str(commit)
 
 
+class _Once(pygit2.RemoteCallbacks):
+    """Offers ``credentials`` (if any) the first time the upstream asks, and ends the fetch
+    the next time: libgit2 would otherwise send them again after every 401."""
+
+    def __init__(self, credentials: tuple[str, str] | None) -> None:
+        super().__init__()
+        self._left = credentials
+
+    def credentials(self, url: str, username_from_url: str | None,
+                    allowed_types: Any) -> pygit2.UserPass:
+        if self._left is None:
+            raise pygit2.GitError("the upstream asks for credentials: none (left) to send")
+        found, self._left = self._left, None
+        return pygit2.UserPass(*found)
+
+
 class Mirrors:
     """Runs every repo's pull specs on their intervals (one thread, one pull at a time; each
     fetch off the gevent hub through :mod:`serving.offload`)."""
 
     def __init__(self, entries: Callable[[], dict[str, dict[str, Any]]],
                  ensure_repo: Callable[[str], Path], secrets_dir: Path,
-                 own_hosts: Iterable[str] = (), *, tick: float = 1.0) -> None:
+                 policy: MirrorPolicy = STRICT, *, tick: float = 1.0) -> None:
         self.entries, self.ensure_repo, self.secrets_dir = entries, ensure_repo, secrets_dir
-        self.own_hosts, self.tick = tuple(h.lower() for h in own_hosts), tick
+        self.policy, self.tick = policy, tick
         self._due: dict[PullSpec, float] = {}
         self._refused: set[tuple[str, str, str]] = set()
         self._loop = Periodic("mirrors", tick, self.run_due)
@@ -182,7 +196,7 @@ class Mirrors:
         every pass)."""
         refusals: set[tuple[str, str, str]] = set()
         found = [spec for repo, entry in sorted(self.entries().items())
-                 for spec in specs(repo, entry, self.own_hosts,
+                 for spec in specs(repo, entry, self.policy,
                                    lambda *why: refusals.add(why))]
         for why in sorted(refusals - self._refused):
             _log_refusal(*why)
@@ -205,6 +219,11 @@ class Mirrors:
         return ran
 
     def _pull(self, spec: PullSpec) -> None:
+        try:
+            self.policy.check_addresses(spec.url)
+        except MirrorUrlRefused as exc:
+            _log_refusal(spec.repo, spec.branch, str(exc))
+            return
         credentials = None
         if spec.secret is not None:
             credentials = read_credentials(self.secrets_dir, spec.secret)

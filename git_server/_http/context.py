@@ -11,6 +11,7 @@ from config_store.client import Access
 from .._domain.changes import ChangeSignal
 from .._domain.registry import RepoRegistry
 from .._domain.storage import RepoStorage
+from .push_body import DEFAULT_LIMIT
 
 
 @dataclass
@@ -23,6 +24,8 @@ class GitServer:
     changes: ChangeSignal = field(default_factory=ChangeSignal)
     """Told of every push and every change of the configured repos; notify/v2 watchers
     re-read on it."""
+    push_limit: int = DEFAULT_LIMIT
+    """The most one push's request body may hold, in bytes (413 above, nothing written)."""
 
     def __post_init__(self) -> None:
         if self.registry.on_change is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from typing import IO
 
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import NotFound, ServiceUnavailable
@@ -19,6 +20,7 @@ from .auth import authenticated, caller, require
 from .backend import run_backend
 from .context import server
 from .params import backend_path, is_push, repo_uuid
+from .push_body import spool_push
 
 bp = Blueprint("repos", __name__)
 View = Callable[[str, str], Response]
@@ -40,17 +42,26 @@ def well_formed(view: View) -> View:
 
 
 def _serve(repo: str, rest: str) -> Response:
-    """Permission, then existence, then ``git http-backend`` (storage made on first use)."""
+    """Permission, then existence, then ``git http-backend`` (storage made on first use); a
+    push's body is whole and within the push limit before http-backend starts."""
     git = server()
     require(_permission(rest), repo)
     if git.registry.get(repo) is None:
         raise NotFound("no such repository")
     git.storage.ensure(repo)
+    pushing = request.method == "POST" and is_push(rest)
+    spool = spool_push(request.environ, git.push_limit) if pushing else None
     status, headers, body = run_backend(git.storage.root, f"/{repo}.git/{rest}",
                                         request.environ, caller().uuid)
-    if request.method == "POST" and is_push(rest):
-        body = _then(body, git.changes.changed)
+    if spool is not None:
+        body = _then(body, functools.partial(_pushed, spool, git.changes.changed))
     return Response(body, status=status, headers=headers, direct_passthrough=True)
+
+
+def _pushed(spool: IO[bytes], changed: Callable[[], None]) -> None:
+    """A push has landed or failed: its spooled body goes, watchers are told."""
+    spool.close()
+    changed()
 
 
 def _then(body: Iterator[bytes], done: Callable[[], None]) -> Iterator[bytes]:

@@ -1,12 +1,15 @@
-"""``/v1/storage``: the repos on disk, for holders of Manage storage on the wildcard."""
+"""``/v1/storage``: the repos on disk, for holders of Manage storage on the wildcard; one
+repo's storage is also archived for a holder of Manage storage on that repo (a plural grant
+on its class included), as the Cluster Manager holds it on Edge clusters."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
 from config_store import uuids
+from config_store.uuids import is_uuid
 
-from .auth import authenticated, require
+from .auth import authenticated, caller, require
 from .context import server
 from .params import repo_uuid
 
@@ -33,6 +36,9 @@ def storage_list() -> Response:
 def storage_delete(repo: str) -> tuple[str, int]:
     """Archive a repo's storage (moved aside under the data dir, never destroyed); 204 also
     when there is none, as upstream (acs-git lib/git-server.js ``storage_delete``)."""
-    _require_storage_admin()
-    server().storage.delete(repo_uuid(repo))
+    git = server()
+    if not (is_uuid(repo) and git.access.allowed(caller(), uuids.GitPerm.ManageStorage, repo,
+                                                 wild=False)):
+        _require_storage_admin()
+    git.storage.delete(repo_uuid(repo))
     return "", 204

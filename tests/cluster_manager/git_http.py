@@ -1,10 +1,12 @@
 """A throwaway smart-HTTP git server for tests and benches: ``git http-backend`` as CGI behind
-the stdlib HTTP server, optional Basic auth, push allowed for authenticated users."""
+the stdlib HTTP server, optional Basic auth and TLS, push allowed for authenticated users.
+It counts the connections it accepts and the credentials it is sent."""
 
 from __future__ import annotations
 
 import base64
 import os
+import ssl
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +44,8 @@ class _Handler(BaseHTTPRequestHandler):
         if auth is None:
             return "anonymous"
         header = self.headers.get("Authorization", "")
+        if header:
+            self.server.credentials_seen += 1
         if header.startswith("Basic "):
             user, _, password = base64.b64decode(header[6:]).decode().partition(":")
             if (user, password) == auth:
@@ -98,25 +102,45 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
     root: Path
     auth: tuple[str, str] | None
+    connections = 0
+    credentials_seen = 0
+
+    def verify_request(self, request: object, client_address: object) -> bool:
+        self.connections += 1
+        return True
 
 
 class GitHttpServer:
     """Serves every repository under ``root`` at ``http://127.0.0.1:<port>/<name>``."""
 
-    def __init__(self, root: Path, auth: tuple[str, str] | None = None) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+    def __init__(self, root: Path, auth: tuple[str, str] | None = None,
+                 tls: ssl.SSLContext | None = None, host: str = "127.0.0.1") -> None:
+        self._server = _Server((host, 0), _Handler)
         self._server.root, self._server.auth = Path(root), auth
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self.scheme, self.host = ("https" if tls else "http"), host
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{self.scheme}://{self.host}:{self._server.server_address[1]}"
+
+    @property
+    def connections(self) -> int:
+        """Connections accepted so far."""
+        return self._server.connections
+
+    @property
+    def credentials_seen(self) -> int:
+        """Requests that carried an ``Authorization`` header so far."""
+        return self._server.credentials_seen
 
     def url(self, name: str, with_auth: bool = False) -> str:
         """URL of repository ``name``; ``with_auth`` embeds the credentials (for the git CLI)."""
         if with_auth and self._server.auth:
             user, password = self._server.auth
-            return f"http://{user}:{password}@{self.base.removeprefix('http://')}/{name}"
+            return f"{self.scheme}://{user}:{password}@{self.base.split('://')[1]}/{name}"
         return f"{self.base}/{name}"
 
     def __enter__(self) -> GitHttpServer:

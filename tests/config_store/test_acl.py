@@ -144,6 +144,12 @@ def _mine(a: Actor, s: Scene) -> Api:
     return a.allow(RW, S.Mine)
 
 
+def _mine_object(a: Actor, s: Scene) -> Api:
+    """An entry restricted to objects the caller owns (``object: Mine``), of one it owns."""
+    set_owner(s.admin, s.obj, a.uuid)
+    return a.allow(RW, s.app, obj=S.Mine)
+
+
 def _other_app(a: Actor, s: Scene) -> Api:
     return a.allow(RW, make_object(s.admin, C.App))
 
@@ -205,6 +211,9 @@ ENTRY_CASES = [
     Case("object-restricted-wildcard-app", lambda a, s: a.allow(RW, NULL, obj=s.obj), OK),
     Case("object-restricted-to-other-object",
          lambda a, s: a.allow(RW, s.app, obj=s.other_obj), DENIED),
+    Case("object-restricted-to-mine-owned-object", _mine_object, OK),
+    Case("object-restricted-to-mine-unowned-object",
+         lambda a, s: a.allow(RW, s.app, obj=S.Mine), DENIED),
     Case("self", lambda a, s: a.allow(RW, S.Self), DENIED),
     Case("mine-owned-app", _mine, OK),
     Case("mine-unowned-app", lambda a, s: a.allow(RW, S.Mine), DENIED),

@@ -27,6 +27,7 @@ from harness.servers import (
     ServiceProcess,
     git_server_process,
 )
+from serving.local_ca import ensure_certificates
 from tests.conftest import make_class, make_object, make_user
 
 GIT_APP = uuids.App.GitRepoConfig
@@ -138,6 +139,9 @@ class GitServer:
 
     proc: ServiceProcess
     data_dir: Path
+    mirror_ca: Path | None = None
+    """The directory of the CA its mirror fetches trust (``--mirror-ca-file``); upstreams
+    get certificates from it with :func:`serving.local_ca.ensure_certificates`."""
 
     @property
     def url(self) -> str:
@@ -184,8 +188,12 @@ def git_server(config_store: ConfigStoreProcess, tmp_path_factory: pytest.TempPa
                git: Git) -> Iterator[GitServer]:
     """One Git server for the session; at teardown every stored repo must fsck clean."""
     data = tmp_path_factory.mktemp("git") / "data"
-    proc = git_server_process(data, config_store.url).start()
-    server = GitServer(proc, data)
+    ca = tmp_path_factory.mktemp("mirror-ca")
+    proc = git_server_process(data, config_store.url)
+    # upstreams of the mirror tests are on loopback, over https with a CA of their own
+    proc.extra_args += ("--mirror-allow-private", "--mirror-ca-file",
+                        str(ensure_certificates(ca, ["127.0.0.1"]).ca))
+    server = GitServer(proc.start(), data, ca)
     try:
         yield server
     finally:

@@ -5,6 +5,7 @@ within the interval; no other branch is overwritten. Plus the spec rules, table-
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 
 from config_store import uuids
+from git_server._domain.mirror_urls import MirrorPolicy
 from git_server._domain.mirrors import NEVER, PullSpec, parse_interval, read_credentials, specs
 from harness.servers import Api
+from serving.local_ca import ensure_certificates
 from tests.cluster_manager.git_http import GitHttpServer
 from tests.git_server.conftest import Git, GitServer, Repo, wait_for
 
@@ -39,8 +42,11 @@ REPO = "5d1c1b0e-2a9f-4c55-9f59-2b5b1d6f4a11"
 
 @pytest.mark.parametrize(("conf", "kept"), [
     ({"url": "https://example.com/r.git"}, True),
-    ({"url": "git://example.com/r.git", "ref": "release", "merge": "main"}, True),
-    ({"url": "http://example.com/r.git", "auth": {"secretRef": "creds"}}, True),
+    ({"url": "https://example.com/r.git", "ref": "release", "merge": "main"}, True),
+    ({"url": "https://example.com/r.git", "auth": {"secretRef": "creds"}}, True),
+    ({"url": "git://example.com/r.git"}, False),  # plain text to an unlisted host
+    ({"url": "http://example.com/r.git"}, False),
+    ({"url": "https://u:p@example.com/r.git"}, False),  # credentials in the URL
     ({"url": "ssh://example.com/r.git"}, False),
     ({"url": "file:///etc"}, False),
     ({"url": "http://127.0.0.1:8702/uuid/x"}, False),  # this server
@@ -51,7 +57,8 @@ REPO = "5d1c1b0e-2a9f-4c55-9f59-2b5b1d6f4a11"
     ("https://example.com/r", False),
 ])
 def test_specs_are_checked(conf: Any, kept: bool) -> None:
-    found = specs(REPO, {"pull": {"mirror": conf}}, ["127.0.0.1:8702"])
+    found = specs(REPO, {"pull": {"mirror": conf}},
+                  MirrorPolicy.of((), allow_private=False, own=["127.0.0.1:8702"]))
     assert [s.branch for s in found] == (["mirror"] if kept else [])
 
 
@@ -69,9 +76,15 @@ def test_credentials_files(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def external(tmp_path: Path, git: Git) -> Iterator[GitHttpServer]:
+def external(tmp_path: Path, git: Git, git_server: GitServer) -> Iterator[GitHttpServer]:
+    """An upstream over https (mirrors send credentials over nothing else), with a
+    certificate from the CA the Git server's mirrors trust."""
     git.run("init", "-q", "--bare", "-b", "main", str(tmp_path / "ext" / "upstream.git"))
-    with GitHttpServer(tmp_path / "ext", auth=EXTERNAL_AUTH) as server:
+    assert git_server.mirror_ca is not None
+    found = ensure_certificates(git_server.mirror_ca, ["127.0.0.1"])
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(found.cert, found.key)
+    with GitHttpServer(tmp_path / "ext", auth=EXTERNAL_AUTH, tls=tls) as server:
         yield server
 
 
@@ -87,8 +100,8 @@ def _branch(git: Git, git_server: GitServer, repo: str, branch: str) -> str | No
 
 def test_an_external_repo_is_mirrored_into_a_branch(
         admin: Api, git_server: GitServer, repo: Repo, external: GitHttpServer, git: Git,
-        work: Path) -> None:
-    upstream = external.url("upstream.git", with_auth=True)
+        work: Path, tmp_path: Path) -> None:
+    upstream = str(tmp_path / "ext" / "upstream.git")  # pushed to as a local path
     ext_work = work / "ext"
     first = git.new_work(ext_work, {"README.md": "v1\n"})
     git.push(ext_work, upstream)

@@ -135,16 +135,17 @@ def storage_grant(permission: str, target: str | None = None, plural: bool = Fal
 
 REFUSED = {
     "no grant": lambda *_: None,
-    "manage storage on the repo": storage_grant(uuids.GitPerm.ManageStorage),
-    "manage storage, plural, on the repo's class":
-        storage_grant(uuids.GitPerm.ManageStorage, plural=True, on_class=True),
+    "manage storage on another repo": lambda admin, p, r: grant(
+        admin, p, uuids.GitPerm.ManageStorage, make_repo(admin).uuid),
+    "manage storage on the repo's class, not plural":
+        storage_grant(uuids.GitPerm.ManageStorage, on_class=True),
     "pull+push on the wildcard": lambda admin, p, r: [
         grant(admin, p, perm, uuids.NULL) for perm in (uuids.GitPerm.Pull, uuids.GitPerm.Push)],
 }
 
 
 @pytest.mark.parametrize("setup", REFUSED.values(), ids=REFUSED.keys())
-def test_storage_routes_need_manage_storage_on_the_wildcard(
+def test_storage_routes_need_manage_storage_on_the_wildcard_or_the_repo(
         setup: StorageSetup, git: Git, git_server: GitServer, repo: Repo, admin: Api,
         root_git: Api, new_user: Callable[[], User], work: Path) -> None:
     push_one(git, git_server, repo, work)
@@ -156,6 +157,34 @@ def test_storage_routes_need_manage_storage_on_the_wildcard(
     assert api.delete(f"/v1/storage/{UNKNOWN}").status_code == 403  # no existence probe
     assert git_server.bare(repo.uuid).exists()
     assert repo.uuid in stored(root_git)
+
+
+ONE_REPO = {
+    "manage storage on the repo": storage_grant(uuids.GitPerm.ManageStorage),
+    "manage storage, plural, on the repo's class":
+        storage_grant(uuids.GitPerm.ManageStorage, plural=True, on_class=True),
+}
+
+
+@pytest.mark.parametrize("setup", ONE_REPO.values(), ids=ONE_REPO.keys())
+def test_manage_storage_on_a_repo_archives_that_repo_only(
+        setup: StorageSetup, git: Git, git_server: GitServer, repo: Repo, admin: Api,
+        root_git: Api, new_user: Callable[[], User], work: Path) -> None:
+    """As the Cluster Manager holds it (plural, on Edge clusters): it archives a torn-down
+    cluster's repo, lists nothing and archives no other repo."""
+    other = make_repo(admin)
+    push_one(git, git_server, repo, work / "a")
+    push_one(git, git_server, other, work / "b")
+    user = new_user()
+    setup(admin, user.uuid, repo)
+    api = git_server.api(user.auth)
+    assert api.get("/v1/storage").status_code == 403
+    assert api.delete(f"/v1/storage/{other.uuid}").status_code == 403
+    assert api.delete(f"/v1/storage/{UNKNOWN}").status_code == 403  # no existence probe
+    assert api.delete("/v1/storage/not-a-uuid").status_code == 403
+    assert git_server.bare(other.uuid).exists() and other.uuid in stored(root_git)
+    assert api.delete(f"/v1/storage/{repo.uuid}").status_code == 204
+    assert not git_server.bare(repo.uuid).exists() and repo.uuid not in stored(root_git)
 
 
 def test_storage_routes_need_credentials(git_server: GitServer, repo: Repo) -> None:

@@ -5,7 +5,11 @@ grant it what it does not hold.
 
 The probe found ``cluster-manager`` could grant itself WriteApp on everything (then rewrite
 the Bootstrap script every edge runs as a shell script), the Git server ran as ``admin``, and
-the Cluster Manager kept the admin password in its environment after seeding.
+the Cluster Manager kept the admin password in its environment after seeding. Then it still
+held Git ManageStorage on the wildcard (it could archive any repo, the shared ones included)
+and WriteApp on Info for every object (it renamed the admin principal: 204): now it holds
+ManageStorage on Edge clusters' repos and Info of the objects it owns, and
+:func:`test_manager_holds_exactly_what_it_uses` lists every grant it holds and why.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from harness.servers import (
 )
 from harness.stack import CONFIG, create_cluster, status, wait_for
 
-A, P, AUTH, GIT = uuids.App, uuids.ConfigDBPerm, uuids.AuthPerm, uuids.GitPerm
+A, C, P, AUTH, GIT = uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.AuthPerm, uuids.GitPerm
 SERVICES = ("git_server.cli", "cluster_manager.cli")
 EXECUTED_OR_ACCESS = (A.BootstrapScript, A.FluxTemplate, A.HelmChartTemplate,
                       A.K8sResourceTemplate, A.ConfigSchema, A.ServiceConfig, A.EdgeDeployment,
@@ -170,8 +174,98 @@ def test_manager_holds_no_write_on_executed_or_access_apps(stack: Up) -> None:
     assert not writes & set(EXECUTED_OR_ACCESS), writes & set(EXECUTED_OR_ACCESS)
     delegable = {e["target"] for e in acl if e["permission"] == AUTH.WriteACL}
     assert delegable == {GIT.Pull, P.ReadApp, P.WriteApp}
-    assert all(e["target"] != uuids.NULL or e["permission"] in
-               (AUTH.ReadKerberos, GIT.ManageStorage) for e in acl), acl
+    assert all(e["target"] != uuids.NULL or e["permission"] == AUTH.ReadKerberos
+               for e in acl), acl
+
+
+def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
+    """Every grant the ``cluster-manager`` principal should hold, and why (written out here
+    independently of :mod:`cluster_manager.reconcile.manager_account`)."""
+    service = stack.admin.get(f"/v2/app/{A.ServiceConfig}/object/{uuids.Service.Clusters}")
+    groups = service.json()["group"]
+    repos, flux, sync = (groups[k]["uuid"] for k in ("cluster", "flux", "sync"))
+    cluster_apps = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
+                    A.EdgeClusterRequest, A.EdgeClusterNameClaim)
+    held: dict[tuple[str, str, bool, str | None], str] = {}
+    for app in cluster_apps:
+        held[(P.ReadApp, app, False, None)] = "the cluster API and the reconciler read it"
+        held[(P.WriteApp, app, False, None)] = "the cluster API, its status, an edge's entry"
+    for app in (A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate,
+                A.BootstrapScript):
+        held[(P.ReadApp, app, False, None)] = "rendered into repos and bootstrap scripts"
+    held |= {
+        (P.WriteApp, A.GitRepoConfig, False, None): "configures each cluster's repo",
+        (P.WriteApp, A.SparkplugAddress, False, None): "each cluster's Sparkplug group id",
+        (P.WriteApp, A.Info, False, uuids.Special.Mine):
+            "labels the accounts it creates (only objects it owns: not admin)",
+        (P.ReadApp, A.ServiceConfig, False, uuids.Service.Clusters): "its own configuration",
+        (P.WriteApp, A.ServiceUrl, False, uuids.Service.Clusters): "advertises itself",
+        (P.CreateObj, C.EdgeAccount, False, None): "creates each edge's two accounts",
+        (AUTH.WriteKerberos, C.EdgeAccount, False, None): "…as principals",
+        (AUTH.WriteKerberos, C.EdgeAccount, True, None): "bootstrap scripts re-password them",
+        (P.WriteMemberships, C.EdgeAccount, True, None): "groups them (Flux, Sync)",
+        (P.DeleteObj, C.EdgeAccount, True, None): "removes them at teardown",
+        (AUTH.ReadKerberos, uuids.NULL, False, None): "finds accounts by name",
+        (P.WriteMembers, flux, False, None): "the Flux accounts' group",
+        (P.WriteMembers, sync, False, None): "the Edge Sync accounts' group",
+        (P.CreateSpecificObj, C.EdgeCluster, False, None): "the cluster API creates clusters",
+        (P.DeleteObj, C.EdgeCluster, True, None): "…and deletes them at teardown",
+        (P.WriteMemberships, C.EdgeCluster, True, None): "puts them in the repo group",
+        (P.ReadMembers, repos, False, None): "lists the cluster repos",
+        (P.WriteMembers, repos, False, None): "…and adds to them",
+        (P.CreateSpecificObj, C.EdgeClusterName, False, None): "claims cluster names",
+        (GIT.Pull, C.EdgeCluster, True, None): "reads each cluster's repo (uuid = cluster's)",
+        (GIT.Push, C.EdgeCluster, True, None): "writes each cluster's repo",
+        (GIT.ManageStorage, C.EdgeCluster, True, None):
+            "archives a torn-down cluster's repo (never a shared one)",
+        (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None): "checks its API's callers",
+        (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None): "…for both its permissions",
+    }
+    for repo in (uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo):
+        held[(GIT.Pull, repo, False, None)] = "import-chart / import-flux read the shared repo"
+        held[(GIT.Push, repo, False, None)] = "…and commit into it"
+    for permission in (GIT.Pull, P.ReadApp, P.WriteApp):
+        held[(AUTH.WriteACL, permission, False, None)] = "grants it to edge accounts"
+        held[(AUTH.ReadACL, permission, False, None)] = "…and reads those grants back"
+    return held
+
+
+def test_manager_holds_exactly_what_it_uses(stack: Up) -> None:
+    me = stack.admin.get("/v2/identity/kerberos/cluster-manager").json()
+    found = stack.admin.post("/v2/grant/find", json={"principal": me}).json()
+    held = set()
+    for uuid in found:
+        g = stack.admin.get(f"/v2/grant/{uuid}").json()
+        held.add((g["permission"], g["target"], bool(g.get("plural")), g.get("object")))
+    expected = _manager_grants(stack)
+    assert held - expected.keys() == set(), "held and not used"
+    assert expected.keys() - held == set(), "used and not held"
+
+
+def test_manager_cannot_rename_what_it_did_not_create(stack: Up) -> None:
+    """The probe renamed the admin principal as ``cluster-manager`` (204)."""
+    manager = stack.own("cluster-manager", "cluster-manager")
+    admin = stack.admin.get("/v2/identity/kerberos/admin").json()
+    before = stack.admin.get(f"/v2/app/{A.Info}/object/{admin}").json()
+    info = f"/v2/app/{A.Info}/object/{admin}"
+    assert manager.put(info, json={"name": "owned"}).status_code == 403
+    assert manager.patch(info, json={"name": "owned"},
+                         headers={"Content-Type": "application/merge-patch+json"}
+                         ).status_code == 403
+    shared = f"/v2/app/{A.Info}/object/{uuids.Shared.HelmChartsRepo}"
+    assert manager.put(shared, json={"name": "owned"}).status_code == 403
+    assert stack.admin.get(f"/v2/app/{A.Info}/object/{admin}").json() == before
+
+
+def test_manager_cannot_archive_a_shared_repo(stack: Up) -> None:
+    """Nor any repo but an Edge cluster's, nor list the Git server's storage."""
+    wait_for(lambda: (stack.data / "git" / "repos" / f"{uuids.Shared.HelmChartsRepo}.git"
+                      ).is_dir(), timeout=60, what="the charts repo")
+    manager = stack.api(2, stack.own("cluster-manager", "cluster-manager").auth)
+    for repo in (uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo, uuids.NULL):
+        assert manager.delete(f"/v1/storage/{repo}").status_code == 403, repo
+    assert manager.get("/v1/storage").status_code == 403
+    assert (stack.data / "git" / "repos" / f"{uuids.Shared.HelmChartsRepo}.git").is_dir()
 
 
 def test_git_server_principal_reads_repo_configs_only(stack: Up) -> None:
@@ -215,6 +309,8 @@ def test_the_stack_still_commissions_a_cluster(stack: Up, tmp_path: Path) -> Non
     flux = stack.admin.get("/v2/identity/kerberos/op1flux/privilege-1").json()
     granted = {(e["permission"], e["target"]) for e in stack.admin.get(f"/v2/acl/{flux}").json()}
     assert (GIT.Pull, cluster) in granted  # handed out by the Cluster Manager itself
+    label = stack.admin.get(f"/v2/app/{A.Info}/object/{flux}").json()
+    assert label["name"].endswith(": privilege-1"), label  # labelled by it (Info: Mine)
     reader = _user(stack, (GIT.Pull, cluster))
     url = f"http://{reader[0]}:{reader[1]}@127.0.0.1:{stack.port + 2}/uuid/{cluster}"
     git("clone", "-q", url, tmp_path / "clone")
