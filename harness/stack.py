@@ -51,10 +51,11 @@ class Stack:
             service.stop()
 
 
-def start_stack(root: Path, extra: tuple[str, ...] = ()) -> Stack:
+def start_stack(root: Path, extra: tuple[str, ...] = (),
+                manager_extra: tuple[str, ...] = ()) -> Stack:
     """Config Store, Git server, then Cluster Manager, each on a free port and given the
-    ``extra`` arguments; if one fails to start, those already running are stopped before the
-    error is raised."""
+    ``extra`` arguments (the Cluster Manager ``manager_extra`` too); if one fails to start,
+    those already running are stopped before the error is raised."""
     started: list[Any] = []
     try:
         store = ServiceProcess(root / "cs", extra_args=extra).start()
@@ -63,7 +64,8 @@ def start_stack(root: Path, extra: tuple[str, ...] = ()) -> Stack:
         git.extra_args += extra
         started.append(git.start())
         manager = cluster_manager_process(root / "cm", store.url, git.url,
-                                          root / "git" / "repos", *extra).start()
+                                          root / "git" / "repos", *extra,
+                                          *manager_extra).start()
     except BaseException:
         for process in reversed(started):
             process.stop()

@@ -1,0 +1,49 @@
+"""A real edge cluster on loopback: the pinned Kubernetes control plane, kwok's nodes and a
+host-process kubelet for Flux, Sealed Secrets and Edge Sync (see ``kubelet``).
+
+Simulated: kubelets, the container runtime and Pod networking. kwok marks Pods scheduled,
+Running and Ready (so Deployments become Available, as the bootstrap script waits for);
+the images whose behaviour matters run as host processes authenticated as their
+ServiceAccounts. None of this changes what the tests prove about what we hand an edge:
+the API server, admission, RBAC, the Flux and Sealed Secrets controllers and kubectl are
+the real ones, and they read exactly the manifests, credentials and script we produce.
+What is not exercised: image pulls, Pod-to-Pod traffic and the API server's service
+proxy to a Pod (Pods have no network; Edge Sync falls back to the controller's key Secret).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.realedge.controlplane import ControlPlane, NodeSpec, start_control_plane
+from harness.realedge.kubelet import HostKubelet
+
+__all__ = ["Edge", "NodeSpec", "start_edge"]
+
+
+@dataclass
+class Edge:
+    """A running edge: its control plane (``kubectl``, ``get``) and host kubelet."""
+
+    plane: ControlPlane
+    kubelet: HostKubelet
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.plane.admin_kubeconfig
+
+    def stop(self) -> None:
+        self.kubelet.stop()
+        self.plane.stop()
+
+
+def start_edge(root: Path) -> Edge:
+    """Start a control plane and its host kubelet under ``root`` (stopped on failure)."""
+    plane = start_control_plane(root)
+    try:
+        kubelet = HostKubelet(root, plane.url, plane.pki.ca_crt, plane.admin_kubeconfig).start()
+    except BaseException:
+        plane.stop()
+        raise
+    return Edge(plane, kubelet)

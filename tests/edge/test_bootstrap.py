@@ -1,0 +1,58 @@
+"""The bootstrap script from ``fplus cluster bootstrap``, unmodified, run with the pinned
+kubectl against a real edge: Flux installed from the embedded export, credentials in place,
+and the real source- and kustomize-controller pulling and applying the cluster's repo with
+them. Run again, it changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.realedge import Edge
+from harness.stack import Stack
+from tests.edge.conftest import FLUX_COMPONENTS, Fplus, run_bootstrap, wait_ready
+
+CONTROLLERS = FLUX_COMPONENTS.split(",")
+
+
+def _installed(edge: Edge, namespace: str) -> dict[str, Any]:
+    """What a second run must leave alone: Flux's Deployments and the self-link objects."""
+    state = {}
+    for name in CONTROLLERS:
+        d = edge.plane.get("-n", "flux-system", f"deployment/{name}")
+        state[name] = (d["metadata"]["generation"], d["spec"]["template"])
+    for kind in ("gitrepository", "kustomization"):
+        obj = edge.plane.get("-n", namespace, f"{kind}/self-link")
+        state[kind] = (obj["metadata"]["generation"], obj["spec"])
+    return state
+
+
+def test_the_script_installs_flux_and_flux_applies_the_repo_with_its_credentials(
+        edge: Edge, edge_stack: Stack, fplus: Fplus, tmp_path: Path) -> None:
+    cluster = fplus.json("cluster", "create", "line-1", "--wait")
+    namespace = cluster["spec"]["namespace"]
+    script = tmp_path / "bootstrap.sh"
+    fplus("cluster", "bootstrap", "line-1", "--script", str(script))
+
+    done = run_bootstrap(edge, script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("Done."), done.stdout
+    assert "Installing Flux" in done.stdout
+
+    head = fplus.json("cluster", "get", "line-1")["repoCommit"]
+    repo = wait_ready(edge, "gitrepository/self-link", namespace)
+    assert repo["status"]["artifact"]["revision"] == f"main@sha1:{head}"
+    applied = wait_ready(edge, "kustomization/self-link", namespace)
+    assert applied["status"]["lastAppliedRevision"] == f"main@sha1:{head}"
+    # the repo's own objects are on the edge, applied by kustomize-controller
+    assert edge.plane.get("-n", namespace, "deployment/edge-sync") is not None
+    assert edge.plane.get("-n", namespace, "gitrepository/helm-charts") is not None
+
+    before = _installed(edge, namespace)
+    again = tmp_path / "again.sh"
+    fplus("cluster", "bootstrap", "line-1", "--script", str(again))
+    done = run_bootstrap(edge, again)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("Done."), done.stdout
+    assert "Flux is already installed" in done.stdout
+    assert _installed(edge, namespace) == before
