@@ -221,9 +221,12 @@ class EdgeCluster:
 
     # ------------------------------------------------------------------ running
     def env(self, path: str | None = None) -> dict[str, str]:
+        # kmock cannot stream a watch-list (initial events ending in a bookmark), which
+        # kubectl 1.36's `wait` asks for: it falls back to list-then-watch with the client
+        # feature off. The real edge suite (tests/edge) runs kubectl as it ships.
         return {"PATH": path if path is not None else path_with("kubectl"),
                 "HOME": str(self.home), "LANG": "C.UTF-8", "TMPDIR": str(self.scratch),
-                "KUBECONFIG": str(self.kubeconfig)}
+                "KUBECONFIG": str(self.kubeconfig), "KUBE_FEATURE_WatchListClient": "false"}
 
     def kubectl(self, *args: str) -> subprocess.CompletedProcess[str]:
         """The real kubectl against this cluster (for the tests' own checks)."""

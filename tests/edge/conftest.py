@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,10 +149,12 @@ def wait_ready(edge: Edge, resource: str, namespace: str, timeout: float = 180) 
                              f"{edge.kubelet.errors[-3:]}") from None
 
 
-def bootstrap(edge: Edge, fplus: Fplus, name: str, scratch: Path) -> dict[str, Any]:
-    """Create cluster ``name``, run its bootstrap script on ``edge`` and wait until Flux has
-    applied its repo; the cluster as ``fplus cluster get`` shows it."""
-    cluster = fplus.json("cluster", "create", name, "--wait")
+def bootstrap(edge: Edge, fplus: Fplus, name: str, scratch: Path,
+              *create: str) -> dict[str, Any]:
+    """Create cluster ``name`` (``fplus cluster create`` options ``create``), run its
+    bootstrap script on ``edge`` and wait until Flux has applied its repo; the cluster as
+    ``fplus cluster get`` shows it."""
+    cluster = fplus.json("cluster", "create", name, *create, "--wait")
     script = scratch / f"{name}-bootstrap.sh"
     fplus("cluster", "bootstrap", name, "--script", str(script))
     done = run_bootstrap(edge, script)
@@ -165,9 +168,14 @@ def wait_applied(edge: Edge, fplus: Fplus, name: str, timeout: float = 240) -> s
     """Wait until the edge's self-link Kustomization applied the repo's head; the head."""
     cluster = fplus.json("cluster", "get", name)
     namespace, head = cluster["spec"]["namespace"], cluster["repoCommit"]
-    edge.plane.kubectl("-n", namespace, "annotate", "--overwrite", "gitrepository/self-link",
-                       f"reconcile.fluxcd.io/requestedAt={head}")
+    reconcile_now(edge, namespace, "gitrepository/self-link")
     wait_for(lambda: (edge.plane.get("-n", namespace, "kustomization/self-link") or {})
              .get("status", {}).get("lastAppliedRevision") == f"main@sha1:{head}",
              timeout=timeout, what=f"{name}'s edge to apply {head}")
     return head
+
+
+def reconcile_now(edge: Edge, namespace: str, resource: str) -> None:
+    """What ``flux reconcile`` does: ask the controller to reconcile ``resource`` now."""
+    edge.plane.kubectl("-n", namespace, "annotate", "--overwrite", resource,
+                       f"reconcile.fluxcd.io/requestedAt={time.time()}")
