@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import subprocess
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from harness import edgetools
@@ -31,13 +33,35 @@ def _secret_value(edge: Edge, namespace: str, name: str, key: str) -> str | None
     return base64.b64decode(data[key]).decode() if key in data else None
 
 
-def test_values_sealed_in_every_scope_come_out_of_the_real_controller(
-        edge: Edge, edge_stack: Stack, fplus: Fplus, tmp_path: Path) -> None:
-    cluster = bootstrap(edge, fplus, "sealing", tmp_path)
-    namespace = cluster["spec"]["namespace"]
-    wait_ready(edge, "helmrelease/sealed-secrets", namespace, timeout=300)
+@pytest.fixture(scope="module")
+def cluster(edge: Edge, edge_stack: Stack, fplus: Fplus,
+            tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A bootstrapped cluster whose controller runs and whose certificate is reported."""
+    cluster = bootstrap(edge, fplus, "sealing", tmp_path_factory.mktemp("sealing"))
+    wait_ready(edge, "helmrelease/sealed-secrets", cluster["spec"]["namespace"], timeout=300)
     wait_for(lambda: (fplus.json("cluster", "get", "sealing").get("edge") or {})
              .get("sealingCertificate"), timeout=180, what="Edge Sync to report the cert")
+    return cluster
+
+
+def _controller_key(edge: Edge) -> dict[str, bytes]:
+    """The controller's active key pair (``tls.crt``, ``tls.key``), as an admin reads it."""
+    keys = edge.plane.get("-n", "sealed-secrets", "secrets", "-l",
+                          "sealedsecrets.bitnami.com/sealed-secrets-key=active")["items"]
+    return {k: base64.b64decode(v) for k, v in keys[0]["data"].items()}
+
+
+def _clone(stack: Stack, cluster: dict[str, Any], where: Path) -> Path:
+    url = f"http://admin:{ADMIN_PASSWORD}@127.0.0.1:{stack.git.port}/uuid/{cluster['uuid']}"
+    done = git("clone", "-q", url, str(where))
+    assert done.returncode == 0, done.stderr
+    return where
+
+
+def test_values_sealed_in_every_scope_come_out_of_the_real_controller(
+        edge: Edge, edge_stack: Stack, fplus: Fplus, cluster: dict[str, Any],
+        tmp_path: Path) -> None:
+    namespace = cluster["spec"]["namespace"]
 
     for scope, value in VALUES.items():
         fplus("secret", "seal", "sealing", f"{namespace}/app-{scope}", "password",
@@ -49,14 +73,9 @@ def test_values_sealed_in_every_scope_come_out_of_the_real_controller(
         assert got == value
 
     # kubeseal opens our files offline with the controller's private key
-    keys = edge.plane.get("-n", "sealed-secrets", "secrets", "-l",
-                          "sealedsecrets.bitnami.com/sealed-secrets-key=active")["items"]
     key_file = tmp_path / "key.pem"
-    key_file.write_bytes(base64.b64decode(keys[0]["data"]["tls.key"]))
-    clone = tmp_path / "repo"
-    url = (f"http://admin:{ADMIN_PASSWORD}@127.0.0.1:{edge_stack.git.port}"
-           f"/uuid/{cluster['uuid']}")
-    assert git("clone", "-q", url, str(clone)).returncode == 0
+    key_file.write_bytes(_controller_key(edge)["tls.key"])
+    clone = _clone(edge_stack, cluster, tmp_path / "repo")
     sealed = clone / "edo" / "secrets" / namespace / "app-strict.yaml"
     opened = subprocess.run([str(edgetools.binary("kubeseal")), "--recovery-unseal",
                              "--recovery-private-key", str(key_file), "-o", "yaml"],
@@ -65,3 +84,57 @@ def test_values_sealed_in_every_scope_come_out_of_the_real_controller(
     assert opened.returncode == 0, opened.stderr
     secret = yaml.safe_load(opened.stdout)
     assert base64.b64decode(secret["data"]["password"]).decode() == VALUES["strict"]
+
+
+def _kubeseal_raw(cert: Path, namespace: str, name: str, value: str) -> str:
+    done = subprocess.run([str(edgetools.binary("kubeseal")), "--raw", "--cert", str(cert),
+                           "--scope", "strict", "--namespace", namespace, "--name", name,
+                           "--from-file=/dev/stdin"], input=value, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _sealed_secret(namespace: str, name: str, key: str, encrypted: str) -> str:
+    return yaml.safe_dump({
+        "apiVersion": "bitnami.com/v1alpha1", "kind": "SealedSecret",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"encryptedData": {key: encrypted},
+                 "template": {"metadata": {"name": name, "namespace": namespace}}}})
+
+
+def test_kubeseal_raw_values_are_listed_and_a_mis_sealed_one_reports_unsealed_false(
+        edge: Edge, edge_stack: Stack, fplus: Fplus, cluster: dict[str, Any],
+        tmp_path: Path) -> None:
+    namespace = cluster["spec"]["namespace"]
+    cert = tmp_path / "cert.pem"
+    cert.write_bytes(_controller_key(edge)["tls.crt"])
+    clone = _clone(edge_stack, cluster, tmp_path / "repo")
+    place = clone / "edo" / "secrets" / namespace
+    place.mkdir(parents=True, exist_ok=True)
+    (place / "by-kubeseal.yaml").write_text(_sealed_secret(
+        namespace, "by-kubeseal", "token", _kubeseal_raw(cert, namespace, "by-kubeseal",
+                                                         "from kubeseal")))
+    # sealed for another name: the strict scope makes it unsealable as this one
+    (place / "mis-sealed.yaml").write_text(_sealed_secret(
+        namespace, "mis-sealed", "token", _kubeseal_raw(cert, namespace, "elsewhere", "x")))
+    for args in (("add", "-A"), ("-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                                 "commit", "-q", "-m", "sealed by kubeseal"), ("push", "-q")):
+        done = git(*args, cwd=clone)
+        assert done.returncode == 0, done.stderr
+    wait_applied(edge, fplus, "sealing")
+
+    got = wait_for(lambda: _secret_value(edge, namespace, "by-kubeseal", "token"),
+                   timeout=120, what="the controller to unseal kubeseal's value")
+    assert got == "from kubeseal"
+
+    def listed() -> dict[str, Any] | None:
+        found = {s["name"]: s for s in fplus.json("secret", "list", "sealing")}
+        done = {"by-kubeseal", "mis-sealed"} <= found.keys() and \
+            found["by-kubeseal"]["unsealed"] is True and found["mis-sealed"]["unsealed"] is False
+        return found if done else None
+
+    found = wait_for(listed, timeout=180, what="Edge Sync to report both SealedSecrets")
+    assert found["by-kubeseal"]["keys"] == ["token"]
+    assert found["by-kubeseal"]["scope"] == "strict"
+    assert _secret_value(edge, namespace, "mis-sealed", "token") is None
