@@ -4,9 +4,10 @@ Not reached by the probe: a principal may mint any number of tokens (``POST /tok
 its password), so a cap counted per token or per connection bounds nothing. The Config
 Store already counted connections per principal (held: kept here as a regression test with
 a fresh token for every connection); the Git server's notify/v2 had no cap per principal at
-all (fixed: ``git-server serve --notify-max-connections``, default 256). Subscriptions are
-bounded per connection on both (``--notify-max-subscriptions``; 100 on the Git server), so
-per principal by the product of the two.
+all (fixed: ``git-server serve --notify-max-connections``, default 256). Subscriptions were
+bounded per connection only, so one principal could hold 256 × 1,000 on the Config Store;
+now also per principal over all its connections (fixed:
+``--notify-max-principal-subscriptions``, default 10,000).
 """
 
 from __future__ import annotations
@@ -19,11 +20,19 @@ from pathlib import Path
 import pytest
 import websocket
 
+from config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, git_server_process
-from tests.config_store.notify_helpers import get_token, open_socket, read_close
-from tests.conftest import make_user
+from tests.config_store.notify_helpers import (
+    RawNotify,
+    entry_url,
+    get_token,
+    open_socket,
+    read_close,
+)
+from tests.conftest import grant, make_object, make_user
 
 CAP = 3
+PER_CONNECTION, PER_PRINCIPAL = 5, 8
 
 
 def answer(url: str, token: str) -> tuple[websocket.WebSocket, str]:
@@ -70,6 +79,17 @@ def store(tmp_path: Path) -> Iterator[ConfigStoreProcess]:
         server.stop(signal.SIGKILL)
 
 
+@pytest.fixture
+def subs_store(tmp_path: Path) -> Iterator[ConfigStoreProcess]:
+    server = ConfigStoreProcess(tmp_path / "cs", extra_args=(
+        "--notify-max-subscriptions", str(PER_CONNECTION),
+        "--notify-max-principal-subscriptions", str(PER_PRINCIPAL))).start()
+    try:
+        yield server
+    finally:
+        server.stop(signal.SIGKILL)
+
+
 def test_config_store_counts_connections_per_principal_not_per_token(
         store: ConfigStoreProcess) -> None:
     admin = Api(store.url, ("admin", ADMIN_PASSWORD))
@@ -90,3 +110,30 @@ def test_git_server_counts_connections_per_principal(tmp_path: Path,
         check_cap(git.url, user, other)
     finally:
         git.stop()
+
+
+def test_config_store_counts_subscriptions_per_principal(
+        subs_store: ConfigStoreProcess) -> None:
+    store = subs_store
+    admin = Api(store.url, ("admin", ADMIN_PASSWORD))
+    app, obj = make_object(admin, uuids.Class.App), make_object(admin, uuids.Class.Device)
+    principal, user = make_user(admin)
+    other_uuid, other = make_user(admin)
+    for who in (principal, other_uuid):
+        grant(admin, who, uuids.ConfigDBPerm.ReadApp, app)
+    url = entry_url(app, obj)
+    with RawNotify(store.url, get_token(user)) as first, \
+            RawNotify(store.url, get_token(user)) as second, \
+            RawNotify(store.url, get_token(other)) as third:
+        subs = [first.watch(url) for _ in range(PER_CONNECTION)]
+        assert all(first.next(sub)["status"] == 201 for sub in subs)
+        more = [second.watch(url) for _ in range(PER_PRINCIPAL - PER_CONNECTION)]
+        assert all(second.next(sub)["status"] == 201 for sub in more)
+        refused = second.next(second.watch(url))
+        assert refused["status"] == 429
+        assert refused["error"] == (
+            f"too many subscriptions for this principal (max {PER_PRINCIPAL})")
+        assert third.next(third.watch(url))["status"] == 201  # its own allowance
+        first.close_sub(subs[0])
+        assert first.next(subs[0])["status"] == 410
+        assert second.next(second.watch(url))["status"] == 201  # the freed one
