@@ -5,7 +5,7 @@ its password), so a cap counted per token or per connection bounds nothing. The 
 Store already counted connections per principal (held: kept here as a regression test with
 a fresh token for every connection); the Git server's notify/v2 had no cap per principal at
 all (fixed: ``git-server serve --notify-max-connections``, default 256). Subscriptions were
-bounded per connection only, so one principal could hold 256 × 1,000 on the Config Store;
+bounded per connection only, so one principal could hold 256 times 1,000 on the Config Store;
 now also per principal over all its connections (fixed:
 ``--notify-max-principal-subscriptions``, default 10,000).
 """
