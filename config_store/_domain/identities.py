@@ -6,10 +6,11 @@ the name it was created with, read here and never set through the identity route
 names one principal per kind (a second claim is 409).
 
 No squatting (ours): a Kerberos name ``user@REALM`` whose ``user`` is a principal's login
-name belongs to that principal. Setting it on another principal is 409, and a lookup finds
-the login's principal even if another one holds the name (stored before that login
-existed: a name pre-registered for a principal about to be created neither blocks the
-creation nor takes its lookups). Identities are set only on existing principals (404).
+name (ignoring case, as names are unique) belongs to that principal. Setting it on another
+principal is 409, and a lookup finds the login's principal even if another one holds the
+name (stored before that login existed: a name pre-registered for a principal about to be
+created neither blocks the creation nor takes its lookups). Identities are set only on
+existing principals (404).
 
 Reading identities needs ReadKerberos, as upstream (acs-auth lib/dataflow.js
 ``track_identities``: "ReadKrb is repurposed here as 'read any identity'"); setting or
@@ -149,8 +150,8 @@ def claim_kerberos(core: Core, tx: Tx, principal: str, name: str) -> None:
     holder = tx.w.identity_holder(KERBEROS, name)
     if holder not in (None, principal):
         raise Conflict(f"another principal already holds the {KERBEROS} identity {name!r}")
-    login = tx.w.principal_by_name(name.split("@", 1)[0])
-    if login is not None and login[0] != principal:
+    alike = tx.w.principals_named_alike(name.split("@", 1)[0])
+    if any(uuid != principal for uuid, _ in alike):
         raise Conflict(f"the {KERBEROS} identity {name!r} belongs to the principal whose "
                        "login name it starts with")
     held = dict(tx.w.identities_of(principal)).get(KERBEROS)

@@ -60,6 +60,7 @@ def test_another_principals_login_name_cannot_be_claimed(admin: Api) -> None:
     r = user.put(f"/v2/principal/{me}/kerberos", json=f"{victim}@{REALM}")
     assert r.status_code == 409, r.text
     assert "belongs to the principal whose login name it starts with" in r.json()["error"]
+    assert set_name(user, me, f"{victim.upper()}@{REALM}") == 409  # names are unique ignoring case
     assert holder(admin, f"{victim}@{REALM}") == victim_uuid
     assert admin.get(f"/v2/principal/{me}/kerberos").status_code == 404  # nothing written
     # Nor through an Auth dump, nor for the victim itself (no WriteKerberos on it).
