@@ -365,7 +365,8 @@ def main() -> None:
     enough_fds(max(args.connections, args.edges) + 2000)
     per_principal = -(-args.edges // args.principals)
     serve_args = ("--connections", str(args.connections),
-                  "--notify-max-connections", str(max(256, per_principal + 1)))
+                  "--notify-max-connections", str(max(256, per_principal + 1)),
+                  "--notify-max-principal-subscriptions", str(max(10_000, per_principal * 10)))
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp, \
             bench_storage(args.parser, args.database) as storage:
         stores = storage.config_stores(Path(tmp), args.replicas, serve_args,

@@ -123,6 +123,13 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _count(value: str) -> int:
+    """A non-negative whole number (argparse type)."""
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 0")
+    return int(value)
+
+
 def _edge_ca(path: Path | None) -> str | None:
     """The PEM text of ``--edge-ca-file`` (default ``FPLUS_CA_FILE``); one line and exit if
     it is unreadable or holds no certificate."""
@@ -149,7 +156,7 @@ def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
         edge_ca=_edge_ca(args.edge_ca_file),
         bootstrap_token_ttl=args.bootstrap_token_ttl, public_bootstrap=args.public_bootstrap,
         flux_install_file=args.flux_install_file, air_gapped=args.air_gapped,
-        body_limit=args.body_limit,
+        body_limit=args.body_limit, cluster_quota=args.cluster_quota,
         rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout,
         database_url=args.database, leader_election=args.leader_election,
         lease_name=args.lease_name, lease_namespace=args.lease_namespace,
@@ -291,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "rotated them (until the new ones are used)")
     run.add_argument("--teardown-timeout", type=_seconds, default=Settings.teardown_timeout,
                      help="seconds a teardown waits for the edge to apply its teardown commit")
+    run.add_argument("--cluster-quota", type=_count, default=Settings.cluster_quota,
+                     help="clusters one principal may have created through the API and "
+                          "not deleted (0: no quota; the root principal is exempt)")
     run.add_argument("--public-bootstrap", action="store_true",
                      help="ACS-style bootstrap URLs without a token; the script then "
                           "carries no credentials")

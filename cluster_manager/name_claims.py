@@ -41,6 +41,9 @@ class ClaimStore(Protocol):
     def delete_config(self, app: str, obj: str, *, if_match: str | None = None) -> None:
         """Delete an entry, conditionally."""
 
+    def search(self, app: str, query: dict[str, Any]) -> Any:
+        """The objects whose entries match ``query``."""
+
 
 def claim_object(name: str) -> str:
     """The object whose entry claims ``name``."""
@@ -58,17 +61,19 @@ class NameClaims:
         entry, _ = self.cs.get_config_with_etag(APP, claim_object(name))
         return _cluster(entry)
 
-    def claim(self, name: str, cluster: str, *, fresh: bool = False) -> str | None:
+    def claim(self, name: str, cluster: str, *, fresh: bool = False,
+              creator: str | None = None) -> str | None:
         """Claim ``name`` for ``cluster``; None when it holds the name (now or already),
         else the cluster that holds it. ``fresh``: the name was probably never claimed (a
-        new cluster), so its claim object is created first instead of after a 404."""
+        new cluster), so its claim object is created first instead of after a 404.
+        ``creator``: the principal creating the cluster, recorded in the claim."""
         obj = claim_object(name)
+        entry = {"cluster": cluster, "name": name} | ({"creator": creator} if creator else {})
         if fresh:
             self.cs.create_object(CLASS, obj)
         for _ in range(3):  # a holder releasing meanwhile lets the next attempt win
             try:
-                self.cs.put_config(APP, obj, {"cluster": cluster, "name": name},
-                                   if_none_match="*")
+                self.cs.put_config(APP, obj, entry, if_none_match="*")
                 return None
             except NotFound:  # the claim object does not exist yet
                 self.cs.create_object(CLASS, obj)
@@ -80,6 +85,10 @@ class NameClaims:
             if held is not None:
                 return None if held == cluster else held
         raise RuntimeError(f"the claim on cluster name {name!r} keeps changing")
+
+    def created_by(self, principal: str) -> int:
+        """How many names (so clusters) ``principal`` holds through clusters it created."""
+        return len(self.cs.search(APP, {"creator": principal}) or [])
 
     def release(self, name: str, cluster: str) -> None:
         """Give up ``name`` if ``cluster`` holds it (anyone else's claim stays)."""

@@ -50,6 +50,9 @@ class Settings:
     teardown_timeout: float = 600.0
     """Seconds a teardown waits for the edge to apply its teardown commit."""
     body_limit: int = 1024 * 1024
+    cluster_quota: int = 1000
+    """Clusters one principal may have created through the API and not deleted (0: no
+    quota; the root principal is exempt)."""
     auth_cache_seconds: float = 5.0
     database_url: str | None = None
     """``sqlite:///FILE`` or ``postgresql://…`` (default: :attr:`default_database_url`)."""

@@ -93,7 +93,7 @@ def build(plan: Plan) -> Served:
     metrics.track_sync(FleetSync(cs, heads).counts)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
-        clusters=ClusterService(cs, claims), tokens=tokens,
+        clusters=ClusterService(cs, claims, quota=settings.cluster_quota), tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
                               with_credentials=not settings.public_bootstrap,

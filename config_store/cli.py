@@ -87,6 +87,9 @@ def _notify_flags(run: argparse.ArgumentParser) -> None:
          help="subscriptions per connection (more are answered 429)")
     flag("--notify-max-connections", type=int, default=limits.max_connections,
          help="notify connections per principal (more are answered 429)")
+    flag("--notify-max-principal-subscriptions", type=int,
+         default=limits.max_principal_subscriptions,
+         help="subscriptions per principal over all its connections (more are answered 429)")
     flag("--notify-send-timeout", type=float, default=ws.send_timeout,
          help="seconds a client may accept nothing of a write before it is dropped")
     flag("--notify-auth-timeout", type=float, default=ws.auth_timeout,
@@ -99,7 +102,8 @@ def _notify_settings(args: argparse.Namespace) -> NotifySettings:
     limits = NotifyLimits(queue_bytes=args.notify_queue_bytes,
                           queue_events=args.notify_queue_events,
                           max_subscriptions=args.notify_max_subscriptions,
-                          max_connections=args.notify_max_connections)
+                          max_connections=args.notify_max_connections,
+                          max_principal_subscriptions=args.notify_max_principal_subscriptions)
     return NotifySettings(limits=limits, send_timeout=args.notify_send_timeout,
                           auth_timeout=args.notify_auth_timeout,
                           message_bytes=args.notify_message_bytes)

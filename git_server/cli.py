@@ -121,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--notify-recheck-seconds", type=float, default=30.0,
                      help="how often a notify/v2 connection's token is checked again "
                           "(closed with 1008 once it is revoked or expired)")
+    run.add_argument("--notify-max-connections", type=int,
+                     default=WatchSettings.max_connections,
+                     help="notify/v2 connections one principal may hold, through any of its "
+                          "tokens (more are answered 429)")
     run.add_argument("--secrets-dir", type=Path,
                      help="where the credential files auto-pull mirrors name live "
                           "(auth.secretRef; default DATA_DIR/secrets)")
@@ -167,7 +171,8 @@ def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStora
     server = GitServer(Access(client, args.acl_cache_seconds), registry, storage,
                        push_limit=args.push_limit)
     app = create_app(server, WatchSettings(refresh=args.notify_refresh_seconds,
-                                           recheck=args.notify_recheck_seconds))
+                                           recheck=args.notify_recheck_seconds,
+                                           max_connections=args.notify_max_connections))
     enable_cors(app, origins)
     policy = MirrorPolicy.of(args.mirror_http_host, args.mirror_allow_private, own)
     mirrors = Mirrors(registry.entries, storage.ensure,

@@ -21,7 +21,7 @@ TRUE, FALSE = ("true", "1", "yes", ""), ("false", "0", "no")
 
 @bp.post("/v1/cluster")
 def create_cluster() -> tuple[Response, int]:
-    require(uuids.EdgePerm.Clusters, uuids.NULL)
+    who = require(uuids.EdgePerm.Clusters, uuids.NULL)
     only_query()
     shape = ("the body must be a JSON object {name, namespace, chart?, bare?, sealedSecrets?, "
              "fluxVersion?, values?}")
@@ -31,7 +31,7 @@ def create_cluster() -> tuple[Response, int]:
         body = loads_checked(request.get_data(cache=False))
     except JSONRejected as exc:
         raise BadRequest(f"{shape}: {exc}") from None
-    created = services().clusters.create(body, str(uuidlib.uuid4()))
+    created = services().clusters.create(body, str(uuidlib.uuid4()), who)
     resp = jsonify(created)
     resp.headers["Location"] = url_for("clusters.status", cluster=created["uuid"])
     return resp, 201

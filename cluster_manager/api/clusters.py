@@ -2,6 +2,8 @@
 
 Creating claims the name first (:mod:`cluster_manager.name_claims`), so of any number of
 concurrent creates of one name exactly one makes a cluster and the others create nothing.
+The claim records the creating principal: each may hold at most ``quota`` clusters it
+created (the root principal is exempt; a deleted cluster's name claim goes with it).
 Deleting and redeploying are requests to the reconciler: delete removes the configuration
 entry (the reconciler then tears the cluster down, skipping the wait for the edge when
 ``force``); redeploy asks for a new commit of the re-rendered repo even when nothing
@@ -16,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from config_store import uuids
-from config_store.client import ConfigStoreClient
+from config_store.client import Caller, ConfigStoreClient
 from config_store.client import Unprocessable as EntryRefused
 
 from ..cluster_config import InvalidConfig, check_config
@@ -24,11 +26,13 @@ from ..name_claims import NameClaims
 from ..setup_status import SetupStatus
 from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
 from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .errors import Conflict, NotFound, Unprocessable
+from .errors import Conflict, NotFound, TooMany, Unprocessable
 from .status_view import Liveness, derive_phase, edge_text, host_count
 
 log = logging.getLogger(__name__)
 MAX_PAGE = 1000
+QUOTA = 1000
+"""Clusters one principal may have created and not deleted (the default setting)."""
 
 
 @dataclass(frozen=True)
@@ -52,16 +56,20 @@ class ClusterService:
     """Create, delete, redeploy and list clusters."""
 
     def __init__(self, cs: ConfigStoreClient, claims: NameClaims,
-                 liveness: Liveness | None = None) -> None:
+                 liveness: Liveness | None = None, quota: int = QUOTA) -> None:
         self.cs, self.claims, self.liveness = cs, claims, liveness or Liveness()
+        self.quota = quota
 
-    def create(self, body: Any, cluster: str) -> dict[str, Any]:
-        """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry."""
+    def create(self, body: Any, cluster: str, creator: Caller | None = None) -> dict[str, Any]:
+        """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
+        for ``creator`` (429 when it has created its quota of clusters)."""
         try:
             config = check_config(body)
         except InvalidConfig as exc:
             raise Unprocessable(str(exc)) from exc
-        holder = self.claims.claim(config["name"], cluster)
+        self._check_quota(creator)
+        holder = self.claims.claim(config["name"], cluster,
+                                   creator=creator.uuid if creator else None)
         if holder is not None:
             raise Conflict(f"the name {config['name']!r} is used by cluster {holder}")
         created = False
@@ -76,6 +84,14 @@ class ClusterService:
             raise
         log.info("cluster %s (%s): created through the API", cluster, config["name"])
         return {"uuid": cluster, **config, "phase": "Pending"}
+
+    def _check_quota(self, creator: Caller | None) -> None:
+        """429 if ``creator`` (not root) holds ``quota`` clusters it created (0: no quota)."""
+        if creator is None or creator.root or not self.quota:
+            return
+        if self.claims.created_by(creator.uuid) >= self.quota:
+            raise TooMany(f"cluster quota reached: a principal may create at most "
+                          f"{self.quota} clusters (delete one first)")
 
     def _undo_create(self, name: str, cluster: str, created: bool) -> None:
         """Leave nothing behind of a create that failed halfway."""

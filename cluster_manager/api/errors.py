@@ -50,6 +50,12 @@ class Unprocessable(ApiError):
     status = 422
 
 
+class TooMany(ApiError):
+    """A per-principal quota is used up."""
+
+    status = 429
+
+
 class BadGateway(ApiError):
     """Something the Config Store holds for us cannot be used (not the caller's fault)."""
 

@@ -5,10 +5,12 @@ The dump format is upstream's version 2 (acs-auth dump-schema.yaml and lib/loade
 ``identities: {principal: {kerberos: upn}}`` and ``grants: {principal: {permission: null |
 {target: plural | "both"}}}``, where null means the wildcard target, not plural, and
 ``"both"`` a plural and a singular grant. Entirely duplicate records are ignored; a
-Kerberos name another principal holds, or a principal's second one, is 409.
+Kerberos name another principal holds (or another principal's login name, as
+:func:`.identities.claim_kerberos`), or a principal's second one, is 409.
 
 Ours beside upstream: each grant needs what ``POST /v2/grant`` needs (WriteACL and the grant
-rule) and each identity WriteKerberos on its principal; a name without ``@REALM`` is 422
+rule) and each identity WriteKerberos on its principal, which must exist (404); a name
+without ``@REALM`` is 422
 (this server has no default realm to append).
 """
 
@@ -23,7 +25,7 @@ from .._storage import GrantRow
 from ..uuids import UUID_PATTERN
 from . import grants, identities
 from .core import Core
-from .errors import Conflict, Forbidden, Unprocessable
+from .errors import Forbidden, Unprocessable
 from .schemas import errors_of
 
 _UUID_KEYS = {"pattern": UUID_PATTERN}
@@ -92,13 +94,7 @@ def load(core: Core, caller: str, dump: Any) -> None:
             if not core.acl.check(caller, uuids.AuthPerm.WriteKerberos, principal):
                 raise Forbidden(f"permission denied: setting the identity of {principal} "
                                 "needs WriteKerberos on it")
-            holder = tx.w.identity_holder(identities.KERBEROS, name)
-            held = dict(tx.w.identities_of(principal)).get(identities.KERBEROS)
-            if holder not in (None, principal) or held not in (None, name):
-                raise Conflict(f"the Kerberos identity {name!r} of {principal} clashes with "
-                               "one already stored")
-            if held is None:
-                tx.w.put_identity(principal, identities.KERBEROS, name)
+            identities.claim_kerberos(core, tx, principal, name)
         for grant in grants_of(dump):
             grants.authorise(core, caller, grant)
             grants.add_in(core, tx, grant)

@@ -5,6 +5,13 @@ Two kinds: ``kerberos``, a Kerberos UPN stored per principal (``PUT
 the name it was created with, read here and never set through the identity routes. A name
 names one principal per kind (a second claim is 409).
 
+No squatting (ours): a Kerberos name ``user@REALM`` whose ``user`` is a principal's login
+name (ignoring case, as names are unique) belongs to that principal. Setting it on another
+principal is 409, and a lookup finds the login's principal even if another one holds the
+name (stored before that login existed: a name pre-registered for a principal about to be
+created neither blocks the creation nor takes its lookups). Identities are set only on
+existing principals (404).
+
 Reading identities needs ReadKerberos, as upstream (acs-auth lib/dataflow.js
 ``track_identities``: "ReadKrb is repurposed here as 'read any identity'"); setting or
 removing one needs WriteKerberos on the principal.
@@ -17,7 +24,7 @@ from typing import NamedTuple
 
 from .. import uuids
 from . import grants
-from .core import Core
+from .core import Core, Tx
 from .errors import Conflict, Forbidden, Gone, MethodNotAllowed, NotFound, Unprocessable
 
 KERBEROS, LOGIN = "kerberos", "login"
@@ -103,17 +110,18 @@ def names_of(core: Core, principal: str) -> dict[str, str]:
 def lookup(core: Core, kind: str, name: str) -> str | None:
     """The principal a name of ``kind`` names, or None.
 
-    Ours beside upstream's exact match: a Kerberos name no principal holds falls back to the
-    login name it starts with (``edge-1@REALM`` finds the password principal ``edge-1``), so
-    Factory+ clients that look principals up by UPN find ours; and a "Kerberos" name without
+    Ours beside upstream's exact match: a Kerberos name finds first the principal whose login
+    name it starts with (``edge-1@REALM`` finds the password principal ``edge-1``), so
+    Factory+ clients that look principals up by UPN find ours and no other principal can
+    hold that name in its place (module docstring); and a "Kerberos" name without
     ``@REALM`` (upstream: 410) is looked up as a login name, as this server always did.
     """
     if kind == LOGIN or (kind == KERBEROS and not UPN.match(name)):
         return _by_login(core, name)
     if kind != KERBEROS:
         return None
-    return (core.storage.reader().identity_holder(kind, name) or _by_login(core, name)
-            or _by_login(core, name.split("@", 1)[0]))
+    return (_by_login(core, name) or _by_login(core, name.split("@", 1)[0])
+            or core.storage.reader().identity_holder(kind, name))
 
 
 def _by_login(core: Core, name: str) -> str | None:
@@ -130,15 +138,28 @@ def put(core: Core, caller: str, principal: str, kind: str, name: object) -> Non
         raise Unprocessable("body must be a JSON string holding a Kerberos principal name "
                             "(name@REALM)")
     with core.transaction() as tx:
-        holder = tx.w.identity_holder(kind, name)
-        if holder not in (None, principal):
-            raise Conflict(f"another principal already holds the {kind} identity {name!r}")
-        held = dict(tx.w.identities_of(principal)).get(kind)
-        if held not in (None, name):
-            raise Conflict(f"principal {principal} already has the {kind} identity {held!r}; "
-                           "DELETE it first")
-        if held is None:
-            tx.w.put_identity(principal, kind, name)
+        claim_kerberos(core, tx, principal, name)
+
+
+def claim_kerberos(core: Core, tx: Tx, principal: str, name: str) -> None:
+    """Store ``name`` as ``principal``'s Kerberos identity within ``tx`` (the same again: no
+    change); 404 if ``principal`` is not a principal, 409 if the name is another's (held,
+    or another principal's login name) or ``principal`` has another one."""
+    if not core.graph.is_member(principal, uuids.Class.Principal):
+        raise NotFound(f"{principal} is not a principal")
+    holder = tx.w.identity_holder(KERBEROS, name)
+    if holder not in (None, principal):
+        raise Conflict(f"another principal already holds the {KERBEROS} identity {name!r}")
+    alike = tx.w.principals_named_alike(name.split("@", 1)[0])
+    if any(uuid != principal for uuid, _ in alike):
+        raise Conflict(f"the {KERBEROS} identity {name!r} belongs to the principal whose "
+                       "login name it starts with")
+    held = dict(tx.w.identities_of(principal)).get(KERBEROS)
+    if held not in (None, name):
+        raise Conflict(f"principal {principal} already has the {KERBEROS} identity {held!r}; "
+                       "DELETE it first")
+    if held is None:
+        tx.w.put_identity(principal, KERBEROS, name)
 
 
 def delete(core: Core, caller: str, principal: str, kind: str) -> None:

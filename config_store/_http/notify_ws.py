@@ -87,7 +87,7 @@ def _serve(ws: WebSocket, settings: NotifySettings, registry: NotifyRegistry) ->
     found = _authenticate(ws, settings)
     if found is None:
         return
-    session = NotifySession(store(), *found, settings.limits)
+    session = NotifySession(store(), *found, settings.limits, registry.subscriptions)
     if not registry.admit(session):
         ws.send_text("429")
         ws.close(POLICY, "notify: too many connections for this principal "

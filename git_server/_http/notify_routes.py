@@ -21,7 +21,13 @@ from flask import Blueprint, Flask, Response, current_app
 
 from config_store.client import Caller, ConfigStoreError
 from serving import websocket_route
-from serving.notify_watch import Watch, WatchService, WatchSettings, serve_watches
+from serving.notify_watch import (
+    PrincipalSlots,
+    Watch,
+    WatchService,
+    WatchSettings,
+    serve_watches,
+)
 
 from .context import GitServer, server
 from .status_routes import Answer, repo_list, repo_status
@@ -35,7 +41,7 @@ _REPO = re.compile(r"^/?v1/status/([^/]+)$")
 
 def install_notify(app: Flask, settings: WatchSettings) -> None:
     """Serve notify/v2 in ``app`` with ``settings``."""
-    app.extensions[SETTINGS] = settings
+    app.extensions[SETTINGS] = settings, PrincipalSlots(settings.max_connections)
     app.register_blueprint(bp)
 
 
@@ -79,5 +85,6 @@ def not_upgraded() -> tuple[Response, int]:
 @bp.route("/notify/v2", websocket=True)
 def notify() -> Response | tuple[Response, int]:
     """Authenticate with ``Bearer <token>``, then serve watches until closed."""
-    service, settings = watch_service(server()), current_app.extensions[SETTINGS]
-    return websocket_route.serve_websocket(lambda ws: serve_watches(ws, service, settings))
+    service, (settings, slots) = watch_service(server()), current_app.extensions[SETTINGS]
+    return websocket_route.serve_websocket(
+        lambda ws: serve_watches(ws, service, settings, slots))

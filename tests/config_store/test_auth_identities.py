@@ -270,11 +270,14 @@ def test_kerberos_lookups_fall_back_to_the_login_name(admin: Api) -> None:
     assert admin.get(f"/v2/identity/kerberos/{name}@{REALM}").json() == uid
     assert admin.get(f"/v2/identity/login/{name}@{REALM}").status_code == 404
     assert admin.get(f"/v2/identity/kerberos/no-{name}@{REALM}").status_code == 404
-    # a stored Kerberos identity wins over the fallback
+    # a name starting with a login name belongs to that login's principal: no other may
+    # hold it (409, root included), so the lookup keeps finding the login's principal
     holder, _ = make_principal(admin)
-    set_kerberos(admin, holder, f"{name}@{REALM}")
-    assert admin.get(f"/v2/identity/kerberos/{name}@{REALM}").json() == holder
-    assert admin.get(f"/v2/identity/kerberos/{name}@OTHER.{REALM}").json() == uid
+    r = admin.put(f"/v2/principal/{holder}/kerberos", json=f"{name}@{REALM}")
+    assert r.status_code == 409, r.text
+    assert admin.get(f"/v2/identity/kerberos/{name}@{REALM}").json() == uid
+    set_kerberos(admin, holder, f"other-{name}@{REALM}")
+    assert admin.get(f"/v2/identity/kerberos/other-{name}@{REALM}").json() == holder
 
 
 # -- groups ---------------------------------------------------------------------------------

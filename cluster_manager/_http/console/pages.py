@@ -146,13 +146,13 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
 @bp.route("/new", methods=["GET", "POST"])
 @signed_in
 def new_cluster() -> Response | tuple[str, int]:
-    require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
+    who = require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
     if request.method == "GET":
         return render_template("new.html", form={"namespace": "fplus-edge"}, errors={}), 200
     config, errors = _form_config(request.form)
     if not errors:
         try:
-            created = services().clusters.create(config, str(uuidlib.uuid4()))
+            created = services().clusters.create(config, str(uuidlib.uuid4()), who)
         except Conflict as exc:
             errors["name"] = exc.message
         except ApiError as exc:

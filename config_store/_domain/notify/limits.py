@@ -18,6 +18,9 @@ class NotifyLimits:
     """Live subscriptions on one connection; more are answered 429."""
     max_connections: int = 256
     """Authenticated notify connections of one principal; more are answered 429."""
+    max_principal_subscriptions: int = 10_000
+    """Live subscriptions of one principal over all its connections (and tokens); more are
+    answered 429."""
     pending_requests: int = 100
     """Client requests read but not yet handled; reading pauses beyond (TCP back-pressure)."""
 

@@ -1,4 +1,4 @@
-"""The open notify sessions: a cap per principal, and revocations passed on to sessions."""
+"""The open notify sessions: caps per principal, and revocations passed on to sessions."""
 
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ class NotifyRegistry:
                 return False
             mine.add(session)
             return True
+
+    def subscriptions(self, principal: str) -> int:
+        """Live subscriptions of ``principal`` over all its sessions."""
+        with self._lock:
+            mine = list(self._by_principal.get(principal, ()))
+        return sum(len(session.subs) for session in mine)
 
     def leave(self, session: NotifySession) -> None:
         """Forget ``session`` (it ended)."""

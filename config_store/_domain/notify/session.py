@@ -66,8 +66,11 @@ class NotifySession:
     """
 
     def __init__(self, store: Store, principal: str, token: str,
-                 limits: NotifyLimits | None = None) -> None:
+                 limits: NotifyLimits | None = None,
+                 principal_subscriptions: Callable[[str], int] = lambda _: 0) -> None:
         self.store, self.principal = store, principal
+        self._principal_subscriptions = principal_subscriptions
+        """Live subscriptions of a principal over all its sessions (the registry's count)."""
         self._token = token
         self.limits = limits = limits or NotifyLimits()
         self.outbox = Outbox(limits.queue_bytes, limits.queue_events)
@@ -214,6 +217,10 @@ class NotifySession:
         if sub_uuid not in self.subs and len(self.subs) >= self.limits.max_subscriptions:
             self._reply(sub_uuid, 429, "too many subscriptions on this connection "
                                        f"(max {self.limits.max_subscriptions})")
+            return
+        most = self.limits.max_principal_subscriptions
+        if sub_uuid not in self.subs and self._principal_subscriptions(self.principal) >= most:
+            self._reply(sub_uuid, 429, f"too many subscriptions for this principal (max {most})")
             return
         sub, status = subscription(self, sub_uuid, req)
         if sub is None:
