@@ -42,7 +42,6 @@ from tests.bootstrap.edge import FLUX_INSTALL
 NS = "fplus-edge"
 SYNC_SECRET = "edge-sync-credentials"
 GIT_REPOSITORIES = "source.toolkit.fluxcd.io/v1/gitrepositories"
-HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 STATUS = uuids.App.EdgeClusterStatus
 FIRST = ("Namespace", "CustomResourceDefinition")
 
@@ -230,53 +229,3 @@ def test_rotation_without_outage(stack: Stack, tmp_path: Path) -> None:
         assert secret["password"] not in log
     assert base64.b64encode(rotated["password"].encode()).decode() not in log
     assert log.count("for cluster rotating") == 1, log  # one start: all in one process
-
-
-def test_teardown_prunes_the_edge_before_revoking_its_access(stack: Stack,
-                                                            tmp_path: Path) -> None:
-    """Deleting the cluster commits the teardown state; Flux (the test) prunes what left the
-    repo and records the revision; the real agent reports it; only then are the edge's
-    principals revoked."""
-    cluster = create_cluster(stack.admin, "leaving", NS)
-    wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), timeout=60,
-             what="the cluster commissioned")
-    manager = Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
-    edge = EdgeCluster(tmp_path / "edge")
-    kustomize = Kustomize(edge, tmp_path)
-    edge.controllers.on_kustomization = kustomize
-    cs = ConfigStoreClient(stack.store.url, "admin", ADMIN_PASSWORD)
-    setup = uuids.App.EdgeClusterSetupStatus
-    agent: Agent | None = None
-    try:
-        url = manager.post(f"/v1/cluster/{cluster}/bootstrap-url").json()
-        assert edge.run(requests.get(url, timeout=30).text, "-y").returncode == 0
-        agent = Agent(edge, tmp_path)
-        heartbeats(cs, cluster, agent, times=1)
-        assert edge.has(HELM_RELEASES, NS, "sealed-secrets")
-        principals = [cs.get_config(setup, cluster)[role]["uuid"] for role in ("flux", "sync")]
-
-        assert manager.delete(f"/v1/cluster/{cluster}").status_code == 202
-        teardown = wait_for(lambda: ((cs.get_config(setup, cluster) or {}).get("teardown")
-                                     or {}).get("commit"), what="the teardown commit")
-        heartbeats(cs, cluster, agent, times=2)  # the agent still works: nothing revoked yet
-        assert all(stack.admin.get(f"/v2/object/{p}").status_code == 200 for p in principals)
-
-        # Flux's part: apply the teardown commit, prune, record the applied revision
-        assert kustomize.apply(NS, prune=True) == teardown
-        assert not edge.has(HELM_RELEASES, NS, "sealed-secrets")
-        assert edge.has(DEPLOYMENTS, NS, "edge-sync")  # kept: it reports the teardown
-        revision = {"status": {"lastAppliedRevision": f"main@sha1:{teardown}"}}
-        patched = requests.patch(
-            f"http://127.0.0.1:{edge.kube.direct_port}/apis/kustomize.toolkit.fluxcd.io/v1/"
-            f"namespaces/{NS}/kustomizations/self-link/status", json=revision, timeout=10,
-            headers={"Content-Type": "application/merge-patch+json"})
-        assert patched.ok, patched.text
-
-        wait_for(lambda: cs.get_config(setup, cluster) is None, timeout=60,
-                 what="the teardown to finish once the edge reported the commit")
-        assert all(stack.admin.get(f"/v2/object/{p}").status_code == 404 for p in principals)
-    finally:
-        if agent is not None:
-            agent.stop()
-        cs.close()
-        edge.close()

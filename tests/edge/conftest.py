@@ -71,12 +71,20 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def edge_stack(edge_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def manager_args(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """More ``cluster-manager serve`` arguments for a module's stack (a module may
+    override this fixture)."""
+    return ()
+
+
+@pytest.fixture(scope="module")
+def edge_stack(edge_tools: None, manager_args: tuple[str, ...],
+               tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """Our stack, air-gapped, with the pinned Flux export and Sealed Secrets chart imported."""
     root = tmp_path_factory.mktemp("edge-stack")
     export = flux_export(root)
     stack = start_stack(root, manager_extra=("--air-gapped", "--flux-install-file",
-                                              str(export)))
+                                              str(export), *manager_args))
     try:
         import_central(stack, "import-flux", export)
         chart = edgetools.component("sealed-secrets").source / "helm" / "sealed-secrets"

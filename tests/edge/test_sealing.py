@@ -3,23 +3,30 @@
 The controller is installed by the real helm-controller from the chart in the central
 charts repo (the pinned module's own chart), makes its key, and Edge Sync, running with
 the RBAC the repo grants it, reports its certificate. Values sealed through ``fplus secret
-seal`` in all three scopes must come out as Secrets holding exactly those values, and
-``kubeseal --recovery-unseal`` must open our SealedSecret files offline.
+seal`` in all three scopes must come out as Secrets holding exactly those values,
+``kubeseal --recovery-unseal`` must open our SealedSecret files offline, values ``kubeseal
+--raw`` seals must be listed (and one sealed for another name reported ``unsealed:
+false``), and after the controller's key changes and an operator approves it, escrowed
+values are re-sealed to the new key.
 """
 
 from __future__ import annotations
 
 import base64
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from harness import edgetools
+from harness.certs import make_cert
 from harness.realedge import Edge
-from harness.servers import ADMIN_PASSWORD
+from harness.servers import ADMIN_PASSWORD, run_command
 from harness.stack import Stack, git, wait_for
 from tests.edge.conftest import Fplus, bootstrap, wait_applied, wait_ready
 
@@ -31,6 +38,15 @@ def _secret_value(edge: Edge, namespace: str, name: str, key: str) -> str | None
     secret = edge.plane.get("-n", namespace, f"secret/{name}")
     data = (secret or {}).get("data") or {}
     return base64.b64decode(data[key]).decode() if key in data else None
+
+
+@pytest.fixture(scope="module")
+def manager_args(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """This module's stack keeps sealed values in escrow, so they can be re-sealed."""
+    key = tmp_path_factory.mktemp("escrow") / "escrow.key"
+    done = run_command("cluster_manager.cli", "escrow", "init", str(key))
+    assert done.returncode == 0, done.stderr
+    return ("--secret-escrow", str(key), "--reseal-interval", "2")
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +154,55 @@ def test_kubeseal_raw_values_are_listed_and_a_mis_sealed_one_reports_unsealed_fa
     assert found["by-kubeseal"]["keys"] == ["token"]
     assert found["by-kubeseal"]["scope"] == "strict"
     assert _secret_value(edge, namespace, "mis-sealed", "token") is None
+
+
+def _new_controller_key(edge: Edge) -> bytes:
+    """Give the controller a new key pair (as "bring your own key" does: an active tls
+    Secret in its namespace), restart it, and return the new private key (PEM)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    edge.plane.apply([{
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+        "metadata": {"name": "sealed-secrets-key-rotated", "namespace": "sealed-secrets",
+                     "labels": {"sealedsecrets.bitnami.com/sealed-secrets-key": "active"}},
+        "data": {"tls.crt": base64.b64encode(make_cert(key, datetime.now(UTC)).encode()).decode(),
+                 "tls.key": base64.b64encode(pem).decode()}}])
+    edge.plane.kubectl("-n", "sealed-secrets", "rollout", "restart",
+                       "deployment/sealed-secrets-controller")
+    return pem
+
+
+def test_after_the_key_changes_escrowed_values_are_resealed_once_approved(
+        edge: Edge, edge_stack: Stack, fplus: Fplus, cluster: dict[str, Any],
+        tmp_path: Path) -> None:
+    namespace = cluster["spec"]["namespace"]
+    fplus("secret", "seal", "sealing", f"{namespace}/rotated", "password",
+          stdin="kept across keys")
+    wait_applied(edge, fplus, "sealing")
+    wait_for(lambda: _secret_value(edge, namespace, "rotated", "password"), timeout=120,
+             what="the first unseal")
+
+    new_key = _new_controller_key(edge)
+    # Edge Sync looks at the certificate hourly (CERT_INTERVAL): restart it, not wait
+    edge.plane.kubectl("-n", namespace, "rollout", "restart", "deployment/edge-sync")
+    pending = wait_for(lambda: fplus.json("cluster", "get", "sealing").get("pendingKey"),
+                       timeout=180, what="the new key to wait for approval")
+    before = fplus.json("cluster", "get", "sealing")["repoCommit"]
+    fplus("cluster", "approve-key", "sealing", pending["fingerprint"])
+    wait_for(lambda: fplus.json("cluster", "get", "sealing")["repoCommit"] != before,
+             timeout=120, what="the re-seal commit")
+    wait_applied(edge, fplus, "sealing")
+
+    key_file = tmp_path / "new.pem"
+    key_file.write_bytes(new_key)
+    sealed = _clone(edge_stack, cluster, tmp_path / "repo") / "edo" / "secrets" / \
+        namespace / "rotated.yaml"
+    opened = subprocess.run([str(edgetools.binary("kubeseal")), "--recovery-unseal",
+                             "--recovery-private-key", str(key_file), "-o", "yaml"],
+                            input=sealed.read_text(), capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert opened.returncode == 0, opened.stderr
+    assert base64.b64decode(yaml.safe_load(opened.stdout)["data"]["password"]).decode() == \
+        "kept across keys"
+    assert _secret_value(edge, namespace, "rotated", "password") == "kept across keys"
