@@ -93,9 +93,11 @@ def test_serve_with_a_wrong_password_file_says_to_rotate_it(
 
 @pytest.mark.parametrize("module", CLIENTS)
 def test_serve_with_administrator_credentials_seeds_first_and_says_so(
-        module: str, tmp_path: Path, config_store: ConfigStoreProcess) -> None:
+        module: str, tmp_path: Path, fresh_store: ConfigStoreProcess) -> None:
     """Backward compatible: FPLUS_USER=admin still works; ``serve`` seeds, warns, and runs
-    as its own principal."""
+    as its own principal. A store of its own: seeding refuses to replace the password of a
+    service principal another test already made."""
+    config_store = fresh_store
     prog, data = SERVICES[module], tmp_path / "data"
     port = free_port()
     args = [sys.executable, "-m", module, "serve", "--data-dir", str(data), "--port", str(port),

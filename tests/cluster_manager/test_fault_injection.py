@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from cluster_manager.reconcile.manager_account import PRINCIPAL_NAME, password_file
 from config_store import uuids
 from harness.servers import Api
 from harness.stack import STATUS, Stack, create_cluster, start_stack, status
@@ -188,7 +189,7 @@ def _patch_status(admin: Api, cluster: str, patch: dict[str, Any]) -> None:
     assert r.status_code in (201, 204), r.text
 
 
-def _half_created_principal(admin: Api, cluster: str, name: str) -> str:
+def _half_created_principal(stack: Stack, admin: Api, cluster: str, name: str) -> str:
     """What update() leaves when killed right after creating the Flux principal: the status
     says Provisioning, the Sparkplug address is written, the principal has no grants."""
     _patch_status(admin, cluster, {"spec": {"name": name, "namespace": NAMESPACE},
@@ -196,8 +197,12 @@ def _half_created_principal(admin: Api, cluster: str, name: str) -> str:
     r = admin.put(f"/v2/app/{uuids.App.SparkplugAddress}/object/{cluster}",
                   json={"group_id": f"ACS-{name}"})
     assert r.status_code in (201, 204), r.text
-    r = admin.post("/v2/principal", json={"name": f"op1flux/{name}",
-                                          "class": uuids.Class.EdgeAccount})
+    # made by the Cluster Manager itself, as update() makes it: it owns the principal, and
+    # may label only the objects it owns
+    manager = Api(stack.store.url, (PRINCIPAL_NAME,
+                                    password_file(stack.root / "cm").read_text().strip()))
+    r = manager.post("/v2/principal", json={"name": f"op1flux/{name}",
+                                            "class": uuids.Class.EdgeAccount})
     assert r.status_code == 201, r.text
     return r.json()["uuid"]
 
@@ -249,7 +254,7 @@ def test_crash_before_granting_a_new_principal_resumes(crash_stack: Stack) -> No
     stack, name = crash_stack, "cp-ungranted"
     with manager_killed(stack) as admin:
         cluster = create_cluster(admin, name)
-        half = _half_created_principal(admin, cluster, name)
+        half = _half_created_principal(stack, admin, cluster, name)
     st = _ready(stack, cluster)
     assert st["flux"]["uuid"] == half  # found by name again, not created twice
     pool = AdminPool(stack, workers=2)
@@ -265,7 +270,7 @@ def test_crash_before_granting_a_new_principal_then_delete_leaves_nothing(
     stack, name = crash_stack, "cp-ungranted-gone"
     with manager_killed(stack) as admin:
         cluster = create_cluster(admin, name)
-        half = _half_created_principal(admin, cluster, name)
+        half = _half_created_principal(stack, admin, cluster, name)
         delete_config(admin, cluster)
     _nothing_left(stack, cluster, name, [half])
 

@@ -40,7 +40,7 @@ def _keys(stack: Stack, cluster: str) -> tuple[str | None, str | None]:
 
 
 def test_the_approve_button_pins_the_pending_key(stack: Stack, reader: Reader) -> None:
-    cluster = create_cluster(stack.admin, "key-ui-edge")
+    cluster = create_cluster(stack.admin, "approval-edge")
     wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), what="ready")
     first, renewed = (rsa.generate_private_key(public_exponent=65537, key_size=2048)
                       for _ in range(2))
