@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,10 +156,21 @@ class ServiceProcess:
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Signal the server's process group (gunicorn master and worker) and reap it."""
+        self.signal(sig)
+        self.reap()
+
+    def signal(self, sig: int = signal.SIGTERM) -> None:
+        """Signal the server's process group without waiting (``reap`` waits)."""
         if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+
+    def reap(self, timeout: float = 10) -> None:
+        """Wait for a signalled server to exit (SIGKILL after ``timeout`` s), then SIGKILL
+        what is left of its process group."""
+        if self.proc and self.proc.poll() is None:
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
@@ -193,6 +204,16 @@ class ServiceProcess:
 
 
 ConfigStoreProcess = ServiceProcess
+
+
+def stop_all(services: Iterable[ServiceProcess], sig: int = signal.SIGTERM) -> None:
+    """Stop several servers at once: signal every one, then reap each (each still gets its
+    graceful timeout, but they run out together rather than one after another)."""
+    services = list(services)
+    for service in services:
+        service.signal(sig)
+    for service in services:
+        service.reap()
 
 
 def seed_service(module: str, data_dir: Path, config_store_url: str) -> None:

@@ -18,6 +18,7 @@ from harness.servers import (
     ServiceProcess,
     cluster_manager_process,
     git_server_process,
+    stop_all,
 )
 
 CONFIG = uuids.App.EdgeClusterConfiguration
@@ -47,8 +48,8 @@ class Stack:
                                                self.repos).start()
 
     def stop(self) -> None:
-        for service in (self.manager, self.git, self.store):
-            service.stop()
+        """Stop the three services together (signalled in dependency order, then reaped)."""
+        stop_all((self.manager, self.git, self.store))
 
 
 def start_stack(root: Path, extra: tuple[str, ...] = (),
@@ -67,8 +68,7 @@ def start_stack(root: Path, extra: tuple[str, ...] = (),
                                           root / "git" / "repos", *extra,
                                           *manager_extra).start()
     except BaseException:
-        for process in reversed(started):
-            process.stop()
+        stop_all(reversed(started))
         raise
     return Stack(root, store, git, manager)
 
