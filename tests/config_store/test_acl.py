@@ -497,7 +497,8 @@ def test_read_routes_acl(actor: Actor, admin: Api, case: ReadCase) -> None:
 
 
 # -- authentication on every route ---------------------------------------------------------
-_A, _O = str(uuid.uuid4()), str(uuid.uuid4())
+# Fixed (not random) so that every xdist worker collects the same test ids.
+_A, _O = (str(uuid.uuid5(uuid.NAMESPACE_URL, f"fplus-test-acl/{n}")) for n in ("app", "obj"))
 PROTECTED = [
     ("GET", "/v2/object"), ("POST", "/v2/object"), ("DELETE", f"/v2/object/{_O}"),
     ("GET", f"/v2/class/{C.Device}"), ("PUT", f"/v2/class/{C.Device}/direct/member/{_O}"),
