@@ -80,9 +80,14 @@ def _sync(root: Api, cluster: str) -> dict[str, Any]:
     return r.json()
 
 
-def _wait_sync(root: Api, cluster: str, state: str, what: str) -> dict[str, Any]:
+def _wait_sync(root: Api, cluster: str, state: str, what: str,
+               failing: int | None = None) -> dict[str, Any]:
+    """The sync answer once it says ``state`` (and, if given, names ``failing`` failures:
+    two objects changed one after the other may be reported one report apart)."""
     def reached() -> dict[str, Any] | None:
         body = _sync(root, cluster)
+        if failing is not None and len(body["edge"]["failing"]) != failing:
+            return None
         return body if body["syncState"] == state else None
     return wait_for(reached, what=what)
 
@@ -141,7 +146,7 @@ def test_sync_moves_progressing_synced_degraded_synced(
         "upgrade retries exhausted", since="2026-11-25T11:00:00Z")
     put(kube, SEALED_SECRETS, "app", "db", "False", "ErrUnsealFailed",
         "no key could decrypt secret (password)", since="2026-11-25T11:05:00Z")
-    degraded = _wait_sync(root, cluster, "Degraded", "Degraded")
+    degraded = _wait_sync(root, cluster, "Degraded", "Degraded", failing=2)
     assert [(f["kind"], f["name"], f.get("reason")) for f in degraded["edge"]["failing"]] == [
         ("SealedSecret", "db", "ErrUnsealFailed"),  # newest failure first
         ("HelmRelease", "sealed-secrets", "UpgradeFailed")]
