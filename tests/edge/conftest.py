@@ -157,17 +157,23 @@ def wait_ready(edge: Edge, resource: str, namespace: str, timeout: float = 180) 
                              f"{edge.kubelet.errors[-3:]}") from None
 
 
+def bootstrap_done(edge: Edge, fplus: Fplus, name: str, script: Path) -> str:
+    """Fetch cluster ``name``'s script with ``fplus`` into ``script``, run it on ``edge``;
+    it must end ``Done.``. Its output."""
+    fplus("cluster", "bootstrap", name, "--script", str(script))
+    done = run_bootstrap(edge, script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("Done."), done.stdout
+    return done.stdout
+
+
 def bootstrap(edge: Edge, fplus: Fplus, name: str, scratch: Path,
               *create: str) -> dict[str, Any]:
     """Create cluster ``name`` (``fplus cluster create`` options ``create``), run its
     bootstrap script on ``edge`` and wait until Flux has applied its repo; the cluster as
     ``fplus cluster get`` shows it."""
     cluster = fplus.json("cluster", "create", name, *create, "--wait")
-    script = scratch / f"{name}-bootstrap.sh"
-    fplus("cluster", "bootstrap", name, "--script", str(script))
-    done = run_bootstrap(edge, script)
-    assert done.returncode == 0 and done.stdout.rstrip().endswith("Done."), (
-        done.stdout + done.stderr)
+    bootstrap_done(edge, fplus, name, scratch / f"{name}-bootstrap.sh")
     wait_ready(edge, "kustomization/self-link", cluster["spec"]["namespace"])
     return fplus.json("cluster", "get", name)
 

@@ -15,7 +15,7 @@ from cluster_manager.settings import Settings
 from harness import edgetools
 from harness.realedge import Edge
 from harness.stack import Stack
-from tests.edge.conftest import FLUX_COMPONENTS, Fplus, run_bootstrap, wait_ready
+from tests.edge.conftest import FLUX_COMPONENTS, Fplus, bootstrap_done, wait_ready
 
 CONTROLLERS = FLUX_COMPONENTS.split(",")
 
@@ -53,13 +53,7 @@ def test_the_script_installs_flux_and_flux_applies_the_repo_with_its_credentials
         edge: Edge, edge_stack: Stack, fplus: Fplus, tmp_path: Path) -> None:
     cluster = fplus.json("cluster", "create", "line-1", "--wait")
     namespace = cluster["spec"]["namespace"]
-    script = tmp_path / "bootstrap.sh"
-    fplus("cluster", "bootstrap", "line-1", "--script", str(script))
-
-    done = run_bootstrap(edge, script)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.rstrip().endswith("Done."), done.stdout
-    assert "Installing Flux" in done.stdout
+    assert "Installing Flux" in bootstrap_done(edge, fplus, "line-1", tmp_path / "first.sh")
 
     head = fplus.json("cluster", "get", "line-1")["repoCommit"]
     repo = wait_ready(edge, "gitrepository/self-link", namespace)
@@ -73,10 +67,6 @@ def test_the_script_installs_flux_and_flux_applies_the_repo_with_its_credentials
     _only_our_stack(edge, edge_stack)
 
     before = _installed(edge, namespace)
-    again = tmp_path / "again.sh"
-    fplus("cluster", "bootstrap", "line-1", "--script", str(again))
-    done = run_bootstrap(edge, again)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.rstrip().endswith("Done."), done.stdout
-    assert "Flux is already installed" in done.stdout
+    assert "Flux is already installed" in bootstrap_done(edge, fplus, "line-1",
+                                                          tmp_path / "again.sh")
     assert _installed(edge, namespace) == before
