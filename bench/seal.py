@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_ms_per_op, ok, pct, stack_cpu
 from fplus.cluster_manager import sealing
-from fplus.cluster_manager.yamldocs import load_documents
+from fplus.cluster_manager.formats.manifest_yaml import load_documents
 from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import GIT_ENV, bare

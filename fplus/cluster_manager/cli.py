@@ -49,19 +49,19 @@ from fplus.serving.tls import (  # noqa: E402
     server_tls,
 )
 
-from . import central_import, escrow_commands  # noqa: E402
-from .api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA  # noqa: E402
+from .commands import escrow_keys, imports  # noqa: E402
+from .commands.serve_worker import Plan, build  # noqa: E402
+from .commands.up import Addresses, EdgeOptions, up  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
 from .escrow import SCHEMA as ESCROW_SCHEMA  # noqa: E402
 from .keypin import SCHEMA as PINS_SCHEMA  # noqa: E402
 from .leader import MODES, make_lease, new_identity  # noqa: E402
 from .leader import SCHEMA as LEASE_SCHEMA  # noqa: E402
+from .model.settings import Settings  # noqa: E402
 from .reconcile.job import Groups  # noqa: E402
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file  # noqa: E402
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config  # noqa: E402
-from .settings import Settings  # noqa: E402
-from .up import Addresses, EdgeOptions, up  # noqa: E402
-from .worker import Plan, build  # noqa: E402
+from .services.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA  # noqa: E402
 
 PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")
@@ -184,7 +184,8 @@ def _lease(settings: Settings, db: Database) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> None:
-    """Check everything in the master; each worker builds the service (:mod:`.worker`)."""
+    """Check everything in the master; each worker builds the service
+    (:mod:`.commands.serve_worker`)."""
     tls = server_tls(args, PROG)
     origins = cors_origins(args)
     ca_file = require_client_ca(PROG)
@@ -197,7 +198,7 @@ def _serve(args: argparse.Namespace) -> None:
                          "--export` whose images your edges' registry serves)")
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
-    keyring = escrow_commands.keyring_of(args, PROG)
+    keyring = escrow_keys.keyring_of(args, PROG)
     db = _database(settings)  # before anything is written or asked of the Config Store
     _lease(settings, db)
     db.close()
@@ -232,7 +233,7 @@ def _import(args: argparse.Namespace) -> None:
     url = args.config_store.rstrip("/")
     login = _login(url, args.data_dir)
     cs, _ = _connect(url, login)  # the central repos are seeded, and the login works
-    print(central_import.run_import(args, cs, login.user, login.password, ca_file), flush=True)
+    print(imports.run_import(args, cs, login.user, login.password, ca_file), flush=True)
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
@@ -319,9 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_tls_options(run)
     add_cors_options(run)
     _replica_options(run)
-    escrow_commands.add_option(run)
-    central_import.add_parsers(sub, _store_options)
-    escrow_commands.add_parsers(sub)
+    escrow_keys.add_option(run)
+    imports.add_parsers(sub, _store_options)
+    escrow_keys.add_parsers(sub)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,
@@ -356,10 +357,10 @@ def main(argv: list[str] | None = None) -> None:
            tls=args.tls, cors=tuple(cors_origins(args)))
     elif args.command == "seed":
         _seed(args)
-    elif args.command in central_import.COMMANDS:
+    elif args.command in imports.COMMANDS:
         _import(args)
-    elif args.command == escrow_commands.COMMAND:
-        print(escrow_commands.run(args, PROG), flush=True)
+    elif args.command == escrow_keys.COMMAND:
+        print(escrow_keys.run(args, PROG), flush=True)
     else:
         _serve(args)
 

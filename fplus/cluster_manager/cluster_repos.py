@@ -18,7 +18,7 @@ from .gitrepo import (
     trust_ca_file,
     writer_for,
 )
-from .settings import Settings
+from .model.settings import Settings
 
 
 class ClusterRepos:

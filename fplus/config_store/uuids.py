@@ -67,7 +67,8 @@ class Class:
     GitRepoGroup = "b03d4dfe-7e78-4252-8e62-af594cf316c9"
     ClusterManagerAccounts = "26d192cf-73c1-4c14-93cf-1e63743bab08"
     EdgeClusterName = "f2e98be9-ea64-4205-b11e-3a9b7fe11f3a"
-    """Ours: objects whose entry claims one cluster name (``fplus.cluster_manager.name_claims``)."""
+    """Ours: objects whose entry claims one cluster name
+    (``fplus.cluster_manager.model.name_claims``)."""
 
 
 RANK_ROOTS: tuple[str, ...] = (Class.Individual, Class.R1Class, Class.R2Class, Class.R3Class)
@@ -163,7 +164,8 @@ class AuthPerm:
     """Upstream's legacy permission for the old Auth groups (``/authz/group``)."""
     Grant = "db252a1c-85a1-4c03-a20a-025ce988beb3"
     """Ours (not in ACS): may grant, on this target, any permission it holds WriteACL on,
-    without holding that permission itself (the grant rule, ``fplus.config_store._domain.acl``)."""
+    without holding that permission itself (the grant rule,
+    ``fplus.config_store._domain.core.acl``)."""
 
 
 class EdgePerm:

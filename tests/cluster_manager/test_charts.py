@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fplus.cluster_manager import charts
-from fplus.cluster_manager.charts import ChartError, read_chart
+from fplus.cluster_manager.formats import helm_chart
+from fplus.cluster_manager.formats.helm_chart import ChartError, read_chart
 
 CHART_YAML = b"apiVersion: v2\nname: edge-cluster\nversion: 1.2.3\n"
 
@@ -87,7 +87,7 @@ def test_refused_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     (linked / "secret").symlink_to("/etc/hostname")
     with pytest.raises(ChartError, match="symbolic link"):
         read_chart(linked)
-    monkeypatch.setattr(charts, "MAX_BYTES", 100)
+    monkeypatch.setattr(helm_chart, "MAX_BYTES", 100)
     big = _tgz(tmp_path / "big.tgz", {"c/Chart.yaml": CHART_YAML, "c/blob": b"x" * 200})
     with pytest.raises(ChartError, match="exceed"):
         read_chart(big)

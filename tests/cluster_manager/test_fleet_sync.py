@@ -8,9 +8,9 @@ from typing import Any
 
 import pygit2
 
-from fplus.cluster_manager.api.fleet_sync import FleetSync
-from fplus.cluster_manager.api.repo_heads import RepoHeads
-from fplus.cluster_manager.vocabulary import EDGE_APP, STATUS_APP
+from fplus.cluster_manager.model.apps_and_roles import EDGE_APP, STATUS_APP
+from fplus.cluster_manager.services.fleet_sync import FleetSync
+from fplus.cluster_manager.services.repo_heads import RepoHeads
 from fplus.config_store.client import ConfigStoreError
 
 NOW = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -16,6 +16,7 @@ pytest.importorskip("cryptography", reason="fplus.cluster_manager.sealing needs 
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from fplus.cluster_manager.formats.manifest_yaml import load_documents, render_documents
 from fplus.cluster_manager.sealing import (
     InvalidCiphertext,
     InvalidName,
@@ -30,7 +31,6 @@ from fplus.cluster_manager.sealing import (
     sealed_keys,
     sealed_secret,
 )
-from fplus.cluster_manager.yamldocs import load_documents, render_documents
 
 CRD = Path(__file__).resolve().parents[3] / "shared" / "crds" / "bitnami.com_sealedsecrets.yaml"
 NS, NAME = "fplus-edge", "mqtt-creds"

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.setup_status import Account, Condition, SetupStatus
-from fplus.cluster_manager.vocabulary import FLUX, FLUX_VERSION, SYNC
+from fplus.cluster_manager.model.apps_and_roles import FLUX, FLUX_VERSION, SYNC
+from fplus.cluster_manager.model.setup_status import Account, Condition, SetupStatus
 
 OLD = "2020-01-01T00:00:00Z"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.cluster_config import InvalidConfig, check_config
+from fplus.cluster_manager.model.cluster_config import InvalidConfig, check_config
 from fplus.cluster_manager.reconcile.rendering import repo_content
 
 GOOD = {"name": "line-1", "namespace": "fplus-edge"}

@@ -23,7 +23,7 @@ import requests
 from flask.testing import FlaskClient
 
 from fplus.config_store import uuids
-from fplus.config_store._domain import credentials
+from fplus.config_store._domain.core import credentials
 from fplus.config_store._domain.store import open_store
 from fplus.config_store._http.app import create_app
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess

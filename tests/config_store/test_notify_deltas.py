@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fplus.cluster_manager.reconcile.desired import DesiredState
+from fplus.cluster_manager.reconcile.desired_state import DesiredState
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, NotifyClient, SearchDelta, SearchState
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess

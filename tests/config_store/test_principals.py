@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from fplus.config_store import uuids
-from fplus.config_store._domain import credentials
+from fplus.config_store._domain.core import credentials
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import (
     Actor,

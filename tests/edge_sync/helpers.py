@@ -8,8 +8,8 @@ import uuid as uuidlib
 from dataclasses import dataclass
 from typing import Any
 
+from fplus.cluster_manager.model.apps_and_roles import SYNC
 from fplus.cluster_manager.reconcile import accounts
-from fplus.cluster_manager.vocabulary import SYNC
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from harness.stack import wait_for

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from fplus.cluster_manager.name_claims import APP as CLAIMS
-from fplus.cluster_manager.name_claims import claim_object
+from fplus.cluster_manager.model.name_claims import APP as CLAIMS
+from fplus.cluster_manager.model.name_claims import claim_object
 from fplus.config_store import uuids
 from harness.servers import (
     ADMIN_PASSWORD,

@@ -17,8 +17,8 @@ import pygit2
 import pytest
 import requests
 
-from fplus.cluster_manager.api.bootstrap_tokens import BootstrapTokens
 from fplus.cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter
+from fplus.cluster_manager.services.bootstrap_tokens import BootstrapTokens
 from fplus.config_store import uuids
 from harness.certs import certificate, make_cert, weak_rsa_key
 from harness.gitcli import GIT_ENV

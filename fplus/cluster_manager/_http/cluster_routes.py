@@ -1,5 +1,5 @@
 """``/v1/cluster/<c>/status``, ``…/bootstrap-url`` and ``…/bootstrap`` (ACS §3.7), and
-``…/sealing-key/approve`` (ours: the pinned sealing key, :mod:`..api.sealing_keys`)."""
+``…/sealing-key/approve`` (ours: the pinned sealing key, :mod:`..services.sealing_keys`)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from fplus.config_store import uuids
 from fplus.serving import JSONRejected, loads_checked
 from fplus.serving.addresses import is_loopback_url
 
-from ..api.edge_status import read_edge_status
-from ..api.errors import BadRequest, Conflict, NotFound
-from ..api.sealing_keys import SealingKeys, approved
-from ..api.status_view import cluster_status
-from ..api.sync_state import NOT_COMMISSIONED, UNKNOWN
-from ..setup_status import DELETING, FAILED, SetupStatus
-from ..vocabulary import CONFIG_APP, STATUS_APP, SYNC
+from ..model.apps_and_roles import CONFIG_APP, STATUS_APP, SYNC
+from ..model.setup_status import DELETING, FAILED, SetupStatus
+from ..services.edge_status import read_edge_status
+from ..services.errors import BadRequest, Conflict, NotFound
+from ..services.sealing_keys import SealingKeys, approved
+from ..services.status_view import cluster_status
+from ..services.sync_state import NOT_COMMISSIONED, UNKNOWN
 from .context import repo_head, require, require_view, services
 from .params import only_query
 

@@ -10,15 +10,15 @@ from flask import current_app, request
 from fplus.config_store import uuids
 from fplus.config_store.client import Access, Caller, ConfigStoreClient
 
-from ..api.bootstrap_scripts import ScriptBuilder
-from ..api.bootstrap_tokens import BootstrapTokens
-from ..api.clusters import ClusterService
-from ..api.errors import Forbidden, Unauthorized
-from ..api.repo_heads import RepoHeads
-from ..api.secrets import SecretService
-from ..api.status_view import Liveness
 from ..metrics import Metrics
-from ..vocabulary import STATUS_APP
+from ..model.apps_and_roles import STATUS_APP
+from ..services.bootstrap_scripts import ScriptBuilder
+from ..services.bootstrap_tokens import BootstrapTokens
+from ..services.clusters import ClusterService
+from ..services.errors import Forbidden, Unauthorized
+from ..services.repo_heads import RepoHeads
+from ..services.secrets import SecretService
+from ..services.status_view import Liveness
 
 
 @dataclass

@@ -9,8 +9,8 @@ from flask import Flask, Response
 from fplus.config_store.client import ConfigStoreError
 from fplus.serving import install_json_errors, json_error
 
-from ..api.errors import ApiError
 from ..sealing import InvalidName, ScopeError, SealingError
+from ..services.errors import ApiError
 from .context import services
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from fplus.config_store import uuids
 
-from ..api.errors import BadRequest
+from ..services.errors import BadRequest
 from .context import require, services
 from .params import only_query
 

@@ -7,8 +7,8 @@ from flask import Blueprint, Response, jsonify, request
 from fplus.config_store import uuids
 from fplus.serving.openapi import document as openapi_document
 
-from ..api.errors import NotFound
 from ..metrics import CONTENT_TYPE
+from ..services.errors import NotFound
 from .context import services
 
 bp = Blueprint("service", __name__)

@@ -6,10 +6,10 @@ import argparse
 import os
 from pathlib import Path
 
-from .db import Database, DatabaseError, open_database
-from .escrow import SCHEMA, EscrowKeyError, Keyring, SealedKeys, place, rewrap
-from .escrow import keyring as keyfile
-from .settings import default_database_url
+from ..db import Database, DatabaseError, open_database
+from ..escrow import SCHEMA, EscrowKeyError, Keyring, SealedKeys, place, rewrap
+from ..escrow import keyring as keyfile
+from ..model.settings import default_database_url
 
 COMMAND = "escrow"
 

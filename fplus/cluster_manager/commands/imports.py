@@ -12,14 +12,14 @@ from pathlib import Path
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 
-from .api.clusters import request_redeploy
-from .charts import ChartError, read_chart
-from .cluster_repos import ClusterRepos
-from .flux_exports import FluxExportError, read_flux_export
-from .gitrepo import ChangeSet, InvalidPath
-from .settings import Settings
-from .setup_status import FAILED
-from .vocabulary import AFTER_IMPORT, STATUS_APP
+from ..cluster_repos import ClusterRepos
+from ..formats.flux_export import FluxExportError, read_flux_export
+from ..formats.helm_chart import ChartError, read_chart
+from ..gitrepo import ChangeSet, InvalidPath
+from ..model.apps_and_roles import AFTER_IMPORT, STATUS_APP
+from ..model.settings import Settings
+from ..model.setup_status import FAILED
+from ..services.clusters import request_redeploy
 
 COMMANDS = {"import-chart": ("CHART.tgz|DIR", "commit a Helm chart (.tgz or directory) into "
                                               "the shared charts repo"),

@@ -17,28 +17,28 @@ from fplus.serving import Login, Served
 from fplus.serving.cors import enable_cors
 from fplus.serving.login import ServiceCredentials
 
-from ._http.app import create_app
-from ._http.context import ApiServices
-from .api.bootstrap_scripts import ScriptBuilder
-from .api.bootstrap_tokens import BootstrapTokens
-from .api.clusters import ClusterService
-from .api.fleet_sync import FleetSync
-from .api.repo_heads import RepoHeads
-from .api.reseal import Resealer
-from .api.sealing_keys import SealingKeys
-from .api.secrets import SecretService
-from .cluster_repos import ClusterRepos
-from .db import Database, open_database
-from .escrow import Escrow, Keyring, SealedKeys
-from .keypin import KeyPins
-from .leader import in_turn, make_elector
-from .metrics import Metrics
-from .name_claims import NameClaims
-from .reconcile.desired import DesiredState
-from .reconcile.job import Env, Groups
-from .reconcile.reconciler import Reconciler
-from .reconcile.shared_repos import ensure_shared_repos
-from .settings import Settings
+from .._http.app import create_app
+from .._http.context import ApiServices
+from ..cluster_repos import ClusterRepos
+from ..db import Database, open_database
+from ..escrow import Escrow, Keyring, SealedKeys
+from ..keypin import KeyPins
+from ..leader import in_turn, make_elector
+from ..metrics import Metrics
+from ..model.name_claims import NameClaims
+from ..model.settings import Settings
+from ..reconcile.desired_state import DesiredState
+from ..reconcile.job import Env, Groups
+from ..reconcile.reconciler import Reconciler
+from ..reconcile.shared_repos import ensure_shared_repos
+from ..services.bootstrap_scripts import ScriptBuilder
+from ..services.bootstrap_tokens import BootstrapTokens
+from ..services.clusters import ClusterService
+from ..services.fleet_sync import FleetSync
+from ..services.repo_heads import RepoHeads
+from ..services.reseal import Resealer
+from ..services.sealing_keys import SealingKeys
+from ..services.secrets import SecretService
 
 
 @dataclass(frozen=True)

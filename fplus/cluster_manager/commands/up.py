@@ -35,7 +35,7 @@ from fplus.serving import in_use_message, taken_ports
 from fplus.serving.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
 from fplus.serving.local_ca import StackCertificates, ensure_certificates
 
-from .escrow import keyring
+from ..escrow import keyring
 
 PROG = "cluster-manager up"
 HOST = "127.0.0.1"

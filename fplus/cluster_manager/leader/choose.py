@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..db import Database
-from ..settings import Settings
+from ..model.settings import Settings
 from .database_lease import DatabaseLease
 from .elector import AlwaysLeader, LeaderElector, check_timings
 from .lease import Lease

@@ -2,7 +2,7 @@
 
 The reconcile wing creates one principal per :class:`Role` for every cluster; the API wing
 puts their passwords into the named edge Secrets of the bootstrap script. Neither wing
-imports the other: what they share is here and in :mod:`fplus.cluster_manager.setup_status`.
+imports the other: what they share is here and in :mod:`fplus.cluster_manager.model.setup_status`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .vocabulary import FLUX_VERSION, Role
+from .apps_and_roles import FLUX_VERSION, Role
 
 PENDING, PROVISIONING, READY, FAILED, DELETING = (
     "Pending", "Provisioning", "Ready", "Failed", "Deleting")

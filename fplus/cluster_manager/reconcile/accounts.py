@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fplus.config_store import uuids
 
-from ..vocabulary import EDGE_APP, FLUX, Role
+from ..model.apps_and_roles import EDGE_APP, FLUX, Role
 from .configdb import ConfigDB
 
 

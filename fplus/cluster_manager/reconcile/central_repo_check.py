@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from fplus.config_store import uuids
 from fplus.config_store.client import TTLCache
 
-from ..vocabulary import AFTER_IMPORT
+from ..model.apps_and_roles import AFTER_IMPORT
 from .rendering import TemplateMissing
 
 if TYPE_CHECKING:

@@ -10,8 +10,9 @@ cluster API's request for it changes, and again with back-off when it raised.
 1. :func:`validate` — keys and DNS-1123 names; the name is the one the cluster was
    commissioned under.
 2. :func:`render` — the repo's files from the Flux template (and the chart, if named).
-3. :func:`claim_name` — the name, claimed atomically (:mod:`fplus.cluster_manager.name_claims`):
-   one cluster per name however entries and API calls interleave.
+3. :func:`claim_name` — the name, claimed atomically
+   (:mod:`fplus.cluster_manager.model.name_claims`): one cluster per name however entries and
+   API calls interleave.
    A refusal in 1 to 3 is recorded as phase ``Failed`` with the refused entry kept apart from
    the accepted ``spec``; nothing is created, and it is not retried until the entry changes.
 4. :func:`sparkplug_address` — ``{group_id: <organisation>-<name>}``.
@@ -38,12 +39,12 @@ from collections.abc import Callable
 
 from fplus.config_store import uuids
 
-from ..cluster_config import InvalidConfig, check_config
-from ..setup_status import FAILED, READY, Patch, SetupStatus
-from ..vocabulary import FLUX, ROLES, STATUS_APP
+from ..model.apps_and_roles import FLUX, ROLES, STATUS_APP
+from ..model.cluster_config import InvalidConfig, check_config
+from ..model.setup_status import FAILED, READY, Patch, SetupStatus
 from . import accounts as principals
-from .central_files import CHARTS, FLUX_FILE
-from .central_files import FLUX as FLUX_REPO
+from .central_repo_check import CHARTS, FLUX_FILE
+from .central_repo_check import FLUX as FLUX_REPO
 from .job import Env, Job, Step, record
 from .rendering import (
     SEALED_SECRETS_FILE,

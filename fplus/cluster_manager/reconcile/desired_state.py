@@ -14,7 +14,7 @@ from typing import Any
 from fplus.config_store import uuids
 from fplus.config_store.client import SearchDelta, SearchMirror
 
-from ..vocabulary import CONFIG_APP
+from ..model.apps_and_roles import CONFIG_APP
 from .configdb import ConfigDB
 
 TEMPLATE_APP = uuids.App.FluxTemplate

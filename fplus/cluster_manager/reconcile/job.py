@@ -11,13 +11,13 @@ from typing import Any, Protocol
 import json_merge_patch
 
 from ..gitrepo import ChangeSet, WriteResult
-from ..name_claims import NameClaims
-from ..settings import Settings
-from ..setup_status import Patch, SetupStatus
-from ..vocabulary import STATUS_APP, Role
-from .central_files import CentralFiles
+from ..model.apps_and_roles import STATUS_APP, Role
+from ..model.name_claims import NameClaims
+from ..model.settings import Settings
+from ..model.setup_status import Patch, SetupStatus
+from .central_repo_check import CentralFiles
 from .configdb import ConfigDB
-from .desired import DesiredState
+from .desired_state import DesiredState
 from .rendering import RepoContent
 
 

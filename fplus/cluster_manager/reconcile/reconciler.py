@@ -28,9 +28,9 @@ from typing import Any
 from fplus.config_store.client import NotifyClient, SearchDelta
 
 from ..metrics import Metrics
-from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
+from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
 from .commissioning import Env, reconcile
-from .desired import TEMPLATE_APP
+from .desired_state import TEMPLATE_APP
 from .workqueue import KeyedWorkQueue, RequeueAfter
 
 log = logging.getLogger(__name__)

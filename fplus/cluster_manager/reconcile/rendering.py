@@ -17,10 +17,10 @@ import json_merge_patch
 from fplus.config_store import uuids
 from fplus.templating import render
 
+from ..formats.manifest_yaml import render_documents
 from ..gitrepo import ChangeSet
-from ..settings import Settings
-from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET
-from ..yamldocs import render_documents
+from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX_SECRET
+from ..model.settings import Settings
 
 CLUSTER_DIR = "edo/cluster"
 EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"

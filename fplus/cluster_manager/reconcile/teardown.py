@@ -33,8 +33,8 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError, Conflict, Forbidden
 
 from ..gitrepo import ChangeSet
-from ..setup_status import SetupStatus
-from ..vocabulary import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP, Role
+from ..model.apps_and_roles import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP, Role
+from ..model.setup_status import SetupStatus
 from . import accounts as principals
 from .job import Env, Job, record
 from .rendering import CLUSTER_DIR

@@ -27,9 +27,9 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.templating import TemplateError, render
 
-from ..flux_exports import FluxExport, FluxExportError, read_flux_export
-from ..setup_status import SetupStatus
-from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
+from ..formats.flux_export import FluxExport, FluxExportError, read_flux_export
+from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
+from ..model.setup_status import SetupStatus
 from .errors import NotFound, Unavailable
 from .followed_entry import FollowedEntry
 

@@ -1,6 +1,6 @@
 """The cluster API: create, list, delete and redeploy clusters in one call each (extensions).
 
-Creating claims the name first (:mod:`fplus.cluster_manager.name_claims`), so of any number of
+Creating claims the name first (:mod:`fplus.cluster_manager.model.name_claims`), so of any number of
 concurrent creates of one name exactly one makes a cluster and the others create nothing.
 The claim records the creating principal: each may hold at most ``quota`` clusters it
 created (the root principal is exempt; a deleted cluster's name claim goes with it).
@@ -21,10 +21,10 @@ from fplus.config_store import uuids
 from fplus.config_store.client import Caller, ConfigStoreClient
 from fplus.config_store.client import Unprocessable as EntryRefused
 
-from ..cluster_config import InvalidConfig, check_config
-from ..name_claims import NameClaims
-from ..setup_status import SetupStatus
-from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
+from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
+from ..model.cluster_config import InvalidConfig, check_config
+from ..model.name_claims import NameClaims
+from ..model.setup_status import SetupStatus
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, TooMany, Unprocessable
 from .status_view import Liveness, derive_phase, edge_text, host_count

@@ -12,7 +12,7 @@ from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 
-from ..vocabulary import EDGE_APP
+from ..model.apps_and_roles import EDGE_APP
 from .errors import BadGateway
 
 _OURS = (0, 401, 403, 429)

@@ -17,8 +17,8 @@ from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 
-from ..setup_status import DELETING, FAILED
-from ..vocabulary import EDGE_APP, STATUS_APP
+from ..model.apps_and_roles import EDGE_APP, STATUS_APP
+from ..model.setup_status import DELETING, FAILED
 from .repo_heads import RepoHeads
 from .status_view import Liveness, edge_state
 from .sync_state import STATES, UNKNOWN, derive_sync

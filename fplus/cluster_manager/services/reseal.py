@@ -23,7 +23,7 @@ from fplus.serving.periodic import Periodic
 
 from .. import escrow, sealing
 from ..gitrepo import ChangeSet
-from ..vocabulary import CONFIG_APP
+from ..model.apps_and_roles import CONFIG_APP
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .secrets import SecretService
 

@@ -20,7 +20,7 @@ from fplus.config_store.client import ConfigStoreClient
 from .. import sealing
 from ..db import DatabaseUnavailable
 from ..keypin import KeyPins, Pin
-from ..vocabulary import EDGE_APP
+from ..model.apps_and_roles import EDGE_APP
 from .errors import Conflict, NotFound, Unavailable
 
 log = logging.getLogger(__name__)

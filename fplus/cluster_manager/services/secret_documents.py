@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .. import sealing
-from ..yamldocs import load_documents, render_document
+from ..formats.manifest_yaml import load_documents, render_document
 
 REMEMBERED = 2048
 """Texts remembered (least recently used dropped): about one per secret being sealed."""

@@ -29,7 +29,7 @@ VALUE_BYTES = 1024 * 1024
 SECRET_DATA_BYTES = 1024 * 1024
 SEALED_BYTES = 1400 * 1024
 SECRET_KEYS = 100
-_WHERE = "fplus.cluster_manager.api.secret_limits"
+_WHERE = "fplus.cluster_manager.services.secret_limits"
 _GCM_TAG = 16
 
 

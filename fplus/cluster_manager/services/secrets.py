@@ -20,8 +20,8 @@ from ..cluster_repos import ClusterRepos
 from ..db import DatabaseUnavailable
 from ..escrow import Escrow
 from ..gitrepo import ChangeSet
-from ..setup_status import SetupStatus
-from ..vocabulary import STATUS_APP
+from ..model.apps_and_roles import STATUS_APP
+from ..model.setup_status import SetupStatus
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
 from .sealing_keys import KeyState, SealingKeys

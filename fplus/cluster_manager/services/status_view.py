@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..setup_status import DELETING, FAILED, SetupStatus
+from ..model.setup_status import DELETING, FAILED, SetupStatus
 from .sync_state import (
     FAILING_SHOWN,
     NOT_COMMISSIONED,

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from .. import uuids
 from .._storage import UnusableDatabase, open_storage
-from .core import Core, new_uuid
-from .credentials import hash_password, verify_password
-from .graph import Obj
-from .replication import Replication
-from .schemas import SchemaCache
-from .seed import seed
+from .configdb.schemas import SchemaCache
+from .configdb.seed import seed
+from .core.credentials import hash_password, verify_password
+from .core.graph import Obj
+from .core.replication import Replication
+from .core.state import Core, new_uuid
 
 log = logging.getLogger(__name__)
 

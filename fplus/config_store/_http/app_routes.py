@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from .. import uuids
-from .._domain import configs, etags
-from .._domain.errors import NotFound
+from .._domain.common.errors import NotFound
+from .._domain.configdb import configs, etags
 from .auth import caller, require, store
 from .params import json_body, lower_uuid_fields
 

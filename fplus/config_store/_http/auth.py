@@ -8,8 +8,8 @@ import re
 
 from flask import current_app, g, request
 
-from .._domain import principals
-from .._domain.errors import Forbidden, Unauthorized
+from .._domain.auth import principals
+from .._domain.common.errors import Forbidden, Unauthorized
 from .._domain.store import Store
 
 _SCHEME = re.compile(r"^([A-Za-z]+) +([A-Za-z0-9._~+/=-]+)$")

@@ -7,8 +7,8 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
-from .._domain import enrolment, principals
-from .._domain.errors import Forbidden, Unprocessable
+from .._domain.auth import enrolment, principals
+from .._domain.common.errors import Forbidden, Unprocessable
 from .auth import bearer_token, caller, login, require, store
 from .grant_routes import GRANT_UUIDS
 from .params import has_body, json_body, lower_uuid_fields

@@ -13,8 +13,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from .. import uuids
-from .._domain import configs
-from .._domain.errors import NotFound
+from .._domain.common.errors import NotFound
+from .._domain.configdb import configs
 from .auth import store
 
 bp = Blueprint("directory", __name__)

@@ -6,7 +6,7 @@ from flask import Flask, Response, jsonify
 
 from fplus.serving import install_json_errors, json_error
 
-from .._domain.errors import DomainError
+from .._domain.common.errors import DomainError
 from .._storage import StorageUnavailable
 
 CHALLENGE = 'Basic realm="Factory+"'

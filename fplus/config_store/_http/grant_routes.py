@@ -12,8 +12,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
-from .._domain import grants, identities
-from .._domain.errors import Forbidden
+from .._domain.auth import grants, identities
+from .._domain.common.errors import Forbidden
 from .._storage import GrantRow
 from .auth import allowed, caller, require, store
 from .params import json_body, lower_uuid_fields

@@ -11,8 +11,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
-from .._domain import identities, principals
-from .._domain.errors import Forbidden, NotFound
+from .._domain.auth import identities, principals
+from .._domain.common.errors import Forbidden, NotFound
 from .auth import caller, require, store
 from .params import detailed, json_body
 

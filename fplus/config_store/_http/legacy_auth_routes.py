@@ -8,8 +8,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from .. import uuids
-from .._domain import identities
-from .._domain.errors import BadRequest, Forbidden, Gone, NotFound
+from .._domain.auth import identities
+from .._domain.common.errors import BadRequest, Forbidden, Gone, NotFound
 from ..uuids import is_uuid
 from . import grant_routes, identity_routes
 from .auth import allowed, caller, store

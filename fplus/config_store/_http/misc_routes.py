@@ -10,8 +10,9 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from fplus.serving.openapi import document as openapi_document
 
 from .. import uuids
-from .._domain import auth_dump, dump
-from .._domain.errors import Forbidden, NotFound, Unprocessable
+from .._domain.auth import dump as auth_dump
+from .._domain.common.errors import Forbidden, NotFound, Unprocessable
+from .._domain.configdb import dump
 from .auth import allowed, caller, store
 from .params import json_body, lower_uuid, lower_uuid_fields
 
@@ -45,8 +46,8 @@ def openapi() -> Response:
 
 @bp.post("/load")
 def load() -> tuple[str, int]:
-    """Load a v2 dump: an Auth dump (identities and grants) by :mod:`.auth_dump`'s rules;
-    a ConfigDB one needs every object-model permission as explicit wildcard grants."""
+    """Load a v2 dump: an Auth dump (identities and grants) by :mod:`.._domain.auth.dump`'s
+    rules; a ConfigDB one needs every object-model permission as explicit wildcard grants."""
     body = json_body()
     if auth_dump.is_auth_dump(body):
         auth_dump.load(store().core, caller(), body)

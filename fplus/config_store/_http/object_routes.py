@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
-from .._domain import objects
-from .._domain.errors import NotFound, Unprocessable
+from .._domain.common.errors import NotFound, Unprocessable
+from .._domain.configdb import objects
 from ..uuids import is_uuid
 from .auth import caller, require, store
 from .params import json_body, lower_uuid_fields

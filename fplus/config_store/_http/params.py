@@ -16,7 +16,7 @@ from werkzeug.routing import BaseConverter
 
 from fplus.serving import JSONRejected, loads_checked
 
-from .._domain.errors import BadRequest, UnsupportedMediaType
+from .._domain.common.errors import BadRequest, UnsupportedMediaType
 from ..uuids import is_uuid
 
 

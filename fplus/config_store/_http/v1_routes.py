@@ -9,10 +9,10 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from .. import uuids
-from .._domain import configs
-from .._domain.errors import DomainError, Forbidden
-from .._domain.jsonvalue import parse
-from .._domain.search import Query
+from .._domain.common.errors import DomainError, Forbidden
+from .._domain.common.jsonvalue import parse
+from .._domain.configdb import configs
+from .._domain.configdb.search import Query
 from .auth import require, store
 
 bp = Blueprint("v1", __name__)

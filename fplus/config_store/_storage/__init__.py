@@ -49,6 +49,6 @@ def open_storage(url: str | None, data_dir: Path, pool_size: int = 10,
     kind, where = parse_database_url(url, data_dir)
     if kind == "sqlite":
         return SQLiteStorage(Path(where), durable)
-    from .postgres import PostgresStorage  # psycopg only where PostgreSQL is used
+    from .postgres.storage import PostgresStorage  # psycopg only where PostgreSQL is used
 
     return PostgresStorage(str(where), pool_size, durable)

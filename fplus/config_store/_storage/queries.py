@@ -209,7 +209,7 @@ class Reader:
 
 
 class Outcome(Protocol):
-    """A held-back commit's result (:class:`~.pggroup.Outcome`)."""
+    """A held-back commit's result (:class:`~.postgres.group_commit.Outcome`)."""
 
     def wait(self, timeout: float) -> bool:
         """Whether it is known within ``timeout``; raises if the write failed."""
@@ -405,7 +405,7 @@ class Writer(Reader):
 
 
 class Storage(Protocol):
-    """What the domain needs of a database (:mod:`.sqlite`, :mod:`.postgres`)."""
+    """What the domain needs of a database (:mod:`.sqlite`, :mod:`.postgres.storage`)."""
 
     replicated: bool
     """True when other replicas may write the same database (changes to follow)."""

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fplus.cluster_manager.api.bootstrap_tokens import BootstrapTokens
-from fplus.cluster_manager.api.errors import Gone, Unauthorized
-from fplus.cluster_manager.vocabulary import STATUS_APP as STATUS
+from fplus.cluster_manager.model.apps_and_roles import STATUS_APP as STATUS
+from fplus.cluster_manager.services.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.services.errors import Gone, Unauthorized
 from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, clone_url, git, wait_for

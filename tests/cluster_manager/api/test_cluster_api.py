@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fplus.cluster_manager.vocabulary import CONFIG_APP, EDGE_APP
+from fplus.cluster_manager.model.apps_and_roles import CONFIG_APP, EDGE_APP
 from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import Api

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from fplus.cluster_manager.vocabulary import SYNC
+from fplus.cluster_manager.model.apps_and_roles import SYNC
 from fplus.config_store.client import ConfigStoreClient
 from fplus.edge_sync.agent import Agent
 from fplus.edge_sync.kube import Kube

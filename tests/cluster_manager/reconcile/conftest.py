@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from fplus import manifests
-from fplus.cluster_manager.name_claims import NameClaims
-from fplus.cluster_manager.reconcile.desired import TEMPLATE_APP, DesiredState
+from fplus.cluster_manager.model.name_claims import NameClaims
+from fplus.cluster_manager.model.settings import Settings
+from fplus.cluster_manager.reconcile.desired_state import TEMPLATE_APP, DesiredState
 from fplus.cluster_manager.reconcile.job import Env, Groups
-from fplus.cluster_manager.settings import Settings
 from fplus.config_store import uuids
 from fplus.config_store.client import SearchDelta
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos

@@ -17,7 +17,7 @@ from typing import Any
 import json_merge_patch
 
 from fplus.cluster_manager.gitrepo import ChangeSet, WriteResult
-from fplus.cluster_manager.name_claims import APP as CLAIM_APP
+from fplus.cluster_manager.model.name_claims import APP as CLAIM_APP
 from fplus.config_store.client import Conflict, NotFound, PreconditionFailed
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fplus.cluster_manager.name_claims import APP as CLAIM_APP
+from fplus.cluster_manager.model.apps_and_roles import STATUS_APP
+from fplus.cluster_manager.model.name_claims import APP as CLAIM_APP
 from fplus.cluster_manager.reconcile import commissioning as steps
 from fplus.cluster_manager.reconcile.job import Env
-from fplus.cluster_manager.vocabulary import STATUS_APP
 from fplus.config_store import uuids
 from tests.cluster_manager.reconcile.conftest import GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos, Injected

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.reconcile.desired import TEMPLATE_APP
+from fplus.cluster_manager.model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
+from fplus.cluster_manager.reconcile.desired_state import TEMPLATE_APP
 from fplus.cluster_manager.reconcile.job import Env
 from fplus.cluster_manager.reconcile.reconciler import Reconciler
-from fplus.cluster_manager.vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
 from fplus.config_store.client import SearchDelta
 from harness.stack import wait_for
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos

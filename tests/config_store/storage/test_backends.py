@@ -13,8 +13,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from fplus.config_store._domain.jsonvalue import canonical, parse
-from fplus.config_store._domain.search import Query
+from fplus.config_store._domain.common.jsonvalue import canonical, parse
+from fplus.config_store._domain.configdb.search import Query
 from fplus.config_store._storage import Storage, TokenRow, open_storage
 
 pytestmark = pytest.mark.replicas
@@ -194,7 +194,7 @@ def test_a_held_mutation_failing_at_commit_rolls_the_write_back(storage: Storage
 
 
 def test_postgres_logs_what_each_write_changed(postgres: Any, tmp_path: Path) -> None:
-    from fplus.config_store._storage.pgfeed import ChangeFeed
+    from fplus.config_store._storage.postgres.change_feed import ChangeFeed
 
     storage = open_storage(postgres.create_database(), tmp_path)
     try:

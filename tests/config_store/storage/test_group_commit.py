@@ -1,5 +1,6 @@
-"""Group commit on PostgreSQL (``fplus.config_store._storage.pggroup``): a write that allows it and
-sees another queued leaves its transaction open for the next; the last commits for all.
+"""Group commit on PostgreSQL (``fplus.config_store._storage.postgres.group_commit``): a write
+that allows it and sees another queued leaves its transaction open for the next; the last
+commits for all.
 Real PostgreSQL; ``queued`` is forced instead of racing threads, so each case is exact.
 Then the domain under real threads: every write lands, in order, and groups did form."""
 
@@ -16,11 +17,11 @@ import psycopg
 import pytest
 
 from fplus.config_store import uuids
-from fplus.config_store._domain import configs
-from fplus.config_store._domain.events import ConfigChanged
+from fplus.config_store._domain.common.events import ConfigChanged
+from fplus.config_store._domain.configdb import configs
 from fplus.config_store._domain.store import open_store
 from fplus.config_store._storage import Storage, StorageUnavailable, open_storage
-from fplus.config_store._storage.pggroup import MAX_DEFERRED
+from fplus.config_store._storage.postgres.group_commit import MAX_DEFERRED
 
 pytestmark = pytest.mark.replicas
 

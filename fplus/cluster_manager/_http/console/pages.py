@@ -14,10 +14,10 @@ from flask import Blueprint, Response, abort, g, redirect, render_template, requ
 from fplus.config_store import uuids
 from fplus.templating import untrusted_yaml
 
-from ...api.edge_status import read_edge_status
-from ...api.errors import ApiError, Conflict, Unauthorized
-from ...cluster_config import config_errors
+from ...model.cluster_config import config_errors
 from ...sealing import SealingError
+from ...services.edge_status import read_edge_status
+from ...services.errors import ApiError, Conflict, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
 from .session import (

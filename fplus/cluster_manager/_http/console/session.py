@@ -25,7 +25,7 @@ from flask import Response, g, redirect, request, url_for
 from fplus.config_store import client as cs_client
 from fplus.config_store.client import Caller, ConfigStoreClient, ConfigStoreError
 
-from ...api.errors import Forbidden, Unauthorized, Unavailable
+from ...services.errors import Forbidden, Unauthorized, Unavailable
 from ..context import services
 
 COOKIE = "fplus_console"

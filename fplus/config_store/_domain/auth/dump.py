@@ -20,13 +20,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .. import uuids
-from .._storage import GrantRow
-from ..uuids import UUID_PATTERN
+from ... import uuids
+from ..._storage import GrantRow
+from ...uuids import UUID_PATTERN
+from ..common.errors import Forbidden, Unprocessable
+from ..configdb.schemas import errors_of
+from ..core.state import Core
 from . import grants, identities
-from .core import Core
-from .errors import Forbidden, Unprocessable
-from .schemas import errors_of
 
 _UUID_KEYS = {"pattern": UUID_PATTERN}
 _DUMP = Draft202012Validator({

@@ -18,18 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import uuids
-from .._storage import GrantRow
-from ..uuids import is_uuid
-from . import grants, objects
-from .acl import Prospect
-from .core import Core, Tx, new_uuid
-from .credentials import hash_password
-from .errors import Conflict, Forbidden, NotFound, Unprocessable
-from .graph import Obj
-from .jsonvalue import parse as parse_json
+from ... import uuids
+from ..._storage import GrantRow
+from ...uuids import is_uuid
+from ..common.errors import Conflict, Forbidden, NotFound, Unprocessable
+from ..common.jsonvalue import parse as parse_json
+from ..configdb import objects
+from ..configdb.schemas import SchemaCache
+from ..core.acl import Prospect
+from ..core.credentials import hash_password
+from ..core.graph import Obj
+from ..core.state import Core, Tx, new_uuid
+from . import grants
 from .principals import NAME
-from .schemas import SchemaCache
 
 A, P = uuids.AuthPerm, uuids.ConfigDBPerm
 USAGE = ('body must be {"name": str, "password"?: str, "uuid"?, "class"?, "label"?: str, '

@@ -1,7 +1,7 @@
 """Grants (ACEs): parsing, the grant rule, storing, reading and deleting.
 
 Creating a grant needs WriteACL on its permission and, by the grant rule (least privilege,
-ours; see :mod:`.acl`), that the caller hold the permission being granted on the granted
+ours; see :mod:`..core.acl`), that the caller hold the permission being granted on the granted
 target in the same or a wider form, or hold ``Auth.Perm.Grant`` there. The root principal
 is exempt. Deleting a grant needs WriteACL on its permission only.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .. import uuids
-from .._storage import GrantRow
-from ..uuids import is_uuid
-from .core import Core, Tx, new_uuid
-from .errors import Conflict, Forbidden, NotFound, Unprocessable
+from ... import uuids
+from ..._storage import GrantRow
+from ...uuids import is_uuid
+from ..common.errors import Conflict, Forbidden, NotFound, Unprocessable
+from ..core.state import Core, Tx, new_uuid
 
 _FIELDS = ("principal", "permission", "target")
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .. import uuids
+from ... import uuids
+from ..common.errors import Conflict, Forbidden, Gone, MethodNotAllowed, NotFound, Unprocessable
+from ..core.state import Core, Tx
 from . import grants
-from .core import Core, Tx
-from .errors import Conflict, Forbidden, Gone, MethodNotAllowed, NotFound, Unprocessable
 
 KERBEROS, LOGIN = "kerberos", "login"
 KINDS = (KERBEROS, LOGIN)

@@ -5,7 +5,7 @@ it replaces valid as the *previous* password until a deadline, or until the new 
 has been used once for a login, whichever comes first. Tokens and remembered logins are
 tagged with the password hash they were obtained with and end when that password stops being
 accepted: at once for a replaced password or a deleted principal, at the deadline or at the
-retirement for a rotated-out one (token lifetime: :mod:`.credentials`).
+retirement for a rotated-out one (token lifetime: :mod:`..core.credentials`).
 
 Principal names are unique regardless of (ASCII) case: ``nobody`` and ``Nobody`` cannot both
 be created. A database from before that rule may hold such pairs; they keep working, each by
@@ -19,9 +19,15 @@ import re
 import time
 from typing import Any, NamedTuple
 
-from .core import Core
-from .credentials import generate_secret, hash_password, hash_tag, token_digest, verify_password
-from .errors import Conflict, NotFound, Unauthorized, Unprocessable
+from ..common.errors import Conflict, NotFound, Unauthorized, Unprocessable
+from ..core.credentials import (
+    generate_secret,
+    hash_password,
+    hash_tag,
+    token_digest,
+    verify_password,
+)
+from ..core.state import Core
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,252}$")
 MAX_PREVIOUS_VALID_S = 86400

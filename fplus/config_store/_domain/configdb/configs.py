@@ -11,11 +11,11 @@ from typing import Any
 
 import json_merge_patch
 
-from .. import uuids
+from ... import uuids
+from ..common.errors import Conflict, MethodNotAllowed, NotFound
+from ..common.jsonvalue import parse
+from ..core.state import Core
 from . import etags, objects
-from .core import Core
-from .errors import Conflict, MethodNotAllowed, NotFound
-from .jsonvalue import parse
 from .schemas import SchemaCache
 
 REGISTRATION = uuids.App.Registration

@@ -9,13 +9,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .. import uuids
-from ..uuids import UUID_PATTERN as _UUID
+from ... import uuids
+from ...uuids import UUID_PATTERN as _UUID
+from ..common.errors import Conflict, Unprocessable
+from ..common.jsonvalue import parse
+from ..core.graph import Obj
+from ..core.state import Core, Tx
 from . import configs
-from .core import Core, Tx
-from .errors import Conflict, Unprocessable
-from .graph import Obj
-from .jsonvalue import parse
 from .schemas import SchemaCache, errors_of
 
 _UUIDS = {"type": "array", "items": {"type": "string", "pattern": _UUID}}

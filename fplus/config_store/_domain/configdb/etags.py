@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import BadRequest, PreconditionFailed
+from ..common.errors import BadRequest, PreconditionFailed
 
 _TAG = re.compile(r'^(W/)?"([^"]*)"$')
 _SPLIT = re.compile(r" *, *")

@@ -6,10 +6,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .. import uuids
-from .core import Core, Tx, new_uuid
-from .errors import Conflict, Forbidden, MethodNotAllowed, NotFound, Unprocessable
-from .graph import Obj
+from ... import uuids
+from ..common.errors import Conflict, Forbidden, MethodNotAllowed, NotFound, Unprocessable
+from ..core.graph import Obj
+from ..core.state import Core, Tx, new_uuid
 
 IMMUTABLE = frozenset({
     *uuids.RANK_ROOTS, uuids.Class.App, uuids.Class.Special, uuids.Class.Device,

@@ -11,11 +11,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
-from .. import uuids
-from .._storage import Reader, Storage
-from .errors import Conflict, Unprocessable
-from .events import ConfigChanged, Event, EventBus, Resynced
-from .jsonvalue import parse
+from ... import uuids
+from ..._storage import Reader, Storage
+from ..common.errors import Conflict, Unprocessable
+from ..common.events import ConfigChanged, Event, EventBus, Resynced
+from ..common.jsonvalue import parse
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 

@@ -6,9 +6,9 @@ needs without touching anything that exists.
 
 from __future__ import annotations
 
-from .. import uuids as U  # noqa: N812 - the table below reads better short
-from .core import Tx
-from .graph import Obj
+from ... import uuids as U  # noqa: N812 - the table below reads better short
+from ..core.graph import Obj
+from ..core.state import Tx
 
 _ROOTS = [  # (uuid, primary class, rank, name)
     (U.Class.R3Class, None, 4, "Rank 3 class"),

@@ -41,8 +41,8 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .. import uuids
-from .._storage import GrantRow
+from ... import uuids
+from ..._storage import GrantRow
 from .graph import Graph
 
 

@@ -39,7 +39,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from fplus.serving import offload
 
-from .._storage import Storage, TokenRow, Writer
+from ..._storage import Storage, TokenRow, Writer
 
 TOKEN_LIFETIME_S = 3 * 3600
 TOKEN_GRACE_S = 60

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .._storage import ObjectRow
+from ..._storage import ObjectRow
 
 
 @dataclass(frozen=True)

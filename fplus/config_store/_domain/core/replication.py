@@ -20,15 +20,15 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from .. import uuids
-from .._storage import Change, Reader, StorageUnavailable
-from .core import Core
-from .events import ConfigChanged, Event, Resynced, StructureChanged
+from ... import uuids
+from ..._storage import Change, Reader, StorageUnavailable
+from ..common.events import ConfigChanged, Event, Resynced, StructureChanged
+from ..common.jsonvalue import parse
 from .graph import Obj
-from .jsonvalue import parse
+from .state import Core
 
 if TYPE_CHECKING:
-    from .._storage.pgfeed import Batch  # psycopg only where PostgreSQL is used
+    from ..._storage.postgres.change_feed import Batch  # psycopg only where PostgreSQL is used
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class Replication:
     process (a thread: a greenlet under gevent)."""
 
     def __init__(self, core: Core, poll_s: float = 1.0) -> None:
-        from .._storage.pgfeed import ChangeFeed  # PostgreSQL only
+        from ..._storage.postgres.change_feed import ChangeFeed  # PostgreSQL only
 
         self.core = core
         self.poll_s = poll_s
@@ -128,7 +128,7 @@ class Replication:
 
     def _reload(self) -> None:
         """Load the graph and grants, and the cursor they correspond to, from one snapshot."""
-        from .._storage.pgfeed import position
+        from ..._storage.postgres.change_feed import position
 
         with self.core.storage.snapshot() as reader:
             self.core.load(reader)

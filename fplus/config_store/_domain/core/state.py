@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .. import uuids
-from .._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
+from ... import uuids
+from ..._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
+from ..common.events import AuthChanged, ConfigChanged, Event, EventBus, StructureChanged
+from ..common.jsonvalue import canonical
 from .acl import Acl
 from .credentials import Sessions
-from .events import AuthChanged, ConfigChanged, Event, EventBus, StructureChanged
 from .graph import Graph, Obj
-from .jsonvalue import canonical
 
 GROUP_WAIT_S = 1.0
 """How long a write whose commit the storage held back waits for the writes behind it to

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ... import uuids
-from .. import grants, identities
-from ..errors import DomainError
-from ..events import AUTH, STRUCTURE, AuthChanged, ConfigChanged, Event, StructureChanged
+from ..auth import grants, identities
+from ..common.errors import DomainError
+from ..common.events import AUTH, STRUCTURE, AuthChanged, ConfigChanged, Event, StructureChanged
 from .base import Sub
 
 if TYPE_CHECKING:

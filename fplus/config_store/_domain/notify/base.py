@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..events import STRUCTURE, Event
+from ..common.events import STRUCTURE, Event
 from ..store import Store
 
 if TYPE_CHECKING:

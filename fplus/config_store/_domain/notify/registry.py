@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from ..credentials import Sessions
+from ..core.credentials import Sessions
 
 if TYPE_CHECKING:
     from .session import NotifySession

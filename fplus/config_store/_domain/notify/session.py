@@ -21,7 +21,7 @@ from typing import Any
 
 from fplus.serving import JSONRejected, loads_checked
 
-from ..events import Event, Resynced
+from ..common.events import Event, Resynced
 from ..store import Store
 from .base import Sub
 from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError

@@ -21,10 +21,10 @@ import json_merge_patch
 from fplus.serving import JSONRejected, loads_checked
 
 from ... import uuids
-from .. import configs, objects
-from ..errors import DomainError
-from ..events import ConfigChanged, Event, StructureChanged
-from ..jsonvalue import canonical
+from ..common.errors import DomainError
+from ..common.events import ConfigChanged, Event, StructureChanged
+from ..common.jsonvalue import canonical
+from ..configdb import configs, objects
 from .auth_watch import auth_watch
 from .base import Sub
 

@@ -1,4 +1,4 @@
-"""Following other replicas' writes: the change log of :mod:`.postgres`, read in order.
+"""Following other replicas' writes: the change log of :mod:`.storage`, read in order.
 
 ``LISTEN`` only wakes the reader early; every wait also times out, and each read asks for
 everything after the reader's cursor, so a notification lost with a dropped connection
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import psycopg
 
-from .errors import StorageUnavailable
-from .pgsql import pg, translated
-from .postgres import CHANNEL, PostgresStorage
-from .queries import Reader
-from .rows import Change
+from ..errors import StorageUnavailable
+from ..queries import Reader
+from ..rows import Change
+from .statements import pg, translated
+from .storage import CHANNEL, PostgresStorage
 
 _READ = ("SELECT p.upto, c.seq, c.origin, c.kind, c.a, c.b, c.etag FROM change_log_pruned p "
          "LEFT JOIN LATERAL (SELECT * FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?) c "

@@ -3,7 +3,7 @@
 Writes are serialised, so under load each waits for the one before it: its ``BEGIN``, lock,
 catch-up, change-log insert, ``NOTIFY`` and ``COMMIT`` all cost round trips and database
 work that a queue of writes can share. A write whose caller allows it
-(:meth:`~.queries.Writer.commit_later`) and that sees another write queued leaves its
+(:meth:`~..queries.Writer.commit_later`) and that sees another write queued leaves its
 transaction open: the next write joins it behind a ``SAVEPOINT`` (so its failure undoes only
 its own statements), and the last of the group commits for all. Nobody is answered before
 the commit: a deferred write's caller waits on its :class:`Outcome`, and the committer runs
@@ -20,9 +20,9 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
-from .errors import StorageUnavailable, first_line
-from .pgsql import PgTransactionSql
-from .rows import Change
+from ..errors import StorageUnavailable, first_line
+from ..rows import Change
+from .statements import PgTransactionSql
 
 log = logging.getLogger(__name__)
 

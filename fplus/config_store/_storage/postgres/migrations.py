@@ -1,6 +1,6 @@
 """Forward-only, versioned schema migrations for PostgreSQL.
 
-Each ``pg/NNNN_name.sql`` runs once, in order, in its own transaction, recorded in
+Each ``sql/NNNN_name.sql`` runs once, in order, in its own transaction, recorded in
 ``schema_migration``. Replicas starting at once take a session advisory lock first, so
 exactly one applies what is missing and the others find it done. A database migrated by a
 newer version than this one knows is refused rather than used.
@@ -25,7 +25,7 @@ class NewerSchema(RuntimeError):
 
 def known() -> list[tuple[int, str, str]]:
     """``(version, file name, SQL)`` of every migration this version ships, in order."""
-    folder = resources.files(__package__).joinpath("pg")
+    folder = resources.files(__package__).joinpath("sql")
     found = []
     for item in folder.iterdir():
         match = _NAME.match(item.name)

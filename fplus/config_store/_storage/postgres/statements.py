@@ -13,7 +13,7 @@ import psycopg
 import psycopg_pool
 from psycopg.types.json import Jsonb
 
-from .errors import StorageUnavailable, first_line
+from ..errors import StorageUnavailable, first_line
 
 
 @functools.lru_cache(maxsize=256)
@@ -25,7 +25,7 @@ class PgDialect:
     """JSONB for searches; entries stored as canonical text plus a JSONB copy."""
 
     def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
-        """See :class:`~.queries.Dialect`: ``doc #> path`` compared as JSONB (numbers
+        """See :class:`~..queries.Dialect`: ``doc #> path`` compared as JSONB (numbers
         compare by value, so ``1`` equals ``1.0``; a string never equals a number)."""
         keys = path.removeprefix("$.").split(".")
         if kind == "missing":
@@ -38,7 +38,7 @@ class PgDialect:
 
     def config_upsert(self, app: str, obj: str, json_text: str,
                       etag: str) -> tuple[str, list[Any]]:
-        """See :class:`~.queries.Dialect`."""
+        """See :class:`~..queries.Dialect`."""
         searchable = "\\u0000" not in json_text  # JSONB holds no NUL character
         return ("INSERT INTO config (app, object, json, doc, etag) "
                 "VALUES (?, ?, ?, ?::jsonb, ?) ON CONFLICT (app, object) DO UPDATE SET "

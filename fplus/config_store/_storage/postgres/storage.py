@@ -5,7 +5,7 @@ every replica by a transaction-scoped advisory lock, so a read-check-write insid
 :meth:`PostgresStorage.write` (``If-Match``, uniqueness checks) holds as on SQLite, and the
 change log's sequence numbers follow commit order. Each write appends what it changed to
 ``change_log`` and wakes the other replicas with ``NOTIFY`` (payload: the writer's id, never
-a body); :mod:`.pgfeed` reads it back.
+a body); :mod:`.change_feed` reads it back.
 
 The pool is opened lazily in the process that uses it: the gunicorn master opens the store,
 then forks the worker, which must not share the master's connections (:meth:`close` before
@@ -28,12 +28,12 @@ import psycopg_pool
 
 from fplus.serving.dburl import redacted
 
-from . import migrations, pggroup
-from .dbfile import UnusableDatabase
-from .errors import StorageUnavailable, first_line
-from .pgsql import PgSql, PgTransactionSql, pg, translated
-from .queries import ENTRY_QUERY, Reader, Writer
-from .rows import Change
+from ..dbfile import UnusableDatabase
+from ..errors import StorageUnavailable, first_line
+from ..queries import ENTRY_QUERY, Reader, Writer
+from ..rows import Change
+from . import group_commit, migrations
+from .statements import PgSql, PgTransactionSql, pg, translated
 
 WRITE_LOCK = 0x66706C7573_00
 """``pg_advisory_xact_lock`` key every write transaction holds (``fplus`` + 0)."""
@@ -52,7 +52,7 @@ _Read = tuple[tuple[str, str], Sequence[Any] | None] | None
 
 
 class Follower(Protocol):
-    """Follows the change log (:class:`fplus.config_store._domain.replication.Replication`)."""
+    """Follows the change log (:class:`fplus.config_store._domain.core.replication.Replication`)."""
 
     def changes_query(self) -> tuple[str, Sequence[Any]]:
         """A statement (``%s`` placeholders) reading the changes it has not applied yet, and
@@ -76,7 +76,7 @@ class PostgresStorage:
     """The Config Store's durable state in a PostgreSQL database shared by its replicas."""
 
     replicated = True
-    """Other replicas may write: follow :attr:`CHANNEL` through :mod:`.pgfeed`."""
+    """Other replicas may write: follow :attr:`CHANNEL` through :mod:`.change_feed`."""
 
     def __init__(self, url: str, pool_size: int = 10, durable: bool = False) -> None:
         self.url = url
@@ -90,14 +90,14 @@ class PostgresStorage:
         self._broken_until = 0.0
         self._broken_reason = ""
         self._local_lock: Any = None
-        self._group: pggroup.Group | None = None
-        """The transaction writes held back their commit in (see :mod:`.pggroup`)."""
+        self._group: group_commit.Group | None = None
+        """The transaction writes held back their commit in (see :mod:`.group_commit`)."""
         self.queued: Callable[[], bool] | None = None
         """Set by the domain: whether another write waits to begin."""
         self.follower: Follower | None = None
         """Told, once a write holds the lock and before its block runs, of every change
         committed before it (read in the same round trip as taking the lock), so the replica
-        catches up first (:mod:`fplus.config_store._domain.replication`)."""
+        catches up first (:mod:`fplus.config_store._domain.core.replication`)."""
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as c:
                 _check_server(c)
@@ -173,7 +173,7 @@ class PostgresStorage:
         block raises. What it changed is logged and announced when it commits. Two round
         trips for a read-check-write of ``entry``: the lock with the read, then the writes
         with the commit. With writes queued behind it, the commit may be shared with them
-        (:mod:`.pggroup`)."""
+        (:mod:`.group_commit`)."""
         self._connections()  # the local lock is made with the pool, in this process
         with self._local_lock, self._breaking():
             group, savepoint = self._group, None
@@ -194,11 +194,11 @@ class PostgresStorage:
                     with contextlib.suppress(Exception):  # they are told if it fails
                         self._commit(group, [])
                 raise
-            if writer.after_commit is not None and len(group.deferred) < pggroup.MAX_DEFERRED \
+            if writer.after_commit is not None and len(group.deferred) < group_commit.MAX_DEFERRED \
                     and self.queued is not None and self.queued():
                 if savepoint is not None:
                     group.sql.execute(f"RELEASE SAVEPOINT {savepoint}")
-                held = pggroup.Deferred(writer.changes, writer.after_commit)
+                held = group_commit.Deferred(writer.changes, writer.after_commit)
                 group.deferred.append(held)
                 writer.outcome = held.outcome
                 self._group = group
@@ -212,13 +212,13 @@ class PostgresStorage:
             if self._group is not None:
                 self._commit(self._group, [])
 
-    def _open(self) -> pggroup.Group:
+    def _open(self) -> group_commit.Group:
         """A new group: a transaction's connection (returned when the group ends)."""
         resources = ExitStack()
         conn = resources.enter_context(self._borrow())
-        return pggroup.Group(PgTransactionSql(conn), resources)
+        return group_commit.Group(PgTransactionSql(conn), resources)
 
-    def _started(self, group: pggroup.Group, start: Callable[[], _Read]) -> _Read:
+    def _started(self, group: group_commit.Group, start: Callable[[], _Read]) -> _Read:
         """``start()``'s read; the group failed and closed if it raises."""
         try:
             return start()
@@ -226,7 +226,7 @@ class PostgresStorage:
             self._abort(group, exc)
             raise
 
-    def _join(self, group: pggroup.Group, savepoint: str,
+    def _join(self, group: group_commit.Group, savepoint: str,
               entry: tuple[str, str] | None) -> _Read:
         """A write joining an open group: its savepoint, and ``entry``'s row (sent with the
         statements of the writes before it that are still held)."""
@@ -235,7 +235,7 @@ class PostgresStorage:
             return None
         return entry, group.sql.send([(pg(ENTRY_QUERY), entry)]).fetchone()
 
-    def _commit(self, group: pggroup.Group, changes: list[Change]) -> None:
+    def _commit(self, group: group_commit.Group, changes: list[Change]) -> None:
         """Commit the group with the last write's ``changes``: one change-log insert and
         ``NOTIFY`` for all; then the held-back writes' ``after_commit``, in order."""
         self._group = None
@@ -252,7 +252,7 @@ class PostgresStorage:
             self.follower.wrote(int(row[0]) if row and row[0] is not None else 0)
         group.committed()
 
-    def _abort(self, group: pggroup.Group, error: BaseException) -> None:
+    def _abort(self, group: group_commit.Group, error: BaseException) -> None:
         """Roll the group's transaction back, return its connection, and fail the writes
         it held back."""
         self._group = None
