@@ -20,7 +20,7 @@ from harness.stack import Stack, start_stack, wait_for
 from tests.cluster_manager.test_central_repos import CHARTS, _charts_head, _import
 
 CHART_YAML = b"apiVersion: v2\nname: flood\nversion: 1.0.0\n"
-MAX_FILES = 5000  # cluster_manager.charts.MAX_FILES (written out: the old code has none)
+MAX_FILES = 5000  # formats.helm_chart.MAX_FILES (written out: the old code has none)
 
 
 @pytest.fixture(scope="module")

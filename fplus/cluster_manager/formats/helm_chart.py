@@ -55,7 +55,7 @@ def read_chart(path: Path) -> Chart:
     if path.is_file():
         if path.stat().st_size > MAX_BYTES:
             raise ChartError(f"{path}: the archive alone exceeds {MAX_BYTES} bytes "
-                             "(cluster_manager.charts.MAX_BYTES)")
+                             "(cluster_manager.formats.helm_chart.MAX_BYTES)")
         return _checked(_archive_files(path.read_bytes(), str(path)), str(path))
     raise ChartError(f"{path}: no such file or directory")
 
@@ -92,7 +92,7 @@ class _Limits:
         self.entries += 1
         if self.entries > MAX_FILES:
             raise ChartError(f"the chart holds more than {MAX_FILES} files and directories "
-                             "(cluster_manager.charts.MAX_FILES)")
+                             "(cluster_manager.formats.helm_chart.MAX_FILES)")
         if any(part.lower().rstrip(". ") in GIT_NAMES for part in path.split("/")):
             raise ChartError(f"{path} is one of Git's own files (.git, .gitmodules), never "
                              "part of a chart")
@@ -101,7 +101,7 @@ class _Limits:
         self.total += size
         if self.total > MAX_BYTES:
             raise ChartError(f"the chart's files exceed {MAX_BYTES} bytes "
-                             "(cluster_manager.charts.MAX_BYTES)")
+                             "(cluster_manager.formats.helm_chart.MAX_BYTES)")
 
 
 def _archive_files(data: bytes, where: str) -> dict[str, bytes]:

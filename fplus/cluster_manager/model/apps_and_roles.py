@@ -18,7 +18,7 @@ CONFIG_APP = uuids.App.EdgeClusterConfiguration
 """What users write per cluster: ``{name, namespace, chart?, bare?, sealedSecrets?,
 fluxVersion?, values?}``."""
 STATUS_APP = uuids.App.EdgeClusterSetupStatus
-"""What the reconciler writes: :class:`~cluster_manager.setup_status.SetupStatus`."""
+"""What the reconciler writes: :class:`~fplus.cluster_manager.model.setup_status.SetupStatus`."""
 EDGE_APP = uuids.App.EdgeClusterStatus
 """What Edge Sync writes from the edge: hosts, sealing certificate, heartbeat."""
 REQUEST_APP = uuids.App.EdgeClusterRequest

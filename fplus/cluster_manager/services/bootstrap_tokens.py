@@ -8,7 +8,7 @@ one conditional update, which only one caller can win. Expiry is by the database
 SHA-256 digests are stored; the token itself is shown once.
 
 While the database cannot be reached every operation raises
-:class:`~cluster_manager.api.errors.Unavailable` (503, ``Retry-After``).
+:class:`~fplus.cluster_manager.services.errors.Unavailable` (503, ``Retry-After``).
 """
 
 from __future__ import annotations
