@@ -13,7 +13,6 @@ from fplus.cluster_manager.services.fleet_sync import FleetSync
 from fplus.cluster_manager.services.repo_heads import RepoHeads
 from fplus.config_store.client import ConfigStoreError
 
-NOW = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 A, B = "a" * 40, "b" * 40
 
 
@@ -40,7 +39,8 @@ class Clock:
 
 
 def _edge(applied: str, failed: int = 0, ready: int = 2, total: int = 2) -> dict[str, Any]:
-    return {"appliedCommit": applied, "lastSeen": NOW, "total": total, "ready": ready,
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # at the test: a heartbeat ages
+    return {"appliedCommit": applied, "lastSeen": now, "total": total, "ready": ready,
             "failed": failed}
 
 
