@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import bootstrap
-import manifests
+from fplus import bootstrap
+from fplus import manifests
 from bench._common import cpu_ms_per_op, ok, pct, stack_cpu
 from harness.gitcli import GIT_ENV
 from harness.servers import Api
 from harness.stack import create_cluster, start_stack, status, wait_for
-from templating import render
+from fplus.templating import render
 
 TARGETS = {"get_p50_ms": 5}
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.settings import Settings
+from fplus.cluster_manager.settings import Settings
 from tests.deploy.cli_parse import parse_command_lines
 from tests.deploy.conftest import WORKLOAD_KINDS, Objects, containers, of_kind, pod_spec
 
