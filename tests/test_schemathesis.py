@@ -69,7 +69,7 @@ from harness.gitcli import push_from_clone
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 
-SPEC = Path(__file__).resolve().parents[1] / "spec"
+SPEC = Path(__file__).resolve().parents[1] / "fplus" / "spec"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 EDGE_STATUS = uuids.App.EdgeClusterStatus
 
