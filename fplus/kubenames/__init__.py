@@ -1,12 +1,14 @@
 """Kubernetes name rules (apimachinery ``validation.go``), shared by every package.
 
 Names that reach Kubernetes objects, file paths or Secret keys are checked against these
-before use. Each check answers True/False; callers phrase their own refusal.
+before use. Each check answers True/False; :func:`checked` raises a caller's own refusal
+(each package words it and picks its exception).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
 DNS1123_LABEL = re.compile(_LABEL)
@@ -37,3 +39,14 @@ def is_secret_key(value: object) -> bool:
     return (isinstance(value, str) and len(value) <= KEY_MAX
             and SECRET_KEY.fullmatch(value) is not None
             and value not in (".", "..") and not value.startswith(".."))
+
+
+def checked(value: object, valid: Callable[[object], bool],
+            refusal: Callable[[], Exception]) -> str:
+    """``value`` if ``valid(value)`` (one of the checks above), else raise ``refusal()``: the
+    one check-and-refuse behind every package's name checks. ``refusal`` is called only for
+    a refused value, so its message may show it."""
+    if not valid(value):
+        raise refusal()
+    assert isinstance(value, str)
+    return value
