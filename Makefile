@@ -58,7 +58,7 @@ REGISTRY ?= ghcr.io/fplus-edge-manager
 images:
 	@docker info >/dev/null 2>&1 || { echo "make images: no Docker engine answers (docker info failed); build where one runs" >&2; exit 1; }
 	docker build -t $(REGISTRY)/central:$(VERSION) .
-	docker build -f edge_sync/Dockerfile -t $(REGISTRY)/edge-sync:$(VERSION) .
+	docker build -f fplus/edge_sync/Dockerfile -t $(REGISTRY)/edge-sync:$(VERSION) .
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

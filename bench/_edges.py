@@ -1,7 +1,7 @@
 """Edges that stay connected, as Edge Sync does: one notify/v2 WebSocket per edge.
 
 Each simulated edge holds Edge Sync's own subscriptions on its WebSocket (the three SEARCHes
-of ``edge_sync.deployments.DeploymentSync.subscribe``: its Edge deployments, the Helm chart
+of ``fplus.edge_sync.deployments.DeploymentSync.subscribe``: its Edge deployments, the Helm chart
 and K8s resource templates) for as long as the fleet runs; only the reconciling worker,
 which would apply to Kubernetes, is not run. HTTP keep-alive connections close after 15 s
 idle (``FPLUS_HTTP_IDLE_TIMEOUT``), longer than a heartbeat's interval, so the WebSocket is
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from config_store.client import ConfigStoreClient, NotifyClient
-from edge_sync.agent import RECONNECT_DELAY
-from edge_sync.deployments import ClusterInfo, DeploymentSync
+from fplus.config_store.client import ConfigStoreClient, NotifyClient
+from fplus.edge_sync.agent import RECONNECT_DELAY
+from fplus.edge_sync.deployments import ClusterInfo, DeploymentSync
 
 THREAD_STACK = 512 * 1024
 """Stack size of each WebSocket's thread (10,000 threads at the default 8 MiB would reserve

@@ -7,10 +7,10 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from cluster_manager.reconcile.seeding import seed
-from config_store import uuids
-from config_store.client import ConfigStoreClient
-from edge_sync.hosts import hosts
+from fplus.cluster_manager.reconcile.seeding import seed
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync.hosts import hosts
 from harness.kube import node
 
 STATUS = uuids.App.EdgeClusterStatus

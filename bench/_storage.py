@@ -27,9 +27,9 @@ import psycopg
 from psycopg import sql
 
 from bench._common import StorageFloor, tree_cpu_seconds
+from fplus.serving import redacted
 from harness.postgres import PostgresServer
 from harness.servers import ServiceProcess
-from serving import redacted
 
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
 HELP = ("sqlite (default), postgres (a throwaway durable PostgreSQL started here), or "

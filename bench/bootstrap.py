@@ -25,13 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import bootstrap
-import manifests
 from bench._common import cpu_ms_per_op, ok, pct, stack_cpu
+from fplus import bootstrap, manifests
+from fplus.templating import render
 from harness.gitcli import GIT_ENV
 from harness.servers import Api
 from harness.stack import create_cluster, start_stack, status, wait_for
-from templating import render
 
 TARGETS = {"get_p50_ms": 5}
 

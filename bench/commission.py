@@ -45,13 +45,13 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import manifests
 from bench._common import cpu_ms_per_op, exit_on_sigterm, ok, pct, stack_cpu
 from bench._storage import BenchStorage, add_database_arg, bench_storage
-from cluster_manager.reconcile.rendering import context, repo_content
-from cluster_manager.settings import Settings
-from config_store import uuids
-from config_store.client import ConfigStoreClient, NotifyClient
+from fplus import manifests
+from fplus.cluster_manager.reconcile.rendering import context, repo_content
+from fplus.cluster_manager.settings import Settings
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, NotifyClient
 from harness.gitcli import GIT_ENV, files_at
 from harness.servers import ADMIN_PASSWORD, Api, ThreadSessions
 from harness.stack import CONFIG, STATUS, Stack, start_stack

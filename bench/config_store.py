@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_seconds, exit_on_sigterm
 from bench._storage import BenchStorage, add_database_arg, bench_storage
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, ServiceProcess
 
 MERGE = "application/merge-patch+json"

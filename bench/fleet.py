@@ -1,10 +1,10 @@
 """Fleet benchmark: N simulated Edge Sync agents stay connected to and report to the Config
 Store (one, or ``--replicas`` on one PostgreSQL database); prints one JSON object.
 
-Each simulated edge is the real status path of Edge Sync: an ``edge_sync.status``
+Each simulated edge is the real status path of Edge Sync: an ``fplus.edge_sync.status``
 ``StatusReporter`` (merge-PATCH of the Edge cluster status entry over HTTP, through the
 Config Store client with its Bearer tokens and keep-alive pool). Its first report carries
-``hosts`` (fake Node objects mapped by ``edge_sync.hosts``), ``kubeseal_cert``, ``lastSeen``
+``hosts`` (fake Node objects mapped by ``fplus.edge_sync.hosts``), ``kubeseal_cert``, ``lastSeen``
 and ``version``; later ones the heartbeat (``lastSeen``). Every edge reports every
 ``--interval`` seconds on its own phase, so the aggregate rate is N / interval writes per
 second, spread evenly. ``--workers`` threads fire the reports (each owns a slice of the
@@ -81,11 +81,11 @@ from bench._common import cpu_seconds, exit_on_sigterm, pct
 from bench._edges import Fleet, census, enough_fds
 from bench._fleet_setup import fake_hosts, owner, setup_fleet
 from bench._storage import BenchStorage, add_database_arg, bench_storage
-from config_store import uuids
-from config_store.client import ConfigStoreClient
-from edge_sync import __version__
-from edge_sync.retry import Backoff
-from edge_sync.status import StatusReporter, utc_now
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync import __version__
+from fplus.edge_sync.retry import Backoff
+from fplus.edge_sync.status import StatusReporter, utc_now
 from harness.certs import certificate
 from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess, ServiceProcess
 

@@ -8,7 +8,7 @@ Measures, in the same run:
   ``--secret-names`` secrets (default: 4 keys per secret; each PUT rewrites its secret's
   whole file, so ``--secret-names 64`` makes a stress case of ~47 keys per secret) →
   ``secrets_per_s``, ``p50_ms``, ``p99_ms``; every key is checked in the repo afterwards.
-- floor: :func:`cluster_manager.sealing.encrypt_value` alone, in this process, one thread →
+- floor: :func:`fplus.cluster_manager.sealing.encrypt_value` alone, in this process, one thread →
   ``floor_per_s`` (what sealing costs without HTTP, auth or Git).
 - ACS pattern: per secret a ``kubeseal``-like subprocess (``openssl pkeyutl`` wrapping a
   fresh session key with RSA-OAEP-SHA256 and the scope label, the process start and RSA work
@@ -39,9 +39,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_ms_per_op, ok, pct, stack_cpu
-from cluster_manager import sealing
-from cluster_manager.yamldocs import load_documents
-from config_store import uuids
+from fplus.cluster_manager import sealing
+from fplus.cluster_manager.yamldocs import load_documents
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import GIT_ENV, bare
 from harness.servers import ThreadSessions

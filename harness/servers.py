@@ -58,7 +58,7 @@ def free_port_block(size: int) -> int:
 def start_all_in_one(data_dir: Path, port: int, **popen: Any) -> subprocess.Popen:
     """``cluster-manager up`` in its own process group, without FPLUS_ADMIN_PASSWORD set."""
     env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
-    return subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+    return subprocess.Popen([sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir",
                              str(data_dir), "--port", str(port)],
                             env=env, start_new_session=True, **popen)
 
@@ -114,7 +114,7 @@ class ServiceProcess:
     proc: subprocess.Popen | None = None
     extra_args: tuple[str, ...] = ()
     admin_password: str | None = ADMIN_PASSWORD
-    module: str = "config_store.cli"
+    module: str = "fplus.config_store.cli"
     log_level: str = "WARNING"
     seed_from: str | None = None
     """A Config Store URL: run the service's ``seed`` step there first, as its admin, and
@@ -136,7 +136,7 @@ class ServiceProcess:
             env = {k: v for k, v in env.items() if not k.startswith("FPLUS_")}
         env |= self.settings
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
-        name = self.module.split(".")[0]
+        name = self.module.removesuffix(".cli").rpartition(".")[2]
         with open(self.data_dir.parent / f"{name}-{self.port}.log", "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", self.module, "serve", "--data-dir",
@@ -236,7 +236,7 @@ def admin_env(config_store_url: str) -> dict[str, str]:
 def git_server_process(data_dir: Path, config_store_url: str) -> ServiceProcess:
     """A ``git-server serve`` against a Config Store, seeded there first and running as its
     own principal."""
-    return ServiceProcess(data_dir, module="git_server.cli", admin_password=None,
+    return ServiceProcess(data_dir, module="fplus.git_server.cli", admin_password=None,
                           seed_from=config_store_url,
                           extra_args=("--config-store", config_store_url,
                                       "--acl-cache-seconds", "0.5"))
@@ -259,7 +259,7 @@ def cluster_manager_process(data_dir: Path, config_store_url: str, git_url: str,
                             git_repos: Path, *extra: str) -> ServiceProcess:
     """A ``cluster-manager serve`` writing straight into a local Git server's repos, seeded
     first and running as its own principal."""
-    return ServiceProcess(data_dir, module="cluster_manager.cli", admin_password=None,
+    return ServiceProcess(data_dir, module="fplus.cluster_manager.cli", admin_password=None,
                           seed_from=config_store_url,
                           extra_args=("--config-store", config_store_url, "--git", git_url,
                                       "--git-repos", str(git_repos), "--backoff", "0.5",

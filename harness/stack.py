@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.postgres import ENV_URL, ExternalPostgres, PostgresServer, server_for_tests
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from harness.stack import Stack, start_stack

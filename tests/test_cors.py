@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 import requests
 
+from fplus.serving.cors import parse_origin
 from harness.browser import headless_chromium
 from harness.servers import ADMIN_PASSWORD, ServiceProcess, free_port
 from harness.stack import Stack, start_stack
-from serving.cors import parse_origin
 
 LISTED_PORT, OTHER_PORT = free_port(), free_port()
 LISTED = f"http://127.0.0.1:{LISTED_PORT}"
@@ -50,7 +50,7 @@ def test_anything_else_is_refused(text: str) -> None:
 def test_the_command_line_refuses_a_bad_origin_in_one_line(tmp_path: Path) -> None:
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "config_store.cli", "serve", "--data-dir",
+    done = subprocess.run([sys.executable, "-m", "fplus.config_store.cli", "serve", "--data-dir",
                            str(tmp_path), "--port", str(free_port()), "--cors-origin", "*"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "'*' is not an origin" in done.stderr

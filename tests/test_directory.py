@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from config_store import uuids
-from config_store.client import ConfigStoreClient, Forbidden
-from git_server._domain import setup as git_setup
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, Forbidden
+from fplus.git_server._domain import setup as git_setup
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack
 from tests.conftest import make_user

@@ -8,9 +8,9 @@ import io
 
 import pytest
 
-from serving.bodyread import BodyTimeout, TimedInput
-from serving.httplimits import HttpLimits, http_limits
-from serving.jsondoc import JSONRejected, loads_checked
+from fplus.serving.bodyread import BodyTimeout, TimedInput
+from fplus.serving.httplimits import HttpLimits, http_limits
+from fplus.serving.jsondoc import JSONRejected, loads_checked
 
 # -- settings -------------------------------------------------------------------------
 

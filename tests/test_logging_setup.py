@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from serving.logs import log_level
+from fplus.serving.logs import log_level
 
 
 @pytest.mark.parametrize(("value", "level"), [
@@ -46,7 +46,7 @@ def test_configure_logging_sets_the_level_and_format() -> None:
     assert done.stderr.rstrip().endswith(" DEBUG probe: hello")
 
 
-@pytest.mark.parametrize("module", ["config_store.cli", "git_server.cli"])
+@pytest.mark.parametrize("module", ["fplus.config_store.cli", "fplus.git_server.cli"])
 def test_commands_refuse_a_bad_log_level_in_one_line(module: str, tmp_path: Path) -> None:
     data = tmp_path / "data"
     done = run(["-m", module, "serve", "--data-dir", str(data), "--port", "1"], "chatty")

@@ -1,4 +1,4 @@
-"""serving.offload: blocking calls run directly, or in a native thread of the gevent hub."""
+"""fplus.serving.offload: blocking calls run directly, or in a native thread of the gevent hub."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from serving import offload
+from fplus.serving import offload
 
 
 @pytest.fixture(autouse=True)

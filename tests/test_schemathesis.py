@@ -1,8 +1,8 @@
 """Property-based API tests: schemathesis against the real services and their OpenAPI documents.
 
 Both services run as subprocesses on free loopback ports in temp dirs: a Config Store alone
-(``spec/config-store.yaml``), and a stack of Config Store, Git server and Cluster Manager
-(``spec/cluster-manager.yaml``) in which the fixture first commissions clusters in several
+(``fplus/spec/config-store.yaml``), and a stack of Config Store, Git server and Cluster Manager
+(``fplus/spec/cluster-manager.yaml``) in which the fixture first commissions clusters in several
 states. Every generated request is sent as the admin (HTTP Basic, the ``basic`` scheme).
 Each documented operation is one test.
 
@@ -63,13 +63,13 @@ import schemathesis
 from cryptography.hazmat.primitives.asymmetric import rsa
 from schemathesis.config import SchemathesisConfig
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import push_from_clone
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 
-SPEC = Path(__file__).resolve().parents[1] / "spec"
+SPEC = Path(__file__).resolve().parents[1] / "fplus" / "spec"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 EDGE_STATUS = uuids.App.EdgeClusterStatus
 

@@ -23,9 +23,11 @@ from harness.servers import (
     wait_until_up,
 )
 
-SERVICES = {"config_store.cli": "config-store", "git_server.cli": "git-server",
-            "cluster_manager.cli": "cluster-manager"}
-CLIENTS = ["git_server.cli", "cluster_manager.cli"]  # the services that log in to a store
+SERVICES = {"fplus.config_store.cli": "config-store",
+            "fplus.git_server.cli": "git-server",
+            "fplus.cluster_manager.cli": "cluster-manager"}
+# the services that log in to a store
+CLIENTS = ["fplus.git_server.cli", "fplus.cluster_manager.cli"]
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -102,7 +104,7 @@ def test_serve_with_administrator_credentials_seeds_first_and_says_so(
     port = free_port()
     args = [sys.executable, "-m", module, "serve", "--data-dir", str(data), "--port", str(port),
             "--config-store", config_store.url]
-    if module == "cluster_manager.cli":
+    if module == "fplus.cluster_manager.cli":
         args += ["--git", f"http://127.0.0.1:{free_port()}", "--git-repos", str(tmp_path / "r")]
     proc = subprocess.Popen(args, env=env_with(FPLUS_USER="admin", FPLUS_PASSWORD=ADMIN_PASSWORD),
                             start_new_session=True, stdout=subprocess.PIPE,
@@ -140,7 +142,7 @@ def test_an_unreachable_store_is_one_line_soon(module: str, tmp_path: Path) -> N
 def test_up_on_a_taken_port_names_it_and_starts_nothing(tmp_path: Path) -> None:
     port = free_port_block(3)
     with taken_port(port + 1):
-        done = run_command("cluster_manager.cli", "up", "--data-dir", str(tmp_path / "data"),
+        done = run_command("fplus.cluster_manager.cli", "up", "--data-dir", str(tmp_path / "data"),
                            "--port", str(port))
     assert one_line(done) == (
         f"cluster-manager up: 127.0.0.1:{port + 1} (Config Store) is already in use "
@@ -167,7 +169,7 @@ def test_up_exits_non_zero_when_a_child_dies(tmp_path: Path) -> None:
                             stderr=subprocess.PIPE, text=True)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/ping", proc=proc)  # a fresh data dir starts
-        git = next(c for c in children(proc.pid) if "git_server.cli" in cmdline(c))
+        git = next(c for c in children(proc.pid) if "fplus.git_server.cli" in cmdline(c))
         os.killpg(git, signal.SIGKILL)  # its own process group: gunicorn master and worker
         out, err = proc.communicate(timeout=30)
     finally:
@@ -189,7 +191,7 @@ def test_up_exits_non_zero_when_a_child_dies(tmp_path: Path) -> None:
 def test_up_uses_fplus_admin_password(tmp_path: Path) -> None:
     port = free_port_block(3)
     env = dict(os.environ, FPLUS_ADMIN_PASSWORD="from-the-environment")
-    proc = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+    proc = subprocess.Popen([sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir",
                              str(tmp_path / "data"), "--port", str(port)],
                             env=env, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

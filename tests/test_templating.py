@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from templating import render
+from fplus.templating import render
 
 CTX = {"name": "Shop-Floor", "uuid": "c1d2", "n": 3, "flag": False, "none": None,
        "url": {"self": "http://git/uuid/c1d2", "helm": "http://git/uuid/h"},

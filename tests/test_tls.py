@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
+from fplus.serving.local_ca import ensure_certificates
 from harness.servers import free_port
-from serving.local_ca import ensure_certificates
 
 
 def _served_certificate(port: int, ca: Path) -> x509.Certificate:
@@ -62,7 +62,8 @@ def store(tmp_path: Path) -> Iterator[tuple[int, Path, Path]]:
     shutil.copy(made.key, served / "tls.key")
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "config_store.cli", "serve", "--data-dir", str(tmp_path / "cs"),
+        [sys.executable, "-m", "fplus.config_store.cli", "serve",
+         "--data-dir", str(tmp_path / "cs"),
          "--port", str(port), "--tls-cert", str(served / "tls.crt"),
          "--tls-key", str(served / "tls.key")],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -123,7 +124,7 @@ def test_an_unusable_pair_is_one_line_naming_the_file(tmp_path: Path, case: str)
         "cert-only": (["--tls-cert", str(cert)], "--tls-key"),
         "not-pem": (["--tls-cert", str(junk), "--tls-key", str(key)], "junk.pem"),
     }[case]
-    done = subprocess.run([sys.executable, "-m", "config_store.cli", "serve", "--data-dir",
+    done = subprocess.run([sys.executable, "-m", "fplus.config_store.cli", "serve", "--data-dir",
                            str(tmp_path / "cs"), "--port", str(free_port()), *args],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
@@ -137,7 +138,8 @@ def test_an_unusable_ca_bundle_is_one_line(tmp_path: Path) -> None:
     junk.write_text("not a certificate\n")
     for bundle, says in ((junk, "holds no PEM certificate"), (tmp_path / "gone.pem", "gone.pem")):
         done = subprocess.run(
-            [sys.executable, "-m", "git_server.cli", "seed", "--data-dir", str(tmp_path / "g"),
+            [sys.executable, "-m", "fplus.git_server.cli", "seed",
+             "--data-dir", str(tmp_path / "g"),
              "--config-store", "https://127.0.0.1:1"],
             env={"PATH": "/usr/bin:/bin", "FPLUS_CA_FILE": str(bundle),
                  "FPLUS_USER": "admin", "FPLUS_PASSWORD": "x"},

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from templating import untrusted_yaml
-from templating.untrusted_yaml import ALIAS_BUDGET, MAX_DEPTH, YAMLRefused
+from fplus.templating import untrusted_yaml
+from fplus.templating.untrusted_yaml import ALIAS_BUDGET, MAX_DEPTH, YAMLRefused
 
 
 def test_plain_yaml_merge_keys_and_several_documents_load() -> None:

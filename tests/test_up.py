@@ -9,7 +9,7 @@ from pathlib import Path
 
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import free_port_block, start_all_in_one, wait_until_up
 
 

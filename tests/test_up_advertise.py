@@ -30,7 +30,7 @@ def test_up_advertise_gives_edges_only_that_address(tmp_path: Path) -> None:
     tmp.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
     stack = subprocess.Popen(
-        [sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir", str(data),
+        [sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir", str(data),
          "--port", str(port), "--advertise", HOST],
         env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
@@ -79,7 +79,7 @@ def test_up_advertise_gives_edges_only_that_address(tmp_path: Path) -> None:
                                   ["--advertise", "bad host"],
                                   ["--advertise", "10.0.0.5", "--listen", "10.0.0.5:80"]])
 def test_up_refuses_an_address_that_is_not_a_host(tmp_path: Path, argv: list[str]) -> None:
-    done = subprocess.run([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+    done = subprocess.run([sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir",
                            str(tmp_path / "data"), *argv],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 1

@@ -48,7 +48,7 @@ def test_readme_walkthrough_over_https(tmp_path: Path) -> None:
     tmp.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "FPLUS_ADMIN_PASSWORD"}
     stack = subprocess.Popen(
-        [sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir", str(data),
+        [sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir", str(data),
          "--port", str(port), "--tls"],
         env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)

@@ -89,7 +89,7 @@ def _sealed_secrets(run: PodRun) -> list[str]:
 
 
 def _edge_sync(run: PodRun) -> list[str]:
-    return [sys.executable, "-m", "edge_sync.cli", "run", *run.args({})]
+    return [sys.executable, "-m", "fplus.edge_sync.cli", "run", *run.args({})]
 
 
 # Image repository (last path segment, without tag) → the host command that stands for it.

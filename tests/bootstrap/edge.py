@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import bootstrap
-import manifests
-from cluster_manager.reconcile.rendering import repo_content
-from templating import render
+from fplus import bootstrap, manifests
+from fplus.cluster_manager.reconcile.rendering import repo_content
+from fplus.templating import render
 from tests.bootstrap.test_pack import unpack, written
 from tests.manifests.samples import CONTEXTS
 

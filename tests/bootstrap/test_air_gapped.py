@@ -19,7 +19,7 @@ import pytest
 import requests
 import yaml
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import (
     Api,
@@ -86,7 +86,7 @@ def test_nothing_an_edge_is_given_names_another_host(stack: Stack, tmp_path: Pat
     assert not (repos / f"{cluster}.git").exists() or not bare(
         repos / f"{cluster}.git", "rev-parse", "--verify", "-q", "main", check=False)
 
-    done = run_command("cluster_manager.cli", "import-chart",
+    done = run_command("fplus.cluster_manager.cli", "import-chart",
                        str(_sealed_secrets_chart(tmp_path / "sealed-secrets")),
                        "--config-store", stack.store.url, "--data-dir", str(stack.root / "cm"),
                        "--git-repos", str(repos))

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-import bootstrap
+from fplus import bootstrap
 from tests.manifests.meta import meta_errors
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")

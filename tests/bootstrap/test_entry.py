@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-import manifests
+from fplus import manifests
 from tests.bootstrap.edge import (
     bootstrap_context,
     rendered_entry,

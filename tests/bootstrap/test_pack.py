@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-import bootstrap
-from bootstrap import heredoc
-from bootstrap.heredoc import MARKER_PREFIX
+from fplus import bootstrap
+from fplus.bootstrap import heredoc
+from fplus.bootstrap.heredoc import MARKER_PREFIX
 
 WRAPPER = "set -eu\n@@@@@\necho packed\n"
 

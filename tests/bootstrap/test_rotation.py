@@ -26,8 +26,8 @@ import pytest
 import requests
 import yaml
 
-from config_store import uuids
-from config_store.client import ConfigStoreClient
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,
@@ -134,7 +134,7 @@ class Agent:
         self.log = work / "edge-sync.log"
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "edge_sync.cli", "run", "--kubeconfig",
+                [sys.executable, "-m", "fplus.edge_sync.cli", "run", "--kubeconfig",
                  str(edge.kubeconfig)], env=env, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True)
 

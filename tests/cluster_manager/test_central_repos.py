@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import run_command
 from harness.stack import Stack, clone_url, create_cluster, git, status, wait_for
@@ -77,7 +77,7 @@ def test_the_default_chart_entry_is_seeded(stack: Stack) -> None:
 
 def _import(stack: Stack, source: Path, *where: str,
             command: str = "import-chart") -> subprocess.CompletedProcess[str]:
-    return run_command("cluster_manager.cli", command, str(source), "--config-store",
+    return run_command("fplus.cluster_manager.cli", command, str(source), "--config-store",
                        stack.store.url, "--data-dir", str(stack.root / "cm"), *where)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager import charts
-from cluster_manager.charts import ChartError, read_chart
+from fplus.cluster_manager import charts
+from fplus.cluster_manager.charts import ChartError, read_chart
 
 CHART_YAML = b"apiVersion: v2\nname: edge-cluster\nversion: 1.2.3\n"
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.reconcile.manager_account import PRINCIPAL_NAME, password_file
-from config_store import uuids
+from fplus.cluster_manager.reconcile.manager_account import PRINCIPAL_NAME, password_file
+from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import STATUS, Stack, create_cluster, start_stack, status
 from tests.cluster_manager.faults import (

@@ -8,10 +8,10 @@ from typing import Any
 
 import pygit2
 
-from cluster_manager.api.fleet_sync import FleetSync
-from cluster_manager.api.repo_heads import RepoHeads
-from cluster_manager.vocabulary import EDGE_APP, STATUS_APP
-from config_store.client import ConfigStoreError
+from fplus.cluster_manager.api.fleet_sync import FleetSync
+from fplus.cluster_manager.api.repo_heads import RepoHeads
+from fplus.cluster_manager.vocabulary import EDGE_APP, STATUS_APP
+from fplus.config_store.client import ConfigStoreError
 
 NOW = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 A, B = "a" * 40, "b" * 40

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cluster_manager.flux_exports import FluxExportError, read_flux_export
+from fplus.cluster_manager.flux_exports import FluxExportError, read_flux_export
 from tests.bootstrap.edge import FLUX_INSTALL
 
 

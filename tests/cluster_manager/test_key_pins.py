@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.db.base import Params
-from cluster_manager.db.sqlite import SqliteDatabase
-from cluster_manager.keypin import ARM_REFRESH, BOOTSTRAP, SCHEMA, KeyPins
+from fplus.cluster_manager.db.base import Params
+from fplus.cluster_manager.db.sqlite import SqliteDatabase
+from fplus.cluster_manager.keypin import ARM_REFRESH, BOOTSTRAP, SCHEMA, KeyPins
 
 C = "0c6e8d1a-1b2c-4d3e-8f40-5a6b7c8d9e0f"
 

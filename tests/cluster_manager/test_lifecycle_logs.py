@@ -9,7 +9,7 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from cluster_manager.vocabulary import EDGE_APP
+from fplus.cluster_manager.vocabulary import EDGE_APP
 from harness.certs import make_cert
 from harness.servers import Api, ServiceProcess, cluster_manager_process, git_server_process
 from harness.stack import Stack, status, wait_for

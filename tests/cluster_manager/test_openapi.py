@@ -24,18 +24,18 @@ from jsonschema import Draft202012Validator, ValidationError, validators
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 from werkzeug.exceptions import HTTPException
 
-from cluster_manager import sealing
-from cluster_manager._http import params, service_routes
-from cluster_manager._http.app import create_app
-from cluster_manager._http.context import ApiServices
-from cluster_manager.api.status_view import derive_phase
-from cluster_manager.metrics import Metrics
-from cluster_manager.setup_status import SetupStatus
-from config_store import uuids
+from fplus.cluster_manager import sealing
+from fplus.cluster_manager._http import params, service_routes
+from fplus.cluster_manager._http.app import create_app
+from fplus.cluster_manager._http.context import ApiServices
+from fplus.cluster_manager.api.status_view import derive_phase
+from fplus.cluster_manager.metrics import Metrics
+from fplus.cluster_manager.setup_status import SetupStatus
+from fplus.config_store import uuids
 from harness.servers import ServiceProcess, cluster_manager_process, free_port
 from tests.openapi_doc import inline, operations
 
-SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "cluster-manager.yaml"
+SPEC_FILE = Path(__file__).resolve().parents[2] / "fplus" / "spec" / "cluster-manager.yaml"
 SERVER = "http://127.0.0.1:8700"
 """The external URL of the app under test: what its document lists as its server."""
 IMPLICIT = {"HEAD", "OPTIONS"}

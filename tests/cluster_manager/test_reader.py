@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.gitrepo import (
+from fplus.cluster_manager.gitrepo import (
     ChangeSet,
     InvalidPath,
     RepoWriter,

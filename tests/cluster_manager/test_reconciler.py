@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from cluster_manager.gitrepo import list_files, read_file
-from config_store import uuids
+from fplus.cluster_manager.gitrepo import list_files, read_file
+from fplus.config_store import uuids
 from harness.gitcli import files_at
 from harness.servers import Api
 from harness.stack import (

@@ -9,10 +9,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from cluster_manager.cluster_repos import ClusterRepos
-from cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
-from cluster_manager.gitrepo import _branch as branch_module
-from cluster_manager.settings import Settings
+from fplus.cluster_manager.cluster_repos import ClusterRepos
+from fplus.cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
+from fplus.cluster_manager.gitrepo import _branch as branch_module
+from fplus.cluster_manager.settings import Settings
 from harness.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 from tests.cluster_manager.git_http import GitHttpServer
 

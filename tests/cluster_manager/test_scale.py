@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.stack import STATUS, Stack
 from tests.cluster_manager.faults import (
     AdminPool,

@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("cryptography", reason="cluster_manager.sealing needs `cryptography`")
+pytest.importorskip("cryptography", reason="fplus.cluster_manager.sealing needs `cryptography`")
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from cluster_manager.sealing import (
+from fplus.cluster_manager.sealing import (
     CertificateError,
     SealingError,
     load_certificate,
     public_key_fingerprint,
 )
-from cluster_manager.sealing.cert import MIN_KEY_BITS, NOT_BEFORE_LEEWAY
+from fplus.cluster_manager.sealing.cert import MIN_KEY_BITS, NOT_BEFORE_LEEWAY
 from harness.certs import NOW, make_cert, weak_rsa_key
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("cryptography", reason="cluster_manager.sealing needs `cryptography`")
+pytest.importorskip("cryptography", reason="fplus.cluster_manager.sealing needs `cryptography`")
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from cluster_manager.sealing import (
+from fplus.cluster_manager.sealing import (
     DecryptionError,
     InvalidName,
     ScopeError,

@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 import yaml
 
-pytest.importorskip("cryptography", reason="cluster_manager.sealing needs `cryptography`")
+pytest.importorskip("cryptography", reason="fplus.cluster_manager.sealing needs `cryptography`")
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from cluster_manager.sealing import (
+from fplus.cluster_manager.sealing import (
     InvalidCiphertext,
     InvalidName,
     ManifestError,
@@ -30,7 +30,7 @@ from cluster_manager.sealing import (
     sealed_keys,
     sealed_secret,
 )
-from cluster_manager.yamldocs import load_documents, render_documents
+from fplus.cluster_manager.yamldocs import load_documents, render_documents
 
 CRD = Path(__file__).resolve().parents[3] / "shared" / "crds" / "bitnami.com_sealedsecrets.yaml"
 NS, NAME = "fplus-edge", "mqtt-creds"

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-pytest.importorskip("cryptography", reason="cluster_manager.sealing needs `cryptography`")
+pytest.importorskip("cryptography", reason="fplus.cluster_manager.sealing needs `cryptography`")
 
-from cluster_manager.sealing import (
+from fplus.cluster_manager.sealing import (
     CLUSTER_WIDE_ANNOTATION,
     NAMESPACE_WIDE_ANNOTATION,
     InvalidName,
@@ -22,7 +22,7 @@ from cluster_manager.sealing import (
     validate_name,
     validate_namespace,
 )
-from cluster_manager.sealing.scope import (
+from fplus.cluster_manager.sealing.scope import (
     scope_from_annotations,
     with_scope_annotations,
 )

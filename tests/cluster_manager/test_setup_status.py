@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.setup_status import Account, Condition, SetupStatus
-from cluster_manager.vocabulary import FLUX, FLUX_VERSION, SYNC
+from fplus.cluster_manager.setup_status import Account, Condition, SetupStatus
+from fplus.cluster_manager.vocabulary import FLUX, FLUX_VERSION, SYNC
 
 OLD = "2020-01-01T00:00:00Z"
 

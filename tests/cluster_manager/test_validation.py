@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.cluster_config import InvalidConfig, check_config
-from cluster_manager.reconcile.rendering import repo_content
+from fplus.cluster_manager.cluster_config import InvalidConfig, check_config
+from fplus.cluster_manager.reconcile.rendering import repo_content
 
 GOOD = {"name": "line-1", "namespace": "fplus-edge"}
 

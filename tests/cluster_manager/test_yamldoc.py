@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from cluster_manager.yamldocs import load_documents, render_documents
+from fplus.cluster_manager.yamldocs import load_documents, render_documents
 
 REPO = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
         "metadata": {"name": "self-link", "namespace": "flux-system"},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.config_store.actors import grants_of, unique
 

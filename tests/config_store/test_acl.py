@@ -22,10 +22,10 @@ import pytest
 import requests
 from flask.testing import FlaskClient
 
-from config_store import uuids
-from config_store._domain import credentials
-from config_store._domain.store import open_store
-from config_store._http.app import create_app
+from fplus.config_store import uuids
+from fplus.config_store._domain import credentials
+from fplus.config_store._domain.store import open_store
+from fplus.config_store._http.app import create_app
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import (
     Actor,

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from config_store.client import (
+from fplus.config_store.client import (
     ConfigStoreClient,
     Credentials,
     MockTransport,

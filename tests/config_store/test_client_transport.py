@@ -7,7 +7,7 @@ import base64
 import pytest
 from urllib3.exceptions import NewConnectionError
 
-from config_store.client import (
+from fplus.config_store.client import (
     BadRequest,
     ConfigStoreClient,
     ConfigStoreError,
@@ -27,7 +27,7 @@ from config_store.client import (
     UnsupportedMediaType,
     reply,
 )
-from config_store.uuids import Class
+from fplus.config_store.uuids import Class
 
 BASE = "http://cs.test"
 APP = "11111111-1111-1111-1111-111111111111"

@@ -15,7 +15,7 @@ import pytest
 from flask import Flask, Response, request
 from werkzeug.serving import make_server
 
-from config_store.client import (
+from fplus.config_store.client import (
     ConfigStoreClient,
     Conflict,
     ConnectionFailed,
@@ -26,8 +26,8 @@ from config_store.client import (
     Unauthorized,
     client_from_env,
 )
-from config_store.client._token import parse_token_response
-from config_store.uuids import App, Class
+from fplus.config_store.client._token import parse_token_response
+from fplus.config_store.uuids import App, Class
 
 APP = "11111111-1111-1111-1111-111111111111"
 OBJ = "22222222-2222-2222-2222-222222222222"

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import make_object
 

@@ -7,7 +7,7 @@ import json
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import make_object
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.config_store.actors import Actor, add_member, grants_of, make_principal, set_owner
 from tests.conftest import make_class, make_object

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from config_store import uuids
-from config_store.client import ConfigStoreClient, NotifyClient
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, NotifyClient
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import grant, make_class, make_object, make_user
 
@@ -772,7 +772,7 @@ def test_client_dropped_for_falling_behind_resubscribes(
             if value == {"n": 1}:
                 busy.wait(30)  # the application is busy and reads nothing meanwhile
 
-        caplog.set_level(logging.INFO, logger="config_store.client.notify")
+        caplog.set_level(logging.INFO, logger="fplus.config_store.client.notify")
         with admin_client(server.url) as client, \
                 NotifyClient(client, reconnect_delay=(0.2, 0.4)) as nc:
             nc.watch(app, obj, slow)

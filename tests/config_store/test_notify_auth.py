@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import grant, make_user
 

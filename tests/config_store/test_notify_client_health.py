@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from config_store.client import ConfigStoreClient, NotifyClient, Subscription
+from fplus.config_store.client import ConfigStoreClient, NotifyClient, Subscription
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, free_port
 from tests.conftest import make_user
 

@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cluster_manager.reconcile.desired import DesiredState
-from config_store import uuids
-from config_store.client import ConfigStoreClient, NotifyClient, SearchDelta, SearchState
+from fplus.cluster_manager.reconcile.desired import DesiredState
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, NotifyClient, SearchDelta, SearchState
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import make_object
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import bearer, raw_auth
 from tests.config_store.notify_helpers import app_parent, get_token, handshake

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from config_store.client import ConfigStoreClient
+from fplus.config_store.client import ConfigStoreClient
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import bearer
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from config_store import uuids
-from config_store._domain import credentials
+from fplus.config_store import uuids
+from fplus.config_store._domain import credentials
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import (
     Actor,

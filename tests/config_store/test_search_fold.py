@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from config_store.client._fold import SearchFold
+from fplus.config_store.client._fold import SearchFold
 
 A, B = "a", "b"
 
@@ -43,7 +43,7 @@ def test_a_child_that_is_gone_or_refused_is_dropped() -> None:
 
 import random  # noqa: E402
 
-from config_store.client._fold import MISSING, SearchDelta, SearchDeltaFold, SearchMirror  # noqa: E402
+from fplus.config_store.client._fold import MISSING, SearchDelta, SearchDeltaFold, SearchMirror  # noqa: E402
 
 
 class WholeStateOracle:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import grant, make_class, make_object
 

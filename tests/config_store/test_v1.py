@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import grant, make_class, make_object, make_user
 

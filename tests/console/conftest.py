@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.browser import headless_chromium
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack

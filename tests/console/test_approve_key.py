@@ -9,7 +9,7 @@ import re
 
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, status, wait_for

@@ -8,7 +8,7 @@ import re
 
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.console.conftest import cluster_names, console_session

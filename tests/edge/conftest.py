@@ -59,7 +59,7 @@ def flux_export(directory: Path, of: str = "flux") -> Path:
 
 def import_central(stack: Stack, command: str, source: Path) -> None:
     """``cluster-manager import-chart|import-flux`` as the administrator."""
-    done = run_command("cluster_manager.cli", command, str(source), "--config-store",
+    done = run_command("fplus.cluster_manager.cli", command, str(source), "--config-store",
                        stack.store.url, "--data-dir", str(stack.root / "cm"), "--git",
                        stack.git.url, "--git-repos", str(stack.repos),
                        env={**_env(), "FPLUS_ADMIN_PASSWORD": ADMIN_PASSWORD}, timeout=120)

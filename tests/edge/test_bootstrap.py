@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from cluster_manager.settings import Settings
+from fplus.cluster_manager.settings import Settings
 from harness import edgetools
 from harness.realedge import Edge
 from harness.stack import Stack

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.realedge import Edge
 from harness.realedge.controlplane import EDGE_NODES
 from harness.stack import Stack, wait_for

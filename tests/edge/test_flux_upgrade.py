@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.realedge import Edge
 from harness.stack import Stack, wait_for
 from tests.edge.conftest import (

@@ -44,7 +44,7 @@ def _secret_value(edge: Edge, namespace: str, name: str, key: str) -> str | None
 def manager_args(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
     """This module's stack keeps sealed values in escrow, so they can be re-sealed."""
     key = tmp_path_factory.mktemp("escrow") / "escrow.key"
-    done = run_command("cluster_manager.cli", "escrow", "init", str(key))
+    done = run_command("fplus.cluster_manager.cli", "escrow", "init", str(key))
     assert done.returncode == 0, done.stderr
     return ("--secret-escrow", str(key), "--reseal-interval", "2")
 

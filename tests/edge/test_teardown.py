@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.realedge import Edge
 from harness.stack import Stack, wait_for
 from tests.edge.conftest import Fplus, bootstrap, reconcile_now

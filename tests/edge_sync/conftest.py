@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterator
 import pytest
 from kubernetes import client
 
-from cluster_manager.reconcile.seeding import seed
-from config_store.client import ConfigStoreClient
-from edge_sync.agent import Agent
-from edge_sync.kube import Kube
-from edge_sync.settings import config_store_client, from_env
+from fplus.cluster_manager.reconcile.seeding import seed
+from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync.agent import Agent
+from fplus.edge_sync.kube import Kube
+from fplus.edge_sync.settings import config_store_client, from_env
 from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 from tests.edge_sync.emulator import KubeHarness
 from tests.edge_sync.helpers import NAMESPACE, Edge, agent_env, make_edge

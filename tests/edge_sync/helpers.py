@@ -8,10 +8,10 @@ import uuid as uuidlib
 from dataclasses import dataclass
 from typing import Any
 
-from cluster_manager.reconcile import accounts
-from cluster_manager.vocabulary import SYNC
-from config_store import uuids
-from config_store.client import ConfigStoreClient
+from fplus.cluster_manager.reconcile import accounts
+from fplus.cluster_manager.vocabulary import SYNC
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
 from harness.stack import wait_for
 
 NAMESPACE = "fplus-edge"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from config_store.client import ConfigStoreClient, Forbidden
+from fplus.config_store.client import ConfigStoreClient, Forbidden
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.helpers import STATUS, Edge, make_edge, status, wait_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from config_store.client import ConfigStoreClient
+from fplus.config_store.client import ConfigStoreClient
 from harness.certs import certificate
 from harness.kube import node
 from tests.edge_sync.conftest import StartAgent

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from config_store import uuids
-from config_store.client import ConfigStoreClient
-from edge_sync.deployments.apply import MANAGED_BY, MANAGER
-from edge_sync.deployments.render import UUID_LABEL
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync.deployments.apply import MANAGED_BY, MANAGER
+from fplus.edge_sync.deployments.render import UUID_LABEL
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import GIT_REPOSITORIES, HELM_RELEASES, KubeHarness
 from tests.edge_sync.helpers import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from config_store.client import ConfigStoreClient, Unprocessable
+from fplus.config_store.client import ConfigStoreClient, Unprocessable
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import (
     GIT_REPOSITORIES,

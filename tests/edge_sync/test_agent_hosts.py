@@ -6,8 +6,8 @@ import datetime as dt
 
 from kubernetes import client
 
-from config_store.client import ConfigStoreClient
-from edge_sync import __version__
+from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync import __version__
 from harness.kube import node
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.emulator import KUSTOMIZATIONS, KubeHarness

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from config_store.client import ConfigStoreClient, Unprocessable
-from edge_sync.flux_watch import ReadinessWatcher
-from edge_sync.kube import Kube
+from fplus.config_store.client import ConfigStoreClient, Unprocessable
+from fplus.edge_sync.flux_watch import ReadinessWatcher
+from fplus.edge_sync.kube import Kube
 from tests.edge_sync.conftest import StartAgent, api_client
 from tests.edge_sync.emulator import KubeHarness
 from tests.edge_sync.helpers import NAMESPACE, STATUS, Edge, status, wait_for

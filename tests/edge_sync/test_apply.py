@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
-import manifests
-from config_store.uuids import K8sResource
-from edge_sync.deployments.apply import Applier
-from edge_sync.deployments.render import ClusterInfo, load_templates, plan
-from edge_sync.kube import Kube
+from fplus import manifests
+from fplus.config_store.uuids import K8sResource
+from fplus.edge_sync.deployments.apply import Applier
+from fplus.edge_sync.deployments.render import ClusterInfo, load_templates, plan
+from fplus.edge_sync.kube import Kube
 from tests.edge_sync.conftest import api_client
 from tests.edge_sync.emulator import GIT_REPOSITORIES, HELM_RELEASES, KubeHarness
 from tests.edge_sync.helpers import NAMESPACE

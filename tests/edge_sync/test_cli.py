@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client
 
-from config_store.client import ConfigStoreClient
+from fplus.config_store.client import ConfigStoreClient
 from harness.certs import certificate
 from harness.kube import node
 from tests.edge_sync.emulator import HELM_RELEASES, KubeHarness
@@ -28,7 +28,7 @@ from tests.edge_sync.helpers import (
     wait_for,
 )
 
-EDGE_SYNC = [sys.executable, "-m", "edge_sync.cli"]
+EDGE_SYNC = [sys.executable, "-m", "fplus.edge_sync.cli"]
 
 
 def _kubeconfig(path: Path, server: str) -> Path:

@@ -6,7 +6,7 @@ import secrets
 import time
 from pathlib import Path
 
-from config_store.client import ConfigStoreClient
+from fplus.config_store.client import ConfigStoreClient
 from tests.edge_sync.conftest import StartAgent
 from tests.edge_sync.helpers import Edge, make_edge, status, wait_for
 

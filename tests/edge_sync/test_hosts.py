@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from edge_sync.hosts import host, hosts
+from fplus.edge_sync.hosts import host, hosts
 from harness.kube import node
 
 

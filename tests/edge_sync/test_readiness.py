@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from edge_sync import readiness
-from edge_sync.readiness import (
+from fplus.edge_sync import readiness
+from fplus.edge_sync.readiness import (
     GIT_REPOSITORY,
     HELM_RELEASE,
     KUSTOMIZATION,

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-import manifests
-from config_store.uuids import K8sResource
-from edge_sync.deployments.render import (
+from fplus import manifests
+from fplus.config_store.uuids import K8sResource
+from fplus.edge_sync.deployments.render import (
     ClusterInfo,
     RenderError,
     ResourceType,

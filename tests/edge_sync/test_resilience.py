@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from cluster_manager.reconcile.seeding import seed
-from config_store.client import ConfigStoreClient
+from fplus.cluster_manager.reconcile.seeding import seed
+from fplus.config_store.client import ConfigStoreClient
 from harness.kube import node
 from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess
 from tests.edge_sync.conftest import StartAgent

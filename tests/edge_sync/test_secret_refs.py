@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import manifests
-from edge_sync import secret_refs
-from edge_sync.secret_refs import collect, pod_refs, report
+from fplus import manifests
+from fplus.edge_sync import secret_refs
+from fplus.edge_sync.secret_refs import collect, pod_refs, report
 
 AT = "2026-11-25T10:00:00Z"
 STATUS_SCHEMA = manifests.load("schemas")["edge-cluster-status"]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from edge_sync.retry import Backoff
-from edge_sync.settings import SettingsError, default_namespace, from_env
+from fplus.edge_sync.retry import Backoff
+from fplus.edge_sync.settings import SettingsError, default_namespace, from_env
 
 UUID = "c1d20000-0000-4000-8000-000000000001"
 MINIMAL = {"CLUSTER_UUID": UUID, "CLUSTER_NAME": "shop-floor",

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from config_store.client import ConfigStoreClient, NotifyClient
-from edge_sync.retry import Backoff
-from edge_sync.status import StatusReporter, utc_now
+from fplus.config_store.client import ConfigStoreClient, NotifyClient
+from fplus.edge_sync.retry import Backoff
+from fplus.edge_sync.status import StatusReporter, utc_now
 from harness.servers import free_port
 from tests.edge_sync.helpers import STATUS, Edge, make_edge, status, wait_for
 

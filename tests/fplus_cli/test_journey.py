@@ -17,7 +17,7 @@ import requests
 import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import Stack, start_stack

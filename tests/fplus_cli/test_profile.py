@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus_cli.profile import Profile, ProfileError, config_path, load, save
+from fplus.cli.profile import Profile, ProfileError, config_path, load, save
 
 
 @pytest.mark.parametrize(("url", "given", "expected"), [

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.stack import Stack
 from tests.fplus_cli.test_journey import FPLUS, fplus, login
 

@@ -19,7 +19,8 @@ from urllib.parse import quote
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
+from fplus.serving.local_ca import ensure_certificates
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,
@@ -27,7 +28,6 @@ from harness.servers import (
     ServiceProcess,
     git_server_process,
 )
-from serving.local_ca import ensure_certificates
 from tests.conftest import make_class, make_object, make_user
 
 GIT_APP = uuids.App.GitRepoConfig
@@ -141,7 +141,7 @@ class GitServer:
     data_dir: Path
     mirror_ca: Path | None = None
     """The directory of the CA its mirror fetches trust (``--mirror-ca-file``); upstreams
-    get certificates from it with :func:`serving.local_ca.ensure_certificates`."""
+    get certificates from it with :func:`fplus.serving.local_ca.ensure_certificates`."""
 
     @property
     def url(self) -> str:

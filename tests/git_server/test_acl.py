@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import grant
 from tests.git_server.conftest import (

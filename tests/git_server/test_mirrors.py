@@ -12,11 +12,17 @@ from typing import Any
 
 import pytest
 
-from config_store import uuids
-from git_server._domain.mirror_urls import MirrorPolicy
-from git_server._domain.mirrors import NEVER, PullSpec, parse_interval, read_credentials, specs
+from fplus.config_store import uuids
+from fplus.git_server._domain.mirror_urls import MirrorPolicy
+from fplus.git_server._domain.mirrors import (
+    NEVER,
+    PullSpec,
+    parse_interval,
+    read_credentials,
+    specs,
+)
+from fplus.serving.local_ca import ensure_certificates
 from harness.servers import Api
-from serving.local_ca import ensure_certificates
 from tests.cluster_manager.git_http import GitHttpServer
 from tests.git_server.conftest import Git, GitServer, Repo, wait_for
 
@@ -148,10 +154,10 @@ def test_a_spec_object_has_the_fields_upstream_names() -> None:
 
 def test_a_refused_spec_is_logged_once_not_at_every_pass(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from git_server._domain.mirrors import Mirrors
+    from fplus.git_server._domain.mirrors import Mirrors
     entries = {REPO: {"path": "a/b", "pull": {"m": {"url": "ssh://example.com/r.git"}}}}
     mirrors = Mirrors(lambda: entries, lambda repo: tmp_path / repo, tmp_path)
-    with caplog.at_level("ERROR", logger="git_server._domain.mirrors"):
+    with caplog.at_level("ERROR", logger="fplus.git_server._domain.mirrors"):
         for _ in range(3):
             assert mirrors.run_due() == []
     assert [r.getMessage() for r in caplog.records] == [

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api, ConfigStoreProcess, ServiceProcess
 from tests.config_store.notify_helpers import (
     RECV_TIMEOUT,
@@ -230,7 +230,7 @@ def slow_refresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Own]:
     tokens re-checked every second."""
     base = tmp_path_factory.mktemp("git-notify")
     store = ConfigStoreProcess(base / "cs").start()
-    proc = ServiceProcess(base / "git", module="git_server.cli", admin_password=None,
+    proc = ServiceProcess(base / "git", module="fplus.git_server.cli", admin_password=None,
                           seed_from=store.url,
                           extra_args=("--config-store", store.url, "--acl-cache-seconds", "0.5",
                                       "--notify-refresh-seconds", "60",

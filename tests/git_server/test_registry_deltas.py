@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from config_store.client import SearchDelta
-from git_server._domain.registry import RepoRegistry
+from fplus.config_store.client import SearchDelta
+from fplus.git_server._domain.registry import RepoRegistry
 
 A, B, C = "a", "b", "c"
 

@@ -14,11 +14,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from config_store.client import Access, ConfigStoreClient
-from git_server._domain.registry import RepoRegistry
-from git_server._domain.storage import RepoStorage
-from git_server._http.app import create_app
-from git_server._http.context import GitServer
+from fplus.config_store.client import Access, ConfigStoreClient
+from fplus.git_server._domain.registry import RepoRegistry
+from fplus.git_server._domain.storage import RepoStorage
+from fplus.git_server._http.app import create_app
+from fplus.git_server._http.context import GitServer
 from harness.servers import free_port
 
 REPO = "0f5a4b6c-1d2e-4f30-8a1b-2c3d4e5f6a7b"

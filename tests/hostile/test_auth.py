@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, free_port
 
 A, P, C = uuids.AuthPerm, uuids.ConfigDBPerm, uuids.Class
@@ -246,7 +246,7 @@ def serve_once(data: Path) -> subprocess.CompletedProcess[str]:
     """``config-store serve`` on ``data``, expected to exit by itself (killed if it serves)."""
     env = dict(os.environ, FPLUS_ADMIN_PASSWORD=ADMIN_PASSWORD)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "config_store.cli", "serve", "--data-dir", str(data),
+        [sys.executable, "-m", "fplus.config_store.cli", "serve", "--data-dir", str(data),
          "--port", str(free_port())], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, start_new_session=True)
     try:

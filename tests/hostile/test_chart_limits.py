@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.charts import MAX_BYTES
+from fplus.cluster_manager.charts import MAX_BYTES
 from harness.gitcli import bare
 from harness.stack import Stack, start_stack, wait_for
 from tests.cluster_manager.test_central_repos import CHARTS, _charts_head, _import

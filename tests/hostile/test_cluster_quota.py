@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from cluster_manager.name_claims import APP as CLAIMS
-from cluster_manager.name_claims import claim_object
-from config_store import uuids
+from fplus.cluster_manager.name_claims import APP as CLAIMS
+from fplus.cluster_manager.name_claims import claim_object
+from fplus.config_store import uuids
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,

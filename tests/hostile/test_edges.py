@@ -17,9 +17,9 @@ import pygit2
 import pytest
 import requests
 
-from cluster_manager.api.bootstrap_tokens import BootstrapTokens
-from cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter
-from config_store import uuids
+from fplus.cluster_manager.api.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter
+from fplus.config_store import uuids
 from harness.certs import certificate, make_cert, weak_rsa_key
 from harness.gitcli import GIT_ENV
 from harness.servers import (
@@ -228,7 +228,7 @@ def test_an_empty_or_corrupt_token_database_refuses_to_start(
     data = tmp_path / "cm"
     data.mkdir()
     (data / TOKENS).write_bytes(content)
-    done = run_command("cluster_manager.cli", "serve", "--data-dir", str(data), "--port",
+    done = run_command("fplus.cluster_manager.cli", "serve", "--data-dir", str(data), "--port",
                        str(free_port()), "--config-store", lone_store.url, "--git",
                        f"http://127.0.0.1:{free_port()}", env=_service_env())
     assert done.returncode != 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import grant, make_class, make_object, make_user
 

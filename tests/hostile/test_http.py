@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import bare
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, run_command
@@ -290,7 +290,7 @@ def test_a_chunked_body_over_the_limit_is_413_like_a_sized_one(admin: Api, app: 
 
 def test_a_bad_limit_setting_is_one_line_at_start_up(tmp_path: Path) -> None:
     env = {"FPLUS_ADMIN_PASSWORD": ADMIN_PASSWORD, "FPLUS_HTTP_BODY_TIMEOUT": "soon"}
-    done = run_command("config_store.cli", "serve", "--data-dir", str(tmp_path / "d"),
+    done = run_command("fplus.config_store.cli", "serve", "--data-dir", str(tmp_path / "d"),
                        "--port", "0", env=dict(os.environ, **env))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
-from git_server._domain.mirror_urls import MirrorPolicy, MirrorUrlRefused
+from fplus.config_store import uuids
+from fplus.git_server._domain.mirror_urls import MirrorPolicy, MirrorUrlRefused
+from fplus.serving.local_ca import ensure_certificates
 from harness.gitcli import git
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 from harness.stack import wait_for
-from serving.local_ca import ensure_certificates
 from tests.cluster_manager.git_http import GitHttpServer
 from tests.git_server.conftest import make_repo
 

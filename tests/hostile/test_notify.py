@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import websocket
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.notify_helpers import (
     RawNotify,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import websocket
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, git_server_process
 from tests.config_store.notify_helpers import (
     RawNotify,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.gitcli import git
 from harness.servers import (
     ADMIN_PASSWORD,
@@ -38,7 +38,7 @@ from harness.servers import (
 from harness.stack import CONFIG, create_cluster, status, wait_for
 
 A, C, P, AUTH, GIT = uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.AuthPerm, uuids.GitPerm
-SERVICES = ("git_server.cli", "cluster_manager.cli")
+SERVICES = ("fplus.git_server.cli", "fplus.cluster_manager.cli")
 EXECUTED_OR_ACCESS = (A.BootstrapScript, A.FluxTemplate, A.HelmChartTemplate,
                       A.K8sResourceTemplate, A.ConfigSchema, A.ServiceConfig, A.EdgeDeployment,
                       uuids.NULL)
@@ -76,7 +76,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     port = free_port_block(3)
     password = "admin-" + secrets.token_hex(12)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
-    proc = subprocess.Popen([sys.executable, "-m", "cluster_manager.cli", "up", "--data-dir",
+    proc = subprocess.Popen([sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir",
                              str(data), "--port", str(port)],
                             env=env | {"FPLUS_ADMIN_PASSWORD": password},
                             start_new_session=True, stdout=subprocess.DEVNULL,
@@ -180,7 +180,7 @@ def test_manager_holds_no_write_on_executed_or_access_apps(stack: Up) -> None:
 
 def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
     """Every grant the ``cluster-manager`` principal should hold, and why (written out here
-    independently of :mod:`cluster_manager.reconcile.manager_account`)."""
+    independently of :mod:`fplus.cluster_manager.reconcile.manager_account`)."""
     service = stack.admin.get(f"/v2/app/{A.ServiceConfig}/object/{uuids.Service.Clusters}")
     groups = service.json()["group"]
     repos, flux, sync = (groups[k]["uuid"] for k in ("cluster", "flux", "sync"))
@@ -331,7 +331,7 @@ def test_a_remote_git_server_is_written_and_archived_as_the_manager(tmp_path: Pa
     gits = manager = None
     try:
         gits = git_server_process(tmp_path / "git", store.url).start()
-        manager = ServiceProcess(tmp_path / "cm", module="cluster_manager.cli",
+        manager = ServiceProcess(tmp_path / "cm", module="fplus.cluster_manager.cli",
                                  admin_password=None, seed_from=store.url,
                                  extra_args=("--config-store", store.url, "--git", gits.url,
                                              "--backoff", "0.5")).start()

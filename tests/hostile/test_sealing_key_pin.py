@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import Api
 from harness.stack import Stack, clone_url, git, wait_for

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.reconcile.manager_account import password_file
-from git_server._domain.setup import password_file as git_password_file
+from fplus.cluster_manager.reconcile.manager_account import password_file
+from fplus.git_server._domain.setup import password_file as git_password_file
 from harness.servers import admin_env, free_port, run_command
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 
@@ -52,12 +52,13 @@ def test_seeding_without_the_password_file_refuses_in_one_line(stack: Stack,
     before = manager_file.read_text()
     elsewhere = tmp_path / "elsewhere"
     for module, args, expected in (
-            ("cluster_manager.cli", ("import-flux", str(FLUX_INSTALL), "--git", stack.git.url),
+            ("fplus.cluster_manager.cli",
+             ("import-flux", str(FLUX_INSTALL), "--git", stack.git.url),
              password_file(elsewhere)),
-            ("cluster_manager.cli", ("seed",), password_file(elsewhere)),
-            ("cluster_manager.cli", ("serve", "--port", str(free_port()), "--git",
+            ("fplus.cluster_manager.cli", ("seed",), password_file(elsewhere)),
+            ("fplus.cluster_manager.cli", ("serve", "--port", str(free_port()), "--git",
                                      stack.git.url), password_file(elsewhere)),  # a replica
-            ("git_server.cli", ("seed",), git_password_file(elsewhere))):
+            ("fplus.git_server.cli", ("seed",), git_password_file(elsewhere))):
         done = _as_admin(stack, module, *args, "--data-dir", str(elsewhere))
         assert done.returncode == 1, (module, args, done.stdout, done.stderr)
         lines = done.stderr.strip().splitlines()
@@ -65,7 +66,8 @@ def test_seeding_without_the_password_file_refuses_in_one_line(stack: Stack,
         assert "--rotate-password" in lines[0] and "Traceback" not in done.stderr
         assert not expected.exists()
     # with its own data dir, seeding again changes nothing for the running service
-    again = _as_admin(stack, "cluster_manager.cli", "seed", "--data-dir", str(stack.root / "cm"))
+    again = _as_admin(stack, "fplus.cluster_manager.cli", "seed",
+                      "--data-dir", str(stack.root / "cm"))
     assert again.returncode == 0, again.stderr
     assert manager_file.read_text() == before
     _commissions(stack, "still-commissioning")
@@ -74,7 +76,7 @@ def test_seeding_without_the_password_file_refuses_in_one_line(stack: Stack,
 def test_a_rotated_password_is_logged_loudly_and_picked_up_from_the_file(
         stack: Stack, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
-    done = _as_admin(stack, "cluster_manager.cli", "seed", "--rotate-password",
+    done = _as_admin(stack, "fplus.cluster_manager.cli", "seed", "--rotate-password",
                      "--data-dir", str(elsewhere))
     assert done.returncode == 0, done.stderr
     new_password = password_file(elsewhere).read_text().strip()

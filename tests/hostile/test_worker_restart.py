@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 from harness.stack import CONFIG, Stack, create_cluster, start_stack, status, wait_for
 from tests.conftest import grant, make_class, make_object, make_user

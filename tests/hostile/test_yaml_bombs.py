@@ -81,7 +81,7 @@ def test_fplus_refuses_a_values_file_bomb_in_one_line(stack: Stack, tmp_path: Pa
 
 
 def _import(stack: Stack, command: str, source: Path) -> subprocess.CompletedProcess[str]:
-    return run_command("cluster_manager.cli", command, str(source), "--config-store",
+    return run_command("fplus.cluster_manager.cli", command, str(source), "--config-store",
                        stack.store.url, "--data-dir", str(stack.root / "cm"),
                        "--git", stack.git.url)
 

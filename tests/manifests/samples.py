@@ -9,15 +9,15 @@ from typing import Any
 
 import yaml
 
-import manifests
-from cluster_manager.reconcile.rendering import (
+from fplus import manifests
+from fplus.cluster_manager.reconcile.rendering import (
     FLUX_SYSTEM_REPO,
     HELM_CHARTS_REPO,
     UPSTREAM,
     bundle_files,
 )
-from cluster_manager.yamldocs import render_documents
-from templating import render
+from fplus.cluster_manager.yamldocs import render_documents
+from fplus.templating import render
 
 # The context keys the default Flux template consumes (dotted paths), exactly.
 CONSUMED_KEYS = frozenset({

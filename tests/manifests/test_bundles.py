@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-import manifests
-from cluster_manager.reconcile.rendering import CENTRAL_CHARTS, bundle_files, helm_release
-from cluster_manager.reconcile.seeding import EDGE_CLUSTER_CHART
-from config_store import uuids
+from fplus import manifests
+from fplus.cluster_manager.reconcile.rendering import CENTRAL_CHARTS, bundle_files, helm_release
+from fplus.cluster_manager.reconcile.seeding import EDGE_CLUSTER_CHART
+from fplus.config_store import uuids
 from tests.manifests.crds import CustomResource
 from tests.manifests.samples import CONTEXTS, objects, render_flux, write_repo
 from tests.toolchain import tool

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import manifests
-from templating import render
+from fplus import manifests
+from fplus.templating import render
 from tests.manifests.crds import CustomResource
 from tests.manifests.meta import CLUSTER_SCOPED_CORE, CONFIGMAP_KEY, meta_errors
 from tests.manifests.samples import (

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import manifests
-from templating import render
+from fplus import manifests
+from fplus.templating import render
 from tests.manifests.crds import CustomResource
 from tests.manifests.meta import meta_errors
 from tests.manifests.samples import FLUX_GA, strings

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import manifests
+from fplus import manifests
 
 
 def test_names() -> None:

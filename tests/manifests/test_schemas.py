@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-import manifests
+from fplus import manifests
 
 SCHEMAS = manifests.load("schemas")
 U = "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack
 from tests.cluster_manager.api.conftest import Cluster

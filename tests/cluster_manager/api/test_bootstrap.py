@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster_manager.api.bootstrap_tokens import BootstrapTokens
-from cluster_manager.api.errors import Gone, Unauthorized
-from cluster_manager.vocabulary import STATUS_APP as STATUS
-from config_store import uuids
+from fplus.cluster_manager.api.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.api.errors import Gone, Unauthorized
+from fplus.cluster_manager.vocabulary import STATUS_APP as STATUS
+from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, clone_url, git, wait_for
 from tests.cluster_manager.api.conftest import Cluster

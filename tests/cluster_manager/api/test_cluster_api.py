@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from cluster_manager.vocabulary import CONFIG_APP, EDGE_APP
-from config_store import uuids
+from fplus.cluster_manager.vocabulary import CONFIG_APP, EDGE_APP
+from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import Api
 from harness.stack import Stack, status, wait_for

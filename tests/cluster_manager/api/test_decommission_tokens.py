@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from cluster_manager.vocabulary import CONFIG_APP
+from fplus.cluster_manager.vocabulary import CONFIG_APP
 from harness.servers import Api
 from harness.stack import Stack, status, wait_for
 from tests.cluster_manager.api.conftest import commission

@@ -6,9 +6,9 @@ import base64
 
 import pytest
 
-from cluster_manager import sealing
-from cluster_manager.api import secret_documents
-from cluster_manager.api.secret_documents import SecretDocuments
+from fplus.cluster_manager import sealing
+from fplus.cluster_manager.api import secret_documents
+from fplus.cluster_manager.api.secret_documents import SecretDocuments
 
 CIPHER = base64.b64encode(b"sealed bytes").decode()
 

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from cluster_manager import sealing
-from config_store import uuids
+from fplus.cluster_manager import sealing
+from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import bare, fsck_clean, git, push_from_clone
 from harness.servers import ADMIN_PASSWORD, Api, ThreadSessions

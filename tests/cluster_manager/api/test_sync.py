@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from cluster_manager.vocabulary import SYNC
-from config_store.client import ConfigStoreClient
-from edge_sync.agent import Agent
-from edge_sync.kube import Kube
-from edge_sync.settings import config_store_client, from_env
+from fplus.cluster_manager.vocabulary import SYNC
+from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync.agent import Agent
+from fplus.edge_sync.kube import Kube
+from fplus.edge_sync.settings import config_store_client, from_env
 from harness.certs import make_cert
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, status, wait_for

@@ -20,7 +20,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from cluster_manager.escrow import keyring
+from fplus.cluster_manager.escrow import keyring
 from harness.certs import make_cert
 from harness.gitcli import bare
 from harness.servers import Api, ServiceProcess, ThreadSessions, cluster_manager_process

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from cluster_manager.escrow import Envelope, EnvelopeError, EscrowKeyError, keyring
-from cluster_manager.escrow.envelope import place, rewrap, unwrap, wrap
+from fplus.cluster_manager.escrow import Envelope, EnvelopeError, EscrowKeyError, keyring
+from fplus.cluster_manager.escrow.envelope import place, rewrap, unwrap, wrap
 
 VALUE = b"hunter2\x00\xff and more"
 WHERE = place("c-1", "team-a", "db", "password")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack
 from tests.cluster_manager.api.conftest import report_edge

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
-from cluster_manager.escrow import Envelope, keyring, place, unwrap
+from fplus.cluster_manager.escrow import Envelope, keyring, place, unwrap
 from harness.servers import Api, free_port, run_command, taken_port
 from harness.stack import Stack
 from tests.cluster_manager.escrow.conftest import (
@@ -38,7 +38,7 @@ from tests.cluster_manager.escrow.conftest import (
 )
 from tests.cluster_manager.escrow.unseal import unseal_file
 
-CLI = "cluster_manager.cli"
+CLI = "fplus.cluster_manager.cli"
 
 
 def cli(*args: str | Path) -> tuple[int, str, str]:

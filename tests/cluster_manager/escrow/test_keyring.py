@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.escrow import envelope, keyring
-from cluster_manager.escrow.keyring import EscrowKeyError
+from fplus.cluster_manager.escrow import envelope, keyring
+from fplus.cluster_manager.escrow.keyring import EscrowKeyError
 
 KEY = base64.b64encode(bytes(range(32))).decode()
 

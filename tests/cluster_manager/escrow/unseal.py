@@ -1,4 +1,4 @@
-"""An unsealer written for these tests, independent of ``cluster_manager.sealing``: what the
+"""An unsealer written for these tests, independent of ``fplus.cluster_manager.sealing``: what the
 Sealed Secrets controller does with one ``encryptedData`` value.
 
 Blob (after standard base64): ``uint16_be(n) ‖ RSA-OAEP(SHA-256, MGF1-SHA-256, label)(session

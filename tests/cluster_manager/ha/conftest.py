@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cluster_manager.api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA
-from cluster_manager.db import Database, open_database
-from cluster_manager.leader import SCHEMA as LEASE_SCHEMA
+from fplus.cluster_manager.api.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA
+from fplus.cluster_manager.db import Database, open_database
+from fplus.cluster_manager.leader import SCHEMA as LEASE_SCHEMA
 from harness.postgres import PostgresServer, find_bin_dir
 from tests.cluster_manager.ha.replicas import Replicas, start_replicas
 

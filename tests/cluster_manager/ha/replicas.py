@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster_manager.reconcile.manager_account import password_file
+from fplus.cluster_manager.reconcile.manager_account import password_file
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,

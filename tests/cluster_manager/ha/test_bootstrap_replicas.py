@@ -73,7 +73,7 @@ def test_losing_the_database_is_a_503_until_it_returns(replicas: Replicas, ready
 def test_an_unreachable_database_at_start_is_one_line_without_the_password(
         tmp_path: Path) -> None:
     url = f"postgresql://cm:s3cret-pw@127.0.0.1:{free_port()}/cm"
-    done = run_command("cluster_manager.cli", "serve", "--data-dir", str(tmp_path / "cm"),
+    done = run_command("fplus.cluster_manager.cli", "serve", "--data-dir", str(tmp_path / "cm"),
                        "--port", str(free_port()), "--git", f"http://127.0.0.1:{free_port()}",
                        "--config-store", f"http://127.0.0.1:{free_port()}",
                        "--database", url)

@@ -12,7 +12,7 @@ from harness.servers import free_port, run_command
 
 
 def _serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
-    return run_command("cluster_manager.cli", "serve", "--data-dir", str(tmp_path / "cm"),
+    return run_command("fplus.cluster_manager.cli", "serve", "--data-dir", str(tmp_path / "cm"),
                        "--port", str(free_port()), "--git", f"http://127.0.0.1:{free_port()}",
                        "--config-store", f"http://127.0.0.1:{free_port()}", *args, env=env)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from cluster_manager.leader import DatabaseLease
+from fplus.cluster_manager.leader import DatabaseLease
 from tests.cluster_manager.ha.conftest import OpenDatabase
 
 

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from cluster_manager.db import DatabaseUnavailable
-from cluster_manager.leader import DatabaseLease, LeaderElector
+from fplus.cluster_manager.db import DatabaseUnavailable
+from fplus.cluster_manager.leader import DatabaseLease, LeaderElector
 from tests.cluster_manager.ha.conftest import OpenDatabase
 from tests.cluster_manager.ha.test_database_lease import _until
 
@@ -52,7 +52,7 @@ def _elector(lease, name: str, work: Work) -> LeaderElector:
 
 def test_a_leader_that_cannot_renew_stops_and_a_standby_takes_over(
         open_db: OpenDatabase, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, "cluster_manager.leader")
+    caplog.set_level(logging.INFO, "fplus.cluster_manager.leader")
     cut = Breakable(DatabaseLease(open_db(), duration=1.0))
     a_work, b_work = Work(), Work()
     a = _elector(cut, "replica-a", a_work).start()

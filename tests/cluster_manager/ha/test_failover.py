@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pygit2
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.stack import STATUS
 from tests.cluster_manager.faults import (
     AdminPool,

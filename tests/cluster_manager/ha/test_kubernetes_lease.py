@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from cluster_manager.leader import LeaderElector
-from cluster_manager.leader.kubernetes_lease import KubernetesLease
+from fplus.cluster_manager.leader import LeaderElector
+from fplus.cluster_manager.leader.kubernetes_lease import KubernetesLease
 from tests.cluster_manager.ha.lease_kubernetes import LeaseKubernetes
 from tests.cluster_manager.ha.test_database_lease import _until
 from tests.cluster_manager.ha.test_elector import Work

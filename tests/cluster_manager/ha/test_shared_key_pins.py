@@ -5,7 +5,7 @@ that arm up or an approval has cleared it."""
 
 from __future__ import annotations
 
-from cluster_manager.keypin import SCHEMA, KeyPins
+from fplus.cluster_manager.keypin import SCHEMA, KeyPins
 from tests.cluster_manager.ha.conftest import OpenDatabase
 
 CLUSTER = "22222222-2222-4222-8222-222222222222"

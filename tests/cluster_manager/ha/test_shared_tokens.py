@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from cluster_manager.api.bootstrap_tokens import BootstrapTokens
-from cluster_manager.api.errors import Gone, Unauthorized
+from fplus.cluster_manager.api.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.api.errors import Gone, Unauthorized
 from tests.cluster_manager.ha.conftest import OpenDatabase
 
 CLUSTER = "11111111-1111-4111-8111-111111111111"
@@ -63,9 +63,9 @@ def test_expiry_is_by_the_databases_clock(open_db: OpenDatabase) -> None:
 
 PREPARE = textwrap.dedent("""
     import sys, time
-    from cluster_manager.api.bootstrap_tokens import SCHEMA
-    from cluster_manager.db import open_database
-    from cluster_manager.leader import SCHEMA as LEASE
+    from fplus.cluster_manager.api.bootstrap_tokens import SCHEMA
+    from fplus.cluster_manager.db import open_database
+    from fplus.cluster_manager.leader import SCHEMA as LEASE
     db = open_database(sys.argv[1])
     while time.time() < float(sys.argv[2]):
         time.sleep(0.001)

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-import manifests
-from cluster_manager.name_claims import NameClaims
-from cluster_manager.reconcile.desired import TEMPLATE_APP, DesiredState
-from cluster_manager.reconcile.job import Env, Groups
-from cluster_manager.settings import Settings
-from config_store import uuids
-from config_store.client import SearchDelta
+from fplus import manifests
+from fplus.cluster_manager.name_claims import NameClaims
+from fplus.cluster_manager.reconcile.desired import TEMPLATE_APP, DesiredState
+from fplus.cluster_manager.reconcile.job import Env, Groups
+from fplus.cluster_manager.settings import Settings
+from fplus.config_store import uuids
+from fplus.config_store.client import SearchDelta
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 
 CONFIG = uuids.App.EdgeClusterConfiguration

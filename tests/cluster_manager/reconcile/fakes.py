@@ -16,9 +16,9 @@ from typing import Any
 
 import json_merge_patch
 
-from cluster_manager.gitrepo import ChangeSet, WriteResult
-from cluster_manager.name_claims import APP as CLAIM_APP
-from config_store.client import Conflict, NotFound, PreconditionFailed
+from fplus.cluster_manager.gitrepo import ChangeSet, WriteResult
+from fplus.cluster_manager.name_claims import APP as CLAIM_APP
+from fplus.config_store.client import Conflict, NotFound, PreconditionFailed
 
 
 class Injected(RuntimeError):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cluster_manager.name_claims import APP as CLAIM_APP
-from cluster_manager.reconcile import commissioning as steps
-from cluster_manager.reconcile.job import Env
-from cluster_manager.vocabulary import STATUS_APP
-from config_store import uuids
+from fplus.cluster_manager.name_claims import APP as CLAIM_APP
+from fplus.cluster_manager.reconcile import commissioning as steps
+from fplus.cluster_manager.reconcile.job import Env
+from fplus.cluster_manager.vocabulary import STATUS_APP
+from fplus.config_store import uuids
 from tests.cluster_manager.reconcile.conftest import GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos, Injected
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from cluster_manager.reconcile.desired import TEMPLATE_APP
-from cluster_manager.reconcile.job import Env
-from cluster_manager.reconcile.reconciler import Reconciler
-from cluster_manager.vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
-from config_store.client import SearchDelta
+from fplus.cluster_manager.reconcile.desired import TEMPLATE_APP
+from fplus.cluster_manager.reconcile.job import Env
+from fplus.cluster_manager.reconcile.reconciler import Reconciler
+from fplus.cluster_manager.vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
+from fplus.config_store.client import SearchDelta
 from harness.stack import wait_for
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from cluster_manager.reconcile.shared_repos import READMES, ensure_shared_repos
+from fplus.cluster_manager.reconcile.shared_repos import READMES, ensure_shared_repos
 from tests.cluster_manager.reconcile.fakes import FakeRepos
 
 

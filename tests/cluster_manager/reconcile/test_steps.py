@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster_manager.cluster_config import InvalidConfig
-from cluster_manager.gitrepo import writer_for
-from cluster_manager.reconcile import commissioning as steps
-from cluster_manager.reconcile import teardown
-from cluster_manager.reconcile.job import Env, Job
-from cluster_manager.reconcile.rendering import TemplateMissing
-from cluster_manager.reconcile.workqueue import RequeueAfter
-from cluster_manager.setup_status import SetupStatus
-from cluster_manager.vocabulary import EDGE_APP, FLUX, STATUS_APP, SYNC
-from config_store import uuids
-from config_store.client import ConfigStoreError
+from fplus.cluster_manager.cluster_config import InvalidConfig
+from fplus.cluster_manager.gitrepo import writer_for
+from fplus.cluster_manager.reconcile import commissioning as steps
+from fplus.cluster_manager.reconcile import teardown
+from fplus.cluster_manager.reconcile.job import Env, Job
+from fplus.cluster_manager.reconcile.rendering import TemplateMissing
+from fplus.cluster_manager.reconcile.workqueue import RequeueAfter
+from fplus.cluster_manager.setup_status import SetupStatus
+from fplus.cluster_manager.vocabulary import EDGE_APP, FLUX, STATUS_APP, SYNC
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreError
 from tests.cluster_manager.reconcile.conftest import CHART, GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cluster_manager.reconcile.workqueue import KeyedWorkQueue
+from fplus.cluster_manager.reconcile.workqueue import KeyedWorkQueue
 from harness.stack import wait_for
 
 

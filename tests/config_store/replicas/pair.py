@@ -52,7 +52,7 @@ def refusal(tmp_path: Path, database: str) -> str:
     """Run ``config-store serve`` on ``database``, which it must refuse: it exits non-zero
     with one line, naming the URL without its password; that line."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
-    done = run_command("config_store.cli", "serve", "--data-dir", str(tmp_path / "refused"),
+    done = run_command("fplus.config_store.cli", "serve", "--data-dir", str(tmp_path / "refused"),
                        "--port", "0", "--database", database,
                        env=env | {"FPLUS_ADMIN_PASSWORD": ADMIN_PASSWORD})
     lines = done.stderr.strip().splitlines()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.config_store.actors import add_member
 from tests.config_store.test_password_rotation import principal

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.config_store.notify_helpers import RawNotify, app_parent, entry_url
 from tests.config_store.test_notify import delete, ok, patch, put

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.postgres import PostgresServer, find_bin_dir
 from harness.servers import Api, free_port
 from tests.config_store.notify_helpers import RawNotify, entry_url

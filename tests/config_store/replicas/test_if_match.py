@@ -10,7 +10,7 @@ from functools import partial
 
 import requests
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import make_object
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.conftest import make_class, make_object
 

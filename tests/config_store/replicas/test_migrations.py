@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psycopg
 
-from config_store._storage import migrations
+from fplus.config_store._storage import migrations
 from harness.postgres import ExternalPostgres, PostgresServer
 
 from .pair import Replicas, refusal, replica, start_all

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from config_store import uuids
+from fplus.config_store import uuids
 from harness.servers import Api
 from tests.config_store.actors import direct_members, grants_of
 

@@ -13,9 +13,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from config_store._domain.jsonvalue import canonical, parse
-from config_store._domain.search import Query
-from config_store._storage import Storage, TokenRow, open_storage
+from fplus.config_store._domain.jsonvalue import canonical, parse
+from fplus.config_store._domain.search import Query
+from fplus.config_store._storage import Storage, TokenRow, open_storage
 
 pytestmark = pytest.mark.replicas
 
@@ -194,7 +194,7 @@ def test_a_held_mutation_failing_at_commit_rolls_the_write_back(storage: Storage
 
 
 def test_postgres_logs_what_each_write_changed(postgres: Any, tmp_path: Path) -> None:
-    from config_store._storage.pgfeed import ChangeFeed
+    from fplus.config_store._storage.pgfeed import ChangeFeed
 
     storage = open_storage(postgres.create_database(), tmp_path)
     try:

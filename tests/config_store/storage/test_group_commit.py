@@ -1,4 +1,4 @@
-"""Group commit on PostgreSQL (``config_store._storage.pggroup``): a write that allows it and
+"""Group commit on PostgreSQL (``fplus.config_store._storage.pggroup``): a write that allows it and
 sees another queued leaves its transaction open for the next; the last commits for all.
 Real PostgreSQL; ``queued`` is forced instead of racing threads, so each case is exact.
 Then the domain under real threads: every write lands, in order, and groups did form."""
@@ -15,12 +15,12 @@ from unittest.mock import ANY
 import psycopg
 import pytest
 
-from config_store import uuids
-from config_store._domain import configs
-from config_store._domain.events import ConfigChanged
-from config_store._domain.store import open_store
-from config_store._storage import Storage, StorageUnavailable, open_storage
-from config_store._storage.pggroup import MAX_DEFERRED
+from fplus.config_store import uuids
+from fplus.config_store._domain import configs
+from fplus.config_store._domain.events import ConfigChanged
+from fplus.config_store._domain.store import open_store
+from fplus.config_store._storage import Storage, StorageUnavailable, open_storage
+from fplus.config_store._storage.pggroup import MAX_DEFERRED
 
 pytestmark = pytest.mark.replicas
 

@@ -13,7 +13,7 @@ import gevent
 import gevent.local
 import pytest
 
-from config_store._storage import TokenRow, open_storage
+from fplus.config_store._storage import TokenRow, open_storage
 
 
 def _open_files(path: Path) -> int:

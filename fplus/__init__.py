@@ -1,0 +1,1 @@
+"""Factory+-style GitOps edge-cluster manager: the one distribution namespace of its services."""

@@ -1,0 +1,212 @@
+"""``fplus cluster …``: create, list, get, wait, bootstrap, approve-key, redeploy, delete."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from fplus.templating import untrusted_yaml
+
+from .api import ApiError, ManagerApi
+from .output import Column, emit, output_option, quiet_option
+from .session import manager
+from .watch import watch
+
+LIST_COLUMNS: list[Column] = [
+    ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
+    ("PHASE", lambda c: c.get("phase")), ("LAST SEEN", lambda c: c.get("lastSeen")),
+    ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12])]
+STATUS_COLUMNS: list[Column] = [
+    ("NAME", lambda s: (s.get("spec") or {}).get("name")), ("UUID", lambda s: s.get("uuid")),
+    ("PHASE", lambda s: s.get("phase")), ("SYNC", lambda s: s.get("syncState")),
+    ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: (s.get("edge") or {}).get(
+        "lastSeen")), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
+    ("COMMIT", lambda s: (s.get("commit") or "")[:12]), ("ERROR", lambda s: s.get("error"))]
+REACHED = {"ready": ("Ready", "Online", "Stale", "Offline"), "online": ("Online",)}
+"""The phases that satisfy ``wait --for``: a cluster once ready stays ready when its edge
+goes quiet (Stale/Offline are liveness, not setup)."""
+
+
+@click.group("cluster")
+def cluster() -> None:
+    """Edge clusters: request, watch, bootstrap and remove them."""
+
+
+def _values(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        values = untrusted_yaml.load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint="--values") from None
+    if not isinstance(values, dict):
+        raise click.BadParameter(f"{path} must hold a mapping", param_hint="--values")
+    return values
+
+
+@cluster.command("create")
+@click.argument("name")
+@click.option("--namespace", default="fplus-edge", show_default=True,
+              help="namespace on the edge for Flux objects and Edge Sync")
+@click.option("--chart", help="UUID of a Helm chart template to deploy")
+@click.option("--values", "values_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML or JSON file of extra values")
+@click.option("--bare", is_flag=True, help="the edge manages Flux itself")
+@click.option("--sealed-secrets/--no-sealed-secrets", "sealed_secrets", default=None,
+              help="install the Sealed Secrets controller (default: as the template says)")
+@click.option("--flux-version", metavar="VERSION",
+              help="a Flux version imported centrally (import-flux) the edge applies")
+@click.option("--wait", "wait_ready", is_flag=True, help="wait until it is ready")
+@click.option("--timeout", type=float, default=300.0, show_default=True,
+              help="seconds --wait waits")
+@output_option
+@quiet_option
+def create(name: str, namespace: str, chart: str | None, values_file: Path | None,
+           bare: bool, sealed_secrets: bool | None, flux_version: str | None,
+           wait_ready: bool, timeout: float, fmt: str) -> None:
+    """Request an edge cluster NAME."""
+    body: dict[str, Any] = {"name": name, "namespace": namespace}
+    if chart:
+        body["chart"] = chart
+    if bare:
+        body["bare"] = True
+    if sealed_secrets is not None:
+        body["sealedSecrets"] = sealed_secrets
+    if flux_version:
+        body["fluxVersion"] = flux_version
+    values = _values(values_file)
+    if values is not None:
+        body["values"] = values
+    api = manager()
+    created = api.create(body)
+    if wait_ready:
+        created = _wait(api, created["uuid"], name, "ready", timeout)
+    emit(created, fmt, STATUS_COLUMNS if wait_ready else LIST_COLUMNS)
+
+
+@cluster.command("list")
+@click.option("--phase", help="only clusters in this phase")
+@click.option("-w", "--watch", "follow", is_flag=True,
+              help="print the list again whenever it changes (Ctrl-C ends)")
+@click.option("--interval", type=click.FloatRange(min=1), default=10.0, show_default=True,
+              help="with --watch: also refresh this often (phases age without writes)")
+@output_option
+@quiet_option
+def list_clusters(phase: str | None, follow: bool, interval: float, fmt: str) -> None:
+    """The clusters you may see."""
+    if follow:
+        watch(manager(), phase, fmt, LIST_COLUMNS, interval)
+        return
+    emit(list(manager().clusters(phase)), fmt, LIST_COLUMNS)
+
+
+@cluster.command("get")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@output_option
+@quiet_option
+def get(cluster_ref: str, fmt: str) -> None:
+    """One cluster's status: phase, setup, what its edge reported."""
+    api = manager()
+    cluster_uuid = api.resolve(cluster_ref)
+    emit({"uuid": cluster_uuid, **api.status(cluster_uuid)}, fmt, STATUS_COLUMNS)
+
+
+def _wait(api: ManagerApi, cluster: str, label: str, condition: str,
+          timeout: float) -> dict[str, Any]:
+    """Poll the status until ``condition``; a progress line on stderr when it is a tty."""
+    deadline, last = time.monotonic() + timeout, None
+    while True:
+        status = {"uuid": cluster, **api.status(cluster)}
+        phase = status.get("phase")
+        if phase != last:
+            click.echo(f"{label}: {phase}", err=True)
+            last = phase
+        if phase in REACHED[condition]:
+            return status
+        if phase == "Failed":
+            raise ApiError(422, f"{label} failed: {status.get('error') or 'see its status'}")
+        if time.monotonic() >= deadline:
+            raise ApiError(408, f"{label} is still {phase} after {timeout:g} s")
+        time.sleep(0.5)
+
+
+@cluster.command("wait")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.option("--for", "condition", type=click.Choice(sorted(REACHED)), default="ready",
+              show_default=True, help="ready: commissioned; online: its edge reports in")
+@click.option("--timeout", type=float, default=300.0, show_default=True)
+@output_option
+@quiet_option
+def wait(cluster_ref: str, condition: str, timeout: float, fmt: str) -> None:
+    """Wait until a cluster is ready or online (exit 1 on failure or timeout)."""
+    api = manager()
+    emit(_wait(api, api.resolve(cluster_ref), cluster_ref, condition, timeout), fmt,
+         STATUS_COLUMNS)
+
+
+@cluster.command("bootstrap")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.option("--script", "script_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="fetch the script into this file (mode 0600: it holds credentials)")
+def bootstrap(cluster_ref: str, script_file: Path | None) -> None:
+    """Print the one-line command to run next to the edge cluster (its URL works once)."""
+    api = manager()
+    url = api.bootstrap_url(api.resolve(cluster_ref))
+    if script_file is None:
+        quoted = url.replace("'", "'\\''")
+        click.echo(f"curl -fsS '{quoted}' | sh")
+        return
+    script = api.fetch(url)
+    fd = os.open(script_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(script)
+    click.echo(f"wrote {script_file}: run `sh {script_file}` where kubectl reaches the edge",
+               err=True)
+
+
+@cluster.command("approve-key")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.argument("fingerprint")
+def approve_key(cluster_ref: str, fingerprint: str) -> None:
+    """Approve the new sealing key the edge reports (its FINGERPRINT, as `cluster get`
+    shows under pendingKey: compare it with the edge's controller first). Secrets are sealed
+    and re-sealed to it from then on."""
+    api = manager()
+    answer = api.approve_key(api.resolve(cluster_ref), fingerprint)
+    click.echo(f"{cluster_ref}: sealing key {fingerprint} approved", err=True)
+    click.echo(json.dumps(answer))
+
+
+@cluster.command("redeploy")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+def redeploy(cluster_ref: str) -> None:
+    """Write the cluster's repo again from its entries."""
+    api = manager()
+    click.echo(json.dumps(api.redeploy(api.resolve(cluster_ref))))
+
+
+@cluster.command("delete")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.option("--force", is_flag=True, help="do not wait for the edge to apply the teardown")
+@click.option("--wait", "wait_gone", is_flag=True, help="wait until it is gone")
+@click.option("--timeout", type=float, default=900.0, show_default=True)
+def delete(cluster_ref: str, force: bool, wait_gone: bool, timeout: float) -> None:
+    """Tear a cluster down: its accounts, entries and repo."""
+    api = manager()
+    cluster_uuid = api.resolve(cluster_ref)
+    api.delete(cluster_uuid, force=force)
+    click.echo(f"{cluster_ref}: Deleting", err=True)
+    deadline = time.monotonic() + timeout
+    while wait_gone and api.exists(cluster_uuid):
+        if time.monotonic() >= deadline:
+            raise ApiError(408, f"{cluster_ref} is still there after {timeout:g} s")
+        time.sleep(0.5)
+    if wait_gone:
+        click.echo(f"{cluster_ref}: gone", err=True)
+

@@ -1,0 +1,104 @@
+"""``fplus login`` and ``fplus whoami``, and the profile every other command runs with."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+import requests
+
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, Unauthorized
+
+from . import profile as profiles
+from .api import ApiError, ManagerApi
+from .output import emit, output_option
+
+
+def current() -> profiles.Profile:
+    """The profile with the environment's overrides (see :mod:`fplus.cli.profile`)."""
+    try:
+        return profiles.load()
+    except profiles.ProfileError as exc:
+        raise ApiError(0, str(exc)) from None
+
+
+def trust(ca_file: str | None) -> None:
+    """Make the Config Store client verify HTTPS against ``ca_file`` (it reads the env)."""
+    if ca_file:
+        os.environ["FPLUS_CA_FILE"] = ca_file
+
+
+def manager() -> ManagerApi:
+    """The Cluster Manager of the current profile, with its credentials."""
+    found = current()
+    if found.authorization() is None:
+        raise ApiError(401, "not logged in: run `fplus login URL` (or set FPLUS_TOKEN, or "
+                            "FPLUS_USER and FPLUS_PASSWORD)")
+    return ManagerApi(found)
+
+
+def _check_manager(url: str, ca_file: str | None) -> None:
+    try:
+        resp = requests.get(f"{url}/ping", timeout=10, verify=ca_file or True)
+        service = resp.json().get("service") if resp.ok else None
+    except (requests.RequestException, ValueError) as exc:
+        raise ApiError(0, f"cannot reach {url}: {type(exc).__name__}") from None
+    if service != uuids.Service.Clusters:
+        raise ApiError(0, f"{url} is not a Cluster Manager (its /ping names no Clusters "
+                          "service)")
+
+
+@click.command("login")
+@click.argument("url", required=False)
+@click.option("--config-store", "config_store", metavar="URL",
+              help="the Config Store (default: the Cluster Manager's host, port 8701)")
+@click.option("-u", "--username", default="admin", show_default=True)
+@click.option("--password-stdin", is_flag=True, help="read the password from standard input")
+@click.option("--ca-file", type=click.Path(exists=True, dir_okay=False),
+              help="PEM CA bundle to verify HTTPS with (saved with the login)")
+def login(url: str | None, config_store: str | None, username: str, password_stdin: bool,
+          ca_file: str | None) -> None:
+    """Log in to the Cluster Manager at URL; saves a token, never the password."""
+    saved = current()
+    base = (url or saved.url).rstrip("/")
+    ca = ca_file or saved.ca_file
+    target = profiles.Profile(url=base, config_store=config_store or (
+        saved.config_store if url is None else None), user=username, ca_file=ca)
+    _check_manager(base, ca)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt(f"Password for {username}", hide_input=True)
+    store = target.config_store_url
+    trust(ca)
+    try:
+        with ConfigStoreClient(store, username, password, retries=1) as client:
+            token = client.token()
+    except Unauthorized:
+        raise ApiError(401, f"wrong username or password for {store}") from None
+    except ConfigStoreError as exc:
+        raise ApiError(0, f"{store}: {exc}") from None
+    path = profiles.save(profiles.Profile(**{**target.__dict__, "token": token}))
+    click.echo(f"Logged in to {base} as {username} (session saved in {path})", err=True)
+
+
+@click.command("whoami")
+@output_option
+def whoami(fmt: str) -> None:
+    """The principal the current credentials prove."""
+    found = current()
+    header = found.authorization()
+    if header is None:
+        raise ApiError(401, "not logged in: run `fplus login URL`")
+    trust(found.ca_file)
+    try:
+        with ConfigStoreClient(found.config_store_url, retries=1) as client:
+            who = client.identify(header)
+    except ConfigStoreError as exc:
+        raise ApiError(0, f"{found.config_store_url}: {exc}") from None
+    if who is None:
+        raise ApiError(401, f"{found.config_store_url} refused the saved session: run "
+                            "`fplus login`")
+    emit(who, fmt, [("NAME", lambda w: w.get("name")), ("UUID", lambda w: w.get("uuid"))])

@@ -1,0 +1,110 @@
+"""``fplus cluster list --watch``: the list again whenever a cluster changes.
+
+Changes arrive from the Config Store's notify/v2 WebSocket (the clusters' configuration,
+setup status and edge status apps); each burst of changes costs one list call to the
+Cluster Manager, which derives the phases. The list is also fetched every ``--interval``
+seconds, since phases age (Online → Stale) without any write, and so that a user who may
+not subscribe to those apps still sees changes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.live import Live
+
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, NotifyClient
+
+from .api import ManagerApi
+from .output import Column, emit, table
+from .session import trust
+
+WATCHED_APPS = (uuids.App.EdgeClusterConfiguration, uuids.App.EdgeClusterSetupStatus,
+                uuids.App.EdgeClusterStatus)
+SETTLE = 0.3
+"""Seconds to let a burst of notifications settle before fetching the list once."""
+
+
+@contextmanager
+def _notifications(api: ManagerApi, changed: threading.Event,
+                   connect_timeout: float = 5.0) -> Iterator[None]:
+    """Set ``changed`` whenever a watched app changes; says once on stderr when it cannot."""
+    profile = api.profile
+    trust(profile.ca_file)
+    if profile.user and profile.password:
+        store = ConfigStoreClient(profile.config_store_url, profile.user, profile.password,
+                                  retries=1)
+    else:
+        store = ConfigStoreClient(profile.config_store_url, token=profile.token, retries=1)
+    notify = NotifyClient(store, reconnect_delay=(2.0, 3.0))
+    try:
+        for app in WATCHED_APPS:
+            notify.search(app, lambda _state: changed.set())
+        if not notify.wait_ready(connect_timeout):
+            click.echo(f"live updates unavailable ({notify.problem}): refreshing on the "
+                       "interval only", err=True)
+        yield
+    finally:
+        notify.close()
+        store.close()
+
+
+class _Screen:
+    """Shows successive snapshots: a table redrawn in place on a terminal; appended
+    otherwise (JSON: one line each; YAML: one document each; tables: a blank line apart)."""
+
+    def __init__(self, fmt: str, columns: list[Column]) -> None:
+        self.fmt, self.columns = fmt, columns
+        self.live = None
+        if fmt == "table" and sys.stdout.isatty():
+            self.live = Live(console=Console(), auto_refresh=False)
+            self.live.start()
+
+    def show(self, rows: list[dict[str, Any]]) -> None:
+        if self.live is not None:
+            self.live.update(table(rows, self.columns), refresh=True)
+        elif self.fmt == "json":
+            click.echo(json.dumps(rows, sort_keys=True))
+        elif self.fmt == "yaml":
+            click.echo("---\n" + yaml.safe_dump(rows, sort_keys=True).rstrip())
+        else:
+            emit(rows, self.fmt, self.columns)
+            click.echo()
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+
+def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
+          interval: float) -> None:
+    """Show the cluster list, then again after every change, until interrupted."""
+    changed = threading.Event()
+    screen = _Screen(fmt, columns)
+    last: list[dict[str, Any]] | None = None
+    try:
+        with _notifications(api, changed):
+            while True:
+                rows = list(api.clusters(phase))
+                if rows != last:
+                    screen.show(rows)
+                    last = rows
+                changed.wait(interval)
+                if changed.is_set():
+                    time.sleep(SETTLE)
+                    changed.clear()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        screen.close()

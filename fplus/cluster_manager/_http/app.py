@@ -1,0 +1,28 @@
+"""The Cluster Manager's Flask application factory."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from fplus.serving import refuse_oversized
+
+from . import cluster_api_routes, cluster_routes, console, errors, secret_routes, service_routes
+from .context import ApiServices
+from .params import ClusterConverter
+
+DEFAULT_BODY_LIMIT = 1024 * 1024
+
+
+def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
+    """A Flask app serving the Cluster Manager's HTTP API with ``api``."""
+    app = Flask("cluster_manager", static_folder=None)
+    app.config["MAX_CONTENT_LENGTH"] = body_limit
+    app.json.sort_keys = False
+    app.extensions["cluster_manager"] = api
+    app.url_map.converters["cluster"] = ClusterConverter
+    app.before_request(refuse_oversized)
+    errors.register(app)
+    for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
+               console.bp):
+        app.register_blueprint(bp)
+    return app

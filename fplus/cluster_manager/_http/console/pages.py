@@ -1,0 +1,279 @@
+"""The console's pages and actions. Reads and writes go through the API wing with the same
+permission checks as the JSON routes (:func:`require`, :func:`require_view`), as the
+signed-in user; a page hides the buttons its user may not use, and the check refuses anyway."""
+
+from __future__ import annotations
+
+import json
+import uuid as uuidlib
+from typing import Any
+
+import yaml
+from flask import Blueprint, Response, abort, g, redirect, render_template, request, url_for
+
+from fplus.config_store import uuids
+from fplus.templating import untrusted_yaml
+
+from ...api.edge_status import read_edge_status
+from ...api.errors import ApiError, Conflict, Unauthorized
+from ...cluster_config import config_errors
+from ...sealing import SealingError
+from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
+from ..context import can_view, require, require_view, services
+from .session import (
+    clear_cookie,
+    log_in,
+    log_out,
+    next_path,
+    same_origin_post,
+    set_cookie,
+    signed_in,
+)
+
+bp = Blueprint("console", __name__, url_prefix="/ui", template_folder="templates",
+               static_folder="static")
+DONE = {"created": "Cluster requested: it shows Ready once commissioned.",
+        "deleted": "Deletion requested: the cluster goes once its edge applied the teardown.",
+        "redeploy": "Redeploy requested.", "sealed": "Secret sealed and committed.",
+        "approved": "Sealing key approved: secrets are sealed and re-sealed to it now.",
+        "removed": "Secret key removed."}
+SCOPES = ("strict", "namespace-wide", "cluster-wide")
+HOST_FIELDS = ("hostname", "ready", "control_plane", "arch", "k8s_version", "os_version")
+
+
+@bp.after_request
+def _headers(response: Response) -> Response:
+    """No caching (pages carry bootstrap commands), no framing, no foreign scripts, and no
+    Referer (with a bootstrap token in it) leaving for another site."""
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+@bp.errorhandler(ApiError)
+def _refused(exc: ApiError) -> tuple[str, int]:
+    return render_template("error.html", status=exc.status, message=exc.message), exc.status
+
+
+@bp.errorhandler(SealingError)
+def _bad_secret(exc: SealingError) -> tuple[str, int]:
+    return render_template("error.html", status=400, message=str(exc)), 400
+
+
+def _may(permission: str, cluster: str) -> bool:
+    return services().access.allowed(g.console.caller, permission, cluster)
+
+
+# -- sign-in ----------------------------------------------------------------------------
+
+
+@bp.get("/login")
+def login() -> str:
+    reason = "Your session ended: sign in again." if request.args.get("reason") else None
+    return render_template("login.html", notice=reason, next=request.args.get("next", ""))
+
+
+@bp.post("/login")
+def login_post() -> Response | tuple[str, int]:
+    same_origin_post()
+    user = request.form.get("username", "").strip()
+    password = request.form.get("password", "")
+    if not user or not password:
+        return render_template("login.html", error="Give a username and a password.",
+                               user=user, next=request.form.get("next", "")), 400
+    try:
+        token = log_in(user, password)
+    except Unauthorized as exc:
+        return render_template("login.html", error=exc.message.capitalize() + ".", user=user,
+                               next=request.form.get("next", "")), 401
+    return set_cookie(redirect(next_path(request.form.get("next")), 303), user, token)
+
+
+@bp.post("/logout")
+@signed_in
+def logout() -> Response:
+    log_out(g.console.authorization)
+    return clear_cookie(redirect(url_for("console.login"), 303))
+
+
+# -- clusters -------------------------------------------------------------------------------
+
+
+def _visible_clusters() -> list[dict[str, Any]]:
+    who = g.console.caller
+    return services().clusters.page(lambda c: can_view(who, c), limit=1000).clusters
+
+
+@bp.get("/")
+@signed_in
+def clusters() -> str:
+    return render_template("clusters.html", clusters=_visible_clusters(),
+                           can_create=_may(uuids.EdgePerm.Clusters, uuids.NULL),
+                           done=DONE.get(request.args.get("done", "")))
+
+
+@bp.get("/rows")
+@signed_in
+def cluster_rows() -> str:
+    """The list's rows alone, for the page to refresh its phase badges."""
+    return render_template("_rows.html", clusters=_visible_clusters())
+
+
+def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    config: dict[str, Any] = {"name": form.get("name", "").strip(),
+                              "namespace": form.get("namespace", "").strip()}
+    errors: dict[str, str] = {}
+    if form.get("chart", "").strip():
+        config["chart"] = form["chart"].strip()
+    if form.get("bare"):
+        config["bare"] = True
+    if form.get("no_sealed_secrets"):
+        config["sealedSecrets"] = False
+    if form.get("values", "").strip():
+        try:
+            config["values"] = untrusted_yaml.load(form["values"])
+        except untrusted_yaml.YAMLRefused as exc:
+            errors["values"] = f"values refused: {exc}"
+        except yaml.YAMLError as exc:
+            errors["values"] = f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
+    return config, {**config_errors(config), **errors}
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@signed_in
+def new_cluster() -> Response | tuple[str, int]:
+    who = require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
+    if request.method == "GET":
+        return render_template("new.html", form={"namespace": "fplus-edge"}, errors={}), 200
+    config, errors = _form_config(request.form)
+    if not errors:
+        try:
+            created = services().clusters.create(config, str(uuidlib.uuid4()), who)
+        except Conflict as exc:
+            errors["name"] = exc.message
+        except ApiError as exc:
+            errors[""] = exc.message
+        else:
+            return redirect(url_for("console.cluster", cluster=created["uuid"], done="created"),
+                            303)
+    return render_template("new.html", form=request.form, errors=errors), 422
+
+
+def _edge_report(cluster: str) -> dict[str, list[dict[str, str]]]:
+    """The hosts and deployments the edge reported, as rows of text (the entry is written
+    by the edge, so anything not of the expected shape is left out)."""
+    edge = read_edge_status(services().cs, cluster) or {}
+    hosts = [{k: _text(h.get(k)) for k in HOST_FIELDS}
+             for h in edge.get("hosts") or [] if isinstance(h, dict)]
+    deployments = edge.get("deployments") if isinstance(edge.get("deployments"), dict) else {}
+    rows = [{"name": _text(r), "state": "applied", "error": ""}
+            for r in deployments.get("releases") or [] if isinstance(r, str)]
+    rows += [{"name": _text(f.get("name") or f.get("uuid")), "state": "failed",
+              "error": _text(f.get("error"))}
+             for f in deployments.get("failed") or [] if isinstance(f, dict)]
+    return {"hosts": hosts, "deployments": rows}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value if isinstance(value, str) else "" if value is None else json.dumps(value)
+
+
+def _cluster_page(cluster: str, **extra: Any) -> str:
+    status = status_view(cluster)
+    can_manage = _may(uuids.EdgePerm.Clusters, cluster)
+    can_seal = _may(uuids.EdgePerm.Secrets, cluster)
+    secrets = services().secrets.listing(cluster) if can_seal and status.get("ready") else None
+    return render_template("cluster.html", cluster=cluster, status=status,
+                           name=(status.get("spec") or {}).get("name") or cluster,
+                           can_manage=can_manage, can_seal=can_seal, secrets=secrets,
+                           scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
+                           report=_edge_report(cluster) if status.get("edge") else None,
+                           **extra)
+
+
+@bp.get("/cluster/<cluster:cluster>")
+@signed_in
+def cluster(cluster: str) -> str:
+    require_view(cluster, g.console.authorization)
+    return _cluster_page(cluster)
+
+
+@bp.get("/cluster/<cluster:cluster>/badge")
+@signed_in
+def cluster_badge(cluster: str) -> str:
+    require_view(cluster, g.console.authorization)
+    return render_template("_badge.html", phase=status_view(cluster).get("phase"))
+
+
+@bp.post("/cluster/<cluster:cluster>/bootstrap")
+@signed_in
+def bootstrap(cluster: str) -> str:
+    require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    url = issue_bootstrap_url(cluster)
+    quoted = url.replace("'", "'\\''")
+    return _cluster_page(cluster, command=f"curl -fsS '{quoted}' | sh",
+                         plain_http=url.lower().startswith("http://"))
+
+
+@bp.post("/cluster/<cluster:cluster>/sealing-key/approve")
+@signed_in
+def approve_key(cluster: str) -> Response | tuple[str, int]:
+    who = require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    try:
+        approve_sealing_key(cluster, request.form.get("fingerprint", ""), who.uuid)
+    except Conflict as exc:
+        return _cluster_page(cluster, key_error=exc.message), 409
+    return redirect(url_for("console.cluster", cluster=cluster, done="approved"), 303)
+
+
+@bp.post("/cluster/<cluster:cluster>/redeploy")
+@signed_in
+def redeploy(cluster: str) -> Response:
+    require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    services().clusters.redeploy(cluster)
+    return redirect(url_for("console.cluster", cluster=cluster, done="redeploy"), 303)
+
+
+@bp.post("/cluster/<cluster:cluster>/delete")
+@signed_in
+def delete(cluster: str) -> Response | tuple[str, int]:
+    require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    name = (status_view(cluster).get("spec") or {}).get("name") or cluster
+    if request.form.get("confirm", "").strip() != name:
+        return _cluster_page(cluster, delete_error=f"Type {name} to confirm."), 422
+    services().clusters.delete(cluster, force=bool(request.form.get("force")))
+    return redirect(url_for("console.clusters", done="deleted"), 303)
+
+
+@bp.post("/cluster/<cluster:cluster>/secret")
+@signed_in
+def seal(cluster: str) -> Response | tuple[str, int]:
+    require(uuids.EdgePerm.Secrets, cluster, g.console.authorization)
+    form = request.form
+    scope = form.get("scope") or None
+    if scope not in (None, *SCOPES):
+        abort(400)
+    try:
+        services().secrets.seal(cluster, form.get("namespace", ""), form.get("name", ""),
+                                form.get("key", ""), form.get("value", "").encode(),
+                                scope=scope)
+    except (ApiError, ValueError) as exc:
+        message = exc.message if isinstance(exc, ApiError) else str(exc)
+        return _cluster_page(cluster, seal_error=message, seal_form=form), 422
+    return redirect(url_for("console.cluster", cluster=cluster, done="sealed"), 303)
+
+
+@bp.post("/cluster/<cluster:cluster>/secret/delete")
+@signed_in
+def remove_secret(cluster: str) -> Response:
+    require(uuids.EdgePerm.Secrets, cluster, g.console.authorization)
+    form = request.form
+    services().secrets.remove(cluster, form.get("namespace", ""), form.get("name", ""),
+                              form.get("key", ""))
+    return redirect(url_for("console.cluster", cluster=cluster, done="removed"), 303)

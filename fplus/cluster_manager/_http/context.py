@@ -1,0 +1,91 @@
+"""What the routes work with: the services, the settings, and the calling principal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import current_app, request
+
+from fplus.config_store import uuids
+from fplus.config_store.client import Access, Caller, ConfigStoreClient
+
+from ..api.bootstrap_scripts import ScriptBuilder
+from ..api.bootstrap_tokens import BootstrapTokens
+from ..api.clusters import ClusterService
+from ..api.errors import Forbidden, Unauthorized
+from ..api.repo_heads import RepoHeads
+from ..api.secrets import SecretService
+from ..api.status_view import Liveness
+from ..metrics import Metrics
+from ..vocabulary import STATUS_APP
+
+
+@dataclass
+class ApiServices:
+    """Everything the HTTP API needs; one per app."""
+
+    cs: ConfigStoreClient
+    access: Access
+    secrets: SecretService
+    clusters: ClusterService
+    tokens: BootstrapTokens
+    scripts: ScriptBuilder
+    metrics: Metrics
+    external_url: str
+    public_bootstrap: bool = False
+    liveness: Liveness = field(default_factory=Liveness)
+    reconciler: Any = None
+    """The running reconciler (for ``/healthz``), if any."""
+    leadership: Any = None
+    """Whose the leader lease is (``status() -> LeaderStatus``, for ``/healthz``), if any."""
+    heads: RepoHeads | None = None
+    """The commit each cluster's repo is at (``syncState`` in statuses); None: never known."""
+
+
+def services() -> ApiServices:
+    """The current app's services."""
+    return current_app.extensions["cluster_manager"]
+
+
+def repo_head(cluster: str) -> str | None:
+    """The commit the cluster's repo is at, if the app knows how to ask."""
+    heads = services().heads
+    return heads.get(cluster) if heads is not None else None
+
+
+def caller(authorization: str | None = None) -> Caller:
+    """The authenticated caller (``authorization``, default the request's header); 401
+    without valid credentials."""
+    found = services().access.principal(authorization or request.headers.get("Authorization"))
+    if found is None:
+        raise Unauthorized("valid credentials are required (HTTP Basic or a Config Store "
+                           "Bearer token)")
+    return found
+
+
+def require(permission: str, cluster: str, authorization: str | None = None) -> Caller:
+    """The caller, if it holds ``permission`` on ``cluster`` (or the wildcard); else 401/403.
+    ``cluster`` may be the Null UUID: then only a wildcard grant will do."""
+    who = caller(authorization)
+    if not services().access.allowed(who, permission, cluster):
+        raise Forbidden("you lack the permission for this on this cluster"
+                        if cluster != uuids.NULL else
+                        "you lack the permission for this on every cluster (a wildcard grant)")
+    return who
+
+
+def can_view(who: Caller, cluster: str) -> bool:
+    """Whether ``who`` may see ``cluster``'s status: it manages the cluster, or it may read
+    the setup status app in the Config Store (where that status comes from)."""
+    access = services().access
+    return (access.allowed(who, uuids.EdgePerm.Clusters, cluster)
+            or access.allowed(who, uuids.ConfigDBPerm.ReadApp, STATUS_APP))
+
+
+def require_view(cluster: str, authorization: str | None = None) -> Caller:
+    """The caller, if it may see ``cluster`` (:func:`can_view`); else 401/403."""
+    who = caller(authorization)
+    if not can_view(who, cluster):
+        raise Forbidden("you may neither manage this cluster nor read the setup status app")
+    return who

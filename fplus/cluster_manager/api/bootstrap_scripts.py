@@ -1,0 +1,160 @@
+"""The bootstrap script for one cluster: template entry + fresh credentials + self-link.
+
+Rendered from the Bootstrap script entry (``a807d8fc-…``, seeded from
+``fplus/manifests/bootstrap-script.yaml``) with json-templates semantics, then packed by the
+:mod:`bootstrap` package. Every script delivered rotates the cluster's two machine
+credentials (Flux pull, Edge Sync) with server-generated passwords, so running the newest
+script replaces whatever credentials the edge had, while the previous ones keep a running edge
+connected until the new ones are used (or a grace period ends). Files come from the setup
+status and this process; no repository is cloned.
+
+What is the same from one fetch to the next is not redone: the template entry is followed in
+memory (:class:`~.followed_entry.FollowedEntry`), a cluster's rendered and checked script is
+remembered per template version, and the embedded Flux export is read again only when the
+file changes. The credentials are new every time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fplus import bootstrap
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
+from fplus.templating import TemplateError, render
+
+from ..flux_exports import FluxExport, FluxExportError, read_flux_export
+from ..setup_status import SetupStatus
+from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
+from .errors import NotFound, Unavailable
+from .followed_entry import FollowedEntry
+
+CREDENTIALS = "credentials.yaml"
+"""The packed file holding the edge's Secrets."""
+FLUX_INSTALL_URL = (f"https://github.com/fluxcd/flux2/releases/download/v{FLUX_VERSION}/"
+                    "install.yaml")
+REMEMBERED_SCRIPTS = 1024
+"""Rendered scripts kept (least recently used dropped): one per cluster being bootstrapped."""
+
+
+class ScriptBuilder:
+    """Builds bootstrap scripts for ready clusters."""
+
+    def __init__(self, cs: ConfigStoreClient, *, flux_install_file: Path | None = None,
+                 wait_timeout: str = "300s", with_credentials: bool = True,
+                 rotation_grace: float = 900.0, edge_ca: str | None = None) -> None:
+        self.cs = cs
+        self.edge_ca = edge_ca
+        self.rotation_grace = rotation_grace
+        self.flux_install_file = flux_install_file
+        self.wait_timeout = wait_timeout
+        self.with_credentials = with_credentials
+        self.template = FollowedEntry(cs, uuids.App.BootstrapScript, uuids.App.BootstrapScript)
+        self._lock = threading.Lock()
+        self._scripts: OrderedDict[tuple[Any, ...], bootstrap.Script] = OrderedDict()
+        self._flux_file: tuple[tuple[int, int], FluxExport] | None = None
+
+    def build(self, cluster: str, setup: SetupStatus, *,
+              redeem: Callable[[], None] | None = None,
+              release: Callable[[], None] | None = None) -> str:
+        """The script for ``cluster`` whose setup status is ``setup`` (must be ready).
+
+        The template is rendered and packed first: a template that fails rotates nothing and
+        uses up no URL. Only then is the URL redeemed (``redeem``) and are the credentials
+        rotated; if rotating fails, ``release`` makes the URL usable again. The previous
+        passwords stay valid for ``rotation_grace`` seconds or until the new ones are used,
+        so fetching a script never cuts off a running edge.
+        """
+        if not setup.bootstrappable or setup.self_link is None:
+            raise NotFound(f"cluster {cluster} is not ready yet (phase "
+                           f"{setup.phase}); try again when it is")
+        script = self._script(cluster, setup)
+        if redeem is not None:
+            redeem()
+        if not self.with_credentials:
+            return script.text()
+        try:
+            credentials = self._rotate_credentials(cluster, setup)
+        except Exception:
+            if release is not None:
+                release()
+            raise
+        return script.with_files({CREDENTIALS: credentials}).text()
+
+    def _script(self, cluster: str, setup: SetupStatus) -> bootstrap.Script:
+        """The rendered, packed script without credentials (remembered per template version
+        and cluster); :class:`Unavailable` if the template does not make one."""
+        entry, version = self.template.get()
+        flux = self._flux_install()
+        key = (version, cluster, setup.name, setup.namespace, setup.self_link, flux)
+        with self._lock:
+            found = self._scripts.get(key) if version is not None else None
+            if found is not None:
+                self._scripts.move_to_end(key)
+                return found
+        script = self._render(cluster, setup, entry, flux)
+        if version is not None:
+            with self._lock:
+                self._scripts[key] = script
+                while len(self._scripts) > REMEMBERED_SCRIPTS:
+                    self._scripts.popitem(last=False)
+        return script
+
+    def _render(self, cluster: str, setup: SetupStatus, entry: Any,
+                flux: FluxExport | None) -> bootstrap.Script:
+        if not isinstance(entry, dict):
+            raise Unavailable("no Bootstrap script template is configured")
+        context = {"uuid": cluster, "name": setup.name, "namespace": setup.namespace,
+                   "files": bootstrap.PLACEHOLDER, "timeout": self.wait_timeout,
+                   # the embedded export's own version, else the pinned release's
+                   "flux": {"version": flux.version.lstrip("v") if flux else FLUX_VERSION,
+                            # an embedded export is applied instead: no URL off this stack
+                            "install_url": "" if flux is not None else FLUX_INSTALL_URL,
+                            "secret": FLUX_SECRET},
+                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
+        files = {"self-link.yaml": setup.self_link or ""}
+        if flux is not None:
+            files["flux-system.yaml"] = flux.text
+        try:
+            script = bootstrap.prepare_script(render(entry, context), files)
+            if self.with_credentials:  # its name must be free before anything rotates
+                script.with_files({CREDENTIALS: ""})
+        except TemplateError as exc:
+            raise Unavailable(f"the Bootstrap script template does not render: {exc}") from exc
+        except bootstrap.BootstrapError as exc:
+            raise Unavailable(f"the Bootstrap script template is unusable: {exc}") from exc
+        return script
+
+    def _flux_install(self) -> FluxExport | None:
+        """The embedded Flux export, read again only when the file changed."""
+        if self.flux_install_file is None:
+            return None
+        stat = self.flux_install_file.stat()
+        mark = (stat.st_mtime_ns, stat.st_size)
+        cached = self._flux_file
+        if cached is not None and cached[0] == mark:
+            return cached[1]
+        try:
+            export = read_flux_export(self.flux_install_file.read_text(),
+                                      str(self.flux_install_file))
+        except FluxExportError as exc:
+            raise Unavailable(f"the Flux install file is unusable: {exc}") from exc
+        self._flux_file = (mark, export)
+        return export
+
+    def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
+        """New passwords for the cluster's principals, as the Secrets manifest."""
+        assert setup.name is not None and setup.namespace is not None
+        secrets: dict[str, tuple[str, str]] = {}
+        for role in ROLES:
+            principal = setup.account(role).uuid
+            if not principal:
+                raise NotFound(f"cluster {cluster} has no {role.key} account yet")
+            password = self.cs.generate_password(principal,
+                                                 previous_valid_for=self.rotation_grace)
+            secrets[role.secret] = (role.principal_name(setup.name), password)
+        return bootstrap.credentials_manifest(setup.namespace, secrets, self.edge_ca)

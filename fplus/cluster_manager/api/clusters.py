@@ -1,0 +1,164 @@
+"""The cluster API: create, list, delete and redeploy clusters in one call each (extensions).
+
+Creating claims the name first (:mod:`fplus.cluster_manager.name_claims`), so of any number of
+concurrent creates of one name exactly one makes a cluster and the others create nothing.
+The claim records the creating principal: each may hold at most ``quota`` clusters it
+created (the root principal is exempt; a deleted cluster's name claim goes with it).
+Deleting and redeploying are requests to the reconciler: delete removes the configuration
+entry (the reconciler then tears the cluster down, skipping the wait for the edge when
+``force``); redeploy asks for a new commit of the re-rendered repo even when nothing
+changed. Writing entries directly keeps working; this is a convenience over it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from fplus.config_store import uuids
+from fplus.config_store.client import Caller, ConfigStoreClient
+from fplus.config_store.client import Unprocessable as EntryRefused
+
+from ..cluster_config import InvalidConfig, check_config
+from ..name_claims import NameClaims
+from ..setup_status import SetupStatus
+from ..vocabulary import CONFIG_APP, REQUEST_APP, STATUS_APP
+from .edge_status import EdgeStatusUnreadable, read_edge_status
+from .errors import Conflict, NotFound, TooMany, Unprocessable
+from .status_view import Liveness, derive_phase, edge_text, host_count
+
+log = logging.getLogger(__name__)
+MAX_PAGE = 1000
+QUOTA = 1000
+"""Clusters one principal may have created and not deleted (the default setting)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the cluster list; ``next`` is the cursor of the following page."""
+
+    clusters: list[dict[str, Any]]
+    next: str | None
+
+
+def request_redeploy(cs: ConfigStoreClient, cluster: str) -> str:
+    """Ask the reconciler for a new commit of ``cluster``'s re-rendered repo (a Failed
+    cluster is tried again); return the request time."""
+    requested = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    cs.patch_config(REQUEST_APP, cluster, {"redeploy": requested})
+    log.info("cluster %s: redeploy requested", cluster)
+    return requested
+
+
+class ClusterService:
+    """Create, delete, redeploy and list clusters."""
+
+    def __init__(self, cs: ConfigStoreClient, claims: NameClaims,
+                 liveness: Liveness | None = None, quota: int = QUOTA) -> None:
+        self.cs, self.claims, self.liveness = cs, claims, liveness or Liveness()
+        self.quota = quota
+
+    def create(self, body: Any, cluster: str, creator: Caller | None = None) -> dict[str, Any]:
+        """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
+        for ``creator`` (429 when it has created its quota of clusters)."""
+        try:
+            config = check_config(body)
+        except InvalidConfig as exc:
+            raise Unprocessable(str(exc)) from exc
+        self._check_quota(creator)
+        holder = self.claims.claim(config["name"], cluster,
+                                   creator=creator.uuid if creator else None)
+        if holder is not None:
+            raise Conflict(f"the name {config['name']!r} is used by cluster {holder}")
+        created = False
+        try:
+            self.cs.create_object(uuids.Class.EdgeCluster, cluster)
+            created = True
+            self.cs.put_config(CONFIG_APP, cluster, config)
+        except Exception as exc:
+            self._undo_create(config["name"], cluster, created)
+            if isinstance(exc, EntryRefused):  # the configuration app's schema refused it
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            raise
+        log.info("cluster %s (%s): created through the API", cluster, config["name"])
+        return {"uuid": cluster, **config, "phase": "Pending"}
+
+    def _check_quota(self, creator: Caller | None) -> None:
+        """429 if ``creator`` (not root) holds ``quota`` clusters it created (0: no quota)."""
+        if creator is None or creator.root or not self.quota:
+            return
+        if self.claims.created_by(creator.uuid) >= self.quota:
+            raise TooMany(f"cluster quota reached: a principal may create at most "
+                          f"{self.quota} clusters (delete one first)")
+
+    def _undo_create(self, name: str, cluster: str, created: bool) -> None:
+        """Leave nothing behind of a create that failed halfway."""
+        try:
+            if created:
+                self.cs.delete_object(cluster)
+        finally:
+            self.claims.release(name, cluster)
+
+    def delete(self, cluster: str, *, force: bool = False) -> None:
+        """Ask for ``cluster`` to be torn down (``force``: without waiting for the edge)."""
+        configured = self.cs.get_config(CONFIG_APP, cluster) is not None
+        if not configured and not SetupStatus.parse(
+                self.cs.get_config(STATUS_APP, cluster)).exists:
+            raise NotFound(f"unknown cluster {cluster}")
+        if force:
+            self.cs.patch_config(REQUEST_APP, cluster, {"forceDelete": True})
+        if configured:
+            self.cs.delete_config(CONFIG_APP, cluster)
+        log.info("cluster %s: deletion requested%s", cluster, " (forced)" if force else "")
+
+    def redeploy(self, cluster: str) -> str:
+        """Ask for a new commit of ``cluster``'s re-rendered repo; return the request time."""
+        if self.cs.get_config(CONFIG_APP, cluster) is None:
+            raise NotFound(f"unknown cluster {cluster}")
+        return request_redeploy(self.cs, cluster)
+
+    def page(self, visible: Any, *, phase: str | None = None, after: str | None = None,
+             limit: int = 100) -> Page:
+        """Clusters the caller may see (``visible(uuid)``), in uuid order after ``after``,
+        at most ``limit``, only those in ``phase`` when given."""
+        known = set(self.cs.list_app_objects(CONFIG_APP))
+        known |= set(self.cs.list_app_objects(STATUS_APP))
+        found: list[dict[str, Any]] = []
+        now = datetime.now(UTC)
+        for cluster in sorted(c for c in known if after is None or c > after):
+            if not visible(cluster):
+                continue
+            summary = self.summary(cluster, now)
+            if summary is None or (phase is not None and summary["phase"] != phase):
+                continue
+            if len(found) == limit:
+                return Page(found, found[-1]["uuid"])
+            found.append(summary)
+        return Page(found, None)
+
+    def _edge(self, cluster: str) -> dict[str, Any] | None:
+        """The edge's status entry; an unreadable one counts as none here (its own status
+        route says why), so one edge cannot break the list of every cluster."""
+        try:
+            return read_edge_status(self.cs, cluster)
+        except EdgeStatusUnreadable as exc:
+            log.warning("cluster %s: listed without its edge status: %s", cluster, exc.message)
+            return None
+
+    def summary(self, cluster: str, now: datetime) -> dict[str, Any] | None:
+        """``{uuid, name, phase, lastSeen, hosts, commit}`` of one cluster (None: gone
+        meanwhile)."""
+        setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))
+        name = setup.name or (setup.refused or {}).get("spec", {}).get("name")
+        if not setup.exists:
+            config = self.cs.get_config(CONFIG_APP, cluster)
+            if config is None:
+                return None
+            name = config.get("name") if isinstance(config, dict) else None
+        edge = self._edge(cluster) if setup.ready else None
+        return {"uuid": cluster, "name": name,
+                "phase": derive_phase(setup, edge, now, self.liveness),
+                "lastSeen": edge_text(edge, "lastSeen"), "hosts": host_count(edge),
+                "commit": setup.commit}

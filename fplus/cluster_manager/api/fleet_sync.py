@@ -1,0 +1,84 @@
+"""How many clusters are Synced, Progressing, Degraded or Unknown (for ``/metrics``).
+
+One count costs two Config Store searches (the setup statuses that are ready, and the
+fields of every edge report the sync rests on, never the listed objects) and one repo head
+per cluster, so it is computed at most every ``ttl`` seconds and served from memory in
+between. A count that cannot be made keeps the last one (logged).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
+
+from ..setup_status import DELETING, FAILED
+from ..vocabulary import EDGE_APP, STATUS_APP
+from .repo_heads import RepoHeads
+from .status_view import Liveness, edge_state
+from .sync_state import STATES, UNKNOWN, derive_sync
+
+log = logging.getLogger(__name__)
+
+_EDGE_FIELDS = {"appliedCommit": "appliedCommit", "lastSeen": "lastSeen",
+                "total": "flux.total", "ready": "flux.ready", "failed": "flux.failed",
+                "error": "flux.error"}
+_FLUX_FIELDS = ("total", "ready", "failed", "error")
+
+
+def _edge(picked: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An edge entry rebuilt from the searched fields (``flux`` without its objects)."""
+    if not picked:
+        return None
+    edge = {k: picked[k] for k in ("appliedCommit", "lastSeen") if k in picked}
+    if "total" in picked:
+        edge["flux"] = {k: picked[k] for k in _FLUX_FIELDS if k in picked}
+    return edge
+
+
+class FleetSync:
+    """``counts()``: commissioned clusters by sync state."""
+
+    def __init__(self, cs: ConfigStoreClient, heads: RepoHeads, liveness: Liveness | None = None,
+                 ttl: float = 15.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cs, self.heads, self.liveness = cs, heads, liveness or Liveness()
+        self.ttl, self._clock = ttl, clock
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = dict.fromkeys(STATES, 0)
+        self._due = 0.0
+
+    def counts(self) -> dict[str, int]:
+        """Clusters by state (every state present); recomputed at most every ``ttl`` s."""
+        with self._lock:
+            if self._clock() < self._due:
+                return dict(self._counts)
+            self._due = self._clock() + self.ttl  # one computation at a time
+        try:
+            fresh = self._count()
+        except ConfigStoreError as exc:
+            log.warning("metrics: cannot count clusters by sync state: %s", exc)
+            fresh = None
+        with self._lock:
+            if fresh is not None:
+                self._counts = fresh
+            return dict(self._counts)
+
+    def _count(self) -> dict[str, int]:
+        setups = self.cs.search(STATUS_APP, {"ready": True}, {"phase": "phase"}) or {}
+        edges = self.cs.search(EDGE_APP, {}, _EDGE_FIELDS) or {}
+        now = datetime.now(UTC)
+        found = dict.fromkeys(STATES, 0)
+        for cluster, setup in setups.items():
+            if setup.get("phase") in (FAILED, DELETING):
+                found[UNKNOWN] += 1
+                continue
+            edge = _edge(edges.get(cluster))
+            sync = derive_sync(self.heads.get(cluster), edge,
+                               edge_state(edge, now, self.liveness))
+            found[sync.state] += 1
+        return found

@@ -1,0 +1,31 @@
+"""The commit each cluster's repo is at, for comparing with what the edge applied."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import pygit2
+
+from fplus.config_store.client import TTLCache
+
+log = logging.getLogger(__name__)
+
+
+class RepoHeads:
+    """``get(cluster)``: the head of the cluster's ``main`` branch, asked of Git at most once
+    every ``ttl`` seconds per cluster (the remote case is a network round trip); None when
+    the repo has no commit or Git cannot be asked (logged, never raised)."""
+
+    def __init__(self, read: Callable[[str], str | None], ttl: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._read = read
+        self._known = TTLCache(ttl, max_items=4096, clock=clock)
+
+    def get(self, cluster: str) -> str | None:
+        try:
+            return self._known.get(cluster, lambda: self._read(cluster))
+        except (pygit2.GitError, OSError) as exc:
+            log.warning("cluster %s: cannot read its repo's head: %s", cluster, exc)
+            return None

@@ -1,0 +1,77 @@
+"""Where each cluster's repo lives: straight into the Git server's bare repos when they are on
+this machine, otherwise through the remote writer over HTTP. The Git mechanics are
+:mod:`fplus.cluster_manager.gitrepo`'s; this only maps a cluster uuid to its repo."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import requests
+
+from .gitrepo import (
+    ChangeSet,
+    RemoteRepoWriter,
+    WriteResult,
+    head,
+    read_files,
+    trust_ca_file,
+    writer_for,
+)
+from .settings import Settings
+
+
+class ClusterRepos:
+    """Writes, reads and archives cluster repos."""
+
+    def __init__(self, settings: Settings, username: str, password: str,
+                 ca_file: str | None = None) -> None:
+        """``ca_file``: the PEM bundle HTTPS to the Git server is verified against (None: the
+        system's CAs)."""
+        self.settings = settings
+        self._verify: str | bool = ca_file or True
+        if ca_file is not None:
+            trust_ca_file(ca_file)
+        self._auth = (username, password)
+        self._remote: dict[str, RemoteRepoWriter] = {}
+        self._lock = threading.Lock()
+
+    def _base(self) -> str:
+        return (self.settings.git_internal_url or self.settings.git_url).rstrip("/")
+
+    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
+        """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""
+        if self.settings.git_repos is not None:
+            return writer_for(self.settings.git_repos / f"{cluster}.git").apply(changes, message)
+        return self._remote_writer(cluster).apply(changes, message)
+
+    def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
+        """Every file under ``prefix`` on the cluster's ``main`` branch (path → content)."""
+        if self.settings.git_repos is None:
+            return self._remote_writer(cluster).fetch_files(prefix)
+        return read_files(self.settings.git_repos / f"{cluster}.git", prefix)
+
+    def head(self, cluster: str) -> str | None:
+        """The commit the cluster's ``main`` branch is at (None: no repo or no commit yet)."""
+        if self.settings.git_repos is None:
+            return self._remote_writer(cluster).remote_head()
+        return head(self.settings.git_repos / f"{cluster}.git")
+
+    def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
+        with self._lock:
+            writer = self._remote.get(cluster)
+            if writer is None:
+                writer = self._remote[cluster] = RemoteRepoWriter(
+                    f"{self._base()}/uuid/{cluster}", self._cache_dir() / cluster,
+                    self._auth[0], self._auth[1])
+            return writer
+
+    def _cache_dir(self) -> Path:
+        return self.settings.data_dir / "repo-cache"
+
+    def archive(self, cluster: str) -> None:
+        """Ask the Git server to archive the repo's storage (a missing repo is fine)."""
+        resp = requests.delete(f"{self._base()}/v1/storage/{cluster}", auth=self._auth,
+                               timeout=30, verify=self._verify)
+        if resp.status_code not in (204, 404):
+            resp.raise_for_status()

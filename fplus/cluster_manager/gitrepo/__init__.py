@@ -1,0 +1,31 @@
+"""A Git library for bare repositories: change sets committed straight into a branch with
+pygit2 (batched, compare-and-swap on the branch; or pushed to a remote), files read at a ref.
+It knows nothing of clusters: :mod:`fplus.cluster_manager.cluster_repos` maps clusters to repos."""
+
+from fplus.cluster_manager.gitrepo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
+from fplus.cluster_manager.gitrepo.reader import head, list_files, read_file, read_files
+from fplus.cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter, trust_ca_file
+from fplus.cluster_manager.gitrepo.writer import (
+    RefConflict,
+    RepoWriter,
+    ensure_bare_repo,
+    writer_for,
+)
+
+__all__ = [
+    "ChangeSet",
+    "InvalidPath",
+    "PushRejected",
+    "RefConflict",
+    "RemoteRepoWriter",
+    "RepoWriter",
+    "WriteResult",
+    "ensure_bare_repo",
+    "head",
+    "list_files",
+    "read_file",
+    "read_files",
+    "trust_ca_file",
+    "validate_path",
+    "writer_for",
+]

@@ -1,0 +1,83 @@
+"""Group commit: callers that arrive while a commit is in progress share the next one.
+
+The first caller becomes the leader and commits its own change set. Callers arriving meanwhile
+queue up and sleep; when the leader is done, one of them leads the next commit for the whole
+queue (in arrival order) and every caller in that batch gets the same result.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from fplus.cluster_manager.gitrepo._build import Pending
+from fplus.cluster_manager.gitrepo.changes import ChangeSet, WriteResult
+
+CommitBatch = Callable[[Sequence[Pending]], list[WriteResult | Exception]]
+
+
+class _Ticket:
+    __slots__ = ("changes", "error", "message", "result")
+
+    def __init__(self, changes: ChangeSet, message: str) -> None:
+        self.changes, self.message = changes, message
+        self.result: WriteResult | None = None
+        self.error: BaseException | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None or self.error is not None
+
+
+class GroupCommitter:
+    """Serialises ``commit_batch`` calls and batches whoever is waiting for one."""
+
+    def __init__(self, commit_batch: CommitBatch, max_batch: int = 512) -> None:
+        self._commit_batch = commit_batch
+        self._max_batch = max_batch
+        self._cond = threading.Condition()
+        self._queue: list[_Ticket] = []
+        self._busy = False
+
+    def submit(self, changes: ChangeSet, message: str) -> WriteResult:
+        """Commit ``changes`` (possibly together with others) and return the outcome."""
+        if not isinstance(changes, ChangeSet):
+            raise TypeError(f"expected a ChangeSet, not {type(changes).__name__}")
+        ticket = _Ticket(changes, message)
+        with self._cond:
+            self._queue.append(ticket)
+        while True:
+            with self._cond:
+                while self._busy and not ticket.done:
+                    self._cond.wait()
+                if ticket.done:
+                    break
+                self._busy = True
+            # One yield before taking the batch: callers already running (threads, or
+            # greenlets whose requests are parsed) queue up and share this commit.
+            time.sleep(0)
+            with self._cond:
+                batch = self._queue[:self._max_batch]
+                del self._queue[:self._max_batch]
+            self._lead(batch)
+        if ticket.error is not None:
+            raise ticket.error
+        assert ticket.result is not None
+        return ticket.result
+
+    def _lead(self, batch: list[_Ticket]) -> None:
+        try:
+            results = self._commit_batch([(t.changes, t.message) for t in batch])
+            for t, r in zip(batch, results, strict=True):
+                if isinstance(r, Exception):
+                    t.error = r
+                else:
+                    t.result = r
+        except BaseException as exc:
+            for t in batch:
+                t.error = exc
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()

@@ -1,0 +1,200 @@
+"""In-memory editing of a git tree: subtrees load lazily, only edited directories are rehashed,
+new objects are collected (not written) for one pack, and the root's id after each edit tells
+whether anything really changed."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pygit2
+
+from fplus.cluster_manager.gitrepo._pack import RawObject
+from fplus.cluster_manager.gitrepo._recent import Recent
+
+TREE_MODE = b"40000"
+FILE_MODE = b"100644"
+EXEC_MODE = b"100755"
+
+Leaf = tuple[bytes, pygit2.Oid]  # (octal mode as git writes it, object id)
+
+
+class _Dir:
+    """One directory: entries name → leaf or loaded subdirectory."""
+
+    __slots__ = ("_body", "_entries", "_oid", "_repo", "_stored")
+
+    def __init__(self, repo: pygit2.Repository, oid: pygit2.Oid | None) -> None:
+        self._repo = repo
+        self._oid = oid  # id of the current content, None when it must be recomputed
+        self._stored = oid is not None  # whether that content is known to be in the odb
+        self._body: bytes | None = None
+        self._entries: dict[bytes, Leaf | _Dir] | None = None if oid else {}
+
+    @property
+    def entries(self) -> dict[bytes, Leaf | _Dir]:
+        if self._entries is None:
+            assert self._oid is not None
+            parsed = _PARSED.get(self._oid.raw)
+            if parsed is None:
+                parsed = _parse(self._repo.odb.read(self._oid)[1])
+                _PARSED.put(self._oid.raw, parsed)
+            self._entries = dict(parsed)  # ours to edit; the remembered one never changes
+        return self._entries
+
+    def child(self, name: bytes, create: bool) -> _Dir | None:
+        """The subdirectory ``name``; with ``create``, a file or nothing there becomes one."""
+        entry = self.entries.get(name)
+        if isinstance(entry, _Dir):
+            return entry
+        if entry is not None and entry[0] == TREE_MODE:
+            sub = self.entries[name] = _Dir(self._repo, entry[1])
+            return sub
+        if not create:
+            return None
+        sub = self.entries[name] = _Dir(self._repo, None)
+        return sub
+
+    def invalidate(self) -> None:
+        self._oid, self._stored, self._body = None, False, None
+
+    def digest(self) -> tuple[pygit2.Oid, bool]:
+        """(tree id, whether empty) of the current content, computed without writing."""
+        if self._oid is None:
+            body = b"".join(_serialise(name, entry) for name, entry in _sorted(self.entries))
+            self._body = body
+            raw = hashlib.sha1(b"tree %d\x00" % len(body) + body, usedforsecurity=False)
+            self._oid = pygit2.Oid(raw=raw.digest())
+        return self._oid, self._oid == EMPTY_TREE
+
+    def collect(self, sink: dict[bytes, RawObject], leaves: set[bytes]) -> pygit2.Oid:
+        """Add this directory and every edited one below it to ``sink``, and the ids of the
+        files they hold to ``leaves``; return its id."""
+        oid, _ = self.digest()
+        if not self._stored:
+            written: dict[bytes, Leaf] = {}  # the tree as _parse would read it back
+            for name, entry in self.entries.items():
+                if isinstance(entry, _Dir):
+                    if not entry.digest()[1]:
+                        written[name] = (TREE_MODE, entry.collect(sink, leaves))
+                else:
+                    leaves.add(entry[1].raw)
+                    written[name] = entry
+            sink[oid.raw] = (TREE_TYPE, self._body or b"")
+            _PARSED.put(oid.raw, written)  # the next commit edits this tree: no re-parse
+            self._stored, self._body = True, None
+        return oid
+
+
+TREE_TYPE, BLOB_TYPE = 2, 3
+_PARSED: Recent[bytes, dict[bytes, Leaf | _Dir]] = Recent(64)
+"""Entries of recently read or written trees by id (a tree's id fixes its content)."""
+EMPTY_TREE = pygit2.Oid(hex="4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+
+class MutableTree:
+    """A branch tree being edited; ``digest()`` is cheap, ``finish()`` yields the new objects."""
+
+    def __init__(self, repo: pygit2.Repository, tree: pygit2.Oid | None) -> None:
+        self._repo = repo
+        self._root = _Dir(repo, tree)
+        self._blobs: dict[bytes, RawObject] = {}
+
+    def digest(self) -> pygit2.Oid:
+        return self._root.digest()[0]
+
+    def finish(self) -> tuple[pygit2.Oid, dict[bytes, RawObject]]:
+        """The root tree id and the objects (blobs, trees) it needs that are not stored yet.
+
+        A file edited twice in one batch staged two blobs; only the one the tree ends up
+        holding is returned.
+        """
+        objects: dict[bytes, RawObject] = {}
+        leaves: set[bytes] = set()
+        root = self._root.collect(objects, leaves)
+        objects.update((raw, blob) for raw, blob in self._blobs.items() if raw in leaves)
+        return root, objects
+
+    def put(self, path: str, data: bytes) -> bool:
+        """Write a file (an executable bit already set on it is kept); False if already so."""
+        *dirs, name = [p.encode() for p in path.split("/")]
+        chain = [self._root]
+        for part in dirs:
+            chain.append(chain[-1].child(part, create=True))  # type: ignore[arg-type]
+        oid = pygit2.hash(data)
+        old = chain[-1].entries.get(name)
+        mode = old[0] if isinstance(old, tuple) and old[0] == EXEC_MODE else FILE_MODE
+        if old == (mode, oid):
+            return False
+        self._blobs[oid.raw] = (BLOB_TYPE, data)
+        chain[-1].entries[name] = (mode, oid)
+        for d in chain:
+            d.invalidate()
+        return True
+
+    def read(self, path: str) -> bytes | None:
+        """A file's current content (including edits so far), or None if no such file."""
+        *dirs, name = [p.encode() for p in path.split("/")]
+        node: _Dir | None = self._root
+        for part in dirs:
+            node = node.child(part, create=False) if node is not None else None
+        entry = node.entries.get(name) if node is not None else None
+        if not isinstance(entry, tuple) or entry[0] not in (FILE_MODE, EXEC_MODE):
+            return None
+        staged = self._blobs.get(entry[1].raw)
+        return staged[1] if staged else self._repo.get(entry[1]).data
+
+    def delete(self, path: str) -> bool:
+        """Remove a file (or symlink/submodule entry); missing paths and directories are left."""
+        return self._remove(path, want_dir=False)
+
+    def remove_dir(self, path: str) -> bool:
+        """Remove a directory and everything under it; missing paths and files are left."""
+        return self._remove(path, want_dir=True)
+
+    def _remove(self, path: str, want_dir: bool) -> bool:
+        *dirs, name = [p.encode() for p in path.split("/")]
+        chain = [self._root]
+        for part in dirs:
+            sub = chain[-1].child(part, create=False)
+            if sub is None:
+                return False
+            chain.append(sub)
+        entry = chain[-1].entries.get(name)
+        if entry is None:
+            return False
+        is_dir = isinstance(entry, _Dir) or entry[0] == TREE_MODE
+        if is_dir != want_dir:
+            return False
+        del chain[-1].entries[name]
+        for d in chain:
+            d.invalidate()
+        return True
+
+
+def _parse(body: bytes) -> dict[bytes, Leaf | _Dir]:
+    entries: dict[bytes, Leaf | _Dir] = {}
+    pos = 0
+    while pos < len(body):
+        space = body.index(b" ", pos)
+        nul = body.index(b"\x00", space)
+        entries[body[space + 1:nul]] = (body[pos:space], pygit2.Oid(raw=body[nul + 1:nul + 21]))
+        pos = nul + 21
+    return entries
+
+
+def _sorted(entries: dict[bytes, Leaf | _Dir]) -> list[tuple[bytes, Leaf | _Dir]]:
+    def key(item: tuple[bytes, Leaf | _Dir]) -> bytes:
+        name, entry = item
+        is_dir = isinstance(entry, _Dir) or entry[0] == TREE_MODE
+        return name + b"/" if is_dir else name
+
+    return sorted(entries.items(), key=key)
+
+
+def _serialise(name: bytes, entry: Leaf | _Dir) -> bytes:
+    if isinstance(entry, _Dir):
+        oid, empty = entry.digest()
+        if empty:
+            return b""  # git has no empty directories
+        return TREE_MODE + b" " + name + b"\x00" + oid.raw
+    return entry[0] + b" " + name + b"\x00" + entry[1].raw

@@ -1,0 +1,124 @@
+"""Read files at a ref straight from a bare repository: cheap enough for every HTTP request."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pygit2
+
+from fplus.cluster_manager.gitrepo._registry import ProcessRegistry
+from fplus.cluster_manager.gitrepo.changes import validate_path
+from fplus.cluster_manager.gitrepo.writer import open_repository
+
+
+class _Cached:
+    __slots__ = ("lock", "repo")
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo, self.lock = repo, threading.Lock()
+
+
+_cache: ProcessRegistry[str, _Cached] = ProcessRegistry()
+
+
+def _repository(repo_path: Path) -> _Cached | None:
+    """The cached Repository for ``repo_path`` (misses are not cached: it may appear later)."""
+    key = os.path.abspath(repo_path)
+    try:
+        return _cache.get(key, lambda: _Cached(open_repository(Path(key))))
+    except pygit2.GitError:
+        return None
+
+
+def _forget(repo_path: Path) -> None:
+    _cache.forget(os.path.abspath(repo_path))
+
+
+def _tree(repo: pygit2.Repository, ref: str) -> pygit2.Tree | None:
+    try:
+        return repo.revparse_single(ref).peel(pygit2.Tree)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        return None
+
+
+def head(repo_path: Path, ref: str = "refs/heads/main") -> str | None:
+    """The commit ``ref`` points at; None if the repo or the ref does not exist."""
+    cached = _repository(repo_path)
+    if cached is None:
+        return None
+    with cached.lock:
+        try:
+            return str(cached.repo.revparse_single(ref).peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+
+
+def read_file(repo_path: Path, path: str, ref: str = "refs/heads/main") -> bytes | None:
+    """Content of ``path`` at ``ref``; None if the repo, ref or file does not exist.
+
+    ``ref`` is anything ``git rev-parse`` accepts (full ref, branch name, commit id).
+    Raises :class:`~cluster_manager.gitrepo.changes.InvalidPath` for an unsafe path.
+    """
+    validate_path(path)
+    cached = _repository(repo_path)
+    if cached is None:
+        return None
+    with cached.lock:
+        try:
+            tree = _tree(cached.repo, ref)
+            if tree is None:
+                return None
+            try:
+                obj = tree[path]
+            except KeyError:
+                return None
+            return obj.data if isinstance(obj, pygit2.Blob) else None
+        except pygit2.GitError:
+            _forget(repo_path)  # e.g. the repository was deleted underneath us
+            return None
+
+
+def list_files(repo_path: Path, prefix: str = "", ref: str = "refs/heads/main") -> list[str]:
+    """Sorted paths of all files under directory ``prefix`` ("" = whole tree) at ``ref``."""
+    prefix = prefix.strip("/")
+    if prefix:
+        validate_path(prefix)
+    cached = _repository(repo_path)
+    if cached is None:
+        return []
+    with cached.lock:
+        try:
+            tree = _tree(cached.repo, ref)
+            if tree is None:
+                return []
+            if prefix:
+                try:
+                    node = tree[prefix]
+                except KeyError:
+                    return []
+                if not isinstance(node, pygit2.Tree):
+                    return [prefix]
+                tree = node
+            return sorted(_walk(tree, prefix))
+        except pygit2.GitError:
+            _forget(repo_path)
+            return []
+
+
+def _walk(tree: pygit2.Tree, base: str) -> list[str]:
+    out: list[str] = []
+    for entry in tree:
+        path = f"{base}/{entry.name}" if base else str(entry.name)
+        if isinstance(entry, pygit2.Tree):
+            out.extend(_walk(entry, path))
+        else:
+            out.append(path)
+    return out
+
+
+def read_files(repo_path: Path, prefix: str = "", ref: str = "refs/heads/main") -> dict[str, bytes]:
+    """Every file under directory ``prefix`` at ``ref``: path → content."""
+    return {p: data for p in list_files(repo_path, prefix, ref)
+            if (data := read_file(repo_path, p, ref)) is not None}

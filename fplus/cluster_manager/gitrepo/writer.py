@@ -1,0 +1,130 @@
+"""Commit change sets straight into a branch of a bare repository (no clone, no work tree)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import RepositoryOpenFlag
+
+from fplus.cluster_manager.gitrepo._branch import BranchWriter
+from fplus.cluster_manager.gitrepo._maintenance import merge_small_packs
+from fplus.cluster_manager.gitrepo._refs import compare_and_swap, read_ref
+from fplus.cluster_manager.gitrepo._registry import ProcessRegistry
+from fplus.serving import offload
+
+log = logging.getLogger(__name__)
+
+AUTHOR_NAME = "Edge deployment operator"
+AUTHOR_EMAIL = "cluster-manager@localhost"
+
+
+class RefConflict(RuntimeError):
+    """The branch kept moving under us for more than the allowed number of attempts."""
+
+
+def open_repository(path: Path) -> pygit2.Repository:
+    """Open exactly ``path`` as a repository (never a parent directory's)."""
+    return pygit2.Repository(str(path), RepositoryOpenFlag.NO_SEARCH)
+
+
+def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
+    """Open the bare repo at ``path``, creating it (HEAD → ``branch``) if missing.
+
+    Creation happens in a scratch directory renamed into place, so concurrent creators (other
+    threads or processes, or the git server) end up sharing one intact repository.
+    """
+    path = Path(path)
+    try:
+        return open_repository(path)
+    except pygit2.GitError:
+        pass
+    scratch = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        offload.run(_init_bare, scratch, branch)
+    except FileNotFoundError:  # the first repository under this directory
+        path.parent.mkdir(parents=True, exist_ok=True)
+        offload.run(_init_bare, scratch, branch)
+    try:
+        os.rename(scratch, path)  # replaces a missing path or an empty directory
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return open_repository(path)
+
+
+_BARE_DIRS = ("objects", "objects/pack", "refs", "refs/heads")
+_BARE_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+
+
+def _init_bare(path: Path, branch: str) -> None:
+    """A bare repository as small as git accepts: the directories we write into, ``HEAD``
+    and ``config`` (git makes ``objects/info``, ``refs/tags`` … when it needs them).
+
+    ``pygit2.init_repository`` also writes hook samples, a description and an exclude file:
+    twice the file-system calls, which dominate creating a cluster's repository.
+    """
+    os.mkdir(path)
+    for sub in _BARE_DIRS:
+        os.mkdir(path / sub)
+    (path / "config").write_text(_BARE_CONFIG)
+    (path / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+
+
+class RepoWriter(BranchWriter):
+    """Applies :class:`ChangeSet` s to one branch of one bare repository, batching callers.
+
+    Thread-safe: concurrent ``apply`` calls are grouped into one commit. Safe against other
+    processes too (another writer, ``git receive-pack``): the ref moves only by compare-and-swap
+    under git's lock file, and a lost race rebuilds the batch on the new head.
+    """
+
+    def __init__(self, repo_path: Path, branch: str = "main",
+                 author_name: str = AUTHOR_NAME, author_email: str = AUTHOR_EMAIL, *,
+                 stale_lock_after: float = 10.0, lock_timeout: float = 30.0,
+                 max_attempts: int = 100, max_small_packs: int = 32) -> None:
+        self.ref = self.check(branch, (author_name, author_email))
+        self.repo_path = Path(repo_path)
+        self._stale_after, self._lock_timeout = stale_lock_after, lock_timeout
+        self._max_small_packs, self._commits = max_small_packs, 0
+        repo = ensure_bare_repo(self.repo_path, branch)
+        self._git_dir = Path(repo.path)
+        super().__init__(repo, branch, (author_name, author_email), max_attempts)
+
+    def head(self) -> str | None:
+        """The branch's current commit id, or None if the branch does not exist yet."""
+        return read_ref(self._git_dir, self.ref)
+
+    def _head(self) -> str | None:
+        return self.head()
+
+    def _publish(self, commit: str, parent: str | None) -> str | None:
+        if not compare_and_swap(self._git_dir, self.ref, commit, parent,
+                                stale_after=self._stale_after, timeout=self._lock_timeout):
+            return "the branch moved"
+        self._after_commit()
+        return None
+
+    def _gave_up(self, reason: str) -> Exception:
+        return RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
+
+    def _after_commit(self) -> None:
+        """Every few commits, merge the small packs they left once there are too many."""
+        self._commits += 1
+        if self._commits % 8 == 0:
+            try:
+                merge_small_packs(self._repo, self._max_small_packs)
+            except Exception:  # the commit is done; maintenance retries later
+                log.exception("merging small packs in %s failed", self.repo_path)
+
+
+_writers: ProcessRegistry[tuple[Path, str], RepoWriter] = ProcessRegistry()
+
+
+def writer_for(repo_path: Path, branch: str = "main") -> RepoWriter:
+    """The process-wide shared writer for (repo, branch): where batching happens."""
+    key = (Path(os.path.abspath(repo_path)), branch)
+    return _writers.get(key, lambda: RepoWriter(key[0], branch))

@@ -1,0 +1,191 @@
+"""Everything that goes into a cluster's repo, rendered: README plus ``edo/cluster/*.yaml``.
+
+Pure functions of the cluster's configuration and the template entries (read by the
+caller): the Flux template's files, the self-link for the bootstrap script, and the
+cluster's HelmRelease when its configuration names a chart.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import json_merge_patch
+
+from fplus.config_store import uuids
+from fplus.templating import render
+
+from ..gitrepo import ChangeSet
+from ..settings import Settings
+from ..vocabulary import EDGE_SYNC_SECRET, FLUX_SECRET
+from ..yamldocs import render_documents
+
+CLUSTER_DIR = "edo/cluster"
+EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
+"""Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
+HELM_CHARTS_REPO = uuids.Shared.HelmChartsRepo
+FLUX_SYSTEM_REPO = uuids.Shared.FluxSystemRepo
+UPSTREAM = {"kind": "HelmRepository", "name": "sealed-secrets"}
+CENTRAL_CHARTS = {"kind": "GitRepository", "name": "helm-charts"}
+"""Where the Sealed Secrets chart comes from: its upstream repo, or (air-gapped) the shared
+charts repo."""
+SELF_LINK = "self-link.yaml"
+SEALED_SECRETS_FILE = "sealed-secrets.yaml"
+TEMPLATE_OPTIONS = "x-fplus"
+"""The Flux template's key for our options (:func:`bundle_files`); never a file."""
+FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.ya?ml")
+README = """\
+# Edge cluster repository
+
+This repo is managed by the Edge Deployment Operator (the Cluster Manager). As such some
+conventions need to be observed:
+
+* Manifests created by hand go under the `by-hand` directory.
+* These must not conflict with the generated manifests.
+* Other manifests must not be edited: `edo/cluster/` is regenerated on every change, and
+  `edo/secrets/` holds SealedSecrets written by the Cluster Manager.
+
+Generated manifests are named `SERVICE/SUBSYSTEM/*`, where SERVICE will normally be `edo`.
+"""
+
+
+@dataclass(frozen=True)
+class RepoContent:
+    """The rendered repo files and the self-link manifests for the bootstrap script."""
+
+    files: dict[str, str]
+    self_link: str
+
+    def change_set(self, always_commit: bool = False) -> ChangeSet:
+        """Replace ``edo/cluster/`` wholesale; leave ``edo/secrets/`` and ``by-hand/`` alone
+        (``always_commit``: a new revision even when nothing changed)."""
+        return ChangeSet(writes=self.files, replace_dirs=frozenset({CLUSTER_DIR}),
+                         always_commit=always_commit)
+
+
+def context(settings: Settings, uuid: str, config: dict[str, Any],
+            helm: dict[str, Any] | None = None, flux: str | None = None) -> dict[str, Any]:
+    """The values the Flux template is rendered with (``helm``: the cluster's HelmRelease;
+    ``flux``: the Flux version its edge applies from the centre)."""
+    ctx: dict[str, Any] = {
+        "uuid": uuid,
+        "name": config["name"],
+        "namespace": config["namespace"],
+        "url": {"self": f"{settings.git_url.rstrip('/')}/uuid/{uuid}",
+                "helm_charts": f"{settings.git_url.rstrip('/')}/uuid/{HELM_CHARTS_REPO}",
+                "flux_system": f"{settings.git_url.rstrip('/')}/uuid/{FLUX_SYSTEM_REPO}",
+                "config_store": settings.edge_store_url},
+        "edge_sync": {"image": settings.edge_sync_image,
+                      "credentials_secret": EDGE_SYNC_SECRET},
+        "flux": {"secret": FLUX_SECRET},
+        "sealed_secrets": {"namespace": settings.sealed_secrets_namespace,
+                           "controller": "sealed-secrets-controller",
+                           "chart_version": settings.sealed_secrets_chart_version,
+                           "repo_url": "https://bitnami-labs.github.io/sealed-secrets",
+                           "source": CENTRAL_CHARTS if settings.air_gapped else UPSTREAM},
+        "values": config.get("values", {}),
+    }
+    if settings.edge_ca is not None:
+        ctx["edge_sync"]["ca_env"] = {"name": "FPLUS_CA_FILE", "value": EDGE_SYNC_CA_FILE}
+    if helm is not None:
+        ctx["helm"] = helm
+    if flux is not None:
+        ctx["flux_system"] = {"version": flux}
+    return ctx
+
+
+class TemplateMissing(ValueError):
+    """A template entry the configuration needs is absent or unusable."""
+
+
+def helm_release(cluster: str, config: dict[str, Any], chart: Any,
+                 resource_template: Any) -> dict[str, Any]:
+    """The cluster's HelmRelease: the Helm chart template entry ``chart`` rendered into the
+    K8s resource template entry for HelmReleases (ACS's ``edge-cluster-<uuid>``)."""
+    if not isinstance(chart, dict) or "chart" not in chart:
+        raise TemplateMissing(f"unknown chart {config.get('chart')}")
+    if not isinstance(resource_template, dict) or "template" not in resource_template:
+        raise TemplateMissing("no HelmRelease resource template is configured")
+    rendered_chart = render(chart, {"uuid": cluster, "name": config["name"]})
+    values = merged_values(rendered_chart.get("values"), config.get("values"))
+    release = render(resource_template, {
+        **rendered_chart, "uuid": cluster, "values": values,
+        "name": f"edge-cluster-{cluster}", "prefix": "edge-cluster",
+        "source": "helm-charts"})["template"]
+    release.setdefault("metadata", {})["namespace"] = config["namespace"]
+    return release
+
+
+def merged_values(chart_values: Any, cluster_values: Any) -> dict[str, Any]:
+    """The chart's values with the cluster's merged in as ACS does: RFC 7386 merge-patch
+    (objects merge key by key, ``null`` removes a key, anything else replaces)."""
+    base = copy.deepcopy(chart_values) if isinstance(chart_values, dict) else {}
+    if not isinstance(cluster_values, dict):
+        return base
+    return json_merge_patch.merge(base, cluster_values)
+
+
+def bundle_files(flux_template: dict[str, Any], config: dict[str, Any],
+                 air_gapped: bool = False) -> list[str]:
+    """The template files this cluster gets, in template order: all of them; for a ``bare``
+    cluster only ``self-link.yaml`` and the template's ``x-fplus.bareFiles``; without the
+    template's ``x-fplus.sealedSecretsFiles`` (default ``sealed-secrets.yaml``) where Sealed
+    Secrets is off (the cluster's ``sealedSecrets``, else the template's, else on); without
+    ``x-fplus.upstreamFiles`` when ``air_gapped``; without ``x-fplus.fluxFiles`` unless a
+    Flux version is named (:func:`flux_version`)."""
+    options = flux_template.get(TEMPLATE_OPTIONS)
+    options = options if isinstance(options, dict) else {}
+    files = [name for name in flux_template if name != TEMPLATE_OPTIONS]
+    if config.get("bare"):
+        keep = {SELF_LINK, *options.get("bareFiles", [])}
+        files = [name for name in files if name in keep]
+    if not config.get("sealedSecrets", options.get("sealedSecrets", True)):
+        drop = set(options.get("sealedSecretsFiles", [SEALED_SECRETS_FILE]))
+        files = [name for name in files if name not in drop]
+    if air_gapped:
+        upstream = set(options.get("upstreamFiles", []))
+        files = [name for name in files if name not in upstream]
+    if flux_version(flux_template, config) is None:
+        files = [name for name in files if name not in flux_files(flux_template)]
+    return files
+
+
+def flux_files(flux_template: dict[str, Any]) -> set[str]:
+    """The template's ``x-fplus.fluxFiles``: written only with a Flux version."""
+    options = flux_template.get(TEMPLATE_OPTIONS)
+    found = options.get("fluxFiles", []) if isinstance(options, dict) else []
+    return set(found) if isinstance(found, list) else set()
+
+
+def flux_version(flux_template: dict[str, Any], config: dict[str, Any]) -> str | None:
+    """The Flux version the cluster's edge applies from the central Flux repo: the
+    cluster's ``fluxVersion``, else the template's ``x-fplus.fluxVersion``, else None."""
+    options = flux_template.get(TEMPLATE_OPTIONS)
+    default = options.get("fluxVersion") if isinstance(options, dict) else None
+    version = config.get("fluxVersion", default)
+    return version if isinstance(version, str) else None
+
+
+def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any],
+                 config: dict[str, Any] | None = None, air_gapped: bool = False) -> RepoContent:
+    """Render the template files the cluster's ``config`` selects (:func:`bundle_files`);
+    files whose manifests all render away are left out."""
+    if not isinstance(flux_template, dict):
+        raise TemplateMissing("no Flux template is configured")
+    selected = bundle_files(flux_template, config or {}, air_gapped)
+    rendered = render({name: flux_template[name] for name in selected}, ctx)
+    if not isinstance(rendered, dict) or SELF_LINK not in rendered:
+        raise ValueError(f"the Flux template must be an object with a {SELF_LINK} key")
+    files = {"README.md": README}
+    for name, docs in rendered.items():
+        if not FILE_NAME.fullmatch(name):
+            raise ValueError(f"Flux template key {name!r} is not a plain .yaml file name")
+        if not isinstance(docs, list):
+            raise ValueError(f"Flux template {name}: expected a list of manifests")
+        if docs:
+            files[f"{CLUSTER_DIR}/{name}"] = render_documents(docs)
+    self_link = files.get(f"{CLUSTER_DIR}/{SELF_LINK}")
+    return RepoContent(files, self_link if self_link is not None
+                       else render_documents(rendered[SELF_LINK]))

@@ -1,0 +1,89 @@
+"""Cluster Manager settings (command-line flags and environment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the Cluster Manager needs to know about its surroundings."""
+
+    config_store_url: str
+    git_url: str
+    """Base URL of the Git server as the edge sees it (``<git>/uuid/<cluster>``)."""
+    data_dir: Path
+    git_repos: Path | None = None
+    """The Git server's repos directory, when on this machine: written directly."""
+    git_internal_url: str | None = None
+    """Base URL this service writes repos through, when not ``git_url`` (an in-cluster
+    Service address where edges use an Ingress). Unused with ``git_repos``."""
+    organisation: str = "ACS"
+    """Prefix of Sparkplug group ids: ``<organisation>-<cluster name>``."""
+    edge_config_store_url: str | None = None
+    """The Config Store URL as the edge sees it (default: ``config_store_url``)."""
+    edge_ca: str | None = None
+    """PEM CA certificate(s) edges trust to reach the central services over HTTPS: the
+    bootstrap script puts it in the edge's credential Secrets (``ca.crt``), where Flux and
+    Edge Sync read it. None: edges trust their system CAs."""
+    edge_sync_image: str = "ghcr.io/fplus-edge-manager/edge-sync:0.1.0"
+    sealed_secrets_namespace: str = "sealed-secrets"
+    sealed_secrets_chart_version: str = "2.17.3"
+    air_gapped: bool = False
+    """Edges reach nothing but this stack: no upstream chart repos are written (Sealed
+    Secrets comes from the shared charts repo), and bootstrap scripts embed Flux."""
+    workers: int = 8
+    backoff_initial: float = 2.0
+    backoff_max: float = 300.0
+    external_url: str | None = None
+    """This service's URL as users and edges reach it (bootstrap URLs start with it)."""
+    bootstrap_token_ttl: float = 3600.0
+    public_bootstrap: bool = False
+    """ACS-style token-less bootstrap URLs; the script then carries no credentials."""
+    flux_install_file: Path | None = None
+    """A ``flux install --export`` file to embed in bootstrap scripts (air-gapped edges)."""
+    bootstrap_wait_timeout: str = "300s"
+    rotation_grace: float = 900.0
+    """Seconds an edge's previous password stays valid after a bootstrap script rotated it
+    (or until the new one is first used)."""
+    teardown_timeout: float = 600.0
+    """Seconds a teardown waits for the edge to apply its teardown commit."""
+    body_limit: int = 1024 * 1024
+    cluster_quota: int = 1000
+    """Clusters one principal may have created through the API and not deleted (0: no
+    quota; the root principal is exempt)."""
+    auth_cache_seconds: float = 5.0
+    database_url: str | None = None
+    """``sqlite:///FILE`` or ``postgresql://…`` (default: :attr:`default_database_url`)."""
+    leader_election: str = "auto"
+    """``auto``, ``kubernetes``, ``database`` or ``off`` (:mod:`fplus.cluster_manager.leader`)."""
+    lease_name: str = "cluster-manager"
+    lease_namespace: str | None = None
+    """The Kubernetes Lease's namespace (default: the pod's)."""
+    lease_duration: float = 10.0
+    """Seconds a leader holds the lease after its last renewal."""
+    lease_renew: float = 2.5
+    """Seconds between a leader's renewals."""
+    lease_retry: float = 2.0
+    """Seconds between a standby's attempts to take the lease."""
+
+    @property
+    def database(self) -> str:
+        """The database URL in use."""
+        return self.database_url or self.default_database_url
+
+    @property
+    def default_database_url(self) -> str:
+        """The private SQLite file in the data dir (where bootstrap tokens always were)."""
+        return default_database_url(self.data_dir)
+
+    @property
+    def edge_store_url(self) -> str:
+        """The Config Store URL written into edge manifests."""
+        return self.edge_config_store_url or self.config_store_url
+
+
+def default_database_url(data_dir: Path) -> str:
+    """The private SQLite file in ``data_dir`` (where bootstrap tokens always were)."""
+    return f"sqlite:///{data_dir / 'bootstrap-tokens.sqlite'}"

@@ -1,0 +1,119 @@
+"""What each ``cluster-manager serve`` worker process builds for itself, after gunicorn forked
+it: a Config Store client of its own, the reconciler, leader election, the API and their
+caches. The master checks the configuration and the Config Store first (``cli``) and hands
+over only what it read (:class:`Plan`), so a worker that died and was replaced starts from
+the databases as they are, not from what the master knew at start-up.
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fplus.config_store.client import Access, ConfigStoreClient
+from fplus.serving import Login, Served
+from fplus.serving.cors import enable_cors
+from fplus.serving.login import ServiceCredentials
+
+from ._http.app import create_app
+from ._http.context import ApiServices
+from .api.bootstrap_scripts import ScriptBuilder
+from .api.bootstrap_tokens import BootstrapTokens
+from .api.clusters import ClusterService
+from .api.fleet_sync import FleetSync
+from .api.repo_heads import RepoHeads
+from .api.reseal import Resealer
+from .api.sealing_keys import SealingKeys
+from .api.secrets import SecretService
+from .cluster_repos import ClusterRepos
+from .db import Database, open_database
+from .escrow import Escrow, Keyring, SealedKeys
+from .keypin import KeyPins
+from .leader import in_turn, make_elector
+from .metrics import Metrics
+from .name_claims import NameClaims
+from .reconcile.desired import DesiredState
+from .reconcile.job import Env, Groups
+from .reconcile.reconciler import Reconciler
+from .reconcile.shared_repos import ensure_shared_repos
+from .settings import Settings
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the master checked or read before serving, for every worker to build from."""
+
+    settings: Settings
+    login: Login
+    ca_file: str | None
+    keyring: Keyring | None
+    groups: Groups
+    """From the ServiceConfig entry, read at start-up like the command line."""
+    identity: str
+    """This process's leader-lease identity: gunicorn forks a new worker only once the old
+    one is gone, so the new one takes over the lease at once instead of waiting it out."""
+    reseal_interval: float
+    origins: list[str]
+    lease: Callable[[Database], Any]
+    """The leader lease on a database (None: election off), as the master checked it."""
+
+
+def build(plan: Plan) -> Served:
+    """The Cluster Manager's app; it starts electing (and reconciling, once leader) when
+    the worker is ready."""
+    settings = plan.settings
+    db = open_database(settings.database)
+    tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
+    credentials = ServiceCredentials(plan.login, "cluster-manager")  # re-read at each login
+    cs = ConfigStoreClient(settings.config_store_url.rstrip("/"), credentials=credentials,
+                           login_refused=credentials.refused)
+    repos = ClusterRepos(settings, plan.login.user, plan.login.password, plan.ca_file)
+    metrics = Metrics()
+    claims = NameClaims(cs)
+    keys = SealingKeys(KeyPins(db))
+
+    def forget(cluster: str) -> None:  # a deleted cluster's URLs and pinned key
+        tokens.forget(cluster)
+        keys.forget(cluster)
+
+    env = Env(cs, settings, plan.groups, repos, DesiredState(cs), claims,
+              forget_tokens=forget)
+    reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
+                            settings.backoff_max, metrics,
+                            on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
+    secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
+    resealer = Resealer(secrets, plan.reseal_interval)
+    elector = make_elector(plan.lease(db), settings, plan.identity,
+                           in_turn(reconciler.start, resealer.start),
+                           in_turn(reconciler.stop, resealer.stop))
+    metrics.track_leadership(elector.status)
+    heads = RepoHeads(repos.head)
+    metrics.track_sync(FleetSync(cs, heads).counts)
+    api = ApiServices(
+        cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
+        clusters=ClusterService(cs, claims, quota=settings.cluster_quota), tokens=tokens,
+        scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
+                              wait_timeout=settings.bootstrap_wait_timeout,
+                              with_credentials=not settings.public_bootstrap,
+                              rotation_grace=settings.rotation_grace,
+                              edge_ca=settings.edge_ca),
+        metrics=metrics, external_url=settings.external_url or "",
+        public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
+        heads=heads)
+    app = create_app(api, settings.body_limit)
+    enable_cors(app, plan.origins)
+    return Served(app, on_start=lambda: _lead_when_elected(elector, db))
+
+
+def _lead_when_elected(elector: Any, db: Database) -> None:
+    """In the worker: elect; when the process ends, hand the lease back and close the
+    database's connections."""
+    elector.start()
+
+    def shutdown() -> None:
+        elector.stop()
+        db.close()
+
+    atexit.register(shutdown)

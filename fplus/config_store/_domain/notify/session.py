@@ -1,0 +1,234 @@
+"""One notify/v2 connection's subscriptions, independent of the WebSocket transport.
+
+Committed events are queued to a :class:`NotifySession` by the writer's thread;
+:meth:`NotifySession.run` (the connection's thread) turns them into updates, re-checking the
+ACL for each, and puts them as JSON text in :attr:`NotifySession.outbox`, which the
+transport's single writer sends. Nothing here waits for the client: a client that does not
+keep up overflows the outbox (or the events waiting) and its session ends
+(:class:`FellBehind`); the transport closes the connection with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fplus.serving import JSONRejected, loads_checked
+
+from ..events import Event, Resynced
+from ..store import Store
+from .base import Sub
+from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError
+from .outbox import Outbox
+from .subscriptions import UNPROCESSABLE, reason_of, subscription, unprocessable
+
+log = logging.getLogger(__name__)
+
+
+def _dumps(value: Any) -> str:
+    """Sorted compact ASCII JSON: equal updates give equal text, and its length is its size."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _safe(response: Any) -> Any:
+    try:
+        _dumps(response)
+    except UNPROCESSABLE as exc:
+        return unprocessable(reason_of(exc))
+    return response
+
+
+def encode(update: dict[str, Any]) -> str:
+    """``update`` as JSON text; an entry whose value cannot be encoded is replaced by its
+    error response (:func:`unprocessable`), the rest of the update is kept."""
+    try:
+        return _dumps(update)
+    except UNPROCESSABLE:
+        fixed = dict(update)
+        if isinstance(update.get("children"), dict):
+            fixed["children"] = {k: _safe(v) for k, v in update["children"].items()}
+        if "response" in update:
+            fixed["response"] = _safe(update["response"])
+        return _dumps(fixed)
+
+
+class NotifySession:
+    """The subscriptions of one authenticated notify/v2 connection.
+
+    ``token`` is the credential the connection was opened with: a revocation of its
+    principal's tokens ends the session (:meth:`recheck_credentials`).
+    """
+
+    def __init__(self, store: Store, principal: str, token: str,
+                 limits: NotifyLimits | None = None,
+                 principal_subscriptions: Callable[[str], int] = lambda _: 0) -> None:
+        self.store, self.principal = store, principal
+        self._principal_subscriptions = principal_subscriptions
+        """Live subscriptions of a principal over all its sessions (the registry's count)."""
+        self._token = token
+        self.limits = limits = limits or NotifyLimits()
+        self.outbox = Outbox(limits.queue_bytes, limits.queue_events)
+        self.subs: dict[str, Sub] = {}
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._cond = threading.Condition()
+        self._writes_waiting = 0
+        self._requests_waiting = 0
+        self._behind = False
+        self._stopped = False
+        self._ends_at: float | None = None
+
+    # -- called from other threads ------------------------------------------------
+
+    def _on_events(self, events: Sequence[Event], number: int) -> None:
+        """The event bus's listener (the writer's thread): queue, never block. A batch is
+        shared by every session, so what a slow session holds is counted in batches."""
+        with self._cond:
+            if self._behind or self._stopped:
+                return
+            self._writes_waiting += 1
+            if self._writes_waiting > self.limits.queue_events:
+                self._behind = True
+                self._queue.put(("behind", None))
+                return
+        self._queue.put(("events", (events, number)))
+
+    def submit(self, text: str) -> None:
+        """Queue a client message (the transport's reader); waits while too many are queued,
+        so a client sending faster than its requests are handled is slowed by TCP."""
+        with self._cond:
+            while self._requests_waiting >= self.limits.pending_requests and not self._stopped:
+                self._cond.wait()
+            if self._stopped:
+                return
+            self._requests_waiting += 1
+        self._queue.put(("request", text))
+
+    def recheck_credentials(self) -> None:
+        """The principal's tokens were revoked: re-check this session's (never blocks)."""
+        self._queue.put(("credentials", None))
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to return."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        self._queue.put(("stop", None))
+
+    # -- the session's thread -----------------------------------------------------
+
+    def run(self) -> None:
+        """Handle requests and events until :meth:`stop`; raises :class:`SessionEnded`
+        (a protocol error, a client behind, credentials revoked)."""
+        unsubscribe = self.store.core.events.subscribe(self._on_events, interests=())
+        try:
+            self._check_credentials()  # the session ends when its token does
+            while True:
+                kind, item = self._next()
+                if kind == "stop":
+                    return
+                if kind == "request":
+                    self._handled_request()
+                    self._request(item)
+                elif kind == "events":
+                    self._events(item)
+                elif kind == "credentials":
+                    self._check_credentials()
+                elif kind == "behind":
+                    raise FellBehind("notify: subscriber fell behind "
+                                     f"(over {self.limits.queue_events} writes waiting)")
+        finally:
+            unsubscribe()
+            with self._cond:
+                self._stopped = True
+                self._cond.notify_all()
+
+    def _next(self) -> tuple[str, Any]:
+        if self._ends_at is None:
+            return self._queue.get()
+        left = self._ends_at - time.time()
+        try:
+            if left > 0:
+                return self._queue.get(timeout=left)
+        except queue.Empty:
+            pass
+        raise CredentialsEnded("notify: credentials expired")
+
+    def _handled_request(self) -> None:
+        with self._cond:
+            self._requests_waiting -= 1
+            self._cond.notify_all()
+
+    def _events(self, batch: tuple[Sequence[Event], int]) -> None:
+        events, number = batch
+        with self._cond:
+            self._writes_waiting -= 1
+        if any(isinstance(e, Resynced) for e in events):
+            raise FellBehind("notify: the server reloaded its state; subscribe again")
+        for sub in list(self.subs.values()):
+            if number > sub.mark:  # earlier batches are in its initial state already
+                self._deliver(sub, lambda s=sub: s.on_events(events), 200)
+
+    def _check_credentials(self) -> None:
+        until = self.store.core.sessions.token_valid_until(self._token)
+        if until is None:
+            raise CredentialsEnded("notify: credentials revoked")
+        self._ends_at = until if self._ends_at is None else min(self._ends_at, until)
+
+    def _deliver(self, sub: Sub, compute: Callable[[], list[dict]], status: int) -> None:
+        """Send ``sub``'s updates from ``compute()``; data that breaks it is that
+        subscription's error, not the session's."""
+        try:
+            updates = compute()
+        except UNPROCESSABLE as exc:
+            log.warning("notify: a %s subscription hit data it cannot process: %s",
+                        type(sub).__name__, reason_of(exc))
+            updates = [{"response": unprocessable(reason_of(exc))}]
+        for update in updates:
+            text = encode({"status": status, **update, "uuid": sub.uuid})
+            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+            if digest != sub.last:
+                sub.last = digest
+                self.outbox.put(text)
+
+    def _reply(self, sub_uuid: str, status: int, error: str | None = None) -> None:
+        reply: dict[str, Any] = {"status": status, "uuid": sub_uuid}
+        if error:
+            reply["error"] = error
+        self.outbox.put(_dumps(reply))
+
+    def _request(self, text: str) -> None:
+        try:
+            req = loads_checked(text)
+        except JSONRejected as exc:
+            raise SessionError(f"notify: request refused: {exc}") from None
+        if not isinstance(req, dict) or not isinstance(req.get("uuid"), str):
+            raise SessionError("notify: request has no uuid")
+        sub_uuid = req["uuid"]
+        if req.get("method") == "CLOSE":
+            self.subs.pop(sub_uuid, None)
+            self._reply(sub_uuid, 410)
+            return
+        if sub_uuid not in self.subs and len(self.subs) >= self.limits.max_subscriptions:
+            self._reply(sub_uuid, 429, "too many subscriptions on this connection "
+                                       f"(max {self.limits.max_subscriptions})")
+            return
+        most = self.limits.max_principal_subscriptions
+        if sub_uuid not in self.subs and self._principal_subscriptions(self.principal) >= most:
+            self._reply(sub_uuid, 429, f"too many subscriptions for this principal (max {most})")
+            return
+        sub, status = subscription(self, sub_uuid, req)
+        if sub is None:
+            self._reply(sub_uuid, status)
+            return
+        self.subs[sub_uuid] = sub
+        core = self.store.core
+        with core.order:  # between two event batches: none older than the initial state
+            core.events.add_interest(self._on_events, *sub.interests)
+            sub.mark = core.events.published
+            self._deliver(sub, sub.initial, 201)

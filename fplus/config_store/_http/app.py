@@ -1,0 +1,57 @@
+"""The Config Store's Flask application factory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flask import Flask
+
+from fplus.serving import refuse_oversized
+
+from .._domain.store import Store
+from . import (
+    app_routes,
+    auth,
+    auth_routes,
+    directory_routes,
+    errors,
+    grant_routes,
+    identity_routes,
+    legacy_auth_routes,
+    misc_routes,
+    object_routes,
+    v1_routes,
+)
+from .notify_ws import NotifySettings, install_notify
+from .params import UUIDConverter
+
+
+@dataclass(frozen=True)
+class Settings:
+    """HTTP settings."""
+
+    body_limit: int = 1024 * 1024
+    device_uuid: str | None = None
+    notify: NotifySettings = field(default_factory=NotifySettings)
+
+
+def create_app(store: Store, settings: Settings | None = None) -> Flask:
+    """A Flask app serving ``store``."""
+    settings = settings or Settings()
+    app = Flask("config_store", static_folder=None)
+    app.config["MAX_CONTENT_LENGTH"] = settings.body_limit
+    app.config["DEVICE_UUID"] = settings.device_uuid
+    app.json.sort_keys = False
+    app.extensions["config_store"] = store
+    app.url_map.converters["uuid"] = UUIDConverter
+    app.url_map.strict_slashes = False
+    app.before_request(refuse_oversized)
+    app.before_request(auth.authenticate)
+    errors.register(app)
+    for bp in (misc_routes.bp, auth_routes.bp, identity_routes.bp, grant_routes.bp,
+               legacy_auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
+               directory_routes.bp):
+        app.register_blueprint(bp)
+    install_notify(app, store, settings.notify)
+    app.wsgi_app = v1_routes.forward_v1(app.wsgi_app)  # type: ignore[method-assign]
+    return app

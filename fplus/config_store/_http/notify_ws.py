@@ -1,0 +1,175 @@
+"""The notify/v2 WebSocket transport around :class:`NotifySession`.
+
+Before authentication the request's own thread alone reads and writes: the first message
+must be ``Bearer <token>``, no bigger than ``auth_message_bytes`` and within
+``auth_timeout``. After it, three threads share the connection, one job each: the session
+(requests and events → updates in its outbox), the reader (client messages → the session;
+pongs → the outbox) and the writer (outbox → socket, the only one writing; a ping every
+``ping_interval``). A session ends with a close frame saying why (1008 and the reason; 1009
+for a message over ``message_bytes``); a client that accepts nothing of a write for
+``send_timeout`` is dropped. A client going away is an ordinary end: logged at DEBUG, never
+as an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+from flask import Blueprint, Flask, Response, current_app
+from wsproto.events import CloseConnection, Ping
+
+from fplus.serving import websocket_route
+from fplus.serving.notify_auth import (
+    CLOSE_WAIT_S,
+    GONE,
+    POLICY,
+    TOO_BIG,
+    SocketSettings,
+    describe,
+    read_bearer,
+)
+from fplus.serving.websocket import MessageTooBig, WebSocket
+
+from .._domain.notify import NotifyLimits, NotifyRegistry, NotifySession, SessionEnded
+from .._domain.store import Store
+from .auth import store
+
+log = logging.getLogger(__name__)
+bp = Blueprint("notify", __name__)
+
+
+@dataclass(frozen=True)
+class NotifySettings(SocketSettings):
+    """notify/v2 settings: the WebSocket's, and the sessions' limits."""
+
+    limits: NotifyLimits = field(default_factory=NotifyLimits)
+
+
+def install_notify(app: Flask, store_: Store, settings: NotifySettings) -> None:
+    """Serve notify/v2 in ``app`` with ``settings``."""
+    app.extensions["notify"] = (settings, NotifyRegistry(store_.core.sessions,
+                                                         settings.limits.max_connections))
+    app.register_blueprint(bp)
+
+
+@bp.get("/notify/v2")
+def not_upgraded() -> tuple[Response, int]:
+    """A plain GET: the endpoint only speaks WebSocket."""
+    return websocket_route.not_upgraded()
+
+
+@bp.route("/notify/v2", websocket=True)
+def notify() -> Response | tuple[Response, int]:
+    """Authenticate with ``Bearer <token>``, then serve subscriptions until closed."""
+    settings, registry = current_app.extensions["notify"]
+    return websocket_route.serve_websocket(lambda ws: _serve(ws, settings, registry))
+
+
+def _authenticate(ws: WebSocket, settings: NotifySettings) -> tuple[str, str] | None:
+    """``(principal, token)`` from the first message, or None once answered and closed."""
+    token = read_bearer(ws, settings.auth_message_bytes, settings.auth_timeout,
+                        settings.send_timeout)
+    if token is None:
+        return None
+    principal = store().core.sessions.token_principal(token)
+    if principal is None:
+        ws.send_text("401")
+        ws.close(POLICY, "notify: unknown or expired token")
+        return None
+    return principal, token
+
+
+def _serve(ws: WebSocket, settings: NotifySettings, registry: NotifyRegistry) -> None:
+    found = _authenticate(ws, settings)
+    if found is None:
+        return
+    session = NotifySession(store(), *found, settings.limits, registry.subscriptions)
+    if not registry.admit(session):
+        ws.send_text("429")
+        ws.close(POLICY, "notify: too many connections for this principal "
+                         f"(max {registry.max_connections})")
+        return
+    try:
+        ws.send_text("200")
+        _run(ws, session, settings)
+    finally:
+        registry.leave(session)
+
+
+def _run(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> None:
+    """Run the session with its reader and writer threads until one of them ends it."""
+    ws.on_control = session.outbox.put_control
+    writer = threading.Thread(target=_write, args=(ws, session, settings),
+                              daemon=True, name="notify-writer")
+    reader = threading.Thread(target=_read, args=(ws, session, settings),
+                              daemon=True, name="notify-reader")
+    writer.start()
+    reader.start()
+    code, reason = 1000, ""
+    try:
+        session.run()
+    except SessionEnded as exc:
+        code, reason = POLICY, str(exc)
+        log.info("notify session of %s ended: %s", session.principal, reason)
+    finally:
+        session.outbox.finish(ws.close_event(code, reason))
+        writer.join(settings.send_timeout + 1)
+        reader.join(CLOSE_WAIT_S)  # the client answers our close frame, or not
+
+
+def _write(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> None:
+    """The connection's only writer: updates and control frames, and a ping every interval.
+    Ends after the close frame, or drops the connection when a write fails or times out."""
+    next_ping = time.monotonic() + settings.ping_interval
+    try:
+        while True:
+            item = session.outbox.get(max(0.0, next_ping - time.monotonic()))
+            if time.monotonic() >= next_ping:
+                next_ping = time.monotonic() + settings.ping_interval
+                if ws.peer_close is None:
+                    ws.send(Ping())
+            if item is None:
+                continue
+            if isinstance(item, str):
+                ws.send_text(item)
+                continue
+            ws.send(item)  # type: ignore[arg-type]
+            if isinstance(item, CloseConnection):
+                ws.shutdown(socket.SHUT_WR)
+                return
+    except GONE as exc:
+        log.debug("notify: writing to the client failed: %s", describe(exc))
+        ws.shutdown()
+        session.stop()
+
+
+def _read(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> None:
+    """The connection's only reader: client messages to the session until the client closes,
+    goes away, sends a message too big or stays silent for two ping intervals and more."""
+    silence = 2 * settings.ping_interval + settings.send_timeout
+    try:
+        while True:
+            try:
+                message = ws.receive(settings.message_bytes)
+            except TimeoutError:
+                if time.monotonic() - ws.last_heard > silence:
+                    log.debug("notify: client silent for %.0f s", silence)
+                    break
+                continue
+            if message is None:
+                break
+            if not isinstance(message, str):
+                session.outbox.finish(CloseConnection(
+                    POLICY, "notify: requests are JSON text, not binary"))
+                break
+            session.submit(message)
+    except MessageTooBig as exc:
+        session.outbox.finish(CloseConnection(TOO_BIG, f"notify: message over {exc.limit} bytes"))
+    except GONE as exc:
+        log.debug("notify client went away: %s", describe(exc))
+    finally:
+        session.stop()

@@ -1,0 +1,121 @@
+"""Wiring: one status writer and the threads that feed it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from fplus.config_store.client import ConfigStoreClient, NotifyClient
+
+from . import __version__
+from .certificate import CertificateSource, CertificateWatcher
+from .deployments import Applier, ClusterInfo, DeploymentSync
+from .flux_watch import ReadinessWatcher
+from .kube import KUBE_ERRORS, Kube
+from .nodes import NodeWatcher
+from .settings import Settings
+from .status import StatusReporter, utc_now
+
+log = logging.getLogger(__name__)
+
+SELF_LINK = ("source.toolkit.fluxcd.io/v1", "gitrepositories", "self-link")
+RECONNECT_DELAY = (5.0, 30.0)
+"""Seconds (drawn evenly) before the notify WebSocket connects again: after a Config Store
+restart, 10,000 edges come back over 25 s (400 a second), not all in the same 2 s."""
+
+
+class Agent:
+    """Edge Sync for one cluster: start it, let it run, stop it."""
+
+    def __init__(self, settings: Settings, cs: ConfigStoreClient, kube: Kube, namespace: str,
+                 *, reconnect_delay: tuple[float, float] = RECONNECT_DELAY) -> None:
+        self.settings = settings
+        self.kube = kube
+        self.namespace = namespace
+        self.reporter = StatusReporter(cs, settings.cluster_uuid, backoff=settings.backoff)
+        self.nodes = NodeWatcher(kube, lambda hosts: self.reporter.update(hosts=hosts),
+                                 watch_timeout=settings.watch_timeout, backoff=settings.backoff)
+        source = CertificateSource(kube, settings.sealed_secrets_namespace,
+                                   settings.sealed_secrets_controller,
+                                   settings.sealed_secrets_port)
+        self.certificate = CertificateWatcher(
+            source, lambda pem: self.reporter.update(kubeseal_cert=pem),
+            interval=settings.cert_interval, retry=settings.cert_retry)
+        self.notify = NotifyClient(cs, reconnect_delay=reconnect_delay)
+        self.deployments = DeploymentSync(
+            self.notify, Applier(kube, namespace), settings.cluster_uuid,
+            ClusterInfo(settings.cluster_name, settings.realm, settings.directory_url),
+            lambda status: self.reporter.update(deployments=status), git_url=self.git_url,
+            backoff=settings.backoff, resync_interval=settings.resync_interval)
+        self.readiness = ReadinessWatcher(kube, namespace, self._report_flux,
+                                          interval=settings.flux_interval)
+        self.stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def git_url(self) -> str | None:
+        """``GIT_URL``, else the base of the self-link GitRepository's ``<git>/uuid/<cluster>``."""
+        if self.settings.git_url:
+            return self.settings.git_url
+        try:
+            obj = self.kube.get_object(SELF_LINK[0], SELF_LINK[1], self.namespace, SELF_LINK[2])
+        except (*KUBE_ERRORS, ValueError):
+            return None
+        url = str(((obj or {}).get("spec") or {}).get("url") or "")
+        suffix = f"/uuid/{self.settings.cluster_uuid}"
+        return url[: -len(suffix)] if url.endswith(suffix) else None
+
+    def heartbeat(self, stop: threading.Event) -> None:
+        """``lastSeen`` and ``version`` every ``heartbeat_interval`` s."""
+        while not stop.is_set():
+            self.reporter.update(lastSeen=utc_now(), version=__version__)
+            stop.wait(self.settings.heartbeat_interval)
+
+    def _report_flux(self, report: dict[str, Any], applied: str | None,
+                     secret_refs: dict[str, Any]) -> None:
+        """The readiness report, the applied commit and the Secrets the Pods reference, in
+        one update (one snapshot)."""
+        self.reporter.update(flux=report, secretRefs=secret_refs,
+                             **({"appliedCommit": applied} if applied else {}))
+
+    def start(self) -> Agent:
+        """Subscribe and start every loop in daemon threads."""
+        log.info("edge-sync %s for cluster %s (%s), namespace %s", __version__,
+                 self.settings.cluster_name, self.settings.cluster_uuid, self.namespace)
+        self.deployments.subscribe()
+        loops: dict[str, Callable[[threading.Event], Any]] = {
+            "status": self.reporter.run, "heartbeat": self.heartbeat, "nodes": self.nodes.run,
+            "certificate": self.certificate.run, "deployments": self.deployments.run,
+            "flux": self.readiness.run}
+        for name, loop in loops.items():
+            thread = threading.Thread(target=self._guard, args=(name, loop),
+                                      name=f"edge-sync-{name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def _guard(self, name: str, loop: Callable[[threading.Event], Any]) -> None:
+        """Run a loop; a bug that escapes it is logged and the loop restarted."""
+        while not self.stopping.is_set():
+            try:
+                loop(self.stopping)
+            except Exception:
+                log.exception("edge-sync %s loop failed; restarting it", name)
+                self.stopping.wait(self.settings.backoff.initial)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop every loop, close the notify connection and the Kubernetes client."""
+        self.stopping.set()
+        self.reporter.wake()
+        self.deployments.close()
+        self.notify.close()
+        self.kube.close()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def __enter__(self) -> Agent:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,119 @@
+"""gunicorn embedded in our own commands: one gevent worker process, which builds the app."""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import socket
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+from gunicorn.errors import AppImportError
+
+from .httplimits import http_limits
+from .ports import bind_port
+from .tls import ServerTls
+
+WSGIApp = Callable[..., Iterable[bytes]]
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a worker serves, built in that worker: ``app``, and ``on_start`` run once the
+    worker is ready (start background threads there)."""
+
+    app: WSGIApp
+    on_start: Callable[[], None] | None = None
+
+
+class EmbeddedServer(BaseApplication):
+    """gunicorn with one worker process that builds its app itself.
+
+    ``build`` runs in the worker after gunicorn forks it, never in the master: whatever the
+    app keeps in memory (an object graph, grants, caches, Config Store sessions) is read from
+    the database by the process serving it. A worker killed and replaced (OOM killer, crash)
+    so serves what the database holds then, not what the master knew at start-up.
+
+    One worker process: the Config Store keeps its object graph, sessions and notify
+    subscriptions in memory, so it must be a single process.
+    """
+
+    def __init__(self, build: Callable[[], Served], wrap: Callable[[WSGIApp], WSGIApp],
+                 options: dict[str, Any]) -> None:
+        self.build, self.wrap, self.options = build, wrap, options
+        self.on_start: Callable[[], None] | None = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+        self.cfg.set("post_worker_init", lambda worker: worker.app.started())
+
+    def load(self) -> WSGIApp:
+        """In the worker: build the app. A SystemExit there is one line on stderr, and the
+        master stops (a worker that cannot be built is not forked again and again)."""
+        try:
+            served = self.build()
+        except SystemExit as exc:
+            raise AppImportError(str(exc.code or "the app could not be built")) from None
+        self.on_start = served.on_start
+        return self.wrap(served.app)
+
+    def started(self) -> None:
+        """In the worker, once it is ready: the app's ``on_start``."""
+        if self.on_start is not None:
+            self.on_start()
+
+
+ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(L)ss'
+"""One line per request: client, time, method, path **without the query** (bootstrap URLs
+carry their token there), protocol, status, bytes, seconds. No headers (credentials)."""
+
+
+def access_log() -> str | None:
+    """``-`` (stderr) when ``ACCESS_LOG`` is on (``1``, ``true``, ``yes``), else None."""
+    return "-" if os.environ.get("ACCESS_LOG", "").lower() in ("1", "true", "yes") else None
+
+
+def serve(build: Callable[[], Served], host: str, port: int, connections: int = 2000,
+          listener: socket.socket | None = None, tls: ServerTls | None = None) -> None:
+    """Run what ``build`` makes until SIGTERM/SIGINT.
+
+    ``build`` runs in the worker process, each time gunicorn forks one (at start, and after
+    a worker died): build there everything that holds state from the database or another
+    service, and check the configuration before calling this (a failure in ``build`` stops
+    the server, but only once it is listening). :attr:`Served.on_start` runs in the worker
+    once it is ready: start background threads there (they would not survive the fork).
+
+    The gevent worker serves many keep-alive and WebSocket connections in one process
+    with far less overhead per request than a thread pool.
+
+    ``listener`` is ``host:port`` already bound (:func:`serving.bind_port`, early in a command,
+    so a taken port is one line before anything starts); gunicorn takes it over and listens.
+    Without it the port is bound here, with the same one-line failure.
+
+    ``tls`` serves HTTPS with its certificate and key, reloaded when they change.
+
+    Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
+    :mod:`fplus.serving.httplimits` (header, keep-alive and body timeouts, connections per address).
+    """
+    limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, nothing served
+    if listener is None:
+        listener = bind_port(host, port)
+    from .bodyread import timed_bodies  # these import gevent: only where a service is served
+    from .worker import worker_class
+
+    options: dict[str, Any] = {
+        "bind": f"fd://{listener.detach()}", "workers": 1,
+        "worker_class": worker_class(limits), "worker_connections": connections,
+        "timeout": 0, "graceful_timeout": 2, "keepalive": max(1, math.ceil(limits.idle_timeout)),
+        "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,
+        "loglevel": "warning",
+    }
+    if tls is not None:
+        options |= {"certfile": str(tls.cert), "keyfile": str(tls.key),
+                    "ssl_context": lambda config, default: tls.context()}
+    EmbeddedServer(build, functools.partial(timed_bodies, limits=limits), options).run()
