@@ -149,7 +149,7 @@ class Kube:
 
     def proxy_get(self, namespace: str, service: str, path: str) -> bytes:
         """GET through the API server's service proxy (``services/<service>/proxy/<path>``)."""
-        resp = self.core.connect_get_namespaced_service_proxy_with_path(
+        resp: Any = self.core.connect_get_namespaced_service_proxy_with_path(  # raw: urllib3
             service, namespace, path, _preload_content=False, _request_timeout=self.timeout)
         try:
             return resp.data
