@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 KUBE_ERRORS: tuple[type[BaseException], ...] = (ApiException, urllib3.exceptions.HTTPError,
                                                 OSError)
 """What a failed Kubernetes call raises: an error answer, or no (complete) answer at all."""
+KUBE_OR_JSON_ERRORS: tuple[type[BaseException], ...] = (*KUBE_ERRORS, ValueError)
+""":data:`KUBE_ERRORS`, or an answer that is not the JSON expected (a named tuple: mypy does
+not follow ``except (*KUBE_ERRORS, ValueError)``)."""
 
 APPLY_PATCH = "application/apply-patch+yaml"
 
