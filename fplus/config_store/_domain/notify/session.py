@@ -10,6 +10,7 @@ keep up overflows the outbox (or the events waiting) and its session ends
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import queue
@@ -174,7 +175,7 @@ class NotifySession:
             raise FellBehind("notify: the server reloaded its state; subscribe again")
         for sub in list(self.subs.values()):
             if number > sub.mark:  # earlier batches are in its initial state already
-                self._deliver(sub, lambda s=sub: s.on_events(events), 200)
+                self._deliver(sub, functools.partial(sub.on_events, events), 200)
 
     def _check_credentials(self) -> None:
         until = self.store.core.sessions.token_valid_until(self._token)
