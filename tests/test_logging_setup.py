@@ -38,7 +38,7 @@ def run(code_or_module: list[str], log_level: str) -> subprocess.CompletedProces
 
 
 def test_configure_logging_sets_the_level_and_format() -> None:
-    code = ("import logging; from serving import configure_logging; configure_logging(); "
+    code = ("import logging; from fplus.serving import configure_logging; configure_logging(); "
             "print(logging.getLogger().level); logging.getLogger('probe').debug('hello')")
     done = run(["-c", code], "debug")
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,5 @@
-"""The README walkthrough, run as written against a real Config Store."""
+"""The README walkthrough and the Config Store tour of docs/api.md, run as written against a
+real stack."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from pathlib import Path
 from harness.servers import free_port_block, start_all_in_one, wait_until_up
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+API_DOC = README.parent / "docs" / "api.md"  # the Config Store tour
 
 
-def walkthrough(marker: str = "walkthrough") -> str:
-    """The shell block between the README's ``<!-- marker:start/end -->`` lines."""
-    text = README.read_text()
+def walkthrough(marker: str = "walkthrough", doc: Path = README) -> str:
+    """The shell block between ``doc``'s ``<!-- marker:start/end -->`` lines."""
+    text = doc.read_text()
     block = re.search(rf"<!-- {marker}:start -->\n```sh\n(.*?)```\n<!-- {marker}:end -->",
                       text, re.S)
-    assert block, f"README {marker} markers missing"
+    assert block, f"{doc.name} {marker} markers missing"
     return block[1]
 
 
@@ -41,7 +43,7 @@ def test_readme_top_has_exactly_the_two_commands() -> None:
 
 
 def test_walkthrough_runs(tmp_path: Path) -> None:
-    """The walkthrough and the Config Store tour against ``cluster-manager up`` as
+    """The README walkthrough and docs/api.md's Config Store tour against ``cluster-manager up`` as
     ``DATA_DIR=... make run`` starts it, pasted into an empty directory: they find the
     password through ``DATA_DIR``, and scratch files go to a temporary directory, not where
     they were pasted."""
@@ -55,10 +57,10 @@ def test_walkthrough_runs(tmp_path: Path) -> None:
                           DATA_DIR=str(data), TMPDIR=str(tmp))
     try:
         wait_until_up(f"http://127.0.0.1:{port}/ping", proc=stack)
-        result, tour = (subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough(block)],
+        result, tour = (subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough(*block)],
                                        cwd=here, env=env, capture_output=True, text=True,
                                        timeout=180)
-                        for block in ("walkthrough", "api-tour"))
+                        for block in (("walkthrough", README), ("api-tour", API_DOC)))
     finally:
         os.killpg(stack.pid, signal.SIGTERM)
         stack.wait(timeout=30)

@@ -7,15 +7,17 @@ from typing import Any
 
 import yaml
 
+from fplus.kubenames import checked, is_dns1123_label, is_dns1123_subdomain
+
 from .errors import BootstrapError
-from .names import check_dns1123_label, check_dns1123_subdomain
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "fplus-cluster-manager"}
 
 
 def _secret(namespace: str, name: str, credentials: object,
             ca: str | None) -> dict[str, Any]:
-    check_dns1123_subdomain(name, "Secret name")
+    checked(name, is_dns1123_subdomain,
+            lambda: BootstrapError(f"Secret name {name!r} is not a DNS-1123 subdomain"))
     if not isinstance(credentials, tuple) or len(credentials) != 2 \
             or not all(isinstance(v, str) and v for v in credentials):
         raise BootstrapError(f"Secret {name}: expected (username, password), "
@@ -38,7 +40,8 @@ def credentials_manifest(namespace: str, secrets: Mapping[str, tuple[str, str]],
     """Multi-document YAML: one Opaque Secret with ``username``/``password`` per entry, and
     ``ca.crt`` (PEM) in each when ``ca`` is given: Flux's GitRepository reads it from its
     ``secretRef`` Secret to verify a private CA, Edge Sync from its mounted Secret."""
-    check_dns1123_label(namespace, "namespace")
+    checked(namespace, is_dns1123_label,
+            lambda: BootstrapError(f"namespace {namespace!r} is not a DNS-1123 label"))
     if ca is not None and (not isinstance(ca, str) or "-----BEGIN CERTIFICATE-----" not in ca):
         raise BootstrapError("ca must be PEM certificate text")
     if not isinstance(secrets, Mapping) or not secrets:

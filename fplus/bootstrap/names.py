@@ -1,10 +1,11 @@
-"""Syntax checks for the names that end up in the script: file names and Kubernetes names."""
+"""Syntax checks for the file names that end up in the script (Kubernetes names are checked
+with :func:`fplus.kubenames.checked`)."""
 
 from __future__ import annotations
 
 import re
 
-from fplus.kubenames import is_dns1123_label, is_dns1123_subdomain
+from fplus.kubenames import checked
 
 from .errors import BootstrapError
 
@@ -13,23 +14,12 @@ from .errors import BootstrapError
 _FILE_NAME = re.compile(r"(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 
 
+def _is_file_name(name: object) -> bool:
+    return isinstance(name, str) and _FILE_NAME.fullmatch(name) is not None
+
+
 def check_file_name(name: object) -> str:
     """``name`` if it is a plain file name (``[A-Za-z0-9][A-Za-z0-9._-]*``), else raise."""
-    if not isinstance(name, str) or not _FILE_NAME.fullmatch(name):
-        raise BootstrapError(f"file name {name!r} is not a plain name "
-                             "([A-Za-z0-9][A-Za-z0-9._-]*, no '..', at most 255 characters)")
-    return name
-
-
-def check_dns1123_label(value: object, what: str) -> str:
-    """``value`` if it is a DNS-1123 label (namespaces), else raise."""
-    if not is_dns1123_label(value):
-        raise BootstrapError(f"{what} {value!r} is not a DNS-1123 label")
-    return value
-
-
-def check_dns1123_subdomain(value: object, what: str) -> str:
-    """``value`` if it is a DNS-1123 subdomain (most object names), else raise."""
-    if not is_dns1123_subdomain(value):
-        raise BootstrapError(f"{what} {value!r} is not a DNS-1123 subdomain")
-    return value
+    return checked(name, _is_file_name, lambda: BootstrapError(
+        f"file name {name!r} is not a plain name "
+        "([A-Za-z0-9][A-Za-z0-9._-]*, no '..', at most 255 characters)"))

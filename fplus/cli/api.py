@@ -26,6 +26,14 @@ class ApiError(Exception):
         self.status = status
 
 
+def _object(resp: requests.Response) -> dict[str, Any]:
+    """The JSON object a call answered; ApiError for any other body."""
+    body = resp.json()
+    if not isinstance(body, dict):
+        raise ApiError(resp.status_code, f"{resp.url} answered no JSON object")
+    return body
+
+
 class ManagerApi:
     """Calls to one Cluster Manager with the profile's credentials."""
 
@@ -89,11 +97,11 @@ class ManagerApi:
 
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/cluster``: the created cluster."""
-        return self.call("POST", "/v1/cluster", json=body).json()
+        return _object(self.call("POST", "/v1/cluster", json=body))
 
     def status(self, cluster: str) -> dict[str, Any]:
         """The cluster's status with its derived phase."""
-        return self.call("GET", f"/v1/cluster/{cluster}/status").json()
+        return _object(self.call("GET", f"/v1/cluster/{cluster}/status"))
 
     def exists(self, cluster: str) -> bool:
         """Whether the cluster is still there (its status answers)."""
@@ -108,16 +116,16 @@ class ManagerApi:
     def delete(self, cluster: str, force: bool = False) -> dict[str, Any]:
         """Start the teardown."""
         params = {"force": "true"} if force else {}
-        return self.call("DELETE", f"/v1/cluster/{cluster}", params=params).json()
+        return _object(self.call("DELETE", f"/v1/cluster/{cluster}", params=params))
 
     def redeploy(self, cluster: str) -> dict[str, Any]:
         """Ask the reconciler to write the cluster's repo again."""
-        return self.call("POST", f"/v1/cluster/{cluster}/redeploy").json()
+        return _object(self.call("POST", f"/v1/cluster/{cluster}/redeploy"))
 
     def approve_key(self, cluster: str, fingerprint: str) -> dict[str, Any]:
         """Pin the sealing key waiting for approval (it must be ``fingerprint``)."""
-        return self.call("POST", f"/v1/cluster/{cluster}/sealing-key/approve",
-                         json={"fingerprint": fingerprint}).json()
+        return _object(self.call("POST", f"/v1/cluster/{cluster}/sealing-key/approve",
+                                 json={"fingerprint": fingerprint}))
 
     def bootstrap_url(self, cluster: str) -> str:
         """A one-time bootstrap URL (the answer is ACS's JSON string)."""
@@ -157,4 +165,8 @@ class ManagerApi:
         """``[{namespace, name, scope, keys, unsealed, sealed}]``; never values; ``unused``:
         only those no workload on the edge references."""
         query = "?unused=true" if unused else ""
-        return self.call("GET", f"/v1/cluster/{cluster}/secret{query}").json()
+        resp = self.call("GET", f"/v1/cluster/{cluster}/secret{query}")
+        body = resp.json()
+        if not isinstance(body, list):
+            raise ApiError(resp.status_code, f"{resp.url} answered no JSON list")
+        return body

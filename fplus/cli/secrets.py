@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,7 +20,7 @@ COLUMNS: list[Column] = [
     ("REPOST", lambda s: _keys_where(s, "needsRepost")), ("ERROR", lambda s: s.get("error"))]
 
 
-def _keys_where(secret: dict, flag: str) -> list[str] | None:
+def _keys_where(secret: dict[str, Any], flag: str) -> list[str] | None:
     """The keys of a listed secret whose ``sealed`` record has ``flag`` set."""
     sealed = secret.get("sealed")
     return [k["key"] for k in sealed if k.get(flag)] if isinstance(sealed, list) else None

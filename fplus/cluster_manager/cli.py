@@ -29,16 +29,14 @@ from fplus.config_store.client import (  # noqa: E402
 from fplus.serving import (  # noqa: E402
     Login,
     bind_port,
-    config_store_failure,
     configure_logging,
     offload,
-    require_credentials,
     serve,
-    service_login,
     warn_if_seeded,
 )
+from fplus.serving.boot import ServiceBoot  # noqa: E402
 from fplus.serving.cors import add_cors_options, cors_origins  # noqa: E402
-from fplus.serving.login import add_rotate_option, refused_at_start  # noqa: E402
+from fplus.serving.login import add_rotate_option  # noqa: E402
 from fplus.serving.tls import (  # noqa: E402
     ServerTls,
     TlsFileError,
@@ -67,49 +65,41 @@ PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")
 
 
-def _admin_client(url: str) -> ConfigStoreClient:
-    """The client for FPLUS_USER / FPLUS_PASSWORD, once the Config Store answers to them."""
-    require_credentials(PROG)
-    client = client_from_env(url)
-    client.connect(wait=5.0)
-    return client
+BOOT = ServiceBoot(PROG, (ConfigStoreError,), log)
 
 
 def _seed_store(url: str, data_dir: Path, rotate: bool = False) -> Path:
     """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made
     (see :func:`fplus.config_store.client.ensure_service_principal` for ``rotate``)."""
-    try:
-        with _admin_client(url) as admin:
+
+    def seed() -> Path:
+        with client_from_env(url) as admin:
+            admin.connect(wait=5.0)
             return seed_with_account(admin, data_dir, rotate=rotate)
-    except ConfigStoreError as exc:
-        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
-    except PasswordFileMissing as exc:
-        raise SystemExit(f"{PROG}: {exc}") from None
+
+    return BOOT.seed(url, seed, plain=(PasswordFileMissing,))
 
 
 def _login(url: str, data_dir: Path) -> Login:
     """How ``serve`` logs in, never as the administrator (see :mod:`fplus.serving.login`)."""
-    return service_login(PROG, PRINCIPAL_NAME, password_file(data_dir),
-                         lambda: _seed_store(url, data_dir))
+    return BOOT.login(url, PRINCIPAL_NAME, password_file(data_dir),
+                      lambda: _seed_store(url, data_dir))
 
 
 def _connect(url: str, login: Login) -> tuple[ConfigStoreClient, dict[str, Any]]:
     """The Cluster Manager's own client, logged in, and its ServiceConfig entry; one line
     and exit if either cannot be had."""
-    user = login.user
-    client = ConfigStoreClient(url, user, login.password)
-    try:
+    client = ConfigStoreClient(url, login.user, login.password)
+
+    def connect() -> tuple[ConfigStoreClient, dict[str, Any]]:
         client.connect(wait=5.0)
-        return client, service_config(client)
-    except ConfigStoreError as exc:
-        if exc.status == 401:
-            raise SystemExit(refused_at_start(PROG, url, login)) from None
-        if exc.status == 403:
-            raise SystemExit(f"{PROG}: {user} may not read its configuration at {url}: "
-                             f"run `{PROG} seed` again") from None
-        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
-    except NotSeeded as exc:
-        raise SystemExit(f"{PROG}: {exc} at {url}: run `{PROG} seed` first") from None
+        try:
+            return client, service_config(client)
+        except NotSeeded as exc:
+            raise SystemExit(f"{PROG}: {exc} at {url}: run `{PROG} seed` first") from None
+
+    return BOOT.connect(url, login, connect, statuses={
+        403: f"{login.user} may not read its configuration at {url}: run `{PROG} seed` again"})
 
 
 def _seconds(value: str) -> float:
@@ -213,10 +203,8 @@ def _serve(args: argparse.Namespace) -> None:
               f"database {db.description}, identity {plan.identity}, secret escrow "
               f"{'on' if keyring is not None else 'off'})", flush=True)
         warn_if_seeded(login, PROG)
-        try:
-            cs.advertise_service(uuids.Service.Clusters, settings.external_url or "")
-        except ConfigStoreError as exc:
-            log.warning("cannot advertise %s in the Directory: %s", settings.external_url, exc)
+        BOOT.advertise(settings.external_url or "",
+                       lambda at: cs.advertise_service(uuids.Service.Clusters, at))
     serve(functools.partial(build, plan), args.host, args.port, listener=listener, tls=tls)
 
 

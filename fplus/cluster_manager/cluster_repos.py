@@ -1,6 +1,7 @@
 """Where each cluster's repo lives: straight into the Git server's bare repos when they are on
 this machine, otherwise through the remote writer over HTTP. The Git mechanics are
-:mod:`fplus.cluster_manager.gitrepo`'s; this only maps a cluster uuid to its repo."""
+:mod:`fplus.cluster_manager.gitrepo`'s, where a repo lives on disk :mod:`fplus.barerepo`'s;
+this only maps a cluster uuid to its repo."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import threading
 from pathlib import Path
 
 import requests
+
+from fplus import barerepo
 
 from .gitrepo import (
     ChangeSet,
@@ -42,20 +45,25 @@ class ClusterRepos:
     def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
         """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""
         if self.settings.git_repos is not None:
-            return writer_for(self.settings.git_repos / f"{cluster}.git").apply(changes, message)
+            return writer_for(self._local(cluster)).apply(changes, message)
         return self._remote_writer(cluster).apply(changes, message)
 
     def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
         """Every file under ``prefix`` on the cluster's ``main`` branch (path → content)."""
         if self.settings.git_repos is None:
             return self._remote_writer(cluster).fetch_files(prefix)
-        return read_files(self.settings.git_repos / f"{cluster}.git", prefix)
+        return read_files(self._local(cluster), prefix)
 
     def head(self, cluster: str) -> str | None:
         """The commit the cluster's ``main`` branch is at (None: no repo or no commit yet)."""
         if self.settings.git_repos is None:
             return self._remote_writer(cluster).remote_head()
-        return head(self.settings.git_repos / f"{cluster}.git")
+        return head(self._local(cluster))
+
+    def _local(self, cluster: str) -> Path:
+        """The cluster's repo in the Git server's repos directory on this machine."""
+        assert self.settings.git_repos is not None
+        return barerepo.repo_path(self.settings.git_repos, cluster)
 
     def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
         with self._lock:

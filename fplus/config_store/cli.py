@@ -10,10 +10,10 @@ import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import functools  # noqa: E402
 import os  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from fplus.serving import Served, bind_port, configure_logging, offload, serve  # noqa: E402
+from fplus.serving.boot import ServiceBoot  # noqa: E402
 from fplus.serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from fplus.serving.tls import add_tls_options, scheme, server_tls  # noqa: E402
 
@@ -29,13 +29,12 @@ def _follow_other_replicas(store: Store) -> None:
         store.replication.start()
 
 
-@contextlib.contextmanager
-def _one_line() -> Iterator[None]:
+BOOT = ServiceBoot("config-store")
+
+
+def _one_line() -> contextlib.AbstractContextManager[None]:
     """An unusable database or ``--database`` URL as one line and exit."""
-    try:
-        yield
-    except (UnusableDatabase, ValueError) as exc:
-        raise SystemExit(f"config-store: {exc}") from None
+    return BOOT.one_line(plain=(UnusableDatabase, ValueError))
 
 
 def _prepare(args: argparse.Namespace, url: str) -> str:

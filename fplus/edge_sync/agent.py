@@ -13,7 +13,7 @@ from . import __version__
 from .certificate import CertificateSource, CertificateWatcher
 from .deployments import Applier, ClusterInfo, DeploymentSync
 from .flux_watch import ReadinessWatcher
-from .kube import KUBE_ERRORS, Kube
+from .kube import KUBE_OR_JSON_ERRORS, Kube
 from .nodes import NodeWatcher
 from .settings import Settings
 from .status import StatusReporter, utc_now
@@ -60,7 +60,7 @@ class Agent:
             return self.settings.git_url
         try:
             obj = self.kube.get_object(SELF_LINK[0], SELF_LINK[1], self.namespace, SELF_LINK[2])
-        except (*KUBE_ERRORS, ValueError):
+        except KUBE_OR_JSON_ERRORS:
             return None
         url = str(((obj or {}).get("spec") or {}).get("url") or "")
         suffix = f"/uuid/{self.settings.cluster_uuid}"

@@ -18,7 +18,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 
-from .kube import KUBE_ERRORS, Kube, describe
+from .kube import KUBE_OR_JSON_ERRORS, Kube, describe
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +102,11 @@ class CertificateSource:
         """The certificate, via the proxy or else via the Secrets."""
         try:
             return self.via_proxy()
-        except (*KUBE_ERRORS, ValueError) as exc:
+        except KUBE_OR_JSON_ERRORS as exc:
             proxy_error = describe(exc) if not isinstance(exc, ValueError) else str(exc)
         try:
             pem = self.via_secret()
-        except (*KUBE_ERRORS, ValueError) as exc:
+        except KUBE_OR_JSON_ERRORS as exc:
             secret_error = describe(exc) if not isinstance(exc, ValueError) else str(exc)
             raise CertificateUnavailable(
                 f"service proxy: {proxy_error}; key Secrets: {secret_error}") from None

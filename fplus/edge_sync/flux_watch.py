@@ -30,7 +30,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from .kube import KUBE_ERRORS, Kube, describe
+from .kube import KUBE_OR_JSON_ERRORS, Kube, describe
 from .readiness import (
     CLUSTER_WIDE,
     GIT_REPOSITORY,
@@ -46,7 +46,7 @@ from .secret_refs import report as refs_report
 log = logging.getLogger(__name__)
 
 SELF_LINK = "self-link"
-_FAILED = (*KUBE_ERRORS, ValueError)  # no answer, an error answer, or one that is not JSON
+_FAILED = KUBE_OR_JSON_ERRORS  # no answer, an error answer, or one that is not JSON
 ReportCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], None]
 """``on_report(report, applied_commit, secret_refs)``."""
 

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 KUBE_ERRORS: tuple[type[BaseException], ...] = (ApiException, urllib3.exceptions.HTTPError,
                                                 OSError)
 """What a failed Kubernetes call raises: an error answer, or no (complete) answer at all."""
+KUBE_OR_JSON_ERRORS: tuple[type[BaseException], ...] = (*KUBE_ERRORS, ValueError)
+""":data:`KUBE_ERRORS`, or an answer that is not the JSON expected (a named tuple: mypy does
+not follow ``except (*KUBE_ERRORS, ValueError)``)."""
 
 APPLY_PATCH = "application/apply-patch+yaml"
 
@@ -149,7 +152,7 @@ class Kube:
 
     def proxy_get(self, namespace: str, service: str, path: str) -> bytes:
         """GET through the API server's service proxy (``services/<service>/proxy/<path>``)."""
-        resp = self.core.connect_get_namespaced_service_proxy_with_path(
+        resp: Any = self.core.connect_get_namespaced_service_proxy_with_path(  # raw: urllib3
             service, namespace, path, _preload_content=False, _request_timeout=self.timeout)
         try:
             return resp.data

@@ -32,21 +32,15 @@ from fplus.serving import (  # noqa: E402
     Login,
     Served,
     bind_port,
-    config_store_failure,
     configure_logging,
     offload,
-    require_credentials,
     serve,
-    service_login,
     warn_if_seeded,
 )
 from fplus.serving.addresses import is_wildcard  # noqa: E402
+from fplus.serving.boot import ServiceBoot  # noqa: E402
 from fplus.serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
-from fplus.serving.login import (  # noqa: E402
-    ServiceCredentials,
-    add_rotate_option,
-    refused_at_start,
-)
+from fplus.serving.login import ServiceCredentials, add_rotate_option  # noqa: E402
 from fplus.serving.notify_watch import WatchSettings  # noqa: E402
 from fplus.serving.tls import add_tls_options, require_client_ca, scheme, server_tls  # noqa: E402
 
@@ -63,35 +57,31 @@ PROG = "git-server"
 log = logging.getLogger("git_server")
 
 
+BOOT = ServiceBoot(PROG, (ConfigStoreError,), log)
+
+
 def _seed_store(url: str, data_dir: Path, rotate: bool = False) -> Path:
     """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made
     (see :func:`fplus.config_store.client.ensure_service_principal` for ``rotate``)."""
-    require_credentials(PROG)
-    try:
+
+    def seed() -> Path:
         with client_from_env(url) as admin:
             admin.connect(wait=5.0)
             return setup.seed(admin, data_dir, rotate=rotate)
-    except ConfigStoreError as exc:
-        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
-    except PasswordFileMissing as exc:
-        raise SystemExit(f"{PROG}: {exc}") from None
+
+    return BOOT.seed(url, seed, plain=(PasswordFileMissing,))
 
 
 def _login(url: str, data_dir: Path) -> Login:
     """How ``serve`` logs in, never as the administrator (see :mod:`fplus.serving.login`)."""
-    return service_login(PROG, setup.PRINCIPAL_NAME, setup.password_file(data_dir),
-                         lambda: _seed_store(url, data_dir))
+    return BOOT.login(url, setup.PRINCIPAL_NAME, setup.password_file(data_dir),
+                      lambda: _seed_store(url, data_dir))
 
 
 def _connect(url: str, login: Login) -> ConfigStoreClient:
     """The Git server's own client, logged in; one line and exit if it cannot be."""
     client = ConfigStoreClient(url, login.user, login.password)
-    try:
-        client.connect(wait=5.0)
-    except ConfigStoreError as exc:
-        if exc.status == 401:
-            raise SystemExit(refused_at_start(PROG, url, login)) from None
-        raise config_store_failure(PROG, url, exc.status, str(exc)) from None
+    BOOT.connect(url, login, lambda: client.connect(wait=5.0))
     return client
 
 
@@ -148,18 +138,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _advertise(client: ConfigStoreClient, url: str | None) -> None:
-    """Say in the Directory where this server is reached (a failure is one warning)."""
-    if url is None:
-        log.warning("not advertised in the Directory: listening on a wildcard address; "
-                    "pass --public-url")
-        return
-    try:
-        client.advertise_service(uuids.Service.Git, url)
-    except ConfigStoreError as exc:
-        log.warning("cannot advertise %s in the Directory: %s", url, exc)
-
-
 def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStorage,
             own: set[str], origins: list[str]) -> Served:
     """In each gunicorn worker: a Config Store client of its own (it logs in at its first
@@ -212,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         warn_if_seeded(login, PROG)
         public = args.public_url or (
             None if is_wildcard(args.host) else f"{scheme(tls)}://{args.host}:{args.port}")
-        _advertise(client, public)
+        BOOT.advertise(public, lambda at: client.advertise_service(uuids.Service.Git, at))
     own = {f"{args.host}:{args.port}", *([urlsplit(public).netloc] if public else [])}
     serve(functools.partial(_worker, args, url, login, storage, own, origins), args.host,
           args.port, listener=listener, tls=tls)

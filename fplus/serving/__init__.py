@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .dburl import redacted
     from .errors import http_exception_error, install_json_errors, json_error
     from .gunicorn import Served, serve
+    from .httperror import HttpError
     from .httplimits import HttpLimits, http_limits
     from .jsondoc import JSONRejected, loads_checked
     from .limits import refuse_oversized
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     from .ports import bind_port, in_use_message, taken_ports
     from .startup import config_store_failure, require_credentials
 
-_HOMES = {"BodyTimeout": "bodyread", "HttpLimits": "httplimits", "JSONRejected": "jsondoc",
+_HOMES = {"BodyTimeout": "bodyread", "HttpError": "httperror", "HttpLimits": "httplimits",
+          "JSONRejected": "jsondoc",
           "Login": "login", "Served": "gunicorn", "bind_port": "ports",
           "config_store_failure": "startup",
           "configure_logging": "logs", "http_exception_error": "errors",
@@ -33,7 +35,7 @@ _HOMES = {"BodyTimeout": "bodyread", "HttpLimits": "httplimits", "JSONRejected":
           "service_login": "login", "taken_ports": "ports",
           "warn_if_seeded": "login"}
 
-__all__ = ["BodyTimeout", "HttpLimits", "JSONRejected", "Login", "Served", "bind_port",
+__all__ = ["BodyTimeout", "HttpError", "HttpLimits", "JSONRejected", "Login", "Served", "bind_port",
            "config_store_failure", "configure_logging", "http_exception_error", "http_limits",
            "in_use_message", "install_json_errors", "json_error", "loads_checked",
            "redacted", "refuse_oversized", "require_credentials", "serve", "service_login",

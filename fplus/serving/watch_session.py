@@ -23,7 +23,6 @@ raises one of :data:`GONE`).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -33,8 +32,16 @@ from typing import TYPE_CHECKING, Any
 
 from wsproto.events import Event, Ping
 
-from .jsondoc import JSONRejected, loads_checked
 from .notify_auth import CLOSE_WAIT_S, GONE, POLICY, TOO_BIG, describe
+from .notify_requests import (
+    Request,
+    RequestRefused,
+    dispatch,
+    dumps,
+    over_connection_cap,
+    parse_request,
+    reply,
+)
 from .websocket import MessageTooBig, WebSocket
 
 if TYPE_CHECKING:
@@ -48,10 +55,6 @@ Watch = Callable[[Any], Response]
 """A subscription's response now, for the principal the token proves."""
 
 
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass
@@ -171,28 +174,25 @@ class WatchSession:
 
     def _request(self, message: str | bytes) -> str | None:
         """Handle one request; the reason to end the connection if it cannot be answered."""
-        if not isinstance(message, str):
-            return "notify: requests are JSON text, not binary"
         try:
-            req = loads_checked(message)
-        except JSONRejected as exc:
-            return f"notify: request refused: {exc}"
-        if not isinstance(req, dict) or not isinstance(req.get("uuid"), str):
-            return "notify: request has no uuid"
-        sub_uuid, method = req["uuid"], req.get("method")
+            sub_uuid, req = parse_request(message)
+        except RequestRefused as exc:
+            return str(exc)
         with self._lock:
-            if method == "CLOSE":
-                self.subs.pop(sub_uuid, None)
-                self._reply(sub_uuid, 410)
-            elif method == "WATCH":
-                self._watch(sub_uuid, req.get("request"))
-            elif method == "SEARCH" and str(req.get("parent", "")).endswith("/"):
-                self._reply(sub_uuid, 404)  # nothing here is searched (as ACS)
-            else:
-                self._reply(sub_uuid, 400)
+            dispatch(sub_uuid, req, self.subs, self.ws.send_text, self._open)
         return None
 
     # -- either thread, holding the lock --------------------------------------------
+
+    def _open(self, sub_uuid: str, req: Request) -> None:
+        """Every request but CLOSE (:func:`.notify_requests.dispatch`)."""
+        method = req.get("method")
+        if method == "WATCH":
+            self._watch(sub_uuid, req.get("request"))
+        elif method == "SEARCH" and str(req.get("parent", "")).endswith("/"):
+            self._reply(sub_uuid, 404)  # nothing here is searched (as ACS)
+        else:
+            self._reply(sub_uuid, 400)
 
     def _watch(self, sub_uuid: str, request: Any) -> None:
         if not isinstance(request, dict) or not isinstance(request.get("url"), str):
@@ -202,9 +202,9 @@ class WatchSession:
         if verb not in ("GET", "HEAD"):
             self._reply(sub_uuid, 400)
             return
-        if sub_uuid not in self.subs and len(self.subs) >= self.settings.max_subscriptions:
-            self._reply(sub_uuid, 429, "too many subscriptions on this connection "
-                                       f"(max {self.settings.max_subscriptions})")
+        full = over_connection_cap(sub_uuid, self.subs, self.settings.max_subscriptions)
+        if full:
+            self._reply(sub_uuid, 429, full)
             return
         watch = self.service.resolve(request["url"].split("?", 1)[0])
         if watch is None:
@@ -218,19 +218,16 @@ class WatchSession:
         try:
             response = sub.watch(self.principal)
         except Exception:
-            if sub.last != _dumps({"status": 500}):
+            if sub.last != dumps({"status": 500}):
                 log.exception("notify: a watch failed")
             response = {"status": 500}
         if sub.head:
             response = {k: v for k, v in response.items() if k != "body"}
-        text = _dumps(response)
+        text = dumps(response)
         if status == 200 and text == sub.last:
             return
         sub.last = text
-        self.ws.send_text(_dumps({"status": status, "uuid": sub_uuid, "response": response}))
+        self.ws.send_text(dumps({"status": status, "uuid": sub_uuid, "response": response}))
 
     def _reply(self, sub_uuid: str, status: int, error: str = "") -> None:
-        reply: dict[str, Any] = {"status": status, "uuid": sub_uuid}
-        if error:
-            reply["error"] = error
-        self.ws.send_text(_dumps(reply))
+        self.ws.send_text(reply(sub_uuid, status, error))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 from flask import Response, jsonify, request
 
@@ -23,7 +24,7 @@ class WebSocketDone(Response):
     """What the route returns once the WebSocket is over: gunicorn writes nothing more and
     closes the connection (the same signal flask-sock gives it)."""
 
-    def __call__(self, environ, start_response):  # type: ignore[no-untyped-def, override]
+    def __call__(self, environ: Any, start_response: Any) -> NoReturn:
         raise StopIteration
 
 

@@ -39,11 +39,12 @@ class LimitedGeventWorker(GeventWorker):
         self._connection = local()  # per connection greenlet: has it served a request?
         super().init_process()
 
-    def timeout_ctx(self) -> gevent.Timeout:
+    # gunicorn's stubs say None, gunicorn's own returns a gevent.Timeout as this does
+    def timeout_ctx(self) -> gevent.Timeout:  # type: ignore[override]
         """The wait for the next request's headers: silently ends the connection when over."""
         served = getattr(self._connection, "served", False)
         seconds = self.limits.idle_timeout if served else self.limits.header_timeout
-        return gevent.Timeout(seconds, False)
+        return gevent.Timeout(seconds, False)  # type: ignore[arg-type]  # False: silent, as documented
 
     def handle(self, listener: Any, client: socket.socket, addr: Any) -> None:
         address = addr[0] if isinstance(addr, tuple) and addr else str(addr)
@@ -82,7 +83,7 @@ class LimitedGeventWorker(GeventWorker):
             client.sendall(head.encode() + body)
             client.shutdown(socket.SHUT_WR)
             drained = 0
-            with gevent.Timeout(_REFUSAL_DRAIN_SECONDS, False):
+            with gevent.Timeout(_REFUSAL_DRAIN_SECONDS, False):  # type: ignore[arg-type]  # as above
                 while drained < _REFUSAL_DRAIN_BYTES and (data := client.recv(16384)):
                     drained += len(data)
         except OSError:

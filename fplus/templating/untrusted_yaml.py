@@ -46,7 +46,7 @@ def check(text: str | bytes) -> None:
     documents), it nests deeper than :data:`MAX_DEPTH` or an alias sits inside its own
     anchor. One pass over the parser's events, before anything is composed: libyaml's
     composer recurses in C, so deep input must be stopped here."""
-    sizes: dict[str, int] = {}  # anchor -> expanded size of its node
+    sizes: dict[str | None, int] = {}  # anchor -> expanded size of its node
     frames: list[list[Any]] = [[0, None]]  # open collections: [expanded size, anchor]
     added = 0
     for event in yaml.parse(text, Loader=_LOADER):

@@ -143,7 +143,9 @@ class HostKubelet:
     def sync(self) -> None:
         """One pass: start, restart or stop processes to match the Deployments."""
         wanted = {}
-        for d in self.apps.list_deployment_for_all_namespaces().items:
+        # Any: a listed Deployment has the spec and metadata its model types as optional
+        deployments: list[Any] = self.apps.list_deployment_for_all_namespaces().items
+        for d in deployments:
             containers = d.spec.template.spec.containers
             runner = next((image_name(c.image) for c in containers
                            if image_name(c.image) in HOST_IMAGES), None)
@@ -183,8 +185,8 @@ class HostKubelet:
 
     def _token(self, namespace: str, account: str, workdir: Path) -> Path:
         """The projected token files a Pod of ``account`` gets."""
-        request = {"spec": {"expirationSeconds": 86400}}
-        token = self.core.create_namespaced_service_account_token(account, namespace, request)
+        request: Any = {"spec": {"expirationSeconds": 86400}}  # the client sends dicts as they are
+        token: Any = self.core.create_namespaced_service_account_token(account, namespace, request)
         directory = workdir / "serviceaccount"
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "token").write_text(token.status.token)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 
 from fplus.serving import refuse_oversized
 
@@ -17,6 +18,7 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     """A Flask app serving the Cluster Manager's HTTP API with ``api``."""
     app = Flask("cluster_manager", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = body_limit
+    assert isinstance(app.json, DefaultJSONProvider)  # Flask's own, which can keep key order
     app.json.sort_keys = False
     app.extensions["cluster_manager"] = api
     app.url_map.converters["cluster"] = ClusterConverter

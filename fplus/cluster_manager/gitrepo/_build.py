@@ -74,6 +74,7 @@ def _edit(tree: MutableTree, changes: ChangeSet, edited: dict[str, bytes | None]
     for path in sorted(changes.deletes):
         changed |= tree.delete(path)
     for path, data in changes.writes.items():
+        assert isinstance(data, bytes)  # a ChangeSet encodes its str writes when made
         changed |= tree.put(path, data)
     for path, content in edited.items():
         changed |= tree.delete(path) if content is None else tree.put(path, content)

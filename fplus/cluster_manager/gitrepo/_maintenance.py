@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pygit2
 
+from fplus.barerepo import break_if_stale
 from fplus.cluster_manager.gitrepo._pack import (
     PackRecord,
     pack_ids,
@@ -24,7 +25,6 @@ from fplus.cluster_manager.gitrepo._pack import (
     whole_records,
     write_records,
 )
-from fplus.cluster_manager.gitrepo._refs import break_if_stale
 
 SMALL_PACK_BYTES = 1 << 20
 _LOCK = "merge-packs.lock"

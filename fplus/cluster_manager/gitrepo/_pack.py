@@ -117,7 +117,8 @@ def _index(entries: list[tuple[bytes, int, int]], checksum: bytes) -> bytes:
         while pos < len(entries) and entries[pos][0][0] == first:
             pos += 1
         fanout.append(pos)
-    small, large = [], []
+    small: list[int] = []
+    large: list[int] = []
     for _, _, offset in entries:
         if offset < 0x80000000:
             small.append(offset)

@@ -71,7 +71,7 @@ class _Dir:
         files they hold to ``leaves``; return its id."""
         oid, _ = self.digest()
         if not self._stored:
-            written: dict[bytes, Leaf] = {}  # the tree as _parse would read it back
+            written: dict[bytes, Leaf | _Dir] = {}  # the tree as _parse would read it back
             for name, entry in self.entries.items():
                 if isinstance(entry, _Dir):
                     if not entry.digest()[1]:
@@ -141,7 +141,7 @@ class MutableTree:
         if not isinstance(entry, tuple) or entry[0] not in (FILE_MODE, EXEC_MODE):
             return None
         staged = self._blobs.get(entry[1].raw)
-        return staged[1] if staged else self._repo.get(entry[1]).data
+        return staged[1] if staged else self._repo[entry[1]].read_raw()
 
     def delete(self, path: str) -> bool:
         """Remove a file (or symlink/submodule entry); missing paths and directories are left."""

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
-import shutil
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import RepositoryOpenFlag
 
+from fplus import barerepo
+from fplus.barerepo import compare_and_swap, read_ref
 from fplus.cluster_manager.gitrepo._branch import BranchWriter
 from fplus.cluster_manager.gitrepo._maintenance import merge_small_packs
-from fplus.cluster_manager.gitrepo._refs import compare_and_swap, read_ref
 from fplus.cluster_manager.gitrepo._registry import ProcessRegistry
 from fplus.serving import offload
 
@@ -33,45 +32,15 @@ def open_repository(path: Path) -> pygit2.Repository:
 
 
 def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
-    """Open the bare repo at ``path``, creating it (HEAD → ``branch``) if missing.
-
-    Creation happens in a scratch directory renamed into place, so concurrent creators (other
-    threads or processes, or the git server) end up sharing one intact repository.
-    """
+    """Open the bare repo at ``path``, creating it (HEAD → ``branch``) if missing, in the
+    format :mod:`fplus.barerepo` owns (off the gevent hub: it is file-system calls)."""
     path = Path(path)
     try:
         return open_repository(path)
     except pygit2.GitError:
         pass
-    scratch = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
-    try:
-        offload.run(_init_bare, scratch, branch)
-    except FileNotFoundError:  # the first repository under this directory
-        path.parent.mkdir(parents=True, exist_ok=True)
-        offload.run(_init_bare, scratch, branch)
-    try:
-        os.rename(scratch, path)  # replaces a missing path or an empty directory
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)
+    offload.run(barerepo.create, path, branch)
     return open_repository(path)
-
-
-_BARE_DIRS = ("objects", "objects/pack", "refs", "refs/heads")
-_BARE_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
-
-
-def _init_bare(path: Path, branch: str) -> None:
-    """A bare repository as small as git accepts: the directories we write into, ``HEAD``
-    and ``config`` (git makes ``objects/info``, ``refs/tags`` … when it needs them).
-
-    ``pygit2.init_repository`` also writes hook samples, a description and an exclude file:
-    twice the file-system calls, which dominate creating a cluster's repository.
-    """
-    os.mkdir(path)
-    for sub in _BARE_DIRS:
-        os.mkdir(path / sub)
-    (path / "config").write_text(_BARE_CONFIG)
-    (path / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
 
 
 class RepoWriter(BranchWriter):

@@ -12,6 +12,6 @@ to the pinned one.
 
 from __future__ import annotations
 
-from .pins import ARM_WINDOW, BOOTSTRAP, SCHEMA, KeyPins, Pin
+from .pins import ARM_REFRESH, ARM_WINDOW, BOOTSTRAP, SCHEMA, KeyPins, Pin
 
-__all__ = ["ARM_WINDOW", "BOOTSTRAP", "SCHEMA", "KeyPins", "Pin"]
+__all__ = ["ARM_REFRESH", "ARM_WINDOW", "BOOTSTRAP", "SCHEMA", "KeyPins", "Pin"]

@@ -6,7 +6,10 @@ pin. Edge Sync's credentials reach the Config Store only, never this table, so w
 reports can only ever become *pending* here.
 
 Every change is one conditional update on the row's ``version``: of two replicas observing
-at once, one writes and the other reads the result.
+at once, one writes and the other reads the result. An arm the row already holds from under
+:data:`ARM_REFRESH` ago is left as it is (nothing written): a burst of fetches costs one
+write, not one each. Whether it holds one is read from the row every time, never remembered:
+another replica may have used the arm up (a key pinned) or cleared it (an approval) since.
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ BOOTSTRAP = "bootstrap"
 """``pinned_by`` of a key taken as the first new certificate after a bootstrap."""
 ARM_WINDOW = 3600.0
 """Seconds a fetched bootstrap script keeps the pin open for the edge's next new key."""
+ARM_REFRESH = 1.0
+"""Seconds within which a fetch leaves an earlier fetch's arm as it is (nothing written)
+rather than moving ``armed_at`` forward by less than this: the pin stays armed at least
+``ARM_WINDOW - ARM_REFRESH`` after every fetch, and never longer than ``ARM_WINDOW`` after
+one."""
 
 _SELECT = ("SELECT version, fingerprint, certificate, pinned_at, pinned_by, "
            "CASE WHEN armed_at > {now} - ? THEN armed_at END, pending, pending_cert, "
@@ -79,8 +87,12 @@ class Pin:
 class KeyPins:
     """The pins in one database (prepared with :data:`SCHEMA`)."""
 
-    def __init__(self, db: Database, arm_window: float = ARM_WINDOW) -> None:
+    def __init__(self, db: Database, arm_window: float = ARM_WINDOW,
+                 arm_refresh: float = ARM_REFRESH) -> None:
         self.db, self.arm_window = db, arm_window
+        self.arm_refresh = min(arm_refresh, arm_window)
+        """An arm recorded under this long ago is not moved (never longer than the window:
+        an arm that has ended is always renewed)."""
 
     def get(self, cluster: str) -> Pin | None:
         """The cluster's row, if any."""
@@ -119,13 +131,20 @@ class KeyPins:
                             "pinned_at={now}, pinned_by=?, " + _CLEARED, (by,),
                             extra=" AND pending IS NOT NULL")
 
-    def arm(self, cluster: str) -> None:
+    def arm(self, cluster: str) -> bool:
         """A bootstrap script was fetched: the next key first reported from now on (within
-        the arm window) is pinned."""
-        self.db.execute(
+        the arm window) is pinned. Whether anything was written: not when the row holds an
+        arm from under :attr:`arm_refresh` ago, which is used up by the same next new key
+        (a key pinned since has cleared it, and then this arm is written)."""
+        if self.db.fetchone("SELECT 1 FROM cm_sealing_keys WHERE cluster=? "
+                            "AND armed_at > {now} - ?", (cluster, self.arm_refresh)):
+            return False  # found by a read: on PostgreSQL an upsert that changes nothing locks
+        return self.db.execute(  # conditional again: another replica may have armed it since
             "INSERT INTO cm_sealing_keys (cluster, version, armed_at) VALUES (?, 1, {now}) "
             "ON CONFLICT (cluster) DO UPDATE SET armed_at=excluded.armed_at, "
-            "version=cm_sealing_keys.version+1", (cluster,))
+            "version=cm_sealing_keys.version+1 WHERE cm_sealing_keys.armed_at IS NULL "
+            "OR cm_sealing_keys.armed_at <= excluded.armed_at - ?",
+            (cluster, self.arm_refresh)) == 1
 
     def forget(self, cluster: str) -> None:
         """Drop the cluster's row (it was deleted)."""

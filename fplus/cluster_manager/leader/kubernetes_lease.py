@@ -35,7 +35,9 @@ class KubernetesLease:
     def __init__(self, api: client.ApiClient, namespace: str, name: str = "cluster-manager",
                  duration: float = 10.0, *, timeout: float = 5.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.leases = client.CoordinationV1Api(api)
+        # Any: bodies are plain JSON and reads answer raw (_preload_content=False), neither
+        # of which the client's annotations describe.
+        self.leases: Any = client.CoordinationV1Api(api)
         self.namespace = namespace
         self.name = name
         self.duration = duration

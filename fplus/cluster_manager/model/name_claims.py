@@ -80,8 +80,7 @@ class NameClaims:
                 continue
             except PreconditionFailed:
                 pass
-            entry, _ = self.cs.get_config_with_etag(APP, obj)
-            held = _cluster(entry)
+            held = _cluster(self.cs.get_config_with_etag(APP, obj)[0])
             if held is not None:
                 return None if held == cluster else held
         raise RuntimeError(f"the claim on cluster name {name!r} keeps changing")

@@ -115,7 +115,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
     _put_if_absent(cs, A.HelmChartTemplate, S.EdgeClusterChart, EDGE_CLUSTER_CHART)
     for kind, entry in manifests.load("k8s-resource-templates").items():
         _put_if_absent(cs, A.K8sResourceTemplate, RESOURCES[kind], entry)
-    return cs.get_config(A.ServiceConfig, uuids.Service.Clusters)
+    return service_config(cs)
 
 
 def seed_with_account(admin: ConfigStoreClient, data_dir: Path, *,

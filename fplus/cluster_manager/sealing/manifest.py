@@ -182,12 +182,10 @@ def _rescope(doc: dict[str, Any], scope: str) -> None:
 def _ciphertext(key: str, value: object) -> str:
     """``value`` if it looks like a sealed value: standard, padded base64 of at least 2 bytes."""
     try:
-        if not isinstance(value, str):
-            raise TypeError
-        ok = len(base64.b64decode(value, validate=True)) > 2
+        ok = isinstance(value, str) and len(base64.b64decode(value, validate=True)) > 2
     except (binascii.Error, TypeError, ValueError):
         ok = False
-    if not ok:
+    if not ok or not isinstance(value, str):
         raise InvalidCiphertext(f"the sealed value for key {key!r} is not standard base64 "
                                 f"ciphertext")
     return value

@@ -20,7 +20,13 @@ Rules (Kubernetes' own, apimachinery ``validation.go``, except where noted):
 from __future__ import annotations
 
 from fplus.cluster_manager.sealing.errors import InvalidName
-from fplus.kubenames import KEY_MAX, is_dns1123_label, is_dns1123_subdomain, is_secret_key
+from fplus.kubenames import (
+    KEY_MAX,
+    checked,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_secret_key,
+)
 from fplus.kubenames import LABEL_MAX as NAMESPACE_MAX
 
 NAME_MAX = 250  # Kubernetes: 253; 250 keeps "<name>.yaml" within a 255-byte file name
@@ -28,32 +34,31 @@ NAME_MAX = 250  # Kubernetes: 253; 250 keeps "<name>.yaml" within a 255-byte fil
 
 def validate_namespace(namespace: object) -> str:
     """``namespace`` if it is a DNS-1123 label, else :class:`InvalidName`."""
-    if not is_dns1123_label(namespace):
-        raise InvalidName(f"namespace must be a DNS-1123 label (lower-case letters, digits and "
-                          f"'-', starting and ending with a letter or digit, at most "
-                          f"{NAMESPACE_MAX} characters), not {_show(namespace)}")
-    return namespace
+    return checked(namespace, is_dns1123_label, lambda: InvalidName(
+        f"namespace must be a DNS-1123 label (lower-case letters, digits and '-', starting "
+        f"and ending with a letter or digit, at most {NAMESPACE_MAX} characters), not "
+        f"{_show(namespace)}"))
 
 
 def validate_name(name: object) -> str:
     """``name`` if it is a DNS-1123 subdomain of at most 250 characters, else
     :class:`InvalidName`."""
-    if not is_dns1123_subdomain(name, NAME_MAX):
-        raise InvalidName(f"secret name must be a DNS-1123 subdomain (lower-case letters, digits, "
-                          f"'-' and '.', each dot-separated part starting and ending with a letter "
-                          f"or digit, at most {NAME_MAX} characters), not {_show(name)}")
-    return name
+    return checked(name, lambda value: is_dns1123_subdomain(value, NAME_MAX), lambda: InvalidName(
+        f"secret name must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', "
+        f"each dot-separated part starting and ending with a letter or digit, at most "
+        f"{NAME_MAX} characters), not {_show(name)}"))
 
 
 def validate_key(key: object) -> str:
     """``key`` if it is a valid Secret data key, else :class:`InvalidName`."""
-    if not is_secret_key(key):
-        if isinstance(key, str) and (key in (".", "..") or key.startswith("..")):
-            raise InvalidName(f"secret key must not be '.' or '..' or start with '..', "
-                              f"not {key!r}")
-        raise InvalidName(f"secret key must consist of letters, digits, '-', '_' and '.' (at most "
-                          f"{KEY_MAX} characters), not {_show(key)}")
-    return key
+    return checked(key, is_secret_key, lambda: _key_refusal(key))
+
+
+def _key_refusal(key: object) -> InvalidName:
+    if isinstance(key, str) and (key in (".", "..") or key.startswith("..")):
+        return InvalidName(f"secret key must not be '.' or '..' or start with '..', not {key!r}")
+    return InvalidName(f"secret key must consist of letters, digits, '-', '_' and '.' (at most "
+                       f"{KEY_MAX} characters), not {_show(key)}")
 
 
 def _show(value: object) -> str:

@@ -6,16 +6,11 @@ Messages are safe to show: they never contain secrets or tokens.
 
 from __future__ import annotations
 
+from fplus.serving.httperror import HttpError
 
-class ApiError(Exception):
-    """A refused request."""
 
-    status = 500
-
-    def __init__(self, message: str, *, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
+class ApiError(HttpError):
+    """A refused request (``retry_after``: seconds to answer in Retry-After)."""
 
 
 class BadRequest(ApiError):

@@ -35,7 +35,7 @@ def _edge(picked: dict[str, Any] | None) -> dict[str, Any] | None:
     """An edge entry rebuilt from the searched fields (``flux`` without its objects)."""
     if not picked:
         return None
-    edge = {k: picked[k] for k in ("appliedCommit", "lastSeen") if k in picked}
+    edge: dict[str, Any] = {k: picked[k] for k in ("appliedCommit", "lastSeen") if k in picked}
     if "total" in picked:
         edge["flux"] = {k: picked[k] for k in _FLUX_FIELDS if k in picked}
     return edge

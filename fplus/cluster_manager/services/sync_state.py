@@ -99,5 +99,6 @@ def secret_unsealed(edge: dict[str, Any] | None, namespace: str, name: str) -> b
     for obj in _objects(report):
         if (obj.get("kind"), obj.get("namespace"), obj.get("name")) == (
                 "SealedSecret", namespace, name):
-            return {"True": True, "False": False}.get(obj.get("ready"), "unknown")
+            ready = obj.get("ready")
+            return True if ready == "True" else False if ready == "False" else "unknown"
     return "unknown"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flask import Flask
+from flask.json.provider import DefaultJSONProvider
 
 from fplus.serving import refuse_oversized
 
@@ -41,6 +42,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app = Flask("config_store", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings.body_limit
     app.config["DEVICE_UUID"] = settings.device_uuid
+    assert isinstance(app.json, DefaultJSONProvider)  # Flask's own, which can keep key order
     app.json.sort_keys = False
     app.extensions["config_store"] = store
     app.url_map.converters["uuid"] = UUIDConverter

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
@@ -59,7 +59,7 @@ def load() -> tuple[str, int]:
 
 
 @bp.post("/v1/load")
-def load_v1() -> None:
+def load_v1() -> NoReturn:
     """Upstream's v1 loader (acs-configdb lib/api-v1.js ``dump_load``): anything but a
     version 1 dump is 422 before permissions; a v1 dump needs /load's permissions (403),
     and since only v2 dumps load here, it is then 422 saying so."""
@@ -97,5 +97,5 @@ def _lower_keys(value: Any, inner: Callable[[Any], Any] | None = None) -> Any:
 
 @bp.get("/v2/save")
 @bp.get("/v1/save")
-def save() -> None:
+def save() -> NoReturn:
     raise Forbidden("dumps cannot be saved")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from flask import Blueprint, Response, jsonify, request
 
@@ -53,7 +53,7 @@ def forward_v1(wsgi_app: Callable) -> Callable:
 
 @bp.post("/v1/app")
 @bp.get("/v1/app/<_app>")
-def refused(_app: str = "") -> None:
+def refused(_app: str = "") -> NoReturn:
     raise Forbidden("not available in v1")
 
 

@@ -36,7 +36,9 @@ class Dialect(Protocol):
 class Sql(Protocol):
     """A connection (or a pool of them) running ``?``-placeholder statements."""
 
-    dialect: Dialect
+    @property
+    def dialect(self) -> Dialect:
+        """How this database differs (read only: an implementation's own dialect class)."""
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         """All result rows."""

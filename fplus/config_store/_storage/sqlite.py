@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -116,8 +116,9 @@ class SQLiteStorage:
 
     replicated = False
     """One process owns the file: no other replica's changes to follow."""
-    queued = None
-    """Unused: a local commit is cheap, nothing is held back."""
+    queued: Callable[[], bool] | None = None
+    """Set by the domain as on any storage, but unused: a local commit is cheap, nothing is
+    held back."""
 
     def __init__(self, path: Path, durable: bool = False) -> None:
         self.path = path

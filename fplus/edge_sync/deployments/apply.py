@@ -77,10 +77,10 @@ class Applier:
         kept = self._kept(plan, existing)
         result = ApplyResult()
         for rtype in types:
-            for name, manifest in sorted(plan.manifests.get(rtype, {}).items()):
+            for applied, manifest in sorted(plan.manifests.get(rtype, {}).items()):
                 self.kube.apply(rtype.api_version, plurals[rtype], self.namespace,
                                 self.prepare(manifest), MANAGER)
-                result.applied.setdefault(rtype.kind, []).append(name)
+                result.applied.setdefault(rtype.kind, []).append(applied)
         for rtype in reversed(types):
             wanted = plan.manifests.get(rtype, {})
             for obj in existing[rtype]:

@@ -20,7 +20,7 @@ from typing import Any
 from fplus.config_store.client import NotifyClient, Subscription
 from fplus.config_store.uuids import App
 
-from ..kube import KUBE_ERRORS, describe
+from ..kube import KUBE_OR_JSON_ERRORS, describe
 from ..retry import Backoff
 from . import render
 from .apply import Applier
@@ -154,7 +154,7 @@ class DeploymentSync:
         error = None
         try:
             result = self.applier.apply(plan)
-        except (*KUBE_ERRORS, ValueError) as exc:
+        except KUBE_OR_JSON_ERRORS as exc:
             error = describe(exc) if not isinstance(exc, ValueError) else str(exc)
             log.warning("deployments: applying failed: %s", error)
         else:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pygit2
 
+from fplus import barerepo
 from fplus.serving import offload
 from fplus.serving.periodic import Periodic
 
@@ -153,11 +154,14 @@ def update(repo_path: Path, spec: PullSpec, credentials: tuple[str, str] | None)
     fetched.delete()
     if spec.merge is not None:
         follower = repo.references.get(f"refs/heads/{spec.merge}")
-        if follower is None or str(follower.target) == before_id:
-            repo.references.create(f"refs/heads/{spec.merge}", commit, force=True)
-        elif str(follower.target) != str(commit):
+        at = str(follower.target) if follower is not None else None
+        # By compare-and-swap: a push landing meanwhile is never overwritten either.
+        if (at is None or at == before_id) and barerepo.compare_and_swap(
+                Path(repo.path), f"refs/heads/{spec.merge}", str(commit), at):
+            pass
+        elif at != str(commit):
             log.info("mirror %s: leaving %s at %s (moved on since)", spec.desc, spec.merge,
-                     follower.target)
+                     at)
     return str(commit)
 
 

@@ -1,52 +1,44 @@
-"""Bare repositories on disk: ``<data>/repos/<uuid>.git``, created lazily with HEAD → main."""
+"""Bare repositories on disk: ``<data>/repos/<uuid>.git``, created lazily with HEAD → main.
+
+The format (paths, creation) is :mod:`fplus.barerepo`'s, shared with the Cluster Manager when
+it writes into these repos directly; this adds what only the Git server does with them.
+"""
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 import pygit2
 
-from fplus.config_store.uuids import is_uuid
+from fplus import barerepo
 
-DEFAULT_BRANCH = "main"
+DEFAULT_BRANCH = barerepo.DEFAULT_BRANCH
 
 
 class RepoStorage:
     """The repos directory."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.root = data_dir / "repos"
+        self.root = barerepo.repos_dir(data_dir)
         self.archive = data_dir / "archive"
         self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, uuid: str) -> Path:
         """Where a repo lives (uuid validated: it becomes a path)."""
-        if not is_uuid(uuid):
-            raise ValueError(f"not a repo uuid: {uuid!r}")
-        return self.root / f"{uuid}.git"
+        return barerepo.repo_path(self.root, uuid)
 
     def ensure(self, uuid: str) -> Path:
         """Create the bare repo if missing (idempotent, safe against a concurrent creator)."""
-        path = self.path(uuid)
-        if not (path / "HEAD").exists():
-            tmp = self.root / f".{uuid}.{time.monotonic_ns()}.tmp"
-            pygit2.init_repository(str(tmp), bare=True, initial_head=DEFAULT_BRANCH)
-            try:
-                tmp.rename(path)
-            except OSError:
-                shutil.rmtree(tmp, ignore_errors=True)  # someone else created it first
-        return path
+        return barerepo.create(self.path(uuid), DEFAULT_BRANCH)
 
     def exists(self, uuid: str) -> bool:
         """True if the repo has storage."""
-        return (self.path(uuid) / "HEAD").exists()
+        return barerepo.exists(self.path(uuid))
 
     def stored(self) -> list[str]:
         """Uuids with storage."""
-        return sorted(p.name.removesuffix(".git") for p in self.root.glob("*.git")
-                      if is_uuid(p.name.removesuffix(".git")))
+        return barerepo.stored(self.root)
 
     def branches(self, uuid: str) -> dict[str, str]:
         """``{branch: sha}`` of a stored repo."""

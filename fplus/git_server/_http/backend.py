@@ -122,7 +122,8 @@ def _stream(proc: subprocess.Popen, first: bytes, feeder: threading.Thread) -> I
         if first:
             yield first
         assert proc.stdout is not None
-        while chunk := proc.stdout.read1(CHUNK):
+        # typeshed's IO lacks read1; the pipe is buffered (io's, or gevent's when patched)
+        while chunk := proc.stdout.read1(CHUNK):  # type: ignore[attr-defined]
             yield chunk
     finally:
         proc.stdout.close()  # type: ignore[union-attr]

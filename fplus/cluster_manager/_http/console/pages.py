@@ -9,7 +9,8 @@ import uuid as uuidlib
 from typing import Any
 
 import yaml
-from flask import Blueprint, Response, abort, g, redirect, render_template, request, url_for
+from flask import Blueprint, abort, g, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response  # what redirect() answers; flask's is a subclass
 
 from fplus.config_store import uuids
 from fplus.templating import untrusted_yaml
@@ -169,7 +170,9 @@ def _edge_report(cluster: str) -> dict[str, list[dict[str, str]]]:
     edge = read_edge_status(services().cs, cluster) or {}
     hosts = [{k: _text(h.get(k)) for k in HOST_FIELDS}
              for h in edge.get("hosts") or [] if isinstance(h, dict)]
-    deployments = edge.get("deployments") if isinstance(edge.get("deployments"), dict) else {}
+    deployments = edge.get("deployments")
+    if not isinstance(deployments, dict):
+        deployments = {}
     rows = [{"name": _text(r), "state": "applied", "error": ""}
             for r in deployments.get("releases") or [] if isinstance(r, str)]
     rows += [{"name": _text(f.get("name") or f.get("uuid")), "state": "failed",

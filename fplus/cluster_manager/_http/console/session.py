@@ -20,7 +20,8 @@ from functools import wraps
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from flask import Response, g, redirect, request, url_for
+from flask import g, redirect, request, url_for
+from werkzeug.wrappers import Response  # what redirect() answers; flask's is a subclass
 
 from fplus.config_store import client as cs_client
 from fplus.config_store.client import Caller, ConfigStoreClient, ConfigStoreError
@@ -104,8 +105,10 @@ def clear_cookie(response: Response) -> Response:
 
 
 def _to_login(reason: str | None = None) -> Response:
-    target = url_for("console.login", next=request.full_path.rstrip("?"),
-                     **({"reason": reason} if reason else {}))
+    values: dict[str, Any] = {"next": request.full_path.rstrip("?")}
+    if reason:
+        values["reason"] = reason
+    target = url_for("console.login", **values)
     return clear_cookie(redirect(target, 303))
 
 

@@ -117,7 +117,8 @@ def _plan_and_authorise(core: Core, caller: str, req: Enrolment) -> _Plan:
               "grouping the principal needs WriteMemberships on it")
     if req.label is not None:
         _need(acl.check(caller, P.WriteApp, uuids.App.Info, obj=plan.uuid,
-                        obj_owner=plan.prospect.owner if plan.existing is None else None),
+                        obj_owner=plan.prospect.owner if plan.prospect and plan.existing is None
+                        else None),
               "labelling the principal needs WriteApp on its Info entry")
     for grant in req.grants:
         grants.authorise(core, caller, replace(grant, principal=plan.uuid))

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fplus.serving.httperror import HttpError
 
 
-class DomainError(Exception):
+class DomainError(HttpError):
     """A refused request; ``status`` is the HTTP status, ``body`` an optional JSON body."""
-
-    status = 500
-
-    def __init__(self, message: str = "", body: Any = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.body = body
 
 
 class BadRequest(DomainError):

@@ -14,6 +14,7 @@ import json_merge_patch
 from ... import uuids
 from ..common.errors import Conflict, MethodNotAllowed, NotFound
 from ..common.jsonvalue import parse
+from ..core.graph import Obj
 from ..core.state import Core
 from . import etags, objects
 from .schemas import SchemaCache
@@ -42,14 +43,22 @@ def _require_app_and_object(core: Core, app: str, obj: str) -> None:
         raise NotFound(f"object {obj} not found")
 
 
+def _registered(core: Core, obj: str) -> Obj:
+    """The object, read again inside the write: it may have gone since it was looked up."""
+    current = core.graph.get(obj)
+    if current is None:
+        raise NotFound(f"object {obj} not found")
+    return current
+
+
 def put(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, value: Any, *,
         if_match: str | None = None, if_none_match: str | None = None) -> tuple[bool, str]:
     """Store ``value``; returns ``(created, etag)``."""
     _require_app_and_object(core, app, obj)
     with core.transaction(_entry(app, obj)) as tx:
         if app == REGISTRATION:
-            current = core.graph.get(obj)
-            etags.check(if_match, if_none_match, current.etag if current else None)
+            current = _registered(core, obj)
+            etags.check(if_match, if_none_match, current.etag)
             return False, objects.write_registration(core, tx, caller, current, value).etag
         stored = tx.w.get_config(app, obj)
         etags.check(if_match, if_none_match, stored[1] if stored else None)
@@ -66,8 +75,8 @@ def patch(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, pat
     _require_app_and_object(core, app, obj)
     with core.transaction(_entry(app, obj)) as tx:
         if app == REGISTRATION:
-            current = core.graph.get(obj)
-            etags.check(if_match, None, current.etag if current else None)
+            current = _registered(core, obj)
+            etags.check(if_match, None, current.etag)
             merged = json_merge_patch.merge(current.registration(), patch_doc)
             return False, objects.write_registration(core, tx, caller, current, merged).etag
         stored = tx.w.get_config(app, obj)

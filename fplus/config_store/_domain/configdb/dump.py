@@ -5,6 +5,7 @@ A dump is authoritative for the memberships and superclasses of the objects it l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -101,7 +102,8 @@ def _rank_ok(core: Core, uuid: str, rank: int) -> None:
         raise Conflict(f"dump relation with {uuid} breaks the rank rules")
 
 
-def _replace(tx: Tx, wanted: set[str], current: set[str], setter, check) -> None:
+def _replace(tx: Tx, wanted: set[str], current: set[str], setter: Callable[[str, bool], None],
+             check: Callable[[str], None]) -> None:
     for other in wanted - current:
         check(other)
         setter(other, True)

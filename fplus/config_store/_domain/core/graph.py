@@ -11,6 +11,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..._storage import ObjectRow
 
@@ -38,7 +39,7 @@ class Obj:
         """The storage row."""
         return ObjectRow(self.uuid, self.rank, self.klass, self.owner, self.deleted, self.etag)
 
-    def evolve(self, **changes: object) -> Obj:
+    def evolve(self, **changes: Any) -> Obj:
         """A copy with ``changes`` applied."""
         return replace(self, **changes)
 

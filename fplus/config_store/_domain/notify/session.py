@@ -10,8 +10,8 @@ keep up overflows the outbox (or the events waiting) and its session ends
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
 import logging
 import queue
 import threading
@@ -19,7 +19,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fplus.serving import JSONRejected, loads_checked
+from fplus.serving.notify_requests import (
+    Request,
+    RequestRefused,
+    dispatch,
+    dumps,
+    over_connection_cap,
+    parse_request,
+    reply,
+)
 
 from ..common.events import Event, Resynced
 from ..store import Store
@@ -31,14 +39,9 @@ from .subscriptions import UNPROCESSABLE, reason_of, subscription, unprocessable
 log = logging.getLogger(__name__)
 
 
-def _dumps(value: Any) -> str:
-    """Sorted compact ASCII JSON: equal updates give equal text, and its length is its size."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
 def _safe(response: Any) -> Any:
     try:
-        _dumps(response)
+        dumps(response)
     except UNPROCESSABLE as exc:
         return unprocessable(reason_of(exc))
     return response
@@ -48,14 +51,14 @@ def encode(update: dict[str, Any]) -> str:
     """``update`` as JSON text; an entry whose value cannot be encoded is replaced by its
     error response (:func:`unprocessable`), the rest of the update is kept."""
     try:
-        return _dumps(update)
+        return dumps(update)
     except UNPROCESSABLE:
         fixed = dict(update)
         if isinstance(update.get("children"), dict):
             fixed["children"] = {k: _safe(v) for k, v in update["children"].items()}
         if "response" in update:
             fixed["response"] = _safe(update["response"])
-        return _dumps(fixed)
+        return dumps(fixed)
 
 
 class NotifySession:
@@ -172,7 +175,7 @@ class NotifySession:
             raise FellBehind("notify: the server reloaded its state; subscribe again")
         for sub in list(self.subs.values()):
             if number > sub.mark:  # earlier batches are in its initial state already
-                self._deliver(sub, lambda s=sub: s.on_events(events), 200)
+                self._deliver(sub, functools.partial(sub.on_events, events), 200)
 
     def _check_credentials(self) -> None:
         until = self.store.core.sessions.token_valid_until(self._token)
@@ -197,26 +200,20 @@ class NotifySession:
                 self.outbox.put(text)
 
     def _reply(self, sub_uuid: str, status: int, error: str | None = None) -> None:
-        reply: dict[str, Any] = {"status": status, "uuid": sub_uuid}
-        if error:
-            reply["error"] = error
-        self.outbox.put(_dumps(reply))
+        self.outbox.put(reply(sub_uuid, status, error))
 
     def _request(self, text: str) -> None:
         try:
-            req = loads_checked(text)
-        except JSONRejected as exc:
-            raise SessionError(f"notify: request refused: {exc}") from None
-        if not isinstance(req, dict) or not isinstance(req.get("uuid"), str):
-            raise SessionError("notify: request has no uuid")
-        sub_uuid = req["uuid"]
-        if req.get("method") == "CLOSE":
-            self.subs.pop(sub_uuid, None)
-            self._reply(sub_uuid, 410)
-            return
-        if sub_uuid not in self.subs and len(self.subs) >= self.limits.max_subscriptions:
-            self._reply(sub_uuid, 429, "too many subscriptions on this connection "
-                                       f"(max {self.limits.max_subscriptions})")
+            sub_uuid, req = parse_request(text)
+        except RequestRefused as exc:
+            raise SessionError(str(exc)) from None
+        dispatch(sub_uuid, req, self.subs, self.outbox.put, self._open)
+
+    def _open(self, sub_uuid: str, req: Request) -> None:
+        """Every request but CLOSE (:func:`fplus.serving.notify_requests.dispatch`)."""
+        full = over_connection_cap(sub_uuid, self.subs, self.limits.max_subscriptions)
+        if full:
+            self._reply(sub_uuid, 429, full)
             return
         most = self.limits.max_principal_subscriptions
         if sub_uuid not in self.subs and self._principal_subscriptions(self.principal) >= most:

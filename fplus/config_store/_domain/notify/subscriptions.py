@@ -11,6 +11,7 @@ subscription or of the session.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -168,7 +169,7 @@ class AppSearch(Sub):
             return [{"response": {"status": 403}}]
         children = {}
         for obj, text, etag in visible:
-            response = self._guarded(obj, lambda t=text, e=etag: self._stored(t, e))
+            response = self._guarded(obj, functools.partial(self._stored, text, etag))
             if response is not None:
                 children[obj] = response
         self.no_access, self.selected = False, set(children)
