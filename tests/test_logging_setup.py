@@ -1,4 +1,5 @@
-"""``serving.configure_logging``: ``LOG_LEVEL`` names the level; a wrong one is one clear line."""
+"""``fplus.serving.configure_logging``: ``LOG_LEVEL`` names the level; a wrong one is one
+clear line."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def run(code_or_module: list[str], log_level: str) -> subprocess.CompletedProces
 
 
 def test_configure_logging_sets_the_level_and_format() -> None:
-    code = ("import logging; from serving import configure_logging; configure_logging(); "
+    code = ("import logging; from fplus.serving import configure_logging; configure_logging(); "
             "print(logging.getLogger().level); logging.getLogger('probe').debug('hello')")
     done = run(["-c", code], "debug")
     assert done.returncode == 0, done.stderr

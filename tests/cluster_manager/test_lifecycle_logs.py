@@ -14,6 +14,9 @@ from harness.certs import make_cert
 from harness.servers import Api, ServiceProcess, cluster_manager_process, git_server_process
 from harness.stack import Stack, status, wait_for
 
+CM = r"INFO fplus\.cluster_manager\."
+"""How each lifecycle line begins, up to the logging module's name."""
+
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
@@ -51,20 +54,20 @@ def test_each_lifecycle_event_is_one_info_line_without_secrets(stack: Stack) -> 
                     what="the teardown line")
     lines = [line for line in text.splitlines() if cluster in line]
     expected = [
-        r"INFO cluster_manager\.api\.clusters: cluster \S+ \(logged\): created through the API",
-        r"INFO cluster_manager\.reconcile\.commissioning: cluster \S+ \(logged\): commissioned "
+        CM + r"services\.clusters: cluster \S+ \(logged\): created through the API",
+        CM + r"reconcile\.commissioning: cluster \S+ \(logged\): commissioned "
         r"at [0-9a-f]{40} in \d+ ms",
-        r"INFO cluster_manager\._http\.cluster_routes: cluster \S+: bootstrap URL issued",
-        r"INFO cluster_manager\._http\.cluster_routes: cluster \S+: bootstrap script served",
-        r"INFO cluster_manager\._http\.cluster_routes: cluster \S+: bootstrap script refused: "
+        CM + r"_http\.cluster_routes: cluster \S+: bootstrap URL issued",
+        CM + r"_http\.cluster_routes: cluster \S+: bootstrap script served",
+        CM + r"_http\.cluster_routes: cluster \S+: bootstrap script refused: "
         r"this bootstrap URL has been used already",
-        r"INFO cluster_manager\.api\.secrets: cluster \S+: sealed ns/db key password to "
+        CM + r"services\.secrets: cluster \S+: sealed ns/db key password to "
         r"SHA256:\S+ at "
         r"[0-9a-f]{40}",
-        r"INFO cluster_manager\.api\.secrets: cluster \S+: removed ns/db key password at",
-        r"INFO cluster_manager\.api\.clusters: cluster \S+: deletion requested \(forced\)",
-        r"INFO cluster_manager\.reconcile\.teardown: cluster \S+ \(logged\): teardown started",
-        r"INFO cluster_manager\.reconcile\.teardown: cluster \S+ \(logged\): teardown finished",
+        CM + r"services\.secrets: cluster \S+: removed ns/db key password at",
+        CM + r"services\.clusters: cluster \S+: deletion requested \(forced\)",
+        CM + r"reconcile\.teardown: cluster \S+ \(logged\): teardown started",
+        CM + r"reconcile\.teardown: cluster \S+ \(logged\): teardown finished",
     ]
     for pattern in expected:
         assert any(re.search(pattern, line) for line in lines), (pattern, lines)

@@ -35,7 +35,7 @@ from fplus.config_store import uuids
 from harness.servers import ServiceProcess, cluster_manager_process, free_port
 from tests.openapi_doc import inline, operations
 
-SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "cluster-manager.yaml"
+SPEC_FILE = Path(__file__).resolve().parents[2] / "fplus" / "spec" / "cluster-manager.yaml"
 SERVER = "http://127.0.0.1:8700"
 """The external URL of the app under test: what its document lists as its server."""
 IMPLICIT = {"HEAD", "OPTIONS"}

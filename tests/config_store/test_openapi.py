@@ -30,7 +30,7 @@ from fplus.config_store._http.app import create_app
 from fplus.config_store._http.v1_routes import FORWARDS, forward_v1
 from tests.openapi_doc import deref, inline, operations
 
-SPEC_FILE = Path(__file__).resolve().parents[2] / "spec" / "config-store.yaml"
+SPEC_FILE = Path(__file__).resolve().parents[2] / "fplus" / "spec" / "config-store.yaml"
 SERVER = "http://localhost"
 """Where the in-process test client reaches the app: what its document lists as its server."""
 IMPLICIT = {"HEAD", "OPTIONS"}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILES = [ROOT / "Dockerfile", ROOT / "edge_sync" / "Dockerfile"]
+DOCKERFILES = [ROOT / "Dockerfile", ROOT / "fplus" / "edge_sync" / "Dockerfile"]
 BUILD_TOOLS = re.compile(r"\b(build-essential|gcc|g\+\+|clang|make|cmake|cargo|rustc|"
                          r"python3?-dev|libc6?-dev)\b")
 

@@ -145,7 +145,7 @@ def test_cluster_manager_is_leader_elected_with_just_the_rbac_it_needs(
     [args] = parse_command_lines([serve])
     assert args["leader_election"] == "kubernetes"
     assert args["git_repos"] is None and args["git_internal"] == "http://git-server:8702"
-    source = (ROOT / "cluster_manager" / "leader" / "kubernetes_lease.py").read_text()
+    source = (ROOT / "fplus" / "cluster_manager" / "leader" / "kubernetes_lease.py").read_text()
     calls = set(re.findall(r"\.(\w+)_namespaced_lease\(", source))
     verbs = {"read": "get", "create": "create", "replace": "update", "patch": "patch",
              "delete": "delete", "list": "list"}
