@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from fplus.cluster_manager.api import errors as manager
 
-from fplus.config_store._domain import errors as store
+from fplus.cluster_manager.services import errors as manager
+from fplus.config_store._domain.common import errors as store
 from fplus.serving import HttpError
 
 

@@ -1,4 +1,5 @@
-"""``serving.configure_logging``: ``LOG_LEVEL`` names the level; a wrong one is one clear line."""
+"""``fplus.serving.configure_logging``: ``LOG_LEVEL`` names the level; a wrong one is one
+clear line."""
 
 from __future__ import annotations
 

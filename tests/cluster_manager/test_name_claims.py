@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fplus.cluster_manager.name_claims import NameClaims, claim_object
-
+from fplus.cluster_manager.model.name_claims import NameClaims, claim_object
 from fplus.config_store.client import PreconditionFailed
 
 OURS = "11111111-1111-4111-8111-111111111111"
