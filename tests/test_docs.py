@@ -44,3 +44,44 @@ def test_docs_map_lists_every_page() -> None:
     listed = {target.partition("#")[0] for target in links(ROOT / "docs" / "README.md")}
     pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"README.md"}
     assert pages <= listed
+
+
+DOTTED = re.compile(r"(?<![\w./-])fplus(?:\.[A-Za-z_]\w*)+")
+FILE_PATH = re.compile(r"(?<![\w./-])fplus/[\w./*-]*[\w/*]")
+
+
+def _resolves(dotted: str) -> bool:
+    """A dotted name is a module, a package, or an attribute of one (its last parts may be
+    a class, function or constant defined in the module)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:end])
+        module = base.with_suffix(".py") if end > 1 else base
+        package = base / "__init__.py"
+        if module.is_file() or package.is_file():
+            if end == len(parts):
+                return True
+            source = (module if module.is_file() else package).read_text()
+            name = parts[end]
+            return bool(re.search(rf"^\s*(?:class|def|async def)\s+{name}\b|^{name}\s*[:=]"
+                                  rf"|\bimport\b.*\b{name}\b", source, re.M))
+    return False
+
+
+def module_references(page: Path) -> list[str]:
+    """Each ``fplus.…`` dotted name and ``fplus/…`` path a page names that does not exist."""
+    text = page.read_text()
+    missing = [name for name in DOTTED.findall(text) if not _resolves(name.rstrip("."))]
+    for path in FILE_PATH.findall(text):
+        cleaned = path.rstrip("./")
+        if not (any(ROOT.glob(cleaned)) if "*" in cleaned else (ROOT / cleaned).exists()):
+            missing.append(path)
+    return missing
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_named_modules_exist(page: Path) -> None:
+    """Docs naming a module, package or file of fplus name one that exists (so a move or a
+    removal that forgets the docs fails here)."""
+    missing = module_references(page)
+    assert not missing, sorted(set(missing))
