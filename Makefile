@@ -8,7 +8,7 @@ PORT ?= 8700
 # Browser apps on these origins may call the services (a web app's local development server)
 CORS_ORIGINS ?= http://localhost:5173 http://127.0.0.1:5173
 
-.PHONY: run test test-slow test-replicas test-edge edge-tools lint bench images clean
+.PHONY: run test test-unit test-slow test-replicas test-edge edge-tools lint bench images clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,16 +30,29 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
+# Everything but the PostgreSQL, soak and real-edge suites, spread over TEST_WORKERS pytest-xdist
+# workers (auto: one per CPU; 0: one process), a whole test module per worker at a time so a
+# module's fixtures start once; each worker starts one shared stack (tests/conftest.py).
+TEST_WORKERS ?= auto
+XDIST = -n $(TEST_WORKERS) --dist loadfile
+# More pytest arguments for any test target, e.g. PYTEST_ARGS='-x --basetemp=/tmp/t'
+PYTEST_ARGS ?=
 test: lint
-	$(BIN)/python -m pytest -q -m "not replicas and not slow and not edge" --durations=15
+	$(BIN)/python -m pytest -q -m "not replicas and not slow and not edge" --durations=15 $(XDIST) $(PYTEST_ARGS)
+
+# Quick feedback while editing: `make test`'s tests that start no process (no service, no
+# PostgreSQL, no command; tests/conftest.py marks the others `process` from their code).
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not process and not replicas and not slow and not edge" $(XDIST) $(PYTEST_ARGS)
 
 # The longest soak tests (a minute each), kept out of `make test` to keep it short.
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m "slow and not replicas and not edge" --durations=15
+	$(BIN)/python -m pytest -q -m "slow and not replicas and not edge" --durations=15 $(XDIST) $(PYTEST_ARGS)
 
-# The slower half on PostgreSQL: the Config Store suite again, multi-replica and HA tests.
+# The slower half on PostgreSQL: the Config Store suite again, multi-replica and HA tests (each
+# worker starts its own throwaway PostgreSQL).
 test-replicas: $(STAMP)
-	$(BIN)/python -m pytest -q -m replicas --durations=15
+	$(BIN)/python -m pytest -q -m replicas --durations=15 $(XDIST) $(PYTEST_ARGS)
 
 # The real edge's toolchain (Kubernetes, etcd, kwok, Flux, Sealed Secrets) built with Go from
 # the versions pinned in harness/edgetools/pins.txt into ~/.cache/fplus-edge (FPLUS_EDGE_CACHE).
@@ -48,7 +61,7 @@ edge-tools: $(STAMP)
 
 # End-to-end tests on a real edge control plane, Flux and Sealed Secrets (after edge-tools).
 test-edge: $(STAMP)
-	$(BIN)/python -m pytest -q -m edge --durations=15
+	$(BIN)/python -m pytest -q -m edge --durations=15 $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_store.py

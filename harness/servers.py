@@ -110,7 +110,8 @@ class ServiceProcess:
     """One of our ``<command> serve`` subprocesses in its own process group."""
 
     data_dir: Path
-    port: int = field(default_factory=free_port)
+    port: int = 0
+    """0: a free port, chosen at start (and chosen again if another process takes it first)."""
     proc: subprocess.Popen | None = None
     extra_args: tuple[str, ...] = ()
     admin_password: str | None = ADMIN_PASSWORD
@@ -136,8 +137,27 @@ class ServiceProcess:
             env = {k: v for k, v in env.items() if not k.startswith("FPLUS_")}
         env |= self.settings
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
+        # A free port found now may be taken by another process before the server binds it
+        # (other test sessions run on the machine): then a port of our choosing is chosen again.
+        ours = self.port == 0
+        for attempt in range(5):
+            if ours:
+                self.port = free_port()
+            if self._launch(env):
+                return self
+            if not (ours and self._port_was_taken()) or attempt == 4:
+                code = self.proc.returncode if self.proc is not None else None
+                raise RuntimeError(f"{self.module} exited with {code}")
+        raise AssertionError("unreachable")
+
+    def _log_path(self) -> Path:
         name = self.module.removesuffix(".cli").rpartition(".")[2]
-        with open(self.data_dir.parent / f"{name}-{self.port}.log", "ab") as log:
+        return self.data_dir.parent / f"{name}-{self.port}.log"
+
+    def _launch(self, env: dict[str, str]) -> bool:
+        """Start the process and wait for ``/ping``: True once it answers, False if it exited
+        (RuntimeError if it neither answers nor exits in 30 s)."""
+        with open(self._log_path(), "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", self.module, "serve", "--data-dir",
                  str(self.data_dir), "--port", str(self.port), *self.extra_args],
@@ -145,14 +165,21 @@ class ServiceProcess:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.module} exited with {self.proc.returncode}")
+                return False
             try:
                 if requests.get(self.url + "/ping", timeout=1).ok:
-                    return self
+                    return True
             except requests.ConnectionError:
                 time.sleep(0.05)
         self.stop()  # never leave a half-started server behind
         raise RuntimeError(f"{self.module} did not start")
+
+    def _port_was_taken(self) -> bool:
+        """The exited server said its port is in use (``fplus.serving.ports``' message)."""
+        try:
+            return "is already in use" in self._log_path().read_text(errors="replace")
+        except OSError:
+            return False
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Signal the server's process group (gunicorn master and worker) and reap it."""

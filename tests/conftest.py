@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -113,17 +117,81 @@ def grant(api: Api, principal: str, permission: str, target: str, plural: bool =
     return r.json()["uuid"]
 
 
+# What starts a process (one of our services, PostgreSQL, a command): a test is marked
+# ``process`` when its own code or one of its fixtures' code names one of these, directly or
+# through a function of tests/ or harness/ that it names (followed a few calls deep).
+STARTS_A_PROCESS = re.compile(
+    r"\b(ServiceProcess|ConfigStoreProcess|git_server_process|cluster_manager_process"
+    r"|start_stack|start_replicas|start_all_in_one|PostgresServer|server_for_tests|Replicas"
+    r"|EdgeCluster|Popen|run_command|subprocess\.\w+|check_output)\b|(?<![.\w])start\("
+    r"|getfixturevalue\(\"postgres")
+
+
+OURS = ("tests.", "harness.")
+
+
+def _starts_a_process(function: Callable[..., Any], depth: int = 3) -> bool:
+    return _calls_a_process_starter(inspect.unwrap(function), depth)
+
+
+@functools.cache
+def _calls_a_process_starter(function: Callable[..., Any], depth: int) -> bool:
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    if STARTS_A_PROCESS.search(source):
+        return True
+    if depth == 0:
+        return False
+    names = getattr(function, "__globals__", {})
+    called = [names[n] for n in set(re.findall(r"\b[A-Za-z_]\w*\b", source)) if n in names]
+    return any(_calls_a_process_starter(f, depth - 1) for f in called
+               if inspect.isfunction(f) and f.__module__.startswith(OURS))
+
+
+def _is_process_test(item: pytest.Item) -> bool:
+    if item.get_closest_marker("process"):
+        return True
+    functions = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        functions += [d.func for name in info.names_closure
+                      for d in info.name2fixturedefs.get(name, ())]
+    return any(_starts_a_process(f) for f in functions if f is not None)
+
+
+# The fixtures that start a PostgreSQL: the session's, and the Cluster Manager HA package's own
+# (its replicas are several service processes on one PostgreSQL database).
+POSTGRES_FIXTURES = {"postgres", "own_postgres"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests on PostgreSQL run in ``make test-replicas`` (see the ``replicas`` marker)."""
+    """Tests on PostgreSQL run in ``make test-replicas`` (see the ``replicas`` marker); tests
+    that start a process are marked ``process`` (``make test-unit`` leaves them out)."""
     for item in items:
-        if "postgres" in getattr(item, "fixturenames", ()):
+        if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.replicas)
+        if _is_process_test(item):
+            item.add_marker(pytest.mark.process)
+
+
+@pytest.fixture(scope="session")
+def shared_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """The whole stack (Config Store, Git server, Cluster Manager) started once per session
+    (per pytest-xdist worker) and shared by every module whose tests only add clusters,
+    principals and entries of their own and look only at those. A module that restarts,
+    kills or reconfigures a service, or counts everything a service holds, starts its own
+    (``module_stack`` or a fixture of its own)."""
+    running = start_stack(tmp_path_factory.mktemp("shared-stack"))
+    yield running
+    running.stop()
 
 
 @pytest.fixture(scope="module")
 def module_stack(tmp_path_factory: pytest.TempPathFactory,
                  request: pytest.FixtureRequest) -> Iterator[Stack]:
-    """The whole stack (Config Store, Git server, Cluster Manager) shared by one module."""
+    """The whole stack (Config Store, Git server, Cluster Manager) of one module."""
     running = start_stack(tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1]))
     yield running
     running.stop()

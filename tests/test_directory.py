@@ -3,7 +3,6 @@ every service UUID to the URL that service was started with (``GET /v1/service/<
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,14 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, Forbidden
 from fplus.git_server._domain import setup as git_setup
 from harness.servers import ADMIN_PASSWORD
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.conftest import make_user
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("directory"))
-    yield running
-    running.stop()
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: these tests only add and look at objects of their own."""
+    return shared_stack
 
 
 def test_a_client_with_the_directory_url_alone_finds_every_service(stack: Stack) -> None:

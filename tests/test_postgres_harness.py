@@ -31,6 +31,7 @@ def test_server_runs_as_a_non_root_user(postgres) -> None:
         assert conn.execute("SHOW fsync").fetchone() == ("off",)
 
 
+@pytest.mark.replicas  # a PostgreSQL of its own: with the other PostgreSQL tests
 def test_stop_leaves_no_process_and_no_directory() -> None:
     if find_bin_dir() is None:
         pytest.skip("no PostgreSQL binaries")

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.bootstrap.cluster import EdgeCluster, FileServer
-from tests.bootstrap.edge import FLUX_INSTALL, FLUX_URL
+from tests.bootstrap.edge import FLUX_URL
 from tests.manifests.conftest import crds  # noqa: F401  (the session fixture, reused)
+from tests.shared_files import FLUX_INSTALL, need
 
 RELEASE_PATH = FLUX_URL.split("github.com", 1)[1]  # the same path as the real release
 
@@ -18,7 +19,7 @@ RELEASE_PATH = FLUX_URL.split("github.com", 1)[1]  # the same path as the real r
 @pytest.fixture(scope="session")
 def flux_release() -> Iterator[FileServer]:
     """The pinned Flux install manifests, served where the scripts under test download them."""
-    server = FileServer({RELEASE_PATH: FLUX_INSTALL})
+    server = FileServer({RELEASE_PATH: need(FLUX_INSTALL)})
     yield server
     server.close()
 

@@ -19,9 +19,8 @@ from fplus.cluster_manager.reconcile.rendering import repo_content
 from fplus.templating import render
 from tests.bootstrap.test_pack import unpack, written
 from tests.manifests.samples import CONTEXTS
+from tests.shared_files import FLUX_INSTALL, need
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-FLUX_INSTALL = SHARED / "flux" / "flux-install-v2.7.5.yaml"
 FLUX_VERSION = "2.7.5"
 FLUX_URL = f"https://github.com/fluxcd/flux2/releases/download/v{FLUX_VERSION}/install.yaml"
 TIMEOUT = "300s"
@@ -64,7 +63,7 @@ def extra_files(sample: dict[str, Any], *, credentials: bool = True,
         files["credentials.yaml"] = bootstrap.credentials_manifest(sample["namespace"],
                                                                    secrets_for(sample))
     if air_gapped:
-        files["flux-system.yaml"] = FLUX_INSTALL.read_text(encoding="utf-8")
+        files["flux-system.yaml"] = need(FLUX_INSTALL).read_text(encoding="utf-8")
     return files
 
 

@@ -29,7 +29,8 @@ from harness.servers import (
     run_command,
 )
 from harness.stack import Stack, create_cluster, status, wait_for
-from tests.bootstrap.edge import FLUX_INSTALL, script_files
+from tests.bootstrap.edge import script_files
+from tests.shared_files import FLUX_INSTALL, need
 
 OUR_HOST = "127.0.0.1"
 REGISTRY = f"{OUR_HOST}:5000"
@@ -44,7 +45,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     try:
         manager = cluster_manager_process(
             root / "cm", store.url, git.url, root / "git" / "repos", "--air-gapped",
-            "--flux-install-file", str(FLUX_INSTALL),
+            "--flux-install-file", str(need(FLUX_INSTALL)),
             "--edge-sync-image", f"{REGISTRY}/fplus/edge-sync:0.1.0").start()
     except BaseException:
         git.stop()

@@ -37,7 +37,7 @@ from harness.servers import (
 )
 from harness.stack import Stack, create_cluster, git, status, wait_for
 from tests.bootstrap.cluster import DEPLOYMENTS, EdgeCluster
-from tests.bootstrap.edge import FLUX_INSTALL
+from tests.shared_files import FLUX_INSTALL, need
 
 NS = "fplus-edge"
 SYNC_SECRET = "edge-sync-credentials"
@@ -53,7 +53,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     store = ServiceProcess(root / "cs").start()
     gits = git_server_process(root / "git", store.url).start()
     manager = cluster_manager_process(root / "cm", store.url, gits.url, root / "git" / "repos",
-                                      "--flux-install-file", str(FLUX_INSTALL)).start()
+                                      "--flux-install-file", str(need(FLUX_INSTALL))).start()
     running = Stack(root, store, gits, manager)
     yield running
     running.stop()

@@ -12,6 +12,7 @@ set CRDs Established, Deployments Available and Kustomizations Ready as they app
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,11 @@ from tests.bootstrap.cluster import (
     FileServer,
     Run,
 )
-from tests.bootstrap.edge import FLUX_APIS, FLUX_INSTALL, script, secrets_for, tools_without_kubectl
+from tests.bootstrap.edge import FLUX_APIS, script, secrets_for, tools_without_kubectl
 from tests.manifests.crds import CustomResource
 from tests.manifests.meta import meta_errors
 from tests.manifests.samples import CONTEXTS
+from tests.shared_files import FLUX_INSTALL, need
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
@@ -40,10 +42,14 @@ NS = CONTEXTS["defaults"]["namespace"]
 GIT_REPOSITORIES = "source.toolkit.fluxcd.io/v1/gitrepositories"
 GA_FLUX = {crd: ["v1beta2", version] if version == "v1" else ["v2beta2", version]
            for crd, version in FLUX_APIS.items()}
-# Every object of the pinned Flux release: (resource path segment, namespace, name).
-FLUX_OBJECTS = [(d["kind"], (d["metadata"].get("namespace")), d["metadata"]["name"])
-                for d in yaml.safe_load_all(FLUX_INSTALL.read_text(encoding="utf-8")) if d]
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+
+
+@functools.cache
+def flux_objects() -> list[tuple[str, str | None, str]]:
+    """Every object of the pinned Flux release: (kind, namespace, name)."""
+    return [(d["kind"], (d["metadata"].get("namespace")), d["metadata"]["name"])
+            for d in yaml.safe_load_all(need(FLUX_INSTALL).read_text(encoding="utf-8")) if d]
 
 
 def succeeded(run: Run) -> None:
@@ -59,7 +65,7 @@ def failed(run: Run, message: str, code: int = 1) -> None:
 def flux_installed(edge: EdgeCluster) -> bool:
     """Every object of the Flux release exists (its controllers, namespace and CRDs)."""
     return all(edge.has(_resource(kind), namespace, name)
-               for kind, namespace, name in FLUX_OBJECTS)
+               for kind, namespace, name in flux_objects())
 
 
 def _resource(kind: str) -> str:

@@ -14,8 +14,8 @@ from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import run_command
 from harness.stack import Stack, clone_url, create_cluster, git, status, wait_for
-from tests.bootstrap.edge import FLUX_INSTALL
 from tests.conftest import make_user
+from tests.shared_files import FLUX_INSTALL, need
 
 CHARTS = uuids.Shared.HelmChartsRepo
 FLUX = uuids.Shared.FluxSystemRepo
@@ -137,7 +137,7 @@ def test_import_flux_and_clusters_that_apply_it_from_the_centre(stack: Stack,
                       and status(stack.admin, early), what="Failed before the import")
     assert "cluster-manager import-flux" in failed["error"]
 
-    done = _import(stack, FLUX_INSTALL, "--git", stack.git.url, command="import-flux")
+    done = _import(stack, need(FLUX_INSTALL), "--git", stack.git.url, command="import-flux")
     assert done.returncode == 0 and "imported Flux v2.7.5" in done.stdout, done.stderr
     # the import itself asks the clusters that waited for it to try again
     assert "1 cluster(s) that waited for an import will try again" in done.stdout

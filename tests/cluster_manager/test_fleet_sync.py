@@ -39,7 +39,9 @@ class Clock:
 
 
 def _edge(applied: str, failed: int = 0, ready: int = 2, total: int = 2) -> dict[str, Any]:
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # at the test: a heartbeat ages
+    # seen just now (taken per call: a time taken at import is stale when the test runs
+    # minutes after collection, as under pytest-xdist, and a stale edge counts as Unknown)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"appliedCommit": applied, "lastSeen": now, "total": total, "ready": ready,
             "failed": failed}
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from fplus.cluster_manager.formats.flux_export import FluxExportError, read_flux_export
-from tests.bootstrap.edge import FLUX_INSTALL
+from tests.shared_files import FLUX_INSTALL, need
 
 
 def _export(version: str = "v2.7.5", drop: str | None = None) -> str:
@@ -24,7 +24,7 @@ def _export(version: str = "v2.7.5", drop: str | None = None) -> str:
 
 
 def test_the_real_export() -> None:
-    export = read_flux_export(FLUX_INSTALL.read_text())
+    export = read_flux_export(need(FLUX_INSTALL).read_text())
     assert export.version == "v2.7.5"
     assert export.repo_files() == {"v2.7.5/gotk-components.yaml": FLUX_INSTALL.read_text()}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import copy
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -31,8 +30,9 @@ from fplus.cluster_manager.sealing import (
     sealed_keys,
     sealed_secret,
 )
+from tests.shared_files import CRDS, need
 
-CRD = Path(__file__).resolve().parents[3] / "shared" / "crds" / "bitnami.com_sealedsecrets.yaml"
+CRD = CRDS / "bitnami.com_sealedsecrets.yaml"
 NS, NAME = "fplus-edge", "mqtt-creds"
 NSW = {"sealedsecrets.bitnami.com/namespace-wide": "true"}
 CW = {"sealedsecrets.bitnami.com/cluster-wide": "true"}
@@ -60,9 +60,7 @@ def _openapi_to_jsonschema(node: Any) -> Any:
 
 @cache
 def _validator() -> jsonschema.Validator:
-    if not CRD.is_file():
-        pytest.skip(f"CRD not found at {CRD}")
-    crd = yaml.safe_load(CRD.read_text())
+    crd = yaml.safe_load(need(CRD).read_text())
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
     schema = _openapi_to_jsonschema(version["schema"]["openAPIV3Schema"])
     jsonschema.Draft7Validator.check_schema(schema)

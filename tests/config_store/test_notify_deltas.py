@@ -78,7 +78,7 @@ def _listing(api: Api, app: str) -> dict[str, Any]:
     return {obj: api.get(f"/v2/app/{app}/object/{obj}").json() for obj in r.json()}
 
 
-def _settle(what: Callable[[], bool], timeout: float = 15.0) -> None:
+def _settle(what: Callable[[], bool], timeout: float = 45.0) -> None:
     deadline = time.monotonic() + timeout
     while not what():
         assert time.monotonic() < deadline, "the subscriptions did not settle"
@@ -122,7 +122,10 @@ def test_deltas_name_every_change_the_whole_state_did_across_reconnections(
             assert named_fed == named_whole, f"round {round_}"
             assert named_fed <= touched | set(expected)
 
-            # away: the server restarts; writes land before the client is back
+            # away: the server restarts; writes land before the client is back (counted
+            # before the restart: on a busy machine the client may be back, with its full
+            # set, while the writes are still landing)
+            full_sets = fed.full_sets
             fresh_store.stop(signal.SIGKILL)
             _settle(lambda: not notify.connected)
             fresh_store.start()
@@ -131,8 +134,7 @@ def test_deltas_name_every_change_the_whole_state_did_across_reconnections(
             away = [_write(api, rng, app, objs) for _ in range(6)]
             after = _listing(api, app)
             moved = {o for o in away if before.get(o) != after.get(o)}
-            full_sets = fed.full_sets
-            assert notify.wait_ready(15)
+            assert notify.wait_ready(45)
             _settle(lambda e=after, n=full_sets: whole.state == e and fed.state() == e
                     and fed.full_sets > n)
             named_whole, named_fed = whole.take(), fed.take()

@@ -12,7 +12,7 @@ import requests
 from fplus.config_store import uuids
 from harness.browser import headless_chromium
 from harness.servers import ADMIN_PASSWORD
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.conftest import grant, make_user
 
 READER_PASSWORD = "reader-" + "p" * 10
@@ -26,14 +26,13 @@ class Reader:
     uuid: str
 
 
-@pytest.fixture(scope="package")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("console-stack"))
-    yield running
-    running.stop()
+@pytest.fixture(scope="session")
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack (the console tests only add and look at objects of their own)."""
+    return shared_stack
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def reader(stack: Stack) -> Reader:
     uid, session = make_user(stack.admin, password=READER_PASSWORD)
     grant(stack.admin, uid, uuids.ConfigDBPerm.ReadApp, uuids.App.EdgeClusterSetupStatus)

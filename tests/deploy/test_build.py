@@ -14,14 +14,15 @@ import pytest
 from kubernetes_validate.utils import SchemaNotFoundError, ValidationError
 
 from tests.deploy.conftest import DEPLOY, WORKLOAD_KINDS, Objects, containers, of_kind, pod_spec
-from tests.manifests.crds import CustomResource, load_crds
+from tests.manifests.crds import SHARED_CRDS, CustomResource, load_crds
+from tests.shared_files import need
 
 KUBERNETES_VERSIONS = ("1.29.0", "1.37.0")  # the oldest we support, the newest known
 
 
 @pytest.fixture(scope="module")
 def crds() -> dict[tuple[str, str], CustomResource]:
-    return load_crds()
+    return load_crds(need(SHARED_CRDS))
 
 
 def _named(objects: Objects, kind: str) -> dict[str, dict[str, Any]]:

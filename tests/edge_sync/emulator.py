@@ -317,12 +317,15 @@ class KubeHarness:
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(10)
 
-    def objects(self, resource: str, namespace: str | None = None) -> dict[str, dict[str, Any]]:
-        """Live objects of a resource (in a namespace), by name, as deep copies."""
+    def objects(self, resource: str, namespace: str | None = None,
+                view: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
+        """Live objects of a resource (in a namespace), by name, as deep copies; with ``view``,
+        deep copies of ``view(object)`` only (a poller that needs a few fields of large
+        objects, such as CRDs with their schemas, then copies only those)."""
         wanted = kmock.resource(resource)
 
-        def collect() -> dict[str, dict[str, Any]]:
-            return {name: copy.deepcopy(obj.raw)
+        def collect() -> dict[str, Any]:
+            return {name: copy.deepcopy(view(obj.raw) if view is not None else obj.raw)
                     for (res, ns, name), obj in self.emulator.objects.items()
                     if res == wanted and not obj.deleted
                     and (namespace is None or ns == namespace)}

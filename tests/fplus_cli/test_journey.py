@@ -9,7 +9,6 @@ import json
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,16 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import ADMIN_PASSWORD
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.cluster_manager.escrow.conftest import fingerprint
 
 FPLUS = str(Path(sys.executable).parent / "fplus")
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("fplus-stack"))
-    yield running
-    running.stop()
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: these tests only add and look at objects of their own."""
+    return shared_stack
 
 
 def fplus(env: dict[str, str], *args: str, stdin: str | None = None,

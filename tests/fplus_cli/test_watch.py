@@ -20,8 +20,9 @@ from tests.fplus_cli.test_journey import FPLUS, fplus, login
 
 
 @pytest.fixture
-def stack(module_stack: Stack) -> Stack:
-    return module_stack
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: the watch looks only at its own clusters, by name."""
+    return shared_stack
 
 
 EDGE = uuids.App.EdgeClusterStatus

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import io
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fplus.cluster_manager.formats.helm_chart import MAX_BYTES
 from harness.gitcli import bare
-from harness.stack import Stack, start_stack, wait_for
+from harness.stack import Stack, wait_for
 from tests.cluster_manager.test_central_repos import CHARTS, _charts_head, _import
 
 CHART_YAML = b"apiVersion: v2\nname: flood\nversion: 1.0.0\n"
@@ -24,12 +23,12 @@ MAX_FILES = 5000  # formats.helm_chart.MAX_FILES (written out: the old code has 
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("chart-limits"))
-    wait_for(lambda: bare(running.repos / f"{CHARTS}.git", "rev-parse", "--verify", "-q",
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack, once its charts repo has a first commit (refused imports must
+    leave the charts repo as it was; nothing here counts what others imported)."""
+    wait_for(lambda: bare(shared_stack.repos / f"{CHARTS}.git", "rev-parse", "--verify", "-q",
                           "main", check=False), what="the charts repo's first commit")
-    yield running
-    running.stop()
+    return shared_stack
 
 
 def _tgz(path: Path, members: dict[str, bytes]) -> Path:

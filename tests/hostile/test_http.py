@@ -23,7 +23,7 @@ from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.gitcli import bare
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, run_command
-from harness.stack import Stack, start_stack, wait_for
+from harness.stack import Stack, wait_for
 from tests.cluster_manager.api.conftest import commission, report_edge
 from tests.config_store.notify_helpers import RawNotify, entry_url
 from tests.conftest import make_object, make_user
@@ -301,10 +301,9 @@ def test_a_bad_limit_setting_is_one_line_at_start_up(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("http-stack"))
-    yield running
-    running.stop()
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: these tests only add and look at objects of their own."""
+    return shared_stack
 
 
 def test_the_cluster_api_refuses_deep_and_invalid_json(stack: Stack) -> None:

@@ -8,13 +8,12 @@ password change the old cookie still worked for ~10 s.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 import requests
 
 from harness.servers import ADMIN_PASSWORD
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.config_store.notify_helpers import get_token, handshake, read_close
 from tests.conftest import make_user
 from tests.console.conftest import console_session
@@ -23,10 +22,9 @@ COOKIE = "fplus_console"
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("logout"))
-    yield running
-    running.stop()
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: these tests only add and look at objects of their own."""
+    return shared_stack
 
 
 def _csrf(page: str) -> str:

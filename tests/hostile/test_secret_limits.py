@@ -10,7 +10,6 @@ does not move, and ``fplus secret seal`` says so in one line.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from harness.certs import make_cert
 from harness.gitcli import bare
 from harness.servers import Api
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.cluster_manager.api.conftest import commission, report_edge
 from tests.cluster_manager.api.test_secrets import head, repo, secret_url
 from tests.fplus_cli.test_journey import fplus
@@ -29,10 +28,9 @@ MiB = 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("secret-limits"))
-    yield running
-    running.stop()
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: these tests only add and look at objects of their own."""
+    return shared_stack
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,8 @@ from fplus.cluster_manager.reconcile.manager_account import password_file
 from fplus.git_server._domain.setup import password_file as git_password_file
 from harness.servers import admin_env, free_port, run_command
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for
+from tests.shared_files import FLUX_INSTALL, need
 
-FLUX_INSTALL = Path(__file__).resolve().parents[3] / "shared" / "flux" / \
-    "flux-install-v2.7.5.yaml"
 READY_WITHIN = 90.0
 
 
@@ -51,9 +50,9 @@ def test_seeding_without_the_password_file_refuses_in_one_line(stack: Stack,
     manager_file = password_file(stack.root / "cm")
     before = manager_file.read_text()
     elsewhere = tmp_path / "elsewhere"
+    flux_install = str(need(FLUX_INSTALL))
     for module, args, expected in (
-            ("fplus.cluster_manager.cli",
-             ("import-flux", str(FLUX_INSTALL), "--git", stack.git.url),
+            ("fplus.cluster_manager.cli", ("import-flux", flux_install, "--git", stack.git.url),
              password_file(elsewhere)),
             ("fplus.cluster_manager.cli", ("seed",), password_file(elsewhere)),
             ("fplus.cluster_manager.cli", ("serve", "--port", str(free_port()), "--git",

@@ -11,18 +11,16 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.servers import ADMIN_PASSWORD, run_command
-from harness.stack import Stack, start_stack
+from harness.stack import Stack
 from tests.console.conftest import cluster_names, console_session
+from tests.shared_files import FLUX_INSTALL, need
 
 FPLUS = str(Path(sys.executable).parent / "fplus")
-FLUX_INSTALL = Path(__file__).resolve().parents[3] / "shared" / "flux" / \
-    "flux-install-v2.7.5.yaml"
 
 
 def bomb(levels: int = 7) -> str:
@@ -33,10 +31,9 @@ def bomb(levels: int = 7) -> str:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("yaml-bombs"))
-    yield running
-    running.stop()
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack: these tests only add and look at objects of their own."""
+    return shared_stack
 
 
 def test_the_console_form_refuses_an_alias_bomb_with_422(stack: Stack) -> None:
@@ -102,7 +99,7 @@ def test_import_chart_refuses_a_chart_yaml_bomb(stack: Stack, tmp_path: Path) ->
 
 def test_import_flux_refuses_an_export_with_a_bomb(stack: Stack, tmp_path: Path) -> None:
     export = tmp_path / "flux.yaml"
-    export.write_text(FLUX_INSTALL.read_text() + "---\n" + bomb(9))
+    export.write_text(need(FLUX_INSTALL).read_text() + "---\n" + bomb(9))
     done = _import(stack, "import-flux", export)
     assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
     assert "alias bomb" in done.stderr and "Traceback" not in done.stderr

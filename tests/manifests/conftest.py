@@ -1,4 +1,4 @@
-"""Fixtures: the CRD validators (from ../shared/crds) and the Flux template rendered per context."""
+"""Fixtures: the CRD validators (the shared CRDs) and the Flux template rendered per context."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ import pytest
 
 from tests.manifests.crds import SHARED_CRDS, CustomResource, load_crds
 from tests.manifests.samples import CONTEXTS, render_flux
+from tests.shared_files import need
 
 
 @pytest.fixture(scope="session")
 def crds() -> dict[tuple[str, str], CustomResource]:
     """Validators for every served CRD version, keyed (apiVersion, kind)."""
-    if not SHARED_CRDS.is_dir():
-        pytest.fail(f"CRD schemas not found at {SHARED_CRDS} (the repo expects ../shared/crds)")
-    found = load_crds()
+    found = load_crds(need(SHARED_CRDS))
     assert found, f"no CRDs in {SHARED_CRDS}"
     return found
 

@@ -1,4 +1,4 @@
-"""Validate custom resources against the CRD schemas in ``../shared/crds`` (read in place).
+"""Validate custom resources against the shared CRD schemas (``tests/shared_files.py``).
 
 A CRD's ``openAPIV3Schema`` is a structural OpenAPI 3.0 schema; this turns it into a JSON Schema
 (draft 2020-12) that validates the way the API server would, as far as plain JSON Schema can:
@@ -29,7 +29,9 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 
-SHARED_CRDS = Path(__file__).resolve().parents[3] / "shared" / "crds"
+from tests.shared_files import CRDS
+
+SHARED_CRDS = CRDS
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")

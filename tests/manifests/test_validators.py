@@ -17,6 +17,7 @@ from tests.manifests.crds import (
     to_json_schema,
 )
 from tests.manifests.meta import meta_errors
+from tests.shared_files import need
 
 META = {"name": "x", "namespace": "fplus-edge"}
 
@@ -117,7 +118,7 @@ def test_only_ga_flux_versions_are_served(crds: dict[tuple[str, str], CustomReso
 
 
 def test_every_cel_rule_in_the_edge_crds_has_a_python_equivalent() -> None:
-    rules = {norm_rule(rule) for path in SHARED_CRDS.glob("*.yaml")
+    rules = {norm_rule(rule) for path in need(SHARED_CRDS).glob("*.yaml")
              for crd in yaml.safe_load_all(path.read_text(encoding="utf-8"))
              if crd and crd.get("spec", {}).get("group") in EDGE_GROUPS
              for rule in cel_rules_in(crd)}

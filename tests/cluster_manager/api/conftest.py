@@ -1,8 +1,10 @@
-"""One stack (Config Store, Git server, Cluster Manager) for all HTTP API tests."""
+"""The HTTP API tests' fixtures, all of the session: the session's stack (Config Store, Git
+server, Cluster Manager) and what is made on it once. Session rather than package scope: under
+pytest-xdist a worker may leave this package and come back, and would set them up again."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -11,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import Api
-from harness.stack import Stack, create_cluster, start_stack, status, wait_for
+from harness.stack import Stack, create_cluster, status, wait_for
 from tests.conftest import grant, make_user
 
 EDGE = uuids.App.EdgeClusterStatus
@@ -26,25 +28,24 @@ class Cluster:
     key: rsa.RSAPrivateKey
 
 
-@pytest.fixture(scope="package")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("api-stack"))
-    yield running
-    running.stop()
+@pytest.fixture(scope="session")
+def stack(shared_stack: Stack) -> Stack:
+    """The session's stack (the API tests only add and look at clusters of their own)."""
+    return shared_stack
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def sealing_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def manager(stack: Stack) -> Api:
     """Unauthenticated session against the Cluster Manager."""
     return Api(stack.manager.url)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def root(stack: Stack) -> Api:
     """The Cluster Manager as the root admin."""
     return Api(stack.manager.url, stack.admin.auth)
@@ -64,7 +65,7 @@ def report_edge(stack: Stack, cluster: str, **fields: object) -> None:
     assert r.status_code == 204, r.text
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def bootstrapped(stack: Stack, sealing_key: rsa.RSAPrivateKey) -> Cluster:
     """A ready cluster whose Edge Sync reported a sealing certificate."""
     cluster = commission(stack, "api-edge")
@@ -72,7 +73,7 @@ def bootstrapped(stack: Stack, sealing_key: rsa.RSAPrivateKey) -> Cluster:
     return Cluster(cluster, "api-edge", sealing_key)
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def user_with(stack: Stack) -> Callable[..., Api]:
     """``user_with((permission, target), ...)``: a new principal holding those grants, as a
     session against the Cluster Manager."""

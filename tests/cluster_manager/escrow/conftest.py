@@ -77,16 +77,17 @@ def rows(stack: Stack, cluster: str) -> dict[Place, tuple[Any, ...]]:
     return {(r[0], r[1], r[2]): r[3:] for r in found}
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def escrow_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     """One stack with escrow on for the package (DEBUG logs: the no-plaintext test reads
-    them); each test uses clusters of its own."""
+    them); each test uses clusters of its own. Session scope: under pytest-xdist a worker may
+    leave the package and come back, and would start it again."""
     running = start(tmp_path_factory.mktemp("escrow-on"), escrow=True, log_level="DEBUG")
     yield running
     running.stop()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def root_api(escrow_stack: Stack) -> Api:
     return Api(escrow_stack.manager.url, escrow_stack.admin.auth)
 
