@@ -16,12 +16,14 @@ from fplus import barerepo
 from fplus.config_store.uuids import is_uuid
 
 REPO = "0f3c1a52-6a8e-4b7e-9c1d-2b4e6f8a0c1e"
+# fixed, like REPO: pytest-xdist workers must collect the same test ids
+OTHER = "7d2e6a10-3c4b-4f5e-8a9b-0c1d2e3f4a5b"
 SHA_A = "a" * 40
 SHA_B = "b" * 40
 
 
 @pytest.mark.parametrize("name", [
-    REPO, str(uuid.uuid4()), REPO.upper(), REPO.replace("-", ""), f"{{{REPO}}}",
+    REPO, OTHER, REPO.upper(), REPO.replace("-", ""), f"{{{REPO}}}",
     f"urn:uuid:{REPO}", f"{REPO}\n", f" {REPO}", "../x", "x/../../etc", "", ".git", "a.git",
     REPO[:-1] + "g", REPO[:-1] + "\u0661", 42, None,
 ])
