@@ -31,9 +31,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # Everything but the PostgreSQL, soak and real-edge suites, spread over TEST_WORKERS pytest-xdist
-# workers (auto: one per CPU; 0: one process), a whole test module per worker at a time so a
-# module's fixtures start once; each worker starts one shared stack (tests/conftest.py).
-TEST_WORKERS ?= auto
+# workers (default: two per CPU, since a process test spends about half its time waiting on
+# the services it started; auto: one per CPU; 0: one process), a whole test module per worker
+# at a time so a module's fixtures start once; each worker starts one shared stack
+# (tests/conftest.py).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 XDIST = -n $(TEST_WORKERS) --dist loadfile
 # More pytest arguments for any test target, e.g. PYTEST_ARGS='-x --basetemp=/tmp/t'
 PYTEST_ARGS ?=
