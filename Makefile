@@ -8,7 +8,7 @@ PORT ?= 8700
 # Browser apps on these origins may call the services (a web app's local development server)
 CORS_ORIGINS ?= http://localhost:5173 http://127.0.0.1:5173
 
-.PHONY: run test test-unit test-slow test-replicas test-edge edge-tools lint bench images clean
+.PHONY: run test test-unit test-durations test-slow test-replicas test-edge edge-tools lint bench images clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +25,12 @@ run: $(STAMP)
 		$(if $(filter-out 0 no false,$(AIR_GAPPED)),--air-gapped) \
 		$(foreach origin,$(CORS_ORIGINS),--cors-origin $(origin))
 
+# mypy's cache lives outside the clone: it is checked by content, so a fresh clone reuses it.
+MYPY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fplus/mypy
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/mypy
+	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 
 # Everything but the PostgreSQL, soak and real-edge suites, spread over TEST_WORKERS pytest-xdist
 # workers (default: two per CPU, since a process test spends about half its time waiting on
@@ -36,18 +38,23 @@ lint: $(STAMP)
 # at a time so a module's fixtures start once; each worker starts one shared stack
 # (tests/conftest.py).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
-XDIST = -n $(TEST_WORKERS) --dist loadfile
+# Modules go out longest first, by tests/module_durations.json (tests/scheduling.py).
+XDIST = -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # More pytest arguments for any test target, e.g. PYTEST_ARGS='-x --basetemp=/tmp/t'
 PYTEST_ARGS ?=
 test: lint
 	$(BIN)/python -m pytest -q -m "not replicas and not slow and not edge" --durations=15 $(XDIST) $(PYTEST_ARGS)
+
+# Rewrite tests/module_durations.json from a run of every suite but the real edge's.
+test-durations: $(STAMP)
+	$(MAKE) test test-slow test-replicas PYTEST_ARGS="--record-durations $(PYTEST_ARGS)"
 
 # Quick feedback while editing: `make test`'s tests that start no process (no service, no
 # PostgreSQL, no command; tests/conftest.py marks the others `process` from their code).
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not process and not replicas and not slow and not edge" $(XDIST) $(PYTEST_ARGS)
 
-# The longest soak tests (a minute each), kept out of `make test` to keep it short.
+# The soak and scale tests (up to a minute each), kept out of `make test` to keep it short.
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m "slow and not replicas and not edge" --durations=15 $(XDIST) $(PYTEST_ARGS)
 

@@ -17,6 +17,8 @@ from harness.postgres import ENV_URL, ExternalPostgres, PostgresServer, server_f
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from harness.stack import Stack, start_stack
 
+pytest_plugins = ["tests.scheduling"]
+
 
 @pytest.fixture(scope="session")
 def config_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConfigStoreProcess]:
@@ -166,13 +168,15 @@ def _is_process_test(item: pytest.Item) -> bool:
 POSTGRES_FIXTURES = {"postgres", "own_postgres"}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests on PostgreSQL run in ``make test-replicas`` (see the ``replicas`` marker); tests
-    that start a process are marked ``process`` (``make test-unit`` leaves them out)."""
+    that start a process are marked ``process`` (``make test-unit`` leaves them out) when the
+    marker expression asks about it: reading every test's code costs each worker ~2 s."""
+    mark_processes = "process" in (config.option.markexpr or "")
     for item in items:
         if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.replicas)
-        if _is_process_test(item):
+        if mark_processes and _is_process_test(item):
             item.add_marker(pytest.mark.process)
 
 

@@ -37,6 +37,8 @@ READY_TIMEOUT = 120.0
 GONE_TIMEOUT = 120.0
 FSCK_SAMPLE = 10
 
+pytestmark = pytest.mark.slow  # a scale test: `make test-slow`
+
 
 @pytest.fixture(scope="module")
 def pool(stack: Stack) -> Iterator[AdminPool]:
