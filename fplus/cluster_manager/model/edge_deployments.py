@@ -1,0 +1,133 @@
+"""Edge deployments as ACS writes them: an object of the *Edge deployment* class, its Info
+name, and its *Edge deployment* entry ``{name, cluster, chart, hostname?, values?,
+createdAt?}`` (Edge Sync on the cluster turns the entry into a HelmRelease).
+
+The one owner of that shape: the per-cluster deployment API and the fleet deployments'
+expansion both write through :func:`write` and :func:`remove`. An entry made by a fleet
+deployment also carries ``fleetDeployment: <its uuid>``, so nothing else overwrites it and
+the expansion never touches a deployment a person made (:func:`owner`).
+
+The request body of one deployment is ``{name, chart, hostname?: <a reported host> | null
+(floating), values?}``; :func:`request_errors` names each refused field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
+from fplus.config_store.uuids import is_uuid
+
+DEPLOYMENT_APP = uuids.App.EdgeDeployment
+DEPLOYMENT_CLASS = uuids.Class.EdgeDeployment
+FLEET_KEY = "fleetDeployment"
+"""The entry field naming the fleet deployment that made (and owns) a deployment."""
+NAME_MAX = 253
+REQUEST_KEYS = {"name", "chart", "hostname", "values"}
+
+
+def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
+    """Why a deployment request body is refused, by field (``{}``: it is well-formed).
+    ``partial``: a merge-patch, where every field is optional. Whether the chart exists and
+    the host is one the cluster reported is checked against the Config Store by the caller."""
+    if not isinstance(body, dict):
+        return {"": "a deployment must be a JSON object"}
+    errors: dict[str, str] = {}
+    unknown = set(body) - REQUEST_KEYS
+    if unknown:
+        errors[""] = f"unknown keys: {', '.join(sorted(map(str, unknown)))}"
+    if not partial or "name" in body:
+        name = body.get("name")
+        if not (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.isprintable()):
+            errors["name"] = f"name must be printable text of 1 to {NAME_MAX} characters"
+    if (not partial or "chart" in body) and not is_uuid(body.get("chart")):
+        errors["chart"] = "chart must be a Helm chart template UUID"
+    hostname = body.get("hostname")
+    if hostname is not None and not (isinstance(hostname, str) and hostname):
+        errors["hostname"] = "hostname must be a host the cluster reported, or null (floating)"
+    if not isinstance(body.get("values", {}), dict):
+        errors["values"] = "values must be a JSON object"
+    return errors
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One Edge deployment entry, as stored."""
+
+    uuid: str
+    name: str
+    cluster: str
+    chart: str
+    hostname: str | None = None
+    values: Mapping[str, Any] | None = None
+    fleet: str | None = None
+    created_at: str | None = None
+
+    def entry(self) -> dict[str, Any]:
+        """The Edge deployment entry (ACS's fields; ``hostname`` absent when floating)."""
+        entry: dict[str, Any] = {"name": self.name, "cluster": self.cluster,
+                                 "chart": self.chart}
+        if self.hostname is not None:
+            entry["hostname"] = self.hostname
+        if self.values:
+            entry["values"] = dict(self.values)
+        if self.fleet is not None:
+            entry[FLEET_KEY] = self.fleet
+        entry["createdAt"] = self.created_at or _now()
+        return entry
+
+    @classmethod
+    def parse(cls, uuid: str, entry: Any) -> Deployment | None:
+        """The deployment an entry holds; None when it is not one ACS could deploy."""
+        if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(k), str) for k in ("name", "cluster", "chart")):
+            return None
+        hostname, values, fleet = (entry.get("hostname"), entry.get("values"),
+                                   entry.get(FLEET_KEY))
+        return cls(uuid, entry["name"], entry["cluster"], entry["chart"],
+                   hostname if isinstance(hostname, str) else None,
+                   values if isinstance(values, dict) else None,
+                   fleet if isinstance(fleet, str) else None,
+                   entry.get("createdAt") if isinstance(entry.get("createdAt"), str) else None)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def owner(entry: Any) -> str | None:
+    """The fleet deployment that owns an entry; None for one a person made."""
+    found = entry.get(FLEET_KEY) if isinstance(entry, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def write(cs: ConfigStoreClient, deployment: Deployment, *, if_match: str | None = None,
+          new: bool = False) -> None:
+    """Create (``new``) or replace a deployment: object, Info name and entry, as ACS does."""
+    if new:
+        cs.create_object(DEPLOYMENT_CLASS, deployment.uuid)
+        cs.set_name(deployment.uuid, deployment.name)
+        cs.put_config(DEPLOYMENT_APP, deployment.uuid, deployment.entry())
+        return
+    cs.put_config(DEPLOYMENT_APP, deployment.uuid, deployment.entry(), if_match=if_match)
+    cs.set_name(deployment.uuid, deployment.name)
+
+
+def remove(cs: ConfigStoreClient, uuid: str) -> None:
+    """Delete a deployment's entry and object (Edge Sync then uninstalls it)."""
+    cs.delete_config(DEPLOYMENT_APP, uuid)
+    cs.delete_object(uuid)
+
+
+def of_cluster(cs: ConfigStoreClient, cluster: str) -> dict[str, Deployment]:
+    """The cluster's deployments by uuid (as Edge Sync finds them: by ``cluster``)."""
+    found: dict[str, Deployment] = {}
+    for uuid in cs.search(DEPLOYMENT_APP, {"cluster": cluster}) or []:
+        deployment = Deployment.parse(uuid, cs.get_config(DEPLOYMENT_APP, uuid))
+        if deployment is not None and deployment.cluster == cluster:
+            found[uuid] = deployment
+    return found
