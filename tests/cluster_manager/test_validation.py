@@ -18,6 +18,7 @@ GOOD = {"name": "line-1", "namespace": "fplus-edge"}
     GOOD | {"sealedSecrets": False},
     GOOD | {"fluxVersion": "v2.7.5"},
     GOOD | {"chart": "0badc0de-0000-4000-8000-000000000000"},
+    GOOD | {"labels": {"site": "leeds", "factoryplus.app.amrc.co.uk/tier": ""}},
     {"name": "a" * 63, "namespace": "n"},
 ])
 def test_accepted(config: dict[str, Any]) -> None:
@@ -41,6 +42,9 @@ def test_accepted(config: dict[str, Any]) -> None:
     (GOOD | {"fluxVersion": "v2.7.5/../x"}, "fluxVersion"),
     (GOOD | {"values": []}, "values"),
     (GOOD | {"colour": "blue"}, "unknown keys"),
+    (GOOD | {"labels": {"site": "le eds"}}, "label value"),
+    (GOOD | {"labels": {"-site": "leeds"}}, "label key"),
+    (GOOD | {"labels": ["site"]}, "labels must be an object"),
 ])
 def test_refused(config: Any, words: str) -> None:
     with pytest.raises(InvalidConfig, match=words):

@@ -24,7 +24,7 @@ def create_cluster() -> tuple[Response, int]:
     who = require(uuids.EdgePerm.Clusters, uuids.NULL)
     only_query()
     shape = ("the body must be a JSON object {name, namespace, chart?, bare?, sealedSecrets?, "
-             "fluxVersion?, values?}")
+             "fluxVersion?, values?, labels?}")
     if not request.is_json:
         raise BadRequest(f"{shape} sent as Content-Type: application/json")
     try:

@@ -16,7 +16,7 @@ FLUX_VERSION = "2.7.5"
 
 CONFIG_APP = uuids.App.EdgeClusterConfiguration
 """What users write per cluster: ``{name, namespace, chart?, bare?, sealedSecrets?,
-fluxVersion?, values?}``."""
+fluxVersion?, values?, labels?}``."""
 STATUS_APP = uuids.App.EdgeClusterSetupStatus
 """What the reconciler writes: :class:`~fplus.cluster_manager.model.setup_status.SetupStatus`."""
 EDGE_APP = uuids.App.EdgeClusterStatus

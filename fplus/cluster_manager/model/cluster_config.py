@@ -8,8 +8,10 @@ from typing import Any
 
 from fplus.config_store.uuids import is_uuid
 from fplus.kubenames import LABEL_MAX, is_dns1123_label
+from fplus.kubenames.labels import labels_errors
 
-ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVersion", "values"}
+ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVersion", "values",
+                "labels"}
 FLUX_VERSION = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
@@ -43,6 +45,8 @@ def config_errors(config: Any) -> dict[str, str]:
         errors["fluxVersion"] = "fluxVersion must be a Flux version such as v2.7.5"
     if not isinstance(config.get("values", {}), dict):
         errors["values"] = "values must be a JSON object"
+    if "labels" in config:
+        errors |= labels_errors(config["labels"])
     return errors
 
 
