@@ -24,7 +24,7 @@ from fplus.config_store.client import (  # noqa: E402
     ConfigStoreClient,
     ConfigStoreError,
     PasswordFileMissing,
-    client_from_env,
+    as_admin,
 )
 from fplus.serving import (  # noqa: E402
     Login,
@@ -71,13 +71,10 @@ BOOT = ServiceBoot(PROG, (ConfigStoreError,), log)
 def _seed_store(url: str, data_dir: Path, rotate: bool = False) -> Path:
     """Seed as the administrator of FPLUS_USER / FPLUS_PASSWORD; the password file made
     (see :func:`fplus.config_store.client.ensure_service_principal` for ``rotate``)."""
+    def seed(admin: ConfigStoreClient) -> Path:
+        return seed_with_account(admin, data_dir, rotate=rotate)
 
-    def seed() -> Path:
-        with client_from_env(url) as admin:
-            admin.connect(wait=5.0)
-            return seed_with_account(admin, data_dir, rotate=rotate)
-
-    return BOOT.seed(url, seed, plain=(PasswordFileMissing,))
+    return BOOT.seed(url, lambda: as_admin(url, seed), plain=(PasswordFileMissing,))
 
 
 def _login(url: str, data_dir: Path) -> Login:

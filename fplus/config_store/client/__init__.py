@@ -37,7 +37,7 @@ from .errors import (
     Unprocessable,
     UnsupportedMediaType,
 )
-from .http import ConfigStoreClient, client_from_env
+from .http import ConfigStoreClient, as_admin, client_from_env
 from .mock import MockTransport, Request, reply
 from .notify import NotifyClient
 from .service_account import Grant, PasswordFileMissing, ensure_service_principal
@@ -73,6 +73,7 @@ __all__ = [
     "Unauthorized",
     "Unprocessable",
     "UnsupportedMediaType",
+    "as_admin",
     "client_from_env",
     "ensure_service_principal",
     "reply",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ..uuids import App
 from ._auth_api import AuthApi
@@ -20,6 +20,8 @@ from .errors import (
 )
 
 DEFAULT_URL = "http://127.0.0.1:8701"
+
+T = TypeVar("T")
 
 
 def _conditions(if_match: str | None, if_none_match: str | None = None) -> dict[str, str]:
@@ -293,3 +295,12 @@ def client_from_env(base_url: str | None = None) -> ConfigStoreClient:
     user = os.environ.get("FPLUS_USER") or "admin"
     password = os.environ.get("FPLUS_PASSWORD") or os.environ.get("FPLUS_ADMIN_PASSWORD")
     return ConfigStoreClient(url, user, password)
+
+
+def as_admin(base_url: str, work: Callable[[ConfigStoreClient], T]) -> T:
+    """``work(client)`` with a client of :func:`client_from_env` (the administrator), once
+    the Config Store answers (waiting up to 5 s); a service's ``seed`` step runs this way."""
+    with client_from_env(base_url) as admin:
+        admin.connect(wait=5.0)
+        return work(admin)
+
