@@ -178,7 +178,7 @@ def test_a_template_that_fails_rotates_nothing_and_leaves_the_url_usable(
     assert r.status_code in (200, 201, 204), r.text
     try:
         # the template is followed through notify: the change applies within its delay
-        (refused,) = wait_for(lambda: (r := Api("").get(url)).status_code == 503 and (r,), 10,
+        (refused,) = wait_for(lambda: (r := Api("").get(url)).status_code == 503 and (r,), 30,
                               "the broken template in use")  # (a 503 Response is falsy)
         assert "unusable" in refused.json()["error"]
         sync = Api(stack.store.url, working["edge-sync-credentials"])
