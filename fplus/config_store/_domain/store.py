@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import uuids
-from .._storage import UnusableDatabase, open_storage
+from .._storage import UnusableDatabase, is_replicated, open_storage
 from .configdb.schemas import SchemaCache
 from .configdb.seed import seed
 from .core.credentials import hash_password, verify_password
@@ -70,9 +70,10 @@ def load_store(data_dir: Path, root: str | None, database: str | None = None,
     """The store as the database holds it, writing nothing: what a serving process (each
     gunicorn worker, as it is forked) loads once :func:`open_store` has seeded it and found
     its ``root`` principal. Raises as :func:`open_store` does."""
-    core = Core(open_storage(database, data_dir, pool_size, durable))
+    storage = open_storage(database, data_dir, pool_size, durable)
+    core = Core(storage)
     core.acl.root = root
-    replication = Replication(core) if core.storage.replicated else None
+    replication = Replication(core, storage) if is_replicated(storage) else None
     return Store(core, SchemaCache(core.storage, core.events), data_dir, replication)
 
 

@@ -4,6 +4,7 @@ replicas on one database). The domain sees :class:`Reader`/:class:`Writer` and t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeGuard
 
 from .dbfile import UnusableDatabase
 from .errors import StorageUnavailable
@@ -11,11 +12,14 @@ from .queries import Outcome, Reader, Storage, Writer
 from .rows import Change, GrantRow, LoginRow, ObjectRow, TokenRow
 from .sqlite import SQLiteStorage
 
+if TYPE_CHECKING:
+    from .postgres.storage import PostgresStorage
+
 DB_FILE = "config-store.db"
 
 __all__ = ["DB_FILE", "Change", "GrantRow", "LoginRow", "ObjectRow", "Outcome", "Reader",
            "SQLiteStorage", "Storage", "StorageUnavailable", "TokenRow", "UnusableDatabase",
-           "Writer", "open_storage", "parse_database_url"]
+           "Writer", "is_replicated", "open_storage", "parse_database_url"]
 
 
 def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path]:
@@ -52,3 +56,9 @@ def open_storage(url: str | None, data_dir: Path, pool_size: int = 10,
     from .postgres.storage import PostgresStorage  # psycopg only where PostgreSQL is used
 
     return PostgresStorage(str(where), pool_size, durable)
+
+
+def is_replicated(storage: Storage) -> TypeGuard[PostgresStorage]:
+    """True for a storage shared by several replicas (PostgreSQL), whose changes the others
+    follow (:attr:`Storage.replicated` is the flag; this tells the type checker too)."""
+    return storage.replicated

@@ -28,7 +28,9 @@ from .graph import Obj
 from .state import Core
 
 if TYPE_CHECKING:
-    from ..._storage.postgres.change_feed import Batch  # psycopg only where PostgreSQL is used
+    # psycopg only where PostgreSQL is used
+    from ..._storage.postgres.change_feed import Batch
+    from ..._storage.postgres.storage import PostgresStorage
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +41,17 @@ class Replication:
     """Applies other replicas' committed changes to ``core``; :meth:`start` in the serving
     process (a thread: a greenlet under gevent)."""
 
-    def __init__(self, core: Core, poll_s: float = 1.0) -> None:
+    def __init__(self, core: Core, storage: PostgresStorage, poll_s: float = 1.0) -> None:
+        """``storage``: ``core``'s own, shared with the other replicas."""
         from ..._storage.postgres.change_feed import ChangeFeed  # PostgreSQL only
 
         self.core = core
         self.poll_s = poll_s
-        self.feed = ChangeFeed(core.storage)  # type: ignore[arg-type]
-        self.origin: str = core.storage.origin  # type: ignore[attr-defined]
+        self.feed = ChangeFeed(storage)
+        self.origin: str = storage.origin
         self.cursor = 0
         self._reload()
-        core.storage.follower = self  # type: ignore[attr-defined]
+        storage.follower = self
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lost = False
