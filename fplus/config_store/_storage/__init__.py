@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from .dbfile import UnusableDatabase
 from .errors import StorageUnavailable
-from .queries import Outcome, Reader, Storage, Writer
+from .queries import Reader
 from .rows import Change, GrantRow, LoginRow, ObjectRow, TokenRow
 from .sqlite import SQLiteStorage
+from .writes import Outcome, Storage, Writer
 
 if TYPE_CHECKING:
     from .postgres.storage import PostgresStorage

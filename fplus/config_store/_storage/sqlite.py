@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from . import dbfile
-from .queries import Reader, Writer
+from .queries import Reader
+from .writes import Writer
 
 IDLE_CONNECTIONS = 4
 """Transaction connections kept open for the next write or snapshot."""

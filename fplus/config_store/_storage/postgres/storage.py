@@ -30,8 +30,9 @@ from fplus.serving.dburl import redacted
 
 from ..dbfile import UnusableDatabase
 from ..errors import StorageUnavailable, first_line
-from ..queries import ENTRY_QUERY, Reader, Writer
+from ..queries import ENTRY_QUERY, Reader
 from ..rows import Change
+from ..writes import Writer
 from . import group_commit, migrations
 from .statements import PgSql, PgTransactionSql, pg, translated
 
