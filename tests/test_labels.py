@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from fplus.kubenames.labels import (
+    SelectorSyntaxError,
     is_label_key,
     is_label_value,
     labels_errors,
+    parse_selector,
     selector_errors,
     selector_matches,
 )
@@ -74,3 +76,55 @@ LABELS = {"site": "leeds", "tier": "line", "plc": ""}
 def test_selectors_match_as_in_kubernetes(selector: dict, matches: bool) -> None:
     assert selector_errors(selector) == {}
     assert selector_matches(selector, LABELS) is matches
+
+
+def test_a_selector_string_parses_into_match_labels_and_expressions() -> None:
+    selector = parse_selector("site=leeds, tier!=x,env in (a, b),plc,!legacy,"
+                              "zone notin (n1),k==v,site=york")
+    assert selector == {
+        "matchLabels": {"site": "leeds", "k": "v"},
+        "matchExpressions": [
+            {"key": "tier", "operator": "NotIn", "values": ["x"]},
+            {"key": "env", "operator": "In", "values": ["a", "b"]},
+            {"key": "plc", "operator": "Exists"},
+            {"key": "legacy", "operator": "DoesNotExist"},
+            {"key": "zone", "operator": "NotIn", "values": ["n1"]},
+            {"key": "site", "operator": "In", "values": ["york"]}]}
+    assert selector_errors(selector) == {}
+    assert parse_selector("") == {} == parse_selector("  ")
+    assert parse_selector("tier=") == {"matchLabels": {"tier": ""}}
+    assert parse_selector("factoryplus.app.amrc.co.uk/tier in (line)") == {"matchExpressions": [
+        {"key": "factoryplus.app.amrc.co.uk/tier", "operator": "In", "values": ["line"]}]}
+
+
+@pytest.mark.parametrize(("labels", "matched"), [
+    ({"site": "leeds", "env": "a", "plc": ""}, True),
+    ({"site": "leeds", "env": "c", "plc": ""}, False),
+    ({"site": "leeds", "env": "a", "plc": "", "tier": "x"}, False),
+    ({"site": "leeds", "env": "b", "plc": "", "tier": "y"}, True),
+    ({"site": "leeds", "env": "a"}, False),
+    ({"site": "leeds", "env": "a", "plc": "", "legacy": "1"}, False),
+    ({"site": "york", "env": "a", "plc": ""}, False),
+])
+def test_a_parsed_selector_matches_as_kubernetes_does(labels: dict[str, str],
+                                                     matched: bool) -> None:
+    selector = parse_selector("site=leeds,tier!=x,env in (a,b),plc,!legacy")
+    assert selector_matches(selector, labels) is matched
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("site=leeds,", "empty requirement"),
+    (",site", "empty requirement"),
+    ("site=le eds", "not a requirement"),
+    ("env in (a,b", "not a requirement"),
+    ("env in ()", "at least one value"),
+    ("env in (a,b c)", "not a label value"),
+    ("count>3", "not a requirement"),
+    ("-site=x", "not a label key"),
+    ("!site=x", "not a requirement"),
+    ("a=b=c", "not a requirement"),
+])
+def test_malformed_selector_strings_are_refused_naming_the_part(text: str,
+                                                                words: str) -> None:
+    with pytest.raises(SelectorSyntaxError, match=words):
+        parse_selector(text)

@@ -126,8 +126,9 @@ cluster_manager = schemathesis.openapi.from_path(
          "unsupported_method", "allow_header_conformance"),
         max_examples=20, options={
             "not_a_server_error": {"expected-statuses": ["2xx", "3xx", "4xx", "503"]},
+            # 412: a well-formed If-Match naming another version of a cluster's configuration
             "positive_data_acceptance": {"expected-statuses": [
-                "2xx", "401", "403", "404", "409", "410", "422", "5xx"]},
+                "2xx", "401", "403", "404", "409", "410", "412", "422", "5xx"]},
         }))
 
 
@@ -226,9 +227,9 @@ def steer(case: schemathesis.Case, clusters: Clusters) -> None:
                  case.body, case.method))
     digest = int.from_bytes(hashlib.sha256(seen.encode()).digest()[:8], "big")
     cluster = clusters.pick(generated, digest)
-    if case.method.upper() == "DELETE" and case.operation.path == "/v1/cluster/{cluster}" \
-            and cluster != generated:
-        cluster = clusters.disposable()  # never tear down the clusters the others need
+    if case.method.upper() in ("DELETE", "PATCH") \
+            and case.operation.path == "/v1/cluster/{cluster}" and cluster != generated:
+        cluster = clusters.disposable()  # never tear down or edit the clusters others need
     case.path_parameters["cluster"] = cluster
     if case.operation.path.endswith("/bootstrap") and cluster != clusters.failed \
             and cluster != generated:

@@ -3,6 +3,7 @@ carrying the server's own message."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -74,12 +75,15 @@ class ManagerApi:
 
     # -- clusters ---------------------------------------------------------------------------
 
-    def clusters(self, phase: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every cluster the caller may see, page by page."""
+    def clusters(self, phase: str | None = None,
+                 selector: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every cluster the caller may see (only those in ``phase`` and whose labels match
+        ``selector``, a Kubernetes selector string, when given), page by page."""
         after = None
         while True:
             params = {"limit": "1000", **({"after": after} if after else {}),
-                      **({"phase": phase} if phase else {})}
+                      **({"phase": phase} if phase else {}),
+                      **({"selector": selector} if selector is not None else {})}
             page = self.call("GET", "/v1/cluster", params=params).json()
             yield from page["clusters"]
             after = page.get("next")
@@ -98,6 +102,23 @@ class ManagerApi:
     def create(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/cluster``: the created cluster."""
         return _object(self.call("POST", "/v1/cluster", json=body))
+
+    def cluster(self, cluster: str) -> tuple[dict[str, Any], str]:
+        """``GET /v1/cluster/<c>``: its configuration (with labels and phase) and the
+        configuration's ETag, for :meth:`edit`."""
+        resp = self.call("GET", f"/v1/cluster/{cluster}")
+        return _object(resp), resp.headers.get("ETag", "")
+
+    def edit(self, cluster: str, patch: dict[str, Any],
+             etag: str | None) -> tuple[dict[str, Any], str]:
+        """``PATCH /v1/cluster/<c>`` with the merge-patch ``patch``, only onto the version
+        ``etag`` names (ApiError 412 once anything else changed it); the new configuration
+        and its ETag."""
+        headers = {"Content-Type": "application/merge-patch+json",
+                   **({"If-Match": etag} if etag else {})}
+        resp = self.call("PATCH", f"/v1/cluster/{cluster}", data=json.dumps(patch),
+                         headers=headers)
+        return _object(resp), resp.headers.get("ETag", "")
 
     def status(self, cluster: str) -> dict[str, Any]:
         """The cluster's status with its derived phase."""

@@ -1,9 +1,11 @@
-"""``fplus cluster …``: create, list, get, wait, bootstrap, approve-key, redeploy, delete."""
+"""``fplus cluster …``: create, list, get, wait, bootstrap, approve-key, redeploy, delete
+(``label`` and ``set`` are in :mod:`.cluster_edit`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -18,16 +20,26 @@ from .output import Column, emit, output_option, quiet_option
 from .session import manager
 from .watch import watch
 
+
+def labels_text(labels: Any) -> str:
+    """``site=leeds,tier=line`` (sorted), or empty."""
+    if not isinstance(labels, dict):
+        return ""
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
 LIST_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("PHASE", lambda c: c.get("phase")), ("LAST SEEN", lambda c: c.get("lastSeen")),
-    ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12])]
+    ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12]),
+    ("LABELS", lambda c: labels_text(c.get("labels")))]
 STATUS_COLUMNS: list[Column] = [
     ("NAME", lambda s: (s.get("spec") or {}).get("name")), ("UUID", lambda s: s.get("uuid")),
     ("PHASE", lambda s: s.get("phase")), ("SYNC", lambda s: s.get("syncState")),
     ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: (s.get("edge") or {}).get(
         "lastSeen")), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
-    ("COMMIT", lambda s: (s.get("commit") or "")[:12]), ("ERROR", lambda s: s.get("error"))]
+    ("COMMIT", lambda s: (s.get("commit") or "")[:12]),
+    ("LABELS", lambda s: labels_text(s.get("labels"))), ("ERROR", lambda s: s.get("error"))]
 REACHED = {"ready": ("Ready", "Online", "Stale", "Offline"), "online": ("Online",)}
 """The phases that satisfy ``wait --for``: a cluster once ready stays ready when its edge
 goes quiet (Stale/Offline are liveness, not setup)."""
@@ -38,12 +50,15 @@ def cluster() -> None:
     """Edge clusters: request, watch, bootstrap and remove them."""
 
 
-def _values(path: Path | None) -> dict[str, Any] | None:
+def read_values(path: str | None) -> dict[str, Any] | None:
+    """The mapping in the YAML or JSON file ``path`` (``-``: standard input) for
+    ``--values``; None without one."""
     if path is None:
         return None
     try:
-        values = untrusted_yaml.load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        values = untrusted_yaml.load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--values") from None
     if not isinstance(values, dict):
         raise click.BadParameter(f"{path} must hold a mapping", param_hint="--values")
@@ -55,8 +70,8 @@ def _values(path: Path | None) -> dict[str, Any] | None:
 @click.option("--namespace", default="fplus-edge", show_default=True,
               help="namespace on the edge for Flux objects and Edge Sync")
 @click.option("--chart", help="UUID of a Helm chart template to deploy")
-@click.option("--values", "values_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML or JSON file of extra values")
+@click.option("--values", "values_file", metavar="FILE|-",
+              help="YAML or JSON file of extra values (-: standard input)")
 @click.option("--bare", is_flag=True, help="the edge manages Flux itself")
 @click.option("--sealed-secrets/--no-sealed-secrets", "sealed_secrets", default=None,
               help="install the Sealed Secrets controller (default: as the template says)")
@@ -67,7 +82,7 @@ def _values(path: Path | None) -> dict[str, Any] | None:
               help="seconds --wait waits")
 @output_option
 @quiet_option
-def create(name: str, namespace: str, chart: str | None, values_file: Path | None,
+def create(name: str, namespace: str, chart: str | None, values_file: str | None,
            bare: bool, sealed_secrets: bool | None, flux_version: str | None,
            wait_ready: bool, timeout: float, fmt: str) -> None:
     """Request an edge cluster NAME."""
@@ -80,7 +95,7 @@ def create(name: str, namespace: str, chart: str | None, values_file: Path | Non
         body["sealedSecrets"] = sealed_secrets
     if flux_version:
         body["fluxVersion"] = flux_version
-    values = _values(values_file)
+    values = read_values(values_file)
     if values is not None:
         body["values"] = values
     api = manager()
@@ -92,18 +107,21 @@ def create(name: str, namespace: str, chart: str | None, values_file: Path | Non
 
 @cluster.command("list")
 @click.option("--phase", help="only clusters in this phase")
+@click.option("-l", "--selector", metavar="SELECTOR",
+              help="only clusters whose labels match, e.g. 'site=leeds,env in (a,b),!legacy'")
 @click.option("-w", "--watch", "follow", is_flag=True,
               help="print the list again whenever it changes (Ctrl-C ends)")
 @click.option("--interval", type=click.FloatRange(min=1), default=10.0, show_default=True,
               help="with --watch: also refresh this often (phases age without writes)")
 @output_option
 @quiet_option
-def list_clusters(phase: str | None, follow: bool, interval: float, fmt: str) -> None:
+def list_clusters(phase: str | None, selector: str | None, follow: bool, interval: float,
+                  fmt: str) -> None:
     """The clusters you may see."""
     if follow:
-        watch(manager(), phase, fmt, LIST_COLUMNS, interval)
+        watch(manager(), phase, fmt, LIST_COLUMNS, interval, selector)
         return
-    emit(list(manager().clusters(phase)), fmt, LIST_COLUMNS)
+    emit(list(manager().clusters(phase, selector)), fmt, LIST_COLUMNS)
 
 
 @cluster.command("get")
@@ -111,10 +129,16 @@ def list_clusters(phase: str | None, follow: bool, interval: float, fmt: str) ->
 @output_option
 @quiet_option
 def get(cluster_ref: str, fmt: str) -> None:
-    """One cluster's status: phase, setup, what its edge reported."""
+    """One cluster's status: phase, setup, what its edge reported, its labels."""
     api = manager()
     cluster_uuid = api.resolve(cluster_ref)
-    emit({"uuid": cluster_uuid, **api.status(cluster_uuid)}, fmt, STATUS_COLUMNS)
+    status = {"uuid": cluster_uuid, **api.status(cluster_uuid)}
+    try:
+        status["labels"] = api.cluster(cluster_uuid)[0].get("labels", {})
+    except ApiError as exc:
+        if exc.status not in (404, 409):  # no configuration entry: being deleted
+            raise
+    emit(status, fmt, STATUS_COLUMNS)
 
 
 def _wait(api: ManagerApi, cluster: str, label: str, condition: str,

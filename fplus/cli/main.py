@@ -9,6 +9,7 @@ import click
 from click.shell_completion import get_completion_class
 
 from .api import ApiError
+from .cluster_edit import label, set_config
 from .clusters import cluster
 from .secrets import secret
 from .session import login, whoami
@@ -37,6 +38,8 @@ def completion(shell: str) -> None:
 
 cli.add_command(login)
 cli.add_command(whoami)
+cluster.add_command(label)
+cluster.add_command(set_config)
 cli.add_command(cluster)
 cli.add_command(secret)
 

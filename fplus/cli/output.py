@@ -44,7 +44,7 @@ def _cell(value: Any) -> str:
 
 
 def emit(data: Any, fmt: str, columns: Sequence[Column] = (),
-         optional: Sequence[str] = ("ERROR",)) -> None:
+         optional: Sequence[str] = ("ERROR", "LABELS")) -> None:
     """Print ``data``: as JSON or YAML whole, or as a table of ``columns`` over ``data`` (a
     list, or one row for a dict); ``optional`` columns show only when some row has a value."""
     if fmt == "json":
@@ -61,7 +61,8 @@ def emit(data: Any, fmt: str, columns: Sequence[Column] = (),
             ).print(table(data, columns, optional))
 
 
-def table(data: Any, columns: Sequence[Column], optional: Sequence[str] = ("ERROR",)) -> Table:
+def table(data: Any, columns: Sequence[Column],
+          optional: Sequence[str] = ("ERROR", "LABELS")) -> Table:
     """A Rich table of ``columns`` over ``data`` (a list, or one row for a dict)."""
     items = data if isinstance(data, list) else [data]
     shown = [(title, get) for title, get in columns

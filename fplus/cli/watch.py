@@ -88,15 +88,16 @@ class _Screen:
 
 
 def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
-          interval: float) -> None:
-    """Show the cluster list, then again after every change, until interrupted."""
+          interval: float, selector: str | None = None) -> None:
+    """Show the cluster list (only clusters whose labels match ``selector`` when given),
+    then again after every change, until interrupted."""
     changed = threading.Event()
     screen = _Screen(fmt, columns)
     last: list[dict[str, Any]] | None = None
     try:
         with _notifications(api, changed):
             while True:
-                rows = list(api.clusters(phase))
+                rows = list(api.clusters(phase, selector))
                 if rows != last:
                     screen.show(rows)
                     last = rows

@@ -3,9 +3,11 @@
 
 Clusters carry labels (``{"site": "leeds", "tier": "line"}``); fleet deployments pick
 clusters with a selector ``{matchLabels?, matchExpressions?}`` exactly as a Kubernetes
-``LabelSelector`` does. Each ``*_errors`` function names every refused field
-(``"labels.site"``, ``"selector.matchExpressions[0].operator"``) and answers ``{}`` when all
-is well; :func:`selector_matches` expects a selector those checks accepted.
+``LabelSelector`` does, and the cluster list takes one in kubectl's string form
+(``site=leeds,tier!=x,env in (a,b),plc,!legacy``; :func:`parse_selector`). Each
+``*_errors`` function names every refused field (``"labels.site"``,
+``"selector.matchExpressions[0].operator"``) and answers ``{}`` when all is well;
+:func:`selector_matches` expects a selector those checks accepted.
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from . import SUBDOMAIN_MAX, is_dns1123_subdomain
 NAME_MAX = 63
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_KEY = r"[^\s=!<>(),]+"
+_EXISTS = re.compile(rf"(?P<not>!?)\s*(?P<key>{_KEY})")
+_EQUALS = re.compile(rf"(?P<key>{_KEY})\s*(?P<op>==|=|!=)\s*(?P<value>[^\s=!<>(),]*)")
+_SET = re.compile(rf"(?P<key>{_KEY})\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)")
+
+
+class SelectorSyntaxError(ValueError):
+    """A selector string that is not Kubernetes' selector syntax; the message says where."""
 
 
 def is_label_key(key: object) -> bool:
@@ -111,3 +121,68 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
         if operator == "NotIn" and present and labels[key] in expression["values"]:
             return False
     return True
+
+
+def _requirements(text: str) -> list[str]:
+    """``text`` cut at the commas outside parentheses, each part stripped."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _requirement(part: str) -> dict[str, Any]:
+    """One requirement of a selector string as a ``matchExpressions`` item."""
+    if match := _EQUALS.fullmatch(part):
+        operator = "In" if match["op"] in ("=", "==") else "NotIn"
+        expression = {"key": match["key"], "operator": operator, "values": [match["value"]]}
+    elif match := _SET.fullmatch(part):
+        values = [v.strip() for v in match["values"].split(",")]
+        if values == [""]:
+            raise SelectorSyntaxError(f"{part!r}: {match['op']} needs at least one value")
+        expression = {"key": match["key"], "operator": "In" if match["op"] == "in" else "NotIn",
+                      "values": values}
+    elif match := _EXISTS.fullmatch(part):
+        expression = {"key": match["key"],
+                      "operator": "DoesNotExist" if match["not"] else "Exists"}
+    else:
+        raise SelectorSyntaxError(
+            f"{part!r} is not a requirement: key=value, key==value, key!=value, "
+            f"key in (v1,v2), key notin (v1,v2), key or !key")
+    if not is_label_key(expression["key"]):
+        raise SelectorSyntaxError(f"{part!r}: {expression['key']!r} is not a label key")
+    for value in expression.get("values", []):
+        if not is_label_value(value):
+            raise SelectorSyntaxError(f"{part!r}: {value!r} is not a label value")
+    return expression
+
+
+def parse_selector(text: str) -> dict[str, Any]:
+    """A selector string in Kubernetes' form (``site=leeds,tier!=x,env in (a,b),plc,!legacy``)
+    as ``{matchLabels?, matchExpressions?}``: equalities go to ``matchLabels`` (a second one
+    on the same key becomes an ``In`` expression), the rest to ``matchExpressions``. An
+    empty string selects everything. :class:`SelectorSyntaxError` names the bad part."""
+    if not text.strip():
+        return {}
+    match_labels: dict[str, str] = {}
+    expressions: list[dict[str, Any]] = []
+    for part in _requirements(text):
+        if not part:
+            raise SelectorSyntaxError(f"{text!r} has an empty requirement (a stray comma)")
+        expression = _requirement(part)
+        key, values = expression["key"], expression.get("values", [])
+        if (_EQUALS.fullmatch(part) and expression["operator"] == "In"
+                and key not in match_labels):
+            match_labels[key] = values[0]
+        else:
+            expressions.append(expression)
+    selector: dict[str, Any] = {}
+    if match_labels:
+        selector["matchLabels"] = match_labels
+    if expressions:
+        selector["matchExpressions"] = expressions
+    return selector

@@ -6,7 +6,11 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.model.cluster_config import InvalidConfig, check_config
+from fplus.cluster_manager.model.cluster_config import (
+    InvalidConfig,
+    check_config,
+    patched_config,
+)
 from fplus.cluster_manager.reconcile.rendering import repo_content
 
 GOOD = {"name": "line-1", "namespace": "fplus-edge"}
@@ -56,3 +60,28 @@ def test_template_file_names_are_plain(key: str) -> None:
     template = {"self-link.yaml": [{"kind": "A"}], key: [{"kind": "B"}]}
     with pytest.raises(ValueError, match=r"plain \.yaml file name"):
         repo_content(template, {})
+
+
+def test_a_patch_merges_and_leaves_the_current_entry_alone() -> None:
+    current = GOOD | {"labels": {"site": "leeds", "old": "x"}, "values": {"a": {"b": 1}}}
+    patched = patched_config(current, {"labels": {"old": None, "tier": "line"},
+                                       "values": {"a": {"c": 2}}, "name": "line-1"})
+    assert patched == GOOD | {"labels": {"site": "leeds", "tier": "line"},
+                              "values": {"a": {"b": 1, "c": 2}}}
+    assert current["labels"] == {"site": "leeds", "old": "x"}
+    assert current["values"] == {"a": {"b": 1}}
+
+
+@pytest.mark.parametrize(("patch", "field", "words"), [
+    ({"name": "line-2"}, "name", "principals"),
+    ({"namespace": "other"}, "namespace", "fixed"),
+    ({"bare": True}, "bare", "fixed"),
+    ({"colour": "blue"}, "colour", "only values"),
+    ({"labels": {"site": "a b"}}, "labels.site", "label value"),
+    ({"fluxVersion": "2"}, "fluxVersion", "Flux version"),
+    (["labels"], "", "JSON object"),
+])
+def test_a_refused_patch_names_its_field(patch: Any, field: str, words: str) -> None:
+    with pytest.raises(InvalidConfig, match=words) as refused:
+        patched_config(GOOD, patch)
+    assert refused.value.field == field and str(refused.value).startswith(field)

@@ -1,22 +1,33 @@
-"""``/v1/cluster`` (create, list), ``DELETE /v1/cluster/<c>`` and ``…/redeploy`` (ours)."""
+"""``/v1/cluster`` (create, list), ``GET``, ``PATCH`` and ``DELETE /v1/cluster/<c>`` and
+``…/redeploy`` (ours).
+
+``PATCH`` takes an RFC 7386 merge-patch of the configuration entry, sent as
+``application/merge-patch+json`` or plain ``application/json`` (the same merge-patch: what
+most clients send); ``GET`` and ``PATCH`` answer the configuration's ETag, and ``If-Match``
+makes a ``PATCH`` apply only to that version (412 otherwise; without it the patch applies to
+the current one)."""
 
 from __future__ import annotations
 
 import uuid as uuidlib
+from datetime import UTC, datetime
 
 from flask import Blueprint, Response, jsonify, request, url_for
-from werkzeug.exceptions import BadRequest
+from werkzeug.exceptions import BadRequest, UnsupportedMediaType
 
 from fplus.config_store import uuids
+from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 from fplus.serving import JSONRejected, loads_checked
 
-from .context import caller, can_view, require, services
+from ..services.clusters import Configured
+from .context import caller, can_view, require, require_view, services
 from .params import only_query
 
 bp = Blueprint("cluster_api", __name__)
 PHASES = ("Pending", "Failed", "Provisioning", "Ready", "Online", "Stale", "Offline",
           "Deleting")
 TRUE, FALSE = ("true", "1", "yes", ""), ("false", "0", "no")
+PATCH_TYPES = ("application/merge-patch+json", "application/json")
 
 
 @bp.post("/v1/cluster")
@@ -40,7 +51,7 @@ def create_cluster() -> tuple[Response, int]:
 @bp.get("/v1/cluster")
 def list_clusters() -> Response:
     who = caller()
-    only_query("phase", "limit", "after")
+    only_query("phase", "limit", "after", "selector")
     phase = request.args.get("phase")
     if phase is not None and phase not in PHASES:
         raise BadRequest(f"phase must be one of {', '.join(PHASES)}")
@@ -50,11 +61,54 @@ def list_clusters() -> Response:
     after = request.args.get("after")
     if after is not None and not uuids.is_uuid(after):
         raise BadRequest("after must be a cluster UUID (the `next` of the previous page)")
+    selector = request.args.get("selector")
+    try:
+        parsed = None if selector is None else parse_selector(selector)
+    except SelectorSyntaxError as exc:
+        raise BadRequest(f"selector: {exc}") from None
     api = services()
     page = api.clusters.page(
         lambda cluster: can_view(who, cluster),
-        phase=phase, after=after, limit=int(limit))
+        phase=phase, after=after, limit=int(limit), selector=parsed)
     return jsonify({"clusters": page.clusters, "next": page.next})
+
+
+def _cluster(cluster: str, configured: Configured) -> Response:
+    """The cluster as ``GET`` and ``PATCH`` answer it: its configuration (``labels`` always
+    there), its summary (phase, lastSeen, hosts, commit), and the configuration's ETag."""
+    summary = services().clusters.summary(cluster, datetime.now(UTC)) or {}
+    config = configured.config
+    resp = jsonify({**summary, "uuid": cluster, **config, "labels": config.get("labels", {})})
+    resp.set_etag(configured.etag)
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/v1/cluster/<cluster:cluster>")
+def get_cluster(cluster: str) -> Response:
+    require_view(cluster)
+    only_query()
+    return _cluster(cluster, services().clusters.configured(cluster))
+
+
+@bp.patch("/v1/cluster/<cluster:cluster>")
+def patch_cluster(cluster: str) -> Response:
+    require(uuids.EdgePerm.Clusters, cluster)
+    only_query()
+    if request.mimetype not in PATCH_TYPES:
+        raise UnsupportedMediaType("the body must be a JSON merge-patch of the configuration, "
+                                   "sent as application/merge-patch+json (or application/json)")
+    try:
+        patch = loads_checked(request.get_data(cache=False))
+    except JSONRejected as exc:
+        raise BadRequest(f"the body must be a JSON merge-patch: {exc}") from None
+    tags = request.if_match if "If-Match" in request.headers else None
+
+    def matches(etag: str) -> bool:
+        return tags is not None and (tags.star_tag or tags.contains(etag))
+
+    return _cluster(cluster, services().clusters.edit(cluster, patch,
+                                                      None if tags is None else matches))
 
 
 @bp.delete("/v1/cluster/<cluster:cluster>")

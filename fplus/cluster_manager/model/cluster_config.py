@@ -1,10 +1,14 @@
 """What an Edge cluster configuration entry may hold: checked before anything is created for
-it, by the cluster API (which refuses with 422) and by the reconciler (which records Failed)."""
+it, by the cluster API (which refuses with 422) and by the reconciler (which records Failed);
+and which of its fields an edit may change (:func:`patched_config`)."""
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
+
+import json_merge_patch
 
 from fplus.config_store.uuids import is_uuid
 from fplus.kubenames import LABEL_MAX, is_dns1123_label
@@ -15,8 +19,26 @@ ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVers
 FLUX_VERSION = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
+EDITABLE = ("values", "chart", "fluxVersion", "sealedSecrets", "labels")
+"""The fields an edit (``PATCH /v1/cluster/<c>``) may change."""
+FIXED = {
+    "name": "a cluster's name is fixed: its principals (op1flux/<name>, op1sync/<name>) and "
+            "its repo path embed it; create a new cluster instead",
+    "namespace": "a cluster's namespace is fixed: the bootstrap script installed the edge's "
+                 "credentials, Flux objects and Edge Sync in it",
+    "bare": "bare is fixed: switching it would make the repo drop, or start managing, the "
+            "edge's own Flux installation",
+}
+"""The fields fixed at creation, and why."""
+
+
 class InvalidConfig(ValueError):
-    """An Edge cluster configuration entry that cannot be commissioned."""
+    """An Edge cluster configuration entry that cannot be commissioned (``field``: the one
+    named, empty for the whole entry)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def config_errors(config: Any) -> dict[str, str]:
@@ -55,5 +77,24 @@ def check_config(config: Any) -> dict[str, Any]:
     of :func:`config_errors`."""
     errors = config_errors(config)
     if errors:
-        raise InvalidConfig(next(iter(errors.values())))
+        field, message = next(iter(errors.items()))
+        named = not field or message.startswith(field)
+        raise InvalidConfig(message if named else f"{field}: {message}", field)
     return config
+
+
+def patched_config(current: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """``current`` with the RFC 7386 merge-patch ``patch`` applied, checked by
+    :func:`check_config`; :class:`InvalidConfig` naming the field when ``patch`` is no
+    object, names a field outside :data:`EDITABLE` (a fixed field may only repeat its
+    current value) or makes an entry that cannot be commissioned."""
+    if not isinstance(patch, dict):
+        raise InvalidConfig("the patch must be a JSON object of the fields to change")
+    for field in patch:
+        if field in FIXED:
+            if patch[field] != current.get(field):
+                raise InvalidConfig(f"{field}: {FIXED[field]}", field)
+        elif field not in EDITABLE:
+            raise InvalidConfig(f"{field}: not a field an edit may change (only "
+                                f"{', '.join(EDITABLE)})", str(field))
+    return check_config(json_merge_patch.merge(copy.deepcopy(current), patch))

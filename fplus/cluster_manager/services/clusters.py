@@ -1,4 +1,5 @@
-"""The cluster API: create, list, delete and redeploy clusters in one call each (extensions).
+"""The cluster API: create, read, edit, list, delete and redeploy clusters in one call each
+(extensions).
 
 Creating claims the name first (:mod:`fplus.cluster_manager.model.name_claims`), so of any number of
 concurrent creates of one name exactly one makes a cluster and the others create nothing.
@@ -7,32 +8,49 @@ created (the root principal is exempt; a deleted cluster's name claim goes with 
 Deleting and redeploying are requests to the reconciler: delete removes the configuration
 entry (the reconciler then tears the cluster down, skipping the wait for the edge when
 ``force``); redeploy asks for a new commit of the re-rendered repo even when nothing
-changed. Writing entries directly keeps working; this is a convenience over it.
+changed. Editing merge-patches the configuration entry (only :data:`EDITABLE` fields) and
+writes it with the Config Store's If-Match, so a concurrent edit is never lost; the
+reconciler re-renders the repo when the entry changes. Writing entries directly keeps
+working; this is a convenience over it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from fplus.config_store import uuids
 from fplus.config_store.client import Caller, ConfigStoreClient
+from fplus.config_store.client import PreconditionFailed as EntryChanged
 from fplus.config_store.client import Unprocessable as EntryRefused
+from fplus.kubenames.labels import selector_matches
 
 from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
-from ..model.cluster_config import InvalidConfig, check_config
+from ..model.cluster_config import InvalidConfig, check_config, patched_config
 from ..model.name_claims import NameClaims
 from ..model.setup_status import SetupStatus
 from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .errors import Conflict, NotFound, TooMany, Unprocessable
+from .errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessable
 from .status_view import Liveness, derive_phase, edge_text, host_count
 
 log = logging.getLogger(__name__)
 MAX_PAGE = 1000
 QUOTA = 1000
 """Clusters one principal may have created and not deleted (the default setting)."""
+EDIT_TRIES = 5
+"""Times an edit without If-Match is applied again when another write came between its
+read and its write."""
+
+
+@dataclass(frozen=True)
+class Configured:
+    """A cluster's configuration entry and the ETag naming its version."""
+
+    config: dict[str, Any]
+    etag: str
 
 
 @dataclass(frozen=True)
@@ -119,20 +137,79 @@ class ClusterService:
             raise NotFound(f"unknown cluster {cluster}")
         return request_redeploy(self.cs, cluster)
 
+    def configured(self, cluster: str) -> Configured:
+        """The cluster's configuration entry and its ETag (404 when it has none: unknown,
+        or 409 when it is being deleted)."""
+        config, etag = self.cs.get_config_with_etag(CONFIG_APP, cluster)
+        if config is None or etag is None:
+            if SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster)).exists:
+                raise Conflict(f"cluster {cluster} is being deleted")
+            raise NotFound(f"unknown cluster {cluster}")
+        if not isinstance(config, dict):
+            raise Conflict(f"cluster {cluster}'s configuration entry is not a JSON object; "
+                           "write a valid one to the Config Store")
+        return Configured(config, etag)
+
+    def edit(self, cluster: str, patch: Any,
+             if_match: Callable[[str], bool] | None = None) -> Configured:
+        """Apply the merge-patch ``patch`` to the cluster's configuration entry and return
+        the new one. ``if_match(etag)`` says whether the caller's If-Match names the
+        current version (412 if not; None: no If-Match, the patch applies to whatever is
+        current). 422 naming the field for a fixed field or an entry that cannot be
+        commissioned. Nothing is written on a refusal."""
+        for _ in range(EDIT_TRIES):
+            current = self.configured(cluster)
+            try:
+                config = patched_config(current.config, patch)
+            except InvalidConfig as exc:
+                raise Unprocessable(str(exc)) from exc
+            if if_match is not None and not if_match(current.etag):
+                raise PreconditionFailed(
+                    f"cluster {cluster}'s configuration changed since it was read (its ETag "
+                    f"is now \"{current.etag}\"); nothing was written: read it again")
+            if config == current.config:
+                return current
+            try:
+                etag = self.cs.put_config(CONFIG_APP, cluster, config, if_match=current.etag)
+            except EntryChanged:
+                if if_match is not None:
+                    raise PreconditionFailed(
+                        f"cluster {cluster}'s configuration changed while it was edited; "
+                        "nothing was written: read it again") from None
+                continue
+            except EntryRefused as exc:
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            log.info("cluster %s: configuration edited (%s)", cluster,
+                     ", ".join(sorted(map(str, patch))))
+            return Configured(config, etag or self.configured(cluster).etag)
+        raise Conflict(f"cluster {cluster}'s configuration kept changing while it was "
+                       "edited; nothing was written: try again")
+
+    def labels(self) -> dict[str, dict[str, str]]:
+        """Every configured cluster's labels, in one search."""
+        found = self.cs.search(CONFIG_APP, {}, select={"labels": "labels"})
+        return {cluster: picked["labels"] for cluster, picked in (found or {}).items()
+                if isinstance(picked, dict) and isinstance(picked.get("labels"), dict)}
+
     def page(self, visible: Any, *, phase: str | None = None, after: str | None = None,
-             limit: int = 100) -> Page:
+             limit: int = 100, selector: dict[str, Any] | None = None) -> Page:
         """Clusters the caller may see (``visible(uuid)``), in uuid order after ``after``,
-        at most ``limit``, only those in ``phase`` when given."""
+        at most ``limit``, only those in ``phase`` and whose labels match ``selector``
+        (:func:`~fplus.kubenames.labels.selector_matches`) when given."""
         known = set(self.cs.list_app_objects(CONFIG_APP))
         known |= set(self.cs.list_app_objects(STATUS_APP))
+        labels = self.labels()
         found: list[dict[str, Any]] = []
         now = datetime.now(UTC)
         for cluster in sorted(c for c in known if after is None or c > after):
-            if not visible(cluster):
+            mine = labels.get(cluster, {})
+            if not visible(cluster) or (selector is not None
+                                        and not selector_matches(selector, mine)):
                 continue
             summary = self.summary(cluster, now)
             if summary is None or (phase is not None and summary["phase"] != phase):
                 continue
+            summary["labels"] = mine
             if len(found) == limit:
                 return Page(found, found[-1]["uuid"])
             found.append(summary)
@@ -149,7 +226,7 @@ class ClusterService:
 
     def summary(self, cluster: str, now: datetime) -> dict[str, Any] | None:
         """``{uuid, name, phase, lastSeen, hosts, commit}`` of one cluster (None: gone
-        meanwhile)."""
+        meanwhile); :meth:`page` adds its ``labels``."""
         setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))
         name = setup.name or (setup.refused or {}).get("spec", {}).get("name")
         if not setup.exists:

@@ -33,6 +33,12 @@ class Conflict(ApiError):
     status = 409
 
 
+class PreconditionFailed(ApiError):
+    """An ``If-Match`` that names a version other than the current one."""
+
+    status = 412
+
+
 class Gone(ApiError):
     status = 410
 

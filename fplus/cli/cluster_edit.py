@@ -1,0 +1,124 @@
+"""``fplus cluster label`` and ``fplus cluster set``: edit a cluster's configuration.
+
+Both read the cluster first and send their merge-patch with that version's ETag as
+``If-Match``, so a change someone else made in between is reported (exit 1, nothing
+written), never overwritten."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import json_merge_patch
+
+from fplus.kubenames.labels import is_label_key, is_label_value
+
+from .api import ApiError, ManagerApi
+from .clusters import labels_text, read_values
+from .output import Column, emit, output_option, quiet_option
+from .session import manager
+
+EDIT_COLUMNS: list[Column] = [
+    ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
+    ("PHASE", lambda c: c.get("phase")), ("CHART", lambda c: c.get("chart")),
+    ("FLUX", lambda c: c.get("fluxVersion")),
+    ("SEALED SECRETS", lambda c: c.get("sealedSecrets")),
+    ("LABELS", lambda c: labels_text(c.get("labels")) or "-")]
+
+
+def _edit(api: ManagerApi, cluster_ref: str,
+          make_patch: Any) -> dict[str, Any]:
+    """Read the cluster, build the patch from it (``make_patch(current)``), send it with
+    If-Match; the edited cluster."""
+    cluster_uuid = api.resolve(cluster_ref)
+    current, etag = api.cluster(cluster_uuid)
+    patch = make_patch(current)
+    try:
+        return api.edit(cluster_uuid, patch, etag)[0]
+    except ApiError as exc:
+        if exc.status == 412:
+            raise ApiError(412, f"{cluster_ref} changed while this command ran; nothing was "
+                                "written: run it again") from None
+        raise
+
+
+def parse_label_changes(changes: tuple[str, ...]) -> dict[str, str | None]:
+    """``key=value`` (set) and ``key-`` (remove) as a labels merge-patch; UsageError for
+    anything else, a bad key or value, or a key named twice."""
+    patch: dict[str, str | None] = {}
+    for change in changes:
+        if "=" in change:
+            key, value = change.split("=", 1)
+            if not is_label_value(value):
+                raise click.UsageError(f"{change!r}: {value!r} is not a label value")
+        elif change.endswith("-"):
+            key, value = change[:-1], None
+        else:
+            raise click.UsageError(f"{change!r}: give key=value to set a label, key- to "
+                                   "remove one")
+        if not is_label_key(key):
+            raise click.UsageError(f"{change!r}: {key!r} is not a label key")
+        if key in patch:
+            raise click.UsageError(f"label {key!r} is named twice")
+        patch[key] = value
+    return patch
+
+
+@click.command("label")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.argument("changes", nargs=-1, required=True, metavar="KEY=VALUE|KEY-...")
+@click.option("--overwrite", is_flag=True, help="allow changing a label that has a value")
+@output_option
+@quiet_option
+def label(cluster_ref: str, changes: tuple[str, ...], overwrite: bool, fmt: str) -> None:
+    """Set (KEY=VALUE) or remove (KEY-) labels of a cluster, as kubectl label does."""
+    wanted = parse_label_changes(changes)
+
+    def labels_patch(current: dict[str, Any]) -> dict[str, Any]:
+        labels = current.get("labels") or {}
+        for key, value in wanted.items():
+            if value is None and key not in labels:
+                click.echo(f"label {key!r} not found", err=True)
+            elif (value is not None and not overwrite and key in labels
+                  and labels[key] != value):
+                raise click.ClickException(
+                    f"{key!r} already has a value ({labels[key]}), and --overwrite is not "
+                    "given; nothing was written")
+        return {"labels": wanted}
+
+    edited = _edit(manager(), cluster_ref, labels_patch)
+    click.echo(f"{cluster_ref}: labeled", err=True)
+    emit(edited, fmt, EDIT_COLUMNS)
+
+
+@click.command("set")
+@click.argument("cluster_ref", metavar="NAME|UUID")
+@click.option("--values", "values_file", metavar="FILE|-",
+              help="YAML or JSON file whose mapping becomes the cluster's values "
+                   "(-: standard input)")
+@click.option("--chart", metavar="UUID", help="the Helm chart template to deploy")
+@click.option("--flux-version", metavar="VERSION",
+              help="a Flux version imported centrally (import-flux) the edge applies")
+@click.option("--sealed-secrets/--no-sealed-secrets", "sealed_secrets", default=None,
+              help="install the Sealed Secrets controller, or not")
+@output_option
+@quiet_option
+def set_config(cluster_ref: str, values_file: str | None, chart: str | None,
+               flux_version: str | None, sealed_secrets: bool | None, fmt: str) -> None:
+    """Change a cluster's values, chart, Flux version or Sealed Secrets (its repo is then
+    written again)."""
+    values = read_values(values_file)
+    fields = {"chart": chart, "fluxVersion": flux_version, "sealedSecrets": sealed_secrets}
+    patch: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
+    if values is None and not patch:
+        raise click.UsageError("nothing to set: give --values, --chart, --flux-version or "
+                               "--sealed-secrets/--no-sealed-secrets")
+
+    def config_patch(current: dict[str, Any]) -> dict[str, Any]:
+        if values is None:
+            return patch
+        # the file replaces the values: a merge-patch from the current ones to it
+        return {**patch, "values": json_merge_patch.create_patch(
+            current.get("values") or {}, values)}
+
+    emit(_edit(manager(), cluster_ref, config_patch), fmt, EDIT_COLUMNS)
