@@ -42,6 +42,7 @@ SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-status": A.EdgeClusterStatus,
     "flux-template": A.FluxTemplate,
     "helm-chart-template": A.HelmChartTemplate,
+    "edge-deployment": A.EdgeDeployment,
     "k8s-resource-template": A.K8sResourceTemplate,
     "bootstrap-script": A.BootstrapScript,
     "edge-cluster-name-claim": A.EdgeClusterNameClaim,
@@ -89,6 +90,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 groups["flux"]["uuid"]: {"name": "Edge Flux accounts"},
                 groups["sync"]["uuid"]: {"name": "Edge Sync accounts"},
                 C.HelmChart: {"name": "Helm chart"},
+                C.SystemHelmChart: {"name": "System Helm chart", "subclassOf": [C.HelmChart]},
                 C.GitRepo: {"name": "Git repository"},
                 C.EdgeDeployment: {"name": "Edge deployment"},
                 C.EdgeClusterName: {"name": "Edge cluster name"},
@@ -96,6 +98,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.GitRepo: {repo: {"name": name} for repo, (_, name) in SHARED_REPOS.items()},
             C.HelmChart: {S.EdgeClusterChart: {"name": "Edge cluster chart"}},
+            C.SystemHelmChart: {S.EdgeClusterChart: {}},
             C.K8sResourceKind: {obj: {"name": kind} for kind, obj in RESOURCES.items()},
         },
     })

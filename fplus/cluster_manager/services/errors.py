@@ -37,6 +37,12 @@ class Gone(ApiError):
     status = 410
 
 
+class PreconditionFailed(ApiError):
+    """An ``If-Match`` that is no longer the ETag."""
+
+    status = 412
+
+
 class TooLarge(ApiError):
     status = 413
 
