@@ -97,8 +97,8 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.GitRepo: {repo: {"name": name} for repo, (_, name) in SHARED_REPOS.items()},
-            C.HelmChart: {S.EdgeClusterChart: {"name": "Edge cluster chart"}},
-            C.SystemHelmChart: {S.EdgeClusterChart: {}},
+            C.HelmChart: {S.EdgeClusterChart: {"name": "Edge cluster chart",
+                                               "memberOf": [C.SystemHelmChart]}},
             C.K8sResourceKind: {obj: {"name": kind} for kind, obj in RESOURCES.items()},
         },
     })
