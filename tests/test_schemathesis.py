@@ -24,8 +24,9 @@ Checks, chosen deliberately:
   ``negative_data_rejection`` (a request violating the document, e.g. a malformed path
   segment or ``scope``, answers 4xx), ``positive_data_acceptance`` (a request the document
   allows is not refused as malformed: it gets 2xx or a refusal explained by state, 401, 403,
-  404, 409, 410, 422 or 503), ``unsupported_method`` (an undocumented method answers 405
-  with ``Allow``) and ``allow_header_conformance`` (``OPTIONS`` lists the documented methods).
+  404, 409, 410, 412 (a generated If-Match), 422 or 503), ``unsupported_method`` (an
+  undocumented method answers 405 with ``Allow``) and ``allow_header_conformance``
+  (``OPTIONS`` lists the documented methods).
 
 Left out, because a correct server fails them or they do not apply:
 
@@ -127,7 +128,7 @@ cluster_manager = schemathesis.openapi.from_path(
         max_examples=20, options={
             "not_a_server_error": {"expected-statuses": ["2xx", "3xx", "4xx", "503"]},
             "positive_data_acceptance": {"expected-statuses": [
-                "2xx", "401", "403", "404", "409", "410", "422", "5xx"]},
+                "2xx", "401", "403", "404", "409", "410", "412", "422", "5xx"]},
         }))
 
 
