@@ -9,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
-
-from fplus.templating import untrusted_yaml
 
 from .api import ApiError, ManagerApi
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
+from .values import read_values
 from .watch import watch
 
 LIST_COLUMNS: list[Column] = [
@@ -36,18 +34,6 @@ goes quiet (Stale/Offline are liveness, not setup)."""
 @click.group("cluster")
 def cluster() -> None:
     """Edge clusters: request, watch, bootstrap and remove them."""
-
-
-def _values(path: Path | None) -> dict[str, Any] | None:
-    if path is None:
-        return None
-    try:
-        values = untrusted_yaml.load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise click.BadParameter(f"{path}: {exc}", param_hint="--values") from None
-    if not isinstance(values, dict):
-        raise click.BadParameter(f"{path} must hold a mapping", param_hint="--values")
-    return values
 
 
 @cluster.command("create")
@@ -80,7 +66,7 @@ def create(name: str, namespace: str, chart: str | None, values_file: Path | Non
         body["sealedSecrets"] = sealed_secrets
     if flux_version:
         body["fluxVersion"] = flux_version
-    values = _values(values_file)
+    values = read_values(None if values_file is None else str(values_file))
     if values is not None:
         body["values"] = values
     api = manager()
