@@ -11,12 +11,13 @@ its fleet deployment changes it (409 naming it). The ETag of a deployment is its
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid as uuidlib
 from typing import Any
 
 from fplus.config_store import uuids
-from fplus.config_store.client import ConfigStoreClient
+from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
 
@@ -56,8 +57,10 @@ def view(deployment: Deployment) -> dict[str, Any]:
 def reported_hosts(cs: ConfigStoreClient, cluster: str) -> list[str]:
     """The host names the cluster's Edge Sync reported (none before it reports)."""
     hosts = (read_edge_status(cs, cluster) or {}).get("hosts")
-    return [h["hostname"] for h in hosts or [] if isinstance(h, dict)
-            and isinstance(h.get("hostname"), str)] if isinstance(hosts, list) else []
+    if not isinstance(hosts, list):
+        return []
+    return [h["hostname"] for h in hosts
+            if isinstance(h, dict) and isinstance(h.get("hostname"), str)]
 
 
 def _refused(errors: dict[str, str]) -> Unprocessable:
@@ -106,9 +109,12 @@ class DeploymentService:
                                 body.get("hostname"), body.get("values") or None)
         try:
             model.write(self.cs, deployment, new=True)
-        except EntryRefused as exc:
-            model.remove(self.cs, deployment.uuid)
-            raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+        except Exception as exc:
+            with contextlib.suppress(ConfigStoreError):  # leave nothing of a half-made one
+                model.remove(self.cs, deployment.uuid)
+            if isinstance(exc, EntryRefused):
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            raise
         log.info("cluster %s: deployment %s (%s) created", cluster, deployment.uuid,
                  deployment.name)
         return view(self.get(cluster, deployment.uuid)[0])
@@ -144,20 +150,21 @@ class DeploymentService:
 
     def delete(self, cluster: str, deployment: str, if_match: str | None = None) -> None:
         """Delete a deployment (Edge Sync on the cluster then uninstalls it)."""
-        self._changeable(cluster, deployment, if_match)
+        self._changeable(cluster, deployment, if_match, writing=False)
         model.remove(self.cs, deployment)
         log.info("cluster %s: deployment %s deleted", cluster, deployment)
 
-    def _changeable(self, cluster: str, deployment: str,
-                    if_match: str | None) -> tuple[Deployment, str | None]:
+    def _changeable(self, cluster: str, deployment: str, if_match: str | None, *,
+                    writing: bool = True) -> tuple[Deployment, str | None]:
         """The deployment and its ETag, if this API may change it and ``if_match`` (when
-        given) is that ETag."""
-        self._known(cluster, writing=True)
+        given, ``*``: any) is that ETag; ``writing=False``: also on a cluster being deleted
+        (a deployment may always be removed)."""
+        self._known(cluster, writing=writing)
         current, etag = self.get(cluster, deployment)
         if current.fleet is not None:
             raise Conflict(f"deployment {deployment} belongs to fleet deployment "
                            f"{current.fleet}; change or delete that instead")
-        if if_match is not None and if_match.strip('"') != (etag or "").strip('"'):
+        if if_match not in (None, "*") and if_match.strip('"') != (etag or "").strip('"'):
             raise PreconditionFailed(f"deployment {deployment} has changed (its ETag is no "
                                      "longer the one given); read it again")
         return current, etag
@@ -167,9 +174,12 @@ class DeploymentService:
         for a name another deployment of the cluster has."""
         errors: dict[str, str] = {}
         chart = request["chart"]
-        if (current is None or chart != current.chart) and self.cs.get_config(
-                uuids.App.HelmChartTemplate, chart) is None:
-            errors["chart"] = f"no Helm chart template {chart} (see GET /v1/chart)"
+        if current is None or chart != current.chart:
+            if self.cs.get_config(uuids.App.HelmChartTemplate, chart) is None:
+                errors["chart"] = f"no Helm chart template {chart} (see GET /v1/chart)"
+            elif chart in self.cs.class_members(uuids.Class.SystemHelmChart):
+                errors["chart"] = (f"{chart} is a system chart (the Cluster Manager deploys "
+                                   "it to every cluster), not one to deploy")
         host = request.get("hostname")
         if host is not None and (current is None or host != current.hostname):
             hosts = reported_hosts(self.cs, cluster)

@@ -85,6 +85,7 @@ def test_create_list_get_move_and_delete(stack: Stack, root: Api, chart: str,
     assert moved.json()["hostname"] == "edge-2" and moved.headers["ETag"] != etag
     stale = root.patch(f"{path}/{d}", json={"hostname": "edge-1"}, headers={"If-Match": etag})
     assert stale.status_code == 412, stale.text
+    assert root.get(f"{path}/{d}").json()["hostname"] == "edge-2"
     floating = root.patch(f"{path}/{d}", json={"hostname": None, "values": {"replicas": None,
                                                                           "tag": "v2"}})
     assert floating.status_code == 200, floating.text
@@ -107,6 +108,7 @@ def test_floating_by_default(root: Api, chart: str, cluster: str) -> None:
 
 @pytest.mark.parametrize(("body", "status", "words"), [
     ({"name": "x", "chart": str(uuid.uuid4())}, 422, "chart: no Helm chart template"),
+    ({"name": "x", "chart": uuids.Shared.EdgeClusterChart}, 422, "is a system chart"),
     ({"name": "x", "chart": "CHART", "hostname": "edge-9"}, 422,
      "hostname: cluster"),
     ({"name": "x", "chart": "CHART", "values": [1]}, 422, "values: values must be"),
@@ -157,6 +159,7 @@ def test_bad_patches_are_refused_and_change_nothing(stack: Stack, root: Api, cha
     assert root.patch(f"{path}/{d}", json={}, headers={"If-Match": '"stale"'}
                       ).status_code == 412
     assert root.delete(f"{path}/{d}", headers={"If-Match": '"stale"'}).status_code == 412
+    assert root.patch(f"{path}/{d}", json={}, headers={"If-Match": "*"}).status_code == 200
     assert stack.admin.get(f"/v2/app/{DEPLOYMENT}/object/{d}").json() == before
 
 
