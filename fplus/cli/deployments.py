@@ -22,6 +22,7 @@ CHART_COLUMNS: list[Column] = [
 
 
 def cluster_option(fn: Any) -> Any:
+    """``-c/--cluster NAME|UUID``, required."""
     return click.option("-c", "--cluster", "cluster_ref", required=True, metavar="NAME|UUID",
                         help="the cluster")(fn)
 
