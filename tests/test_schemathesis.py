@@ -24,8 +24,9 @@ Checks, chosen deliberately:
   ``negative_data_rejection`` (a request violating the document, e.g. a malformed path
   segment or ``scope``, answers 4xx), ``positive_data_acceptance`` (a request the document
   allows is not refused as malformed: it gets 2xx or a refusal explained by state, 401, 403,
-  404, 409, 410, 422 or 503), ``unsupported_method`` (an undocumented method answers 405
-  with ``Allow``) and ``allow_header_conformance`` (``OPTIONS`` lists the documented methods).
+  404, 409, 410, 412 (a generated If-Match), 422 or 503), ``unsupported_method`` (an
+  undocumented method answers 405 with ``Allow``) and ``allow_header_conformance``
+  (``OPTIONS`` lists the documented methods).
 
 Left out, because a correct server fails them or they do not apply:
 

@@ -162,6 +162,57 @@ class ManagerApi:
             raise ApiError(resp.status_code, self._message(resp))
         return resp.content
 
+    # -- deployments and charts -------------------------------------------------------------
+
+    def deployments(self, cluster: str) -> list[dict[str, Any]]:
+        """The cluster's Edge deployments."""
+        return list(_object(self.call("GET", f"/v1/cluster/{cluster}/deployment")
+                            )["deployments"])
+
+    def deployment(self, cluster: str, deployment: str) -> tuple[dict[str, Any], str | None]:
+        """One deployment and its ETag."""
+        resp = self.call("GET", f"/v1/cluster/{cluster}/deployment/{deployment}")
+        return _object(resp), resp.headers.get("ETag")
+
+    def resolve_deployment(self, cluster: str, name_or_uuid: str) -> str:
+        """The uuid of the cluster's deployment named so (a uuid is taken as it is)."""
+        if UUID.match(name_or_uuid.lower()):
+            return name_or_uuid.lower()
+        for found in self.deployments(cluster):
+            if found.get("name") == name_or_uuid:
+                return str(found["uuid"])
+        raise ApiError(404, f"cluster {cluster} has no deployment named {name_or_uuid}")
+
+    def create_deployment(self, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/cluster/<c>/deployment``: the created deployment."""
+        return _object(self.call("POST", f"/v1/cluster/{cluster}/deployment", json=body))
+
+    def patch_deployment(self, cluster: str, deployment: str, patch: dict[str, Any],
+                         etag: str | None = None) -> dict[str, Any]:
+        """Merge-patch a deployment (only if it is still at ``etag``, when given)."""
+        headers = {"Content-Type": "application/merge-patch+json",
+                   **({"If-Match": etag} if etag else {})}
+        return _object(self.call("PATCH", f"/v1/cluster/{cluster}/deployment/{deployment}",
+                                 json=patch, headers=headers))
+
+    def delete_deployment(self, cluster: str, deployment: str) -> None:
+        """Delete a deployment."""
+        self.call("DELETE", f"/v1/cluster/{cluster}/deployment/{deployment}")
+
+    def charts(self) -> list[dict[str, Any]]:
+        """The Helm chart templates."""
+        return list(_object(self.call("GET", "/v1/chart"))["charts"])
+
+    def resolve_chart(self, name_or_uuid: str) -> str:
+        """The uuid of the chart template named so (a uuid is taken as it is)."""
+        if UUID.match(name_or_uuid.lower()):
+            return name_or_uuid.lower()
+        found = [c for c in self.charts() if c.get("name") == name_or_uuid]
+        if len(found) != 1:
+            raise ApiError(404, f"{len(found) or 'no'} chart templates named {name_or_uuid}; "
+                           "give its UUID (fplus chart list)")
+        return str(found[0]["uuid"])
+
     # -- secrets ----------------------------------------------------------------------------
 
     @staticmethod

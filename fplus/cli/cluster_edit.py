@@ -14,9 +14,10 @@ import json_merge_patch
 from fplus.kubenames.labels import is_label_key, is_label_value
 
 from .api import ApiError, ManagerApi
-from .clusters import labels_text, read_values
+from .clusters import labels_text
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
+from .values import read_values
 
 EDIT_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
-
-from fplus.templating import untrusted_yaml
 
 from .api import ApiError, ManagerApi
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
+from .values import read_values
 from .watch import watch
 
 
@@ -50,21 +47,6 @@ def cluster() -> None:
     """Edge clusters: request, watch, bootstrap and remove them."""
 
 
-def read_values(path: str | None) -> dict[str, Any] | None:
-    """The mapping in the YAML or JSON file ``path`` (``-``: standard input) for
-    ``--values``; None without one."""
-    if path is None:
-        return None
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-        values = untrusted_yaml.load(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise click.BadParameter(f"{path}: {exc}", param_hint="--values") from None
-    if not isinstance(values, dict):
-        raise click.BadParameter(f"{path} must hold a mapping", param_hint="--values")
-    return values
-
-
 @cluster.command("create")
 @click.argument("name")
 @click.option("--namespace", default="fplus-edge", show_default=True,
@@ -95,7 +77,7 @@ def create(name: str, namespace: str, chart: str | None, values_file: str | None
         body["sealedSecrets"] = sealed_secrets
     if flux_version:
         body["fluxVersion"] = flux_version
-    values = read_values(values_file)
+    values = read_values(None if values_file is None else str(values_file))
     if values is not None:
         body["values"] = values
     api = manager()

@@ -11,6 +11,7 @@ from click.shell_completion import get_completion_class
 from .api import ApiError
 from .cluster_edit import label, set_config
 from .clusters import cluster
+from .deployments import chart, deploy
 from .secrets import secret
 from .session import login, whoami
 
@@ -42,6 +43,8 @@ cluster.add_command(label)
 cluster.add_command(set_config)
 cli.add_command(cluster)
 cli.add_command(secret)
+cli.add_command(deploy)
+cli.add_command(chart)
 
 
 def main() -> None:

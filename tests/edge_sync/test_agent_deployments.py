@@ -120,6 +120,9 @@ def test_bad_entries_are_reported_and_never_prune_others(
              what="both releases")
 
     no_chart = cs_admin.create_object(uuids.Class.EdgeDeployment)
+    # the app's schema refuses such an entry now; one stored before it was seeded remains
+    schema = cs_admin.get_config(uuids.App.ConfigSchema, DEPLOYMENT)
+    cs_admin.delete_config(uuids.App.ConfigSchema, DEPLOYMENT)
     cs_admin.put_config(DEPLOYMENT, no_chart, {"name": "broken", "cluster": edge.uuid})
     missing = deployment(cs_admin, edge, new_uuid(), name="missing")
     cs_admin.delete_config(uuids.App.HelmChartTemplate, doomed_chart)  # ACS would prune
@@ -136,6 +139,7 @@ def test_bad_entries_are_reported_and_never_prune_others(
     cs_admin.put_config(DEPLOYMENT, no_chart,
                         {"name": "fixed", "cluster": edge.uuid, "chart": good_chart})
     wait_for(lambda: f"edge-agent-{no_chart}" in releases(kube), what="the fixed entry")
+    cs_admin.put_config(uuids.App.ConfigSchema, DEPLOYMENT, schema)  # every entry fits again
 
 
 def test_unreadable_inputs_hold_every_release(

@@ -40,9 +40,10 @@ from harness.stack import CONFIG, create_cluster, status, wait_for
 A, C, P, AUTH, GIT = uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.AuthPerm, uuids.GitPerm
 SERVICES = ("fplus.git_server.cli", "fplus.cluster_manager.cli")
 EXECUTED_OR_ACCESS = (A.BootstrapScript, A.FluxTemplate, A.HelmChartTemplate,
-                      A.K8sResourceTemplate, A.ConfigSchema, A.ServiceConfig, A.EdgeDeployment,
-                      uuids.NULL)
-"""Apps whose entries edges execute or that decide access (and the wildcard)."""
+                      A.K8sResourceTemplate, A.ConfigSchema, A.ServiceConfig, uuids.NULL)
+"""Apps whose entries edges execute or that decide access (and the wildcard). Not the Edge
+deployment app: the deployment API writes it, but each deployment only names a chart
+template (which the manager cannot write) and the app's schema bounds the entry."""
 
 
 @dataclass
@@ -214,6 +215,12 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
         (P.ReadMembers, repos, False, None): "lists the cluster repos",
         (P.WriteMembers, repos, False, None): "…and adds to them",
         (P.CreateSpecificObj, C.EdgeClusterName, False, None): "claims cluster names",
+        (P.ReadApp, A.EdgeDeployment, False, None): "the deployment API lists deployments",
+        (P.WriteApp, A.EdgeDeployment, False, None): "…and writes them",
+        (P.CreateSpecificObj, C.EdgeDeployment, False, None): "…as objects of their class",
+        (P.DeleteObj, C.EdgeDeployment, True, None): "…and deletes them",
+        (P.ReadMembers, C.SystemHelmChart, False, None): "marks system charts in GET /v1/chart",
+        (P.ReadApp, A.Info, False, None): "names chart templates in GET /v1/chart",
         (GIT.Pull, C.EdgeCluster, True, None): "reads each cluster's repo (uuid = cluster's)",
         (GIT.Push, C.EdgeCluster, True, None): "writes each cluster's repo",
         (GIT.ManageStorage, C.EdgeCluster, True, None):

@@ -36,10 +36,12 @@ def test_the_apps() -> None:
     assert sorted(SCHEMAS) == ["bootstrap-script", "edge-cluster-configuration",
                                "edge-cluster-name-claim", "edge-cluster-request",
                                "edge-cluster-setup-status", "edge-cluster-status",
-                               "flux-template", "helm-chart-template", "k8s-resource-template"]
+                               "edge-deployment", "flux-template", "helm-chart-template",
+                               "k8s-resource-template"]
 
 
 CLAIM = {"cluster": "0badc0de-0000-4000-8000-000000000000", "name": "line-1"}
+DEPLOYMENT = {"name": "Machine1", "cluster": U, "chart": U}
 
 
 @pytest.mark.parametrize(("app", "value", "ok"), [
@@ -53,6 +55,20 @@ CLAIM = {"cluster": "0badc0de-0000-4000-8000-000000000000", "name": "line-1"}
     ("edge-cluster-request", {"delete": True}, False),
     ("edge-cluster-status", {"appliedCommit": "a" * 40}, True),
     ("edge-cluster-status", {"appliedCommit": "main@sha1:" + "a" * 40}, False),
+    ("edge-deployment", DEPLOYMENT, True),
+    ("edge-deployment", DEPLOYMENT | {"hostname": "edge-1", "values": {"a": [1]},
+                                      "createdAt": "2025-01-01T00:00:00.000Z",
+                                      "fleetDeployment": U}, True),
+    ("edge-deployment", DEPLOYMENT | {"hostname": None}, True),
+    ("edge-deployment", {"name": "Machine1", "cluster": U, "charts": [U]}, True),
+    ("edge-deployment", {"bogus": 1}, False),
+    ("edge-deployment", {"name": "Machine1", "cluster": U}, False),
+    ("edge-deployment", DEPLOYMENT | {"cluster": "X"}, False),
+    ("edge-deployment", DEPLOYMENT | {"chart": "X"}, False),
+    ("edge-deployment", DEPLOYMENT | {"hostname": ""}, False),
+    ("edge-deployment", DEPLOYMENT | {"values": [1]}, False),
+    ("edge-deployment", DEPLOYMENT | {"fleetDeployment": "X"}, False),
+    ("edge-deployment", DEPLOYMENT | {"extra": 1}, False),
 ])
 def test_the_cluster_managers_own_apps(app: str, value: Any, ok: bool) -> None:
     assert _ok(app, value) is ok

@@ -9,16 +9,35 @@ from werkzeug.routing import BaseConverter
 from fplus.config_store.uuids import is_uuid
 
 
-class ClusterConverter(BaseConverter):
-    """``<cluster:c>``: any segment matches; a UUID in any case is taken lower-case, anything
-    else answers 400."""
+class _UuidConverter(BaseConverter):
+    """A UUID path segment: any segment matches; a UUID in any case is taken lower-case,
+    anything else answers 400 naming the segment (:attr:`what`)."""
 
     regex = "[^/]+"
+    what = "uuid"
 
     def to_python(self, value: str) -> str:
         if not is_uuid(value.lower()):
-            raise BadRequest(f"cluster must be a UUID, not {value[:80]!r}")
+            raise BadRequest(f"{self.what} must be a UUID, not {value[:80]!r}")
         return value.lower()
+
+
+class ClusterConverter(_UuidConverter):
+    """``<cluster:c>``."""
+
+    what = "cluster"
+
+
+class DeploymentConverter(_UuidConverter):
+    """``<deployment:d>``."""
+
+    what = "deployment"
+
+
+class ChartConverter(_UuidConverter):
+    """``<chart:t>``."""
+
+    what = "chart"
 
 
 def only_query(*known: str) -> None:

@@ -1,0 +1,121 @@
+"""``fplus deploy …`` (a cluster's Edge deployments: create, list, get, move, delete) and
+``fplus chart list`` (the Helm chart templates they deploy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .output import Column, emit, output_option, quiet_option
+from .session import manager
+from .values import read_values
+
+COLUMNS: list[Column] = [
+    ("NAME", lambda d: d.get("name")), ("UUID", lambda d: d.get("uuid")),
+    ("CHART", lambda d: d.get("chart")),
+    ("HOST", lambda d: d.get("hostname") or "(floating)"),
+    ("FLEET", lambda d: d.get("fleetDeployment"))]
+CHART_COLUMNS: list[Column] = [
+    ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
+    ("CHART", lambda c: c.get("chart")), ("SYSTEM", lambda c: "yes" if c.get("system") else "")]
+
+
+def cluster_option(fn: Any) -> Any:
+    """``-c/--cluster NAME|UUID``, required."""
+    return click.option("-c", "--cluster", "cluster_ref", required=True, metavar="NAME|UUID",
+                        help="the cluster")(fn)
+
+
+@click.group("deploy")
+def deploy() -> None:
+    """Edge deployments: Helm chart templates on a cluster, on one host or floating."""
+
+
+@deploy.command("create")
+@cluster_option
+@click.option("--name", required=True, help="the deployment's name (one per cluster)")
+@click.option("--chart", "chart_ref", required=True, metavar="NAME|UUID",
+              help="the Helm chart template (fplus chart list)")
+@click.option("--host", help="a host the cluster reported (default: floating)")
+@click.option("--values", "values_source", metavar="FILE|-",
+              help="YAML or JSON file of values (-: standard input)")
+@output_option
+@quiet_option
+def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
+           values_source: str | None, fmt: str) -> None:
+    """Deploy a chart template on a cluster."""
+    values = read_values(values_source)
+    api = manager()
+    body: dict[str, Any] = {"name": name, "chart": api.resolve_chart(chart_ref),
+                            "hostname": host}
+    if values is not None:
+        body["values"] = values
+    emit(api.create_deployment(api.resolve(cluster_ref), body), fmt, COLUMNS, ("FLEET",))
+
+
+@deploy.command("list")
+@cluster_option
+@output_option
+@quiet_option
+def list_deployments(cluster_ref: str, fmt: str) -> None:
+    """The cluster's deployments (those of fleet deployments too)."""
+    api = manager()
+    emit(api.deployments(api.resolve(cluster_ref)), fmt, COLUMNS, ("FLEET",))
+
+
+@deploy.command("get")
+@cluster_option
+@click.argument("deployment_ref", metavar="NAME|UUID")
+@output_option
+@quiet_option
+def get(cluster_ref: str, deployment_ref: str, fmt: str) -> None:
+    """One deployment (-o yaml shows its values)."""
+    api = manager()
+    cluster = api.resolve(cluster_ref)
+    found, _ = api.deployment(cluster, api.resolve_deployment(cluster, deployment_ref))
+    emit(found, fmt, COLUMNS, ("FLEET",))
+
+
+@deploy.command("move")
+@cluster_option
+@click.argument("deployment_ref", metavar="NAME|UUID")
+@click.option("--host", help="the reported host to move it to")
+@click.option("--floating", is_flag=True, help="let it run on any host")
+@output_option
+@quiet_option
+def move(cluster_ref: str, deployment_ref: str, host: str | None, floating: bool,
+         fmt: str) -> None:
+    """Move a deployment to another host, or make it floating."""
+    if (host is None) == (not floating):
+        raise click.UsageError("give --host HOST or --floating")
+    api = manager()
+    cluster = api.resolve(cluster_ref)
+    deployment = api.resolve_deployment(cluster, deployment_ref)
+    _, etag = api.deployment(cluster, deployment)  # a change meanwhile answers 412
+    emit(api.patch_deployment(cluster, deployment, {"hostname": host}, etag), fmt, COLUMNS,
+         ("FLEET",))
+
+
+@deploy.command("delete")
+@cluster_option
+@click.argument("deployment_ref", metavar="NAME|UUID")
+def delete(cluster_ref: str, deployment_ref: str) -> None:
+    """Delete a deployment (Edge Sync uninstalls it)."""
+    api = manager()
+    cluster = api.resolve(cluster_ref)
+    api.delete_deployment(cluster, api.resolve_deployment(cluster, deployment_ref))
+    click.echo(f"{deployment_ref}: deleted", err=True)
+
+
+@click.group("chart")
+def chart() -> None:
+    """Helm chart templates, which deployments name."""
+
+
+@chart.command("list")
+@output_option
+@quiet_option
+def list_charts(fmt: str) -> None:
+    """The chart templates (system ones are not for deployments)."""
+    emit(manager().charts(), fmt, CHART_COLUMNS)

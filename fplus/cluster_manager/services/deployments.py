@@ -1,0 +1,196 @@
+"""The per-cluster deployment API: create, list, read, merge-patch and delete the Edge
+deployments of one cluster, written as ACS writes them
+(:mod:`fplus.cluster_manager.model.edge_deployments`).
+
+Every write is checked first, and a refusal writes nothing: the chart must be a Helm chart
+template entry, a pinned ``hostname`` one the cluster's Edge Sync reported (its Edge cluster
+status ``hosts``), ``values`` an object, and the name free on that cluster (409: people and
+the CLI name deployments by it). A deployment owned by a fleet deployment is listed but only
+its fleet deployment changes it (409 naming it). The ETag of a deployment is its entry's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid as uuidlib
+from typing import Any
+
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
+from fplus.config_store.client import PreconditionFailed as StaleEntry
+from fplus.config_store.client import Unprocessable as EntryRefused
+
+from ..model import edge_deployments as model
+from ..model.apps_and_roles import CONFIG_APP, STATUS_APP
+from ..model.edge_deployments import Deployment
+from .edge_status import read_edge_status
+from .errors import Conflict, NotFound, PreconditionFailed, Unprocessable
+
+log = logging.getLogger(__name__)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch of ``target`` by ``patch`` (``null`` removes a member)."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+def view(deployment: Deployment) -> dict[str, Any]:
+    """A deployment as the API answers it (``hostname`` null: floating)."""
+    shown: dict[str, Any] = {
+        "uuid": deployment.uuid, "name": deployment.name, "cluster": deployment.cluster,
+        "chart": deployment.chart, "hostname": deployment.hostname,
+        "values": dict(deployment.values or {}), "createdAt": deployment.created_at}
+    if deployment.fleet is not None:
+        shown[model.FLEET_KEY] = deployment.fleet
+    return shown
+
+
+def reported_hosts(cs: ConfigStoreClient, cluster: str) -> list[str]:
+    """The host names the cluster's Edge Sync reported (none before it reports)."""
+    hosts = (read_edge_status(cs, cluster) or {}).get("hosts")
+    if not isinstance(hosts, list):
+        return []
+    return [h["hostname"] for h in hosts
+            if isinstance(h, dict) and isinstance(h.get("hostname"), str)]
+
+
+def _refused(errors: dict[str, str]) -> Unprocessable:
+    return Unprocessable("; ".join(f"{field}: {why}" if field else why
+                                   for field, why in sorted(errors.items())))
+
+
+class DeploymentService:
+    """One cluster's Edge deployments, as the API sees them."""
+
+    def __init__(self, cs: ConfigStoreClient) -> None:
+        self.cs = cs
+
+    def _known(self, cluster: str, *, writing: bool = False) -> None:
+        """404 unless the cluster exists (to write: unless it is configured, not going)."""
+        if self.cs.get_config(CONFIG_APP, cluster) is not None:
+            return
+        if not writing and self.cs.get_config(STATUS_APP, cluster) is not None:
+            return
+        raise NotFound(f"unknown cluster {cluster}")
+
+    def of_cluster(self, cluster: str) -> list[dict[str, Any]]:
+        """The cluster's deployments, by name."""
+        self._known(cluster)
+        found = model.of_cluster(self.cs, cluster).values()
+        return [view(d) for d in sorted(found, key=lambda d: (d.name, d.uuid))]
+
+    def get(self, cluster: str, deployment: str) -> tuple[Deployment, str | None]:
+        """One deployment of the cluster and its ETag (404 if it is not the cluster's)."""
+        self._known(cluster)
+        entry, etag = self.cs.get_config_with_etag(model.DEPLOYMENT_APP, deployment)
+        found = Deployment.parse(deployment, entry)
+        if found is None or found.cluster != cluster:
+            raise NotFound(f"cluster {cluster} has no deployment {deployment}")
+        return found, etag
+
+    def create(self, cluster: str, body: Any) -> dict[str, Any]:
+        """A new deployment on the cluster from a request body ``{name, chart, hostname?,
+        values?}``."""
+        errors = model.request_errors(body)
+        if errors:
+            raise _refused(errors)
+        self._known(cluster, writing=True)
+        self._check(cluster, body, None)
+        deployment = Deployment(str(uuidlib.uuid4()), body["name"], cluster, body["chart"],
+                                body.get("hostname"), body.get("values") or None)
+        try:
+            model.write(self.cs, deployment, new=True)
+        except Exception as exc:
+            with contextlib.suppress(ConfigStoreError):  # leave nothing of a half-made one
+                model.remove(self.cs, deployment.uuid)
+            if isinstance(exc, EntryRefused):
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            raise
+        log.info("cluster %s: deployment %s (%s) created", cluster, deployment.uuid,
+                 deployment.name)
+        return view(self.get(cluster, deployment.uuid)[0])
+
+    def patch(self, cluster: str, deployment: str, patch: Any,
+              if_match: str | None = None) -> tuple[Deployment, str | None]:
+        """Merge-patch a deployment's ``{name, chart, hostname, values}`` (``hostname``
+        null: floating); 412 if ``if_match`` is not its ETag."""
+        errors = model.request_errors(patch, partial=True)
+        if errors:
+            raise _refused(errors)
+        current, etag = self._changeable(cluster, deployment, if_match)
+        stored = {"name": current.name, "chart": current.chart,
+                  "hostname": current.hostname, "values": current.values}
+        request = merge_patch({k: v for k, v in stored.items() if v is not None}, patch)
+        errors = model.request_errors(request)
+        if errors:
+            raise _refused(errors)
+        self._check(cluster, request, current)
+        updated = Deployment(current.uuid, request["name"], cluster, request["chart"],
+                             request.get("hostname"), request.get("values") or None,
+                             None, current.created_at)
+        try:
+            model.write(self.cs, updated, if_match=etag)
+        except StaleEntry:
+            raise PreconditionFailed(f"deployment {deployment} changed meanwhile; read it "
+                                     "again") from None
+        except EntryRefused as exc:
+            raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+        log.info("cluster %s: deployment %s changed (host %s)", cluster, deployment,
+                 updated.hostname or "floating")
+        return self.get(cluster, deployment)
+
+    def delete(self, cluster: str, deployment: str, if_match: str | None = None) -> None:
+        """Delete a deployment (Edge Sync on the cluster then uninstalls it)."""
+        self._changeable(cluster, deployment, if_match, writing=False)
+        model.remove(self.cs, deployment)
+        log.info("cluster %s: deployment %s deleted", cluster, deployment)
+
+    def _changeable(self, cluster: str, deployment: str, if_match: str | None, *,
+                    writing: bool = True) -> tuple[Deployment, str | None]:
+        """The deployment and its ETag, if this API may change it and ``if_match`` (when
+        given, ``*``: any) is that ETag; ``writing=False``: also on a cluster being deleted
+        (a deployment may always be removed)."""
+        self._known(cluster, writing=writing)
+        current, etag = self.get(cluster, deployment)
+        if current.fleet is not None:
+            raise Conflict(f"deployment {deployment} belongs to fleet deployment "
+                           f"{current.fleet}; change or delete that instead")
+        if if_match not in (None, "*") and if_match.strip('"') != (etag or "").strip('"'):
+            raise PreconditionFailed(f"deployment {deployment} has changed (its ETag is no "
+                                     "longer the one given); read it again")
+        return current, etag
+
+    def _check(self, cluster: str, request: dict[str, Any], current: Deployment | None) -> None:
+        """422 for a chart that is no template or a host the cluster never reported; 409
+        for a name another deployment of the cluster has."""
+        errors: dict[str, str] = {}
+        chart = request["chart"]
+        if current is None or chart != current.chart:
+            if self.cs.get_config(uuids.App.HelmChartTemplate, chart) is None:
+                errors["chart"] = f"no Helm chart template {chart} (see GET /v1/chart)"
+            elif chart in self.cs.class_members(uuids.Class.SystemHelmChart):
+                errors["chart"] = (f"{chart} is a system chart (the Cluster Manager deploys "
+                                   "it to every cluster), not one to deploy")
+        host = request.get("hostname")
+        if host is not None and (current is None or host != current.hostname):
+            hosts = reported_hosts(self.cs, cluster)
+            if host not in hosts:
+                errors["hostname"] = (f"cluster {cluster} reported no host {host!r} (its "
+                                      f"hosts: {', '.join(hosts) or 'none yet'}); give a "
+                                      "reported host, or null for floating")
+        if errors:
+            raise _refused(errors)
+        if current is None or request["name"] != current.name:
+            for other in model.of_cluster(self.cs, cluster).values():
+                if other.name == request["name"]:
+                    raise Conflict(f"name: cluster {cluster} already has a deployment "
+                                   f"{other.name!r} ({other.uuid})")
