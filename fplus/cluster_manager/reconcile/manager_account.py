@@ -26,13 +26,15 @@ PASSWORD_FILE = "cluster-manager-password"  # noqa: S105 - a file name
 
 READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
          A.EdgeClusterRequest, A.EdgeClusterNameClaim,
-         A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript)
+         A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript,
+         A.EdgeDeployment, A.FleetDeployment)
 """Apps whose entries it reads (templates and the script only to render them)."""
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
-          A.GitRepoConfig, A.SparkplugAddress)
-"""Apps whose entries it writes: the cluster API's, its own status, and an edge's entries it
-creates at commissioning and removes at teardown."""
+          A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment)
+"""Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
+creates at commissioning and removes at teardown, and the fleet deployments and the Edge
+deployments they expand into."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
@@ -63,6 +65,11 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (P.ReadMembers, repos, False, None),
         (P.WriteMembers, repos, False, None),
         (P.CreateSpecificObj, C.EdgeClusterName, False, None),
+        # fleet deployments (API) and the Edge deployments they expand into (leader)
+        (P.CreateSpecificObj, C.FleetDeployment, False, None),
+        (P.DeleteObj, C.FleetDeployment, True, None),
+        (P.CreateSpecificObj, C.EdgeDeployment, False, None),
+        (P.DeleteObj, C.EdgeDeployment, True, None),
         # the repos it writes (a cluster's repo uuid is the cluster's), and archives
         (GIT.Pull, C.EdgeCluster, True, None),
         (GIT.Push, C.EdgeCluster, True, None),
