@@ -7,9 +7,17 @@ from flask.json.provider import DefaultJSONProvider
 
 from fplus.serving import refuse_oversized
 
-from . import cluster_api_routes, cluster_routes, console, errors, secret_routes, service_routes
+from . import (
+    cluster_api_routes,
+    cluster_routes,
+    console,
+    errors,
+    fleet_routes,
+    secret_routes,
+    service_routes,
+)
 from .context import ApiServices
-from .params import ClusterConverter
+from .params import ClusterConverter, FleetConverter
 
 DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -22,9 +30,10 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     app.json.sort_keys = False
     app.extensions["cluster_manager"] = api
     app.url_map.converters["cluster"] = ClusterConverter
+    app.url_map.converters["fleet"] = FleetConverter
     app.before_request(refuse_oversized)
     errors.register(app)
     for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
-               console.bp):
+               fleet_routes.bp, console.bp):
         app.register_blueprint(bp)
     return app

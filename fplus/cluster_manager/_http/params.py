@@ -21,6 +21,17 @@ class ClusterConverter(BaseConverter):
         return value.lower()
 
 
+class FleetConverter(BaseConverter):
+    """``<fleet:d>``: a fleet deployment UUID (any case, taken lower-case); else 400."""
+
+    regex = "[^/]+"
+
+    def to_python(self, value: str) -> str:
+        if not is_uuid(value.lower()):
+            raise BadRequest(f"fleet deployment must be a UUID, not {value[:80]!r}")
+        return value.lower()
+
+
 def only_query(*known: str) -> None:
     """400 for a query parameter the route does not know (a mistyped ``dryrun`` must not write)."""
     unknown = sorted(set(request.args) - set(known))

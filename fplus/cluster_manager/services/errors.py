@@ -37,6 +37,12 @@ class Gone(ApiError):
     status = 410
 
 
+class PreconditionFailed(ApiError):
+    """An ``If-Match`` that no longer names the current version."""
+
+    status = 412
+
+
 class TooLarge(ApiError):
     status = 413
 
