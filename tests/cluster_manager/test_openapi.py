@@ -43,7 +43,7 @@ IMPLICIT = {"HEAD", "OPTIONS"}
 
 PUBLIC = {"/ping", "/healthz", "/metrics", "/openapi.yaml", "/v1/cluster/{cluster}/bootstrap"}
 SAMPLE = {"cluster": "0c6e8d1a-1b2c-4d3e-8f40-5a6b7c8d9e0f", "namespace": "fplus-edge",
-          "name": "db", "key": "password"}
+          "name": "db", "key": "password", "fleet": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}
 _VAR = re.compile(r"<(?:\w+(?:\([^)]*\))?:)?(?P<name>\w+)>")
 
 
@@ -100,9 +100,10 @@ def accepted(check: Any, value: str) -> bool:
 def assert_same_verdicts(spec: dict[str, Any], value: str) -> None:
     """The document and the server agree on ``value`` for every path parameter."""
     converter = params.ClusterConverter(None)  # type: ignore[arg-type]
+    fleet = params.FleetConverter(None)  # type: ignore[arg-type]
     for name, check in (("namespace", sealing.validate_namespace),
                         ("name", sealing.validate_name), ("key", sealing.validate_key),
-                        ("cluster", converter.to_python)):
+                        ("cluster", converter.to_python), ("fleet", fleet.to_python)):
         assert path_schema(spec, name).is_valid(value) == accepted(check, value), (name, value)
 
 
