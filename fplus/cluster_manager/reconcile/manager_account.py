@@ -80,8 +80,11 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (GIT.Push, uuids.Shared.FluxSystemRepo, False, None),
         # a torn-down cluster's repo archived (teardown); never a shared repo or any other
         (GIT.ManageStorage, C.EdgeCluster, True, None),
-        # the labels of the accounts it makes (Info of the objects it owns, no other's)
+        # the labels of the accounts and deployments it makes (Info of the objects it owns,
+        # no other's)
         (P.WriteApp, A.Info, False, uuids.Special.Mine),
+        # ...read back to name them (a merge-patch of the Info entry reads it first)
+        (P.ReadApp, A.Info, False, uuids.Special.Mine),
         # its API checks its callers' grants of its two permissions
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None),
