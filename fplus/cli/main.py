@@ -10,6 +10,7 @@ from click.shell_completion import get_completion_class
 
 from .api import ApiError
 from .clusters import cluster
+from .fleet import fleet
 from .secrets import secret
 from .session import login, whoami
 
@@ -39,6 +40,7 @@ cli.add_command(login)
 cli.add_command(whoami)
 cli.add_command(cluster)
 cli.add_command(secret)
+cli.add_command(fleet)
 
 
 def main() -> None:

@@ -96,6 +96,13 @@ def rollup(fleet: str, world: Fleetwide, plan: Plan) -> dict[str, Any]:
     return view
 
 
+def _head(fleet: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """``{uuid, name, chart, spec}``: the entry whole in ``spec`` (its ``clusters`` is the
+    list given; the view's ``clusters`` is the roll-up)."""
+    return {"uuid": fleet, "name": entry.get("name"), "chart": entry.get("chart"),
+            "spec": entry}
+
+
 class FleetService:
     """Create, read, list, patch and delete fleet deployments."""
 
@@ -155,7 +162,7 @@ class FleetService:
         entry, etag = self._entry(fleet)
         world = read_fleetwide(self.cs)
         world.fleets[fleet] = entry
-        return {"uuid": fleet, **entry, **rollup(fleet, world, world.plan())}, etag
+        return {**_head(fleet, entry), **rollup(fleet, world, world.plan())}, etag
 
     def list(self) -> list[dict[str, Any]]:
         """Every fleet deployment with its counts (without the per-cluster list)."""
@@ -165,7 +172,7 @@ class FleetService:
         for fleet in sorted(world.fleets):
             view = rollup(fleet, world, plan)
             del view["clusters"]
-            found.append({"uuid": fleet, **world.fleets[fleet], **view})
+            found.append({**_head(fleet, world.fleets[fleet]), **view})
         return found
 
     def patch(self, fleet: str, patch: Any, if_match: str | None = None) -> dict[str, Any]:

@@ -90,6 +90,7 @@ def test_expands_follows_labels_and_new_clusters_and_deletes(stack: Stack, root:
     fleet = create(root, name="historian", values={"x": 1}, overrides={b: {"x": 2}},
                    selector={"matchLabels": {"site": site}})
     assert fleet["name"] == "historian" and fleet["total"] == 2
+    assert fleet["spec"]["overrides"] == {b: {"x": 2}} and fleet["spec"]["createdAt"]
     found = settled(stack, fleet["uuid"], {a, b})
     assert found == {a: member_uuid(fleet["uuid"], a), b: member_uuid(fleet["uuid"], b)}
     entries = deployments(stack, fleetDeployment=fleet["uuid"])
