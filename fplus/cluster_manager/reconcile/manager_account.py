@@ -31,10 +31,11 @@ READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStat
 """Apps whose entries it reads (templates and the script only to render them)."""
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
-          A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment)
+          A.GitRepoConfig, A.SparkplugAddress, A.FleetDeployment)
 """Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
-creates at commissioning and removes at teardown, and the fleet deployments and the Edge
-deployments they expand into."""
+creates at commissioning and removes at teardown, and the fleet deployments. The Edge
+deployments fleet deployments expand into it writes only on objects it created (``Mine``),
+so never a deployment a person made, whatever it is told."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
@@ -69,6 +70,7 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (P.CreateSpecificObj, C.FleetDeployment, False, None),
         (P.DeleteObj, C.FleetDeployment, True, None),
         (P.CreateSpecificObj, C.EdgeDeployment, False, None),
+        (P.WriteApp, A.EdgeDeployment, False, uuids.Special.Mine),
         (P.DeleteObj, C.EdgeDeployment, True, None),
         # the repos it writes (a cluster's repo uuid is the cluster's), and archives
         (GIT.Pull, C.EdgeCluster, True, None),
