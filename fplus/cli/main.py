@@ -12,6 +12,7 @@ from .api import ApiError
 from .cluster_edit import label, set_config
 from .clusters import cluster
 from .deployments import chart, deploy
+from .fleet import fleet
 from .secrets import secret
 from .session import login, whoami
 
@@ -45,6 +46,7 @@ cli.add_command(cluster)
 cli.add_command(secret)
 cli.add_command(deploy)
 cli.add_command(chart)
+cli.add_command(fleet)
 
 
 def main() -> None:

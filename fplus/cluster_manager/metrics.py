@@ -51,6 +51,14 @@ class Metrics:
             "cluster_manager_clusters_sync", "Commissioned clusters by sync state (whether the "
             "edge runs what its repo holds).", ["state"], counts, _sync_samples))
 
+    def track_fleet(self, counts: Callable[[], dict[str, int]]) -> None:
+        """Report ``counts()`` (fleet deployments' Edge deployments by state) at every
+        scrape as ``cluster_manager_fleet_deployments{state}``."""
+        self.registry.register(_Computed(
+            "cluster_manager_fleet_deployments", "Edge deployments of fleet deployments by "
+            "state (ready, progressing, failed, unknown), from what each edge reports.",
+            ["state"], counts, _sync_samples))
+
     def track_queue(self, depth: Callable[[], int]) -> None:
         """Report ``depth()`` as the queue depth at every scrape."""
         self.queue_depth.set_function(depth)

@@ -69,6 +69,8 @@ class Class:
     EdgeClusterName = "f2e98be9-ea64-4205-b11e-3a9b7fe11f3a"
     """Ours: objects whose entry claims one cluster name
     (``fplus.cluster_manager.model.name_claims``)."""
+    FleetDeployment = "cc06aab9-8e8d-48d9-95f1-05791976dd46"
+    """Ours: the objects of fleet deployments (their entries: :attr:`App.FleetDeployment`)."""
 
 
 RANK_ROOTS: tuple[str, ...] = (Class.Individual, Class.R1Class, Class.R2Class, Class.R3Class)
@@ -108,6 +110,10 @@ class App:
     EdgeClusterRequest = "c54b50a0-7058-44f3-b4f5-b75ed826601e"
     """Ours: what the Cluster Manager's API asks its reconciler to do for a cluster
     (``{redeploy?: time, forceDelete?: true}``)."""
+    FleetDeployment = "207267a7-b2b6-47d8-a5b5-6ab4c36ee0d2"
+    """Ours: ``{name, chart, values?, selector?, clusters?, overrides?, createdAt?}``, one
+    application for many clusters; the leading Cluster Manager expands each into one Edge
+    deployment per matching cluster (``fplus.cluster_manager.model.fleet_expansion``)."""
     ServiceUrl = "5ef70c20-d5e9-41ec-87dc-cc346e8c5dae"
     """Ours: ``{url}`` per service-function object, where the service is reached; each
     service writes its own at start, and the Directory route answers from it."""

@@ -170,8 +170,12 @@ def test_manager_cannot_grant_itself_write_on_the_bootstrap_script(stack: Up) ->
 
 
 def test_manager_holds_no_write_on_executed_or_access_apps(stack: Up) -> None:
+    """Edge deployments only on the objects it created (the fleet deployments' expansion):
+    never one a person made."""
     acl = _acl(stack, "cluster-manager")
-    writes = {e["target"] for e in acl if e["permission"] == P.WriteApp}
+    writes = {e["target"] for e in acl if e["permission"] == P.WriteApp
+              and not (e["target"] == A.EdgeDeployment
+                       and e.get("object") == uuids.Special.Mine)}
     assert not writes & set(EXECUTED_OR_ACCESS), writes & set(EXECUTED_OR_ACCESS)
     delegable = {e["target"] for e in acl if e["permission"] == AUTH.WriteACL}
     assert delegable == {GIT.Pull, P.ReadApp, P.WriteApp}
@@ -194,6 +198,9 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
     for app in (A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate,
                 A.BootstrapScript):
         held[(P.ReadApp, app, False, None)] = "rendered into repos and bootstrap scripts"
+    held[(P.ReadApp, A.FleetDeployment, False, None)] = "fleet deployments: API and expansion"
+    held[(P.WriteApp, A.FleetDeployment, False, None)] = "…the API writes them"
+    held[(P.ReadApp, A.EdgeDeployment, False, None)] = "expands into them, sees name conflicts"
     held |= {
         (P.WriteApp, A.GitRepoConfig, False, None): "configures each cluster's repo",
         (P.WriteApp, A.SparkplugAddress, False, None): "each cluster's Sparkplug group id",
@@ -221,6 +228,8 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
         (P.DeleteObj, C.EdgeDeployment, True, None): "…and deletes them",
         (P.ReadMembers, C.SystemHelmChart, False, None): "marks system charts in GET /v1/chart",
         (P.ReadApp, A.Info, False, None): "names chart templates in GET /v1/chart",
+        (P.CreateSpecificObj, C.FleetDeployment, False, None): "the fleet deployment API",
+        (P.DeleteObj, C.FleetDeployment, True, None): "…deletes them",
         (GIT.Pull, C.EdgeCluster, True, None): "reads each cluster's repo (uuid = cluster's)",
         (GIT.Push, C.EdgeCluster, True, None): "writes each cluster's repo",
         (GIT.ManageStorage, C.EdgeCluster, True, None):

@@ -36,12 +36,16 @@ def test_the_apps() -> None:
     assert sorted(SCHEMAS) == ["bootstrap-script", "edge-cluster-configuration",
                                "edge-cluster-name-claim", "edge-cluster-request",
                                "edge-cluster-setup-status", "edge-cluster-status",
-                               "edge-deployment", "flux-template", "helm-chart-template",
-                               "k8s-resource-template"]
+                               "edge-deployment", "fleet-deployment", "flux-template",
+                               "helm-chart-template", "k8s-resource-template"]
 
 
 CLAIM = {"cluster": "0badc0de-0000-4000-8000-000000000000", "name": "line-1"}
 DEPLOYMENT = {"name": "Machine1", "cluster": U, "chart": U}
+FLEET = {"name": "historian", "chart": CLAIM["cluster"], "values": {"a": 1},
+         "selector": {"matchLabels": {"site": "leeds"},
+                      "matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+         "overrides": {CLAIM["cluster"]: {"a": 2}}, "createdAt": "2026-01-01T00:00:00Z"}
 
 
 @pytest.mark.parametrize(("app", "value", "ok"), [
@@ -69,6 +73,16 @@ DEPLOYMENT = {"name": "Machine1", "cluster": U, "chart": U}
     ("edge-deployment", DEPLOYMENT | {"values": [1]}, False),
     ("edge-deployment", DEPLOYMENT | {"fleetDeployment": "X"}, False),
     ("edge-deployment", DEPLOYMENT | {"extra": 1}, False),
+    ("fleet-deployment", FLEET, True),
+    ("fleet-deployment", {"name": "h", "chart": CLAIM["cluster"],
+                          "clusters": [CLAIM["cluster"]]}, True),
+    ("fleet-deployment", {"name": "h", "chart": CLAIM["cluster"]}, False),
+    ("fleet-deployment", FLEET | {"values": [1]}, False),
+    ("fleet-deployment", FLEET | {"chart": "X"}, False),
+    ("fleet-deployment", FLEET | {"selector": {"matchExpressions": [
+        {"key": "k", "operator": "Is"}]}}, False),
+    ("fleet-deployment", FLEET | {"overrides": {"not-a-uuid": {}}}, False),
+    ("fleet-deployment", FLEET | {"bogus": 1}, False),
 ])
 def test_the_cluster_managers_own_apps(app: str, value: Any, ok: bool) -> None:
     assert _ok(app, value) is ok

@@ -14,11 +14,12 @@ from . import (
     console,
     deployment_routes,
     errors,
+    fleet_routes,
     secret_routes,
     service_routes,
 )
 from .context import ApiServices
-from .params import ChartConverter, ClusterConverter, DeploymentConverter
+from .params import ChartConverter, ClusterConverter, DeploymentConverter, FleetConverter
 
 DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -33,9 +34,10 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     app.url_map.converters["cluster"] = ClusterConverter
     app.url_map.converters["deployment"] = DeploymentConverter
     app.url_map.converters["chart"] = ChartConverter
+    app.url_map.converters["fleet"] = FleetConverter
     app.before_request(refuse_oversized)
     errors.register(app)
     for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
-               deployment_routes.bp, chart_routes.bp, console.bp):
+               deployment_routes.bp, chart_routes.bp, fleet_routes.bp, console.bp):
         app.register_blueprint(bp)
     return app

@@ -16,6 +16,7 @@ from ..services.bootstrap_scripts import ScriptBuilder
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.errors import Forbidden, Unauthorized
+from ..services.fleet_deployments import FleetService
 from ..services.repo_heads import RepoHeads
 from ..services.secrets import SecretService
 from ..services.status_view import Liveness
@@ -41,6 +42,8 @@ class ApiServices:
     """Whose the leader lease is (``status() -> LeaderStatus``, for ``/healthz``), if any."""
     heads: RepoHeads | None = None
     """The commit each cluster's repo is at (``syncState`` in statuses); None: never known."""
+    fleet: FleetService | None = None
+    """Fleet deployments (``/v1/fleet-deployment``); None: not served."""
 
 
 def services() -> ApiServices:

@@ -40,6 +40,12 @@ class ChartConverter(_UuidConverter):
     what = "chart"
 
 
+class FleetConverter(_UuidConverter):
+    """``<fleet:d>``."""
+
+    what = "fleet deployment"
+
+
 def only_query(*known: str) -> None:
     """400 for a query parameter the route does not know (a mistyped ``dryrun`` must not write)."""
     unknown = sorted(set(request.args) - set(known))

@@ -28,12 +28,14 @@ from ..metrics import Metrics
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
 from ..reconcile.desired_state import DesiredState
+from ..reconcile.fleet import FleetLoop
 from ..reconcile.job import Env, Groups
 from ..reconcile.reconciler import Reconciler
 from ..reconcile.shared_repos import ensure_shared_repos
 from ..services.bootstrap_scripts import ScriptBuilder
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
+from ..services.fleet_deployments import FleetService, FleetStates
 from ..services.fleet_sync import FleetSync
 from ..services.repo_heads import RepoHeads
 from ..services.reseal import Resealer
@@ -85,12 +87,14 @@ def build(plan: Plan) -> Served:
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
     resealer = Resealer(secrets, plan.reseal_interval)
+    fleet = FleetLoop(cs)
     elector = make_elector(plan.lease(db), settings, plan.identity,
-                           in_turn(reconciler.start, resealer.start),
-                           in_turn(reconciler.stop, resealer.stop))
+                           in_turn(reconciler.start, resealer.start, fleet.start),
+                           in_turn(reconciler.stop, resealer.stop, fleet.stop))
     metrics.track_leadership(elector.status)
     heads = RepoHeads(repos.head)
     metrics.track_sync(FleetSync(cs, heads).counts)
+    metrics.track_fleet(FleetStates(cs).counts)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
         clusters=ClusterService(cs, claims, quota=settings.cluster_quota), tokens=tokens,
@@ -101,7 +105,7 @@ def build(plan: Plan) -> Served:
                               edge_ca=settings.edge_ca),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
-        heads=heads)
+        heads=heads, fleet=FleetService(cs))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)
     return Served(app, on_start=lambda: _lead_when_elected(elector, db))

@@ -27,14 +27,15 @@ PASSWORD_FILE = "cluster-manager-password"  # noqa: S105 - a file name
 READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
          A.EdgeClusterRequest, A.EdgeClusterNameClaim,
          A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript,
-         A.EdgeDeployment)
+         A.EdgeDeployment, A.FleetDeployment)
 """Apps whose entries it reads (templates and the script only to render them)."""
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
-          A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment)
+          A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment)
 """Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
-creates at commissioning and removes at teardown, and the Edge deployments of the deployment
-API (each names a Helm chart template, which it cannot write)."""
+creates at commissioning and removes at teardown, the Edge deployments of the deployment API
+and of the fleet deployments' expansion (each names a Helm chart template, which it cannot
+write; the expansion checks an entry's owner before it writes), and the fleet deployments."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
@@ -65,9 +66,12 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (P.ReadMembers, repos, False, None),
         (P.WriteMembers, repos, False, None),
         (P.CreateSpecificObj, C.EdgeClusterName, False, None),
-        # Edge deployments made and deleted by the deployment API; which charts are system's
+        # Edge deployments made and deleted by the deployment API and the fleet expansion;
+        # fleet deployments (API); which charts are system's
         (P.CreateSpecificObj, C.EdgeDeployment, False, None),
         (P.DeleteObj, C.EdgeDeployment, True, None),
+        (P.CreateSpecificObj, C.FleetDeployment, False, None),
+        (P.DeleteObj, C.FleetDeployment, True, None),
         (P.ReadMembers, C.SystemHelmChart, False, None),
         (P.ReadApp, A.Info, False, None),  # the names of chart templates
         # the repos it writes (a cluster's repo uuid is the cluster's), and archives
@@ -80,7 +84,8 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (GIT.Push, uuids.Shared.FluxSystemRepo, False, None),
         # a torn-down cluster's repo archived (teardown); never a shared repo or any other
         (GIT.ManageStorage, C.EdgeCluster, True, None),
-        # the labels of the accounts it makes (Info of the objects it owns, no other's)
+        # the labels of the accounts and deployments it makes (Info of the objects it owns,
+        # no other's)
         (P.WriteApp, A.Info, False, uuids.Special.Mine),
         # its API checks its callers' grants of its two permissions
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),

@@ -35,6 +35,7 @@ APPS = {
     A.GitRepoConfig: "Git repository configuration",
     A.EdgeClusterNameClaim: "Edge cluster name claim",
     A.EdgeClusterRequest: "Edge cluster request",
+    A.FleetDeployment: "Fleet deployment",
 }
 SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-configuration": A.EdgeClusterConfiguration,
@@ -47,6 +48,7 @@ SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "bootstrap-script": A.BootstrapScript,
     "edge-cluster-name-claim": A.EdgeClusterNameClaim,
     "edge-cluster-request": A.EdgeClusterRequest,
+    "fleet-deployment": A.FleetDeployment,
 }
 SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
@@ -94,6 +96,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 C.GitRepo: {"name": "Git repository"},
                 C.EdgeDeployment: {"name": "Edge deployment"},
                 C.EdgeClusterName: {"name": "Edge cluster name"},
+                C.FleetDeployment: {"name": "Fleet deployment"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.GitRepo: {repo: {"name": name} for repo, (_, name) in SHARED_REPOS.items()},

@@ -1,0 +1,108 @@
+"""``/v1/fleet-deployment[/<d>]``: create, list, read (with the roll-up), merge-patch and
+delete fleet deployments (ours; :mod:`..services.fleet_deployments`).
+
+A fleet deployment reaches any cluster, so changing one takes the wildcard grant of the
+cluster permission (as creating a cluster does); reading takes that, or read access to the
+Fleet deployment app in the Config Store.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request, url_for
+
+from fplus.config_store import uuids
+from fplus.config_store.client import Caller
+from fplus.serving import JSONRejected, loads_checked
+
+from ..model.fleet_deployments import FLEET_APP
+from ..services.errors import BadRequest, Forbidden
+from ..services.fleet_deployments import FleetService
+from .context import caller, require, services
+from .params import only_query
+
+bp = Blueprint("fleet", __name__)
+SHAPE = ("the body must be a JSON object {name, chart, values?, selector?: {matchLabels?, "
+         "matchExpressions?}, clusters?: [uuid], overrides?: {<cluster uuid>: values}}")
+
+
+def _service() -> FleetService:
+    fleet = services().fleet
+    if fleet is None:
+        raise BadRequest("fleet deployments are not served here")
+    return fleet
+
+
+def _change() -> Caller:
+    return require(uuids.EdgePerm.Clusters, uuids.NULL)
+
+
+def _read() -> Caller:
+    who = caller()
+    access = services().access
+    if not (access.allowed(who, uuids.EdgePerm.Clusters, uuids.NULL)
+            or access.allowed(who, uuids.ConfigDBPerm.ReadApp, FLEET_APP)):
+        raise Forbidden("you may neither manage every cluster nor read the Fleet deployment "
+                        "app")
+    return who
+
+
+def _body(media: tuple[str, ...] = ("application/json",)) -> Any:
+    if request.mimetype not in media:
+        raise BadRequest(f"{SHAPE}, sent as Content-Type: {' or '.join(media)}")
+    try:
+        return loads_checked(request.get_data(cache=False))
+    except JSONRejected as exc:
+        raise BadRequest(f"{SHAPE}: {exc}") from None
+
+
+def _with_etag(view: dict[str, Any], etag: str | None, status: int = 200) -> tuple[Response,
+                                                                                   int]:
+    resp = jsonify(view)
+    if etag:
+        resp.headers["ETag"] = f'"{etag}"'
+    return resp, status
+
+
+@bp.post("/v1/fleet-deployment")
+def create_fleet() -> tuple[Response, int]:
+    _change()
+    only_query()
+    created = _service().create(_body(), str(uuidlib.uuid4()))
+    resp = jsonify(created)
+    resp.headers["Location"] = url_for("fleet.get_fleet", fleet=created["uuid"])
+    return resp, 201
+
+
+@bp.get("/v1/fleet-deployment")
+def list_fleets() -> Response:
+    _read()
+    only_query()
+    return jsonify({"fleetDeployments": _service().list()})
+
+
+@bp.get("/v1/fleet-deployment/<fleet:fleet>")
+def get_fleet(fleet: str) -> tuple[Response, int]:
+    _read()
+    only_query()
+    return _with_etag(*_service().get(fleet))
+
+
+@bp.patch("/v1/fleet-deployment/<fleet:fleet>")
+def patch_fleet(fleet: str) -> tuple[Response, int]:
+    _change()
+    only_query()
+    patch = _body(("application/merge-patch+json", "application/json"))
+    if_match = request.headers.get("If-Match")
+    updated = _service().patch(fleet, patch, if_match.strip().strip('"') if if_match else None)
+    return jsonify(updated), 200
+
+
+@bp.delete("/v1/fleet-deployment/<fleet:fleet>")
+def delete_fleet(fleet: str) -> tuple[Response, int]:
+    _change()
+    only_query()
+    _service().delete(fleet)
+    return jsonify({"uuid": fleet, "deleted": True}), 202

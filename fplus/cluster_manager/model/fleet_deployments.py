@@ -1,0 +1,127 @@
+"""Fleet deployments: one application for many clusters (the *Fleet deployment* app).
+
+An entry is ``{name, chart, values?, selector?: {matchLabels?, matchExpressions?},
+clusters?: [cluster uuid], overrides?: {<cluster uuid>: values}, createdAt?}``. It targets
+every cluster whose labels match ``selector`` (Kubernetes semantics: ``{}`` matches every
+cluster) and every cluster listed in ``clusters``; it needs at least one of the two. On each
+it wants one Edge deployment named ``name`` of ``chart``, its values ``values`` with the
+cluster's ``overrides`` merged over them, owned by the fleet deployment
+(:mod:`.edge_deployments`'s ``fleetDeployment``) and kept at the uuid :func:`member_uuid`
+gives, so however often and by whichever leader it is expanded there is only ever one.
+
+This module owns the shape: :func:`request_errors` names each refused field of a request
+body, :class:`Fleet` is an entry as stored.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid as uuidlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fplus.config_store import uuids
+from fplus.config_store.uuids import is_uuid
+from fplus.kubenames.labels import selector_errors
+
+from .edge_deployments import NAME_MAX
+
+FLEET_APP = uuids.App.FleetDeployment
+FLEET_CLASS = uuids.Class.FleetDeployment
+KEYS = {"name", "chart", "values", "selector", "clusters", "overrides"}
+"""What a request may set (``createdAt`` is the Cluster Manager's)."""
+MEMBER_NAMESPACE = uuidlib.UUID("3f1d4b0e-58c4-4a8e-9d6b-6f0c2f9b7a21")
+"""The uuid5 namespace of the Edge deployments fleet deployments make."""
+
+
+def member_uuid(fleet: str, cluster: str) -> str:
+    """The one Edge deployment ``fleet`` may have on ``cluster``: the same on every leader
+    and after every restart."""
+    return str(uuidlib.uuid5(MEMBER_NAMESPACE, f"{fleet}/{cluster}"))
+
+
+def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
+    """Why a fleet deployment body is refused, by field (``{}``: it is well-formed).
+    ``partial``: a merge-patch whose fields are all optional (the result is checked whole
+    too). Whether the chart and the listed clusters exist is the caller's to check."""
+    if not isinstance(body, dict):
+        return {"": "a fleet deployment must be a JSON object"}
+    errors: dict[str, str] = {}
+    unknown = set(body) - KEYS - ({"createdAt"} if partial else set())
+    if unknown:
+        errors[""] = f"unknown keys: {', '.join(sorted(map(str, unknown)))}"
+    if not partial or "name" in body:
+        name = body.get("name")
+        if not (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.isprintable()):
+            errors["name"] = f"name must be printable text of 1 to {NAME_MAX} characters"
+    if (not partial or "chart" in body) and not is_uuid(body.get("chart")):
+        errors["chart"] = "chart must be a Helm chart template UUID"
+    if not isinstance(body.get("values", {}), dict):
+        errors["values"] = "values must be a JSON object"
+    if "selector" in body:
+        errors |= selector_errors(body["selector"])
+    clusters = body.get("clusters", [])
+    if not isinstance(clusters, list) or not all(is_uuid(c) for c in clusters):
+        errors["clusters"] = "clusters must be a list of cluster UUIDs"
+    elif len(set(clusters)) != len(clusters):
+        errors["clusters"] = "clusters lists a cluster twice"
+    errors |= _override_errors(body.get("overrides", {}))
+    if not partial and "selector" not in body and not clusters:
+        errors["selector"] = "a fleet deployment needs a selector, clusters, or both"
+    return errors
+
+
+def _override_errors(overrides: Any) -> dict[str, str]:
+    if not isinstance(overrides, dict):
+        return {"overrides": "overrides must be an object of cluster UUIDs to values objects"}
+    errors = {}
+    for cluster, values in overrides.items():
+        if not is_uuid(cluster):
+            errors[f"overrides.{cluster}"] = f"{cluster!r} is not a cluster UUID"
+        elif not isinstance(values, dict):
+            errors[f"overrides.{cluster}"] = "the values of a cluster must be a JSON object"
+    return errors
+
+
+def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` merged into ``base``: objects key by key, anything else replaced."""
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = merge_values(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A fleet deployment entry, as stored and checked."""
+
+    uuid: str
+    name: str
+    chart: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    selector: Mapping[str, Any] | None = None
+    clusters: tuple[str, ...] = ()
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    created_at: str = ""
+
+    @classmethod
+    def parse(cls, uuid: str, entry: Any) -> Fleet | str:
+        """The fleet deployment an entry holds, or why it cannot be expanded."""
+        errors = request_errors(
+            {k: v for k, v in entry.items() if k != "createdAt"}
+            if isinstance(entry, dict) else entry)
+        if errors:
+            field_, why = next(iter(errors.items()))
+            return f"{field_}: {why}" if field_ else why
+        created = entry.get("createdAt")
+        return cls(uuid, entry["name"], entry["chart"], entry.get("values") or {},
+                   entry.get("selector"), tuple(entry.get("clusters") or ()),
+                   entry.get("overrides") or {}, created if isinstance(created, str) else "")
+
+    def values_for(self, cluster: str) -> dict[str, Any]:
+        """The values of its deployment on ``cluster`` (the cluster's override merged in)."""
+        return merge_values(self.values, self.overrides.get(cluster) or {})

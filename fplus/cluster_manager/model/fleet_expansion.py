@@ -1,0 +1,138 @@
+"""Which Edge deployments the fleet deployments want: a pure function of the fleet
+deployment entries, the cluster configuration entries and the Edge deployment entries.
+
+:func:`expand` answers a :class:`Plan`: the deployments to write (new or changed), those to
+remove, and per fleet deployment the clusters it targets, the conflicts it meets and why it
+cannot be expanded at all. The leader applies the plan (``reconcile.fleet``); the API reads
+the same plan to report a fleet deployment's state and to refuse a conflicting one at
+creation. The rules:
+
+- A fleet deployment targets every configured cluster (an entry in the configuration app:
+  a cluster being deleted has none) whose ``labels`` its selector matches, and every listed
+  one that is configured.
+- On each it owns exactly one deployment, at :func:`~.fleet_deployments.member_uuid`.
+- It never touches a deployment it does not own. A name already used on a cluster by
+  another deployment (a person's, or another fleet deployment's) is a conflict: nothing is
+  written there and the conflict is reported. Of two fleet deployments wanting one name on
+  one cluster where neither exists yet, the older (``createdAt``, then uuid) gets it.
+- A deployment it owns on a cluster it no longer targets, or owned by a fleet deployment
+  that no longer exists, is removed. One whose fleet deployment is malformed is kept as it
+  is (a broken entry must not uninstall an application everywhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fplus.kubenames.labels import selector_matches
+
+from .edge_deployments import Deployment
+from .fleet_deployments import Fleet, member_uuid
+
+
+@dataclass
+class Plan:
+    """What to change, and what each fleet deployment targets."""
+
+    writes: list[tuple[Deployment, bool]] = field(default_factory=list)
+    """``(deployment, new)``: create (``new``) or replace."""
+    removals: list[str] = field(default_factory=list)
+    targets: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Fleet deployment -> {cluster: the uuid of its deployment there}."""
+    conflicts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Fleet deployment -> {cluster: why it has no deployment there}."""
+    errors: dict[str, str] = field(default_factory=dict)
+    """Fleet deployment -> why it cannot be expanded (its deployments are left alone)."""
+
+
+def targets(fleet: Fleet, configs: Mapping[str, Any]) -> list[str]:
+    """The configured clusters ``fleet`` targets, sorted."""
+    listed = set(fleet.clusters)
+    found = []
+    for cluster, config in configs.items():
+        if not isinstance(config, dict):
+            continue
+        labels = config.get("labels")
+        labels = labels if isinstance(labels, dict) else {}
+        if cluster in listed or (fleet.selector is not None
+                                 and selector_matches(fleet.selector, labels)):
+            found.append(cluster)
+    return sorted(found)
+
+
+def _same(a: Deployment, b: Deployment) -> bool:
+    """Equal but for the creation time."""
+    return (a.name, a.cluster, a.chart, a.hostname, dict(a.values or {}), a.fleet) == (
+        b.name, b.cluster, b.chart, b.hostname, dict(b.values or {}), b.fleet)
+
+
+def expand(fleets: Mapping[str, Any], configs: Mapping[str, Any],
+           deployments: Mapping[str, Any]) -> Plan:
+    """The plan that brings ``deployments`` to what ``fleets`` want on ``configs``."""
+    plan = Plan()
+    existing = {uuid: d for uuid, entry in deployments.items()
+                if (d := Deployment.parse(uuid, entry)) is not None}
+    names: dict[tuple[str, str], set[str]] = {}
+    for d in existing.values():
+        names.setdefault((d.cluster, d.name), set()).add(d.uuid)
+    parsed: list[Fleet] = []
+    for uuid, entry in fleets.items():
+        fleet = Fleet.parse(uuid, entry)
+        if isinstance(fleet, str):
+            plan.errors[uuid] = fleet
+        else:
+            parsed.append(fleet)
+    wanted: set[str] = set()
+    for fleet in sorted(parsed, key=lambda f: (f.created_at, f.uuid)):
+        mine = plan.targets.setdefault(fleet.uuid, {})
+        for cluster in targets(fleet, configs):
+            member = member_uuid(fleet.uuid, cluster)
+            mine[cluster] = member
+            why = _conflict(fleet, cluster, member, existing, names)
+            if why is not None:
+                plan.conflicts.setdefault(fleet.uuid, {})[cluster] = why
+                if member not in existing or existing[member].fleet != fleet.uuid:
+                    continue
+            wanted.add(member)
+            names.setdefault((cluster, fleet.name), set()).add(member)
+            _write(plan, fleet, cluster, member, existing.get(member))
+    for d in existing.values():
+        if d.fleet is not None and d.uuid not in wanted and d.fleet not in plan.errors:
+            plan.removals.append(d.uuid)
+    plan.removals.sort()
+    return plan
+
+
+def _conflict(fleet: Fleet, cluster: str, member: str, existing: Mapping[str, Deployment],
+              names: Mapping[tuple[str, str], set[str]]) -> str | None:
+    """Why ``fleet`` may not (or should not alone) have ``member`` on ``cluster``."""
+    held = existing.get(member)
+    if held is not None and held.fleet != fleet.uuid:
+        return (f"deployment {member} exists but is not this fleet deployment's; it is left "
+                "as it is")
+    others = sorted(o for o in names.get((cluster, fleet.name), set()) - {member}
+                    if o not in existing or existing[o].fleet != fleet.uuid)
+    if not others:
+        return None
+    holder = existing.get(others[0])
+    if holder is None:
+        whose = "an older fleet deployment's"
+    elif holder.fleet:
+        whose = f"fleet deployment {holder.fleet}'s"
+    else:
+        whose = "a per-cluster deployment"
+    return (f"the name {fleet.name!r} is already used on this cluster by deployment "
+            f"{others[0]} ({whose}); nothing is deployed here until it is renamed or removed")
+
+
+def _write(plan: Plan, fleet: Fleet, cluster: str, member: str,
+           held: Deployment | None) -> None:
+    desired = Deployment(member, fleet.name, cluster, fleet.chart,
+                         values=fleet.values_for(cluster) or None, fleet=fleet.uuid,
+                         created_at=held.created_at if held is not None else None)
+    if held is None:
+        plan.writes.append((desired, True))
+    elif not _same(held, desired):
+        plan.writes.append((desired, False))

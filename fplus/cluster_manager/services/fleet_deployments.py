@@ -1,0 +1,246 @@
+"""The fleet deployment API: create, read (with the roll-up), list, merge-patch and delete
+fleet deployments (:mod:`..model.fleet_deployments`).
+
+The service writes only the fleet deployment's object, Info name and entry; the leader
+expands it (``reconcile.fleet``). Every refusal is a 422 naming the field, with nothing
+written: a malformed body, a chart that is not a Helm chart template, a listed cluster that
+is not configured, and a name another deployment already holds on a cluster it targets
+(found by running the expansion with the new entry, as the newest). A read runs the same
+expansion to say which clusters it targets and where it meets a conflict, and rolls up each
+deployment's state (:mod:`.deployment_state`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import json_merge_patch
+
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
+from fplus.config_store.client import PreconditionFailed as StaleEntry
+from fplus.config_store.client import Unprocessable as EntryRefused
+
+from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
+from ..model.edge_deployments import DEPLOYMENT_APP
+from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, request_errors
+from ..model.fleet_expansion import Plan, expand
+from .deployment_state import FAILED, PROGRESSING, STATES, deployment_state
+from .errors import NotFound, PreconditionFailed, Unprocessable
+
+log = logging.getLogger(__name__)
+FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "createdAt")
+_DEPLOYMENT_FIELDS = ("name", "cluster", "chart", "hostname", "values", "fleetDeployment",
+                      "createdAt")
+STALE = "the fleet deployment changed since it was read (If-Match); read it again"
+_EDGE_FIELDS = {"deployments": "deployments", "flux": "flux"}
+
+
+def _picked(found: Any) -> dict[str, Any]:
+    return found if isinstance(found, dict) else {}
+
+
+@dataclass
+class Fleetwide:
+    """One read of everything a roll-up rests on."""
+
+    fleets: dict[str, Any]
+    configs: dict[str, Any]
+    deployments: dict[str, Any]
+    edges: dict[str, Any]
+
+    def plan(self) -> Plan:
+        return expand(self.fleets, self.configs, self.deployments)
+
+
+def read_fleetwide(cs: ConfigStoreClient) -> Fleetwide:
+    """Fleet deployments, cluster configurations, Edge deployments and edge reports: four
+    searches, whatever the number of clusters."""
+    select = {k: k for k in FIELDS}
+    return Fleetwide(
+        _picked(cs.search(FLEET_APP, {}, select)),
+        _picked(cs.search(CONFIG_APP, {}, {"name": "name", "labels": "labels"})),
+        _picked(cs.search(DEPLOYMENT_APP, {}, {k: k for k in _DEPLOYMENT_FIELDS})),
+        _picked(cs.search(EDGE_APP, {}, _EDGE_FIELDS)))
+
+
+def rollup(fleet: str, world: Fleetwide, plan: Plan) -> dict[str, Any]:
+    """``{total, ready, progressing, failed, unknown, clusters: [...]}`` of one fleet
+    deployment (and ``error`` when its entry cannot be expanded)."""
+    counts = dict.fromkeys(STATES, 0)
+    clusters = []
+    conflicts = plan.conflicts.get(fleet, {})
+    for cluster, member in sorted(plan.targets.get(fleet, {}).items()):
+        commit: str | None = None
+        message: str | None
+        if cluster in conflicts:
+            state, message = FAILED, conflicts[cluster]
+        elif member not in world.deployments:
+            state, message = PROGRESSING, "the Cluster Manager has not written it yet"
+        else:
+            found = deployment_state(member, world.edges.get(cluster))
+            state, message, commit = found.state, found.message, found.commit
+        counts[state] += 1
+        config = world.configs.get(cluster) or {}
+        clusters.append({"cluster": cluster, "name": config.get("name"), "deployment": member,
+                         "state": state, "message": message, "commit": commit})
+    view: dict[str, Any] = {"total": len(clusters), **counts, "clusters": clusters}
+    if fleet in plan.errors:
+        view["error"] = plan.errors[fleet]
+    return view
+
+
+def _head(fleet: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """``{uuid, name, chart, spec}``: the entry whole in ``spec`` (its ``clusters`` is the
+    list given; the view's ``clusters`` is the roll-up)."""
+    return {"uuid": fleet, "name": entry.get("name"), "chart": entry.get("chart"),
+            "spec": entry}
+
+
+class FleetService:
+    """Create, read, list, patch and delete fleet deployments."""
+
+    def __init__(self, cs: ConfigStoreClient) -> None:
+        self.cs = cs
+
+    def create(self, body: Any, fleet: str) -> dict[str, Any]:
+        """Create fleet deployment ``fleet`` (a new uuid) from ``body``."""
+        entry = self._checked(body, fleet)
+        entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
+            "+00:00", "Z")
+        self._check_conflicts(fleet, entry)
+        self.cs.create_object(FLEET_CLASS, fleet)
+        try:
+            self.cs.set_name(fleet, entry["name"])
+            self.cs.put_config(FLEET_APP, fleet, entry, if_none_match="*")
+        except Exception as exc:
+            self.cs.delete_object(fleet)
+            if isinstance(exc, EntryRefused):  # the app's schema refused it
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            raise
+        log.info("fleet deployment %s (%s): created", fleet, entry["name"])
+        return self.get(fleet)[0]
+
+    def _checked(self, body: Any, fleet: str) -> dict[str, Any]:
+        """``body`` if it can be stored; else 422 naming the first refused field."""
+        errors = request_errors(body)
+        if not errors:
+            if self.cs.get_config(uuids.App.HelmChartTemplate, body["chart"]) is None:
+                errors["chart"] = f"{body['chart']} is not a Helm chart template"
+            unknown = [c for c in body.get("clusters", [])
+                       if self.cs.get_config(CONFIG_APP, c) is None]
+            if unknown:
+                errors["clusters"] = f"not clusters: {', '.join(unknown)}"
+        if errors:
+            field, why = next(iter(errors.items()))
+            raise Unprocessable(f"{field}: {why}" if field else why)
+        return {k: body[k] for k in FIELDS if k in body}
+
+    def _check_conflicts(self, fleet: str, entry: dict[str, Any]) -> None:
+        """422 (``name``) if ``entry`` would meet a deployment of its name on a cluster."""
+        world = read_fleetwide(self.cs)
+        world.fleets[fleet] = entry | {"createdAt": "\uffff"}  # the newest: it loses ties
+        conflicts = world.plan().conflicts.get(fleet)
+        if conflicts:
+            cluster, why = sorted(conflicts.items())[0]
+            raise Unprocessable(f"name: on cluster {cluster}, {why}")
+
+    def _entry(self, fleet: str) -> tuple[dict[str, Any], str | None]:
+        entry, etag = self.cs.get_config_with_etag(FLEET_APP, fleet)
+        if not isinstance(entry, dict):
+            raise NotFound(f"unknown fleet deployment {fleet}")
+        return entry, etag
+
+    def get(self, fleet: str) -> tuple[dict[str, Any], str | None]:
+        """The fleet deployment with its roll-up, and its entry's etag."""
+        entry, etag = self._entry(fleet)
+        world = read_fleetwide(self.cs)
+        world.fleets[fleet] = entry
+        return {**_head(fleet, entry), **rollup(fleet, world, world.plan())}, etag
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every fleet deployment with its counts (without the per-cluster list)."""
+        world = read_fleetwide(self.cs)
+        plan = world.plan()
+        found = []
+        for fleet in sorted(world.fleets):
+            view = rollup(fleet, world, plan)
+            del view["clusters"]
+            found.append({**_head(fleet, world.fleets[fleet]), **view})
+        return found
+
+    def patch(self, fleet: str, patch: Any, if_match: str | None = None) -> dict[str, Any]:
+        """Merge-patch the entry (``createdAt`` kept); 412 if ``if_match`` is stale."""
+        if not isinstance(patch, dict):
+            raise Unprocessable("the patch must be a JSON object (RFC 7386 merge-patch)")
+        entry, etag = self._entry(fleet)
+        if if_match is not None and if_match != etag:
+            raise PreconditionFailed(STALE)
+        errors = request_errors(patch, partial=True)
+        if "createdAt" in patch:
+            errors["createdAt"] = "createdAt cannot be changed"
+        if errors:
+            field, why = next(iter(errors.items()))
+            raise Unprocessable(f"{field}: {why}" if field else why)
+        merged = json_merge_patch.merge(entry, patch)
+        created = entry.get("createdAt")
+        updated = self._checked({k: v for k, v in merged.items() if k != "createdAt"}, fleet)
+        if isinstance(created, str):
+            updated["createdAt"] = created
+        self._check_conflicts(fleet, updated)
+        try:
+            self.cs.put_config(FLEET_APP, fleet, updated, if_match=etag)
+        except StaleEntry:
+            raise PreconditionFailed(STALE) from None
+        except EntryRefused as exc:
+            raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+        if updated["name"] != entry.get("name"):
+            self.cs.set_name(fleet, updated["name"])
+        log.info("fleet deployment %s: changed", fleet)
+        return self.get(fleet)[0]
+
+    def delete(self, fleet: str) -> None:
+        """Delete it; the leader then removes every deployment it made."""
+        self._entry(fleet)
+        self.cs.delete_config(FLEET_APP, fleet)
+        self.cs.delete_object(fleet)
+        log.info("fleet deployment %s: deleted", fleet)
+
+
+class FleetStates:
+    """``counts()``: fleet deployments' Edge deployments by state (for ``/metrics``),
+    recomputed at most every ``ttl`` seconds."""
+
+    def __init__(self, cs: ConfigStoreClient, ttl: float = 15.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.cs, self.ttl, self._clock = cs, ttl, clock
+        self._lock = threading.Lock()
+        self._counts = dict.fromkeys(STATES, 0)
+        self._due = 0.0
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            if self._clock() < self._due:
+                return dict(self._counts)
+            self._due = self._clock() + self.ttl
+        try:
+            world = read_fleetwide(self.cs)
+            plan = world.plan()
+            fresh = dict.fromkeys(STATES, 0)
+            for fleet in world.fleets:
+                view = rollup(fleet, world, plan)
+                for state in STATES:
+                    fresh[state] += view[state]
+        except ConfigStoreError as exc:
+            log.warning("metrics: cannot count fleet deployments by state: %s", exc)
+            fresh = None
+        with self._lock:
+            if fresh is not None:
+                self._counts = fresh
+            return dict(self._counts)

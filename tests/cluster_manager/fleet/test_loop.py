@@ -1,0 +1,100 @@
+"""The leader's fleet loop with a stand-in notify client and Config Store (no process): it
+writes nothing until every input is known, applies the plan once, and a refused app stops it."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from fplus.cluster_manager.model.edge_deployments import Deployment
+from fplus.cluster_manager.model.fleet_deployments import member_uuid
+from fplus.cluster_manager.model.fleet_expansion import Plan
+from fplus.cluster_manager.reconcile.fleet import INPUTS, FleetLoop
+from fplus.config_store.client import ConfigStoreError, SearchState
+
+A, F, CHART = (str(uuid.UUID(int=n)) for n in (1, 2, 3))
+
+
+class Sub:
+    refused = False
+
+
+class Notify:
+    """Hands out subscriptions; the test delivers to their callbacks."""
+
+    def __init__(self) -> None:
+        self.callbacks: dict[str, Any] = {}
+        self.subs: dict[str, Sub] = {}
+
+    def search(self, app: str, callback: Any) -> Sub:
+        self.callbacks[app] = callback
+        self.subs[app] = Sub()
+        return self.subs[app]
+
+    def close(self) -> None:
+        pass
+
+
+class Store:
+    """Records the calls a write and a removal make."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+        self.written = threading.Event()
+
+    def create_object(self, klass: str, obj: str) -> str:
+        self.calls.append(("create", obj))
+        return obj
+
+    def set_name(self, obj: str, name: str) -> None:
+        self.calls.append(("name", obj, name))
+
+    def put_config(self, app: str, obj: str, value: Any, **_: Any) -> None:
+        self.calls.append(("put", obj, value["cluster"]))
+        self.written.set()
+
+    def delete_config(self, app: str, obj: str) -> None:
+        self.calls.append(("delete", obj))
+
+    def delete_object(self, obj: str) -> None:
+        self.calls.append(("delete-object", obj))
+
+
+def deliver(notify: Notify, key: str, children: dict[str, Any]) -> None:
+    notify.callbacks[INPUTS[key]](SearchState(children, {}))
+
+
+def test_writes_once_every_input_is_known_and_not_before() -> None:
+    notify, store = Notify(), Store()
+    loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
+    loop.start()
+    try:
+        deliver(notify, "fleets", {F: {"name": "h", "chart": CHART, "clusters": [A]}})
+        deliver(notify, "configs", {A: {"name": "a"}})
+        assert not store.written.wait(0.3)  # the deployments are not known yet
+        notify.subs[INPUTS["deployments"]].refused = True
+        deliver(notify, "deployments", {})
+        assert not store.written.wait(0.3)  # refused is unknown, not empty
+        notify.subs[INPUTS["deployments"]].refused = False
+        deliver(notify, "deployments", {})
+        assert store.written.wait(5)
+    finally:
+        loop.stop()
+    member = member_uuid(F, A)
+    assert store.calls == [("create", member), ("name", member, "h"), ("put", member, A)]
+
+
+class Failing(Store):
+    def put_config(self, app: str, obj: str, value: Any, **_: Any) -> None:
+        raise ConfigStoreError(503, None, "down")
+
+
+def test_apply_removes_and_a_failed_write_fails_the_pass_but_not_the_rest() -> None:
+    store = Store()
+    assert FleetLoop(store).apply(Plan(removals=["x"]))  # type: ignore[arg-type]
+    assert store.calls == [("delete", "x"), ("delete-object", "x")]
+    failing = Failing()
+    plan = Plan(writes=[(Deployment("d", "h", A, CHART, fleet=F), False)], removals=["x"])
+    assert not FleetLoop(failing).apply(plan)  # type: ignore[arg-type]
+    assert failing.calls == [("delete", "x"), ("delete-object", "x")]
