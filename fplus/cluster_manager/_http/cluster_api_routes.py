@@ -20,6 +20,7 @@ from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 from fplus.serving import JSONRejected, loads_checked
 
 from ..services.clusters import Configured
+from ..services.deployments import DeploymentService
 from .context import caller, can_view, require, require_view, services
 from .params import only_query
 
@@ -75,10 +76,13 @@ def list_clusters() -> Response:
 
 def _cluster(cluster: str, configured: Configured) -> Response:
     """The cluster as ``GET`` and ``PATCH`` answer it: its configuration (``labels`` always
-    there), its summary (phase, lastSeen, hosts, commit), and the configuration's ETag."""
+    there), its summary (phase, lastSeen, hosts, commit), its deployments with their states,
+    and the configuration's ETag."""
     summary = services().clusters.summary(cluster, datetime.now(UTC)) or {}
     config = configured.config
-    resp = jsonify({**summary, "uuid": cluster, **config, "labels": config.get("labels", {})})
+    deployments = DeploymentService(services().cs).of_cluster(cluster)
+    resp = jsonify({**summary, "uuid": cluster, **config, "labels": config.get("labels", {}),
+                    "deployments": deployments})
     resp.set_etag(configured.etag)
     resp.headers["Cache-Control"] = "no-store"
     return resp

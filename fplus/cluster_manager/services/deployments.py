@@ -24,7 +24,8 @@ from fplus.config_store.client import Unprocessable as EntryRefused
 from ..model import edge_deployments as model
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP
 from ..model.edge_deployments import Deployment
-from .edge_status import read_edge_status
+from .deployment_state import deployment_state
+from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, PreconditionFailed, Unprocessable
 
 log = logging.getLogger(__name__)
@@ -83,10 +84,25 @@ class DeploymentService:
         raise NotFound(f"unknown cluster {cluster}")
 
     def of_cluster(self, cluster: str) -> list[dict[str, Any]]:
-        """The cluster's deployments, by name."""
+        """The cluster's deployments, by name, each with its ``state``, ``message`` and
+        ``commit`` from the edge's report (:mod:`.deployment_state`)."""
         self._known(cluster)
         found = model.of_cluster(self.cs, cluster).values()
-        return [view(d) for d in sorted(found, key=lambda d: (d.name, d.uuid))]
+        edge = self._edge(cluster)
+        shown = []
+        for deployment in sorted(found, key=lambda d: (d.name, d.uuid)):
+            state = deployment_state(deployment.uuid, edge)
+            shown.append(view(deployment) | {"state": state.state, "message": state.message,
+                                             "commit": state.commit})
+        return shown
+
+    def _edge(self, cluster: str) -> dict[str, Any] | None:
+        """The edge's status entry; an unreadable one counts as no report (every state
+        unknown; the cluster's status route says why)."""
+        try:
+            return read_edge_status(self.cs, cluster)
+        except EdgeStatusUnreadable:
+            return None
 
     def get(self, cluster: str, deployment: str) -> tuple[Deployment, str | None]:
         """One deployment of the cluster and its ETag (404 if it is not the cluster's)."""

@@ -10,7 +10,7 @@ import pytest
 
 from fplus.config_store import uuids
 from harness.servers import Api
-from harness.stack import Stack, create_cluster
+from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.api.conftest import report_edge
 
 DEPLOYMENT = uuids.App.EdgeDeployment
@@ -73,7 +73,7 @@ def test_create_list_get_move_and_delete(stack: Stack, root: Api, chart: str,
                      "createdAt": created["createdAt"]}
     assert deployments_of(stack, cluster) == [d]
 
-    assert root.get(path).json() == {"deployments": [created]}
+    assert root.get(path).json() == {"deployments": [created | UNREPORTED]}
     one = root.get(f"{path}/{d}")
     assert one.status_code == 200 and one.json() == created
     etag = one.headers["ETag"]
@@ -99,6 +99,31 @@ def test_create_list_get_move_and_delete(stack: Stack, root: Api, chart: str,
     assert stack.admin.get(f"/v2/object/{d}").status_code == 404
     assert root.get(f"{path}/{d}").status_code == 404
     assert deployments_of(stack, cluster) == []
+
+
+UNREPORTED = {"state": "unknown", "message": "the edge has not reported its deployments",
+              "commit": None}
+
+
+def test_states_follow_the_edge_report_in_the_list_and_the_cluster(
+        stack: Stack, root: Api, chart: str, cluster: str) -> None:
+    path = f"/v1/cluster/{cluster}/deployment"
+    made = [root.post(path, json={"name": name, "chart": chart}).json()["uuid"]
+            for name in ("a-ready", "b-failing")]
+    release = [f"mqtt-broker-{d}" for d in made]
+    report_edge(stack, cluster, deployments={"releases": release, "failed": []},
+                flux={"objects": [
+                    {"kind": "HelmRelease", "namespace": "fplus-edge", "name": release[0],
+                     "ready": "True", "revision": "0.1.0"},
+                    {"kind": "HelmRelease", "namespace": "fplus-edge", "name": release[1],
+                     "ready": "False", "message": "install failed", "revision": "0.1.0"}],
+                          "total": 2, "ready": 1, "failed": 1, "progressing": 0})
+    listed = root.get(path).json()["deployments"]
+    assert [(d["name"], d["state"]) for d in listed] == [("a-ready", "ready"),
+                                                        ("b-failing", "failed")]
+    assert listed[0]["commit"] == "0.1.0" and "install failed" in listed[1]["message"]
+    view = root.get(f"/v1/cluster/{cluster}").json()
+    assert view["deployments"] == listed
 
 
 def test_floating_by_default(root: Api, chart: str, cluster: str) -> None:
@@ -165,19 +190,24 @@ def test_bad_patches_are_refused_and_change_nothing(stack: Stack, root: Api, cha
 
 def test_fleet_owned_deployments_are_listed_but_not_changed(stack: Stack, root: Api,
                                                             chart: str, cluster: str) -> None:
-    fleet, d = str(uuid.uuid4()), str(uuid.uuid4())
-    assert stack.admin.post("/v2/object", json={"class": uuids.Class.EdgeDeployment,
-                                                "uuid": d}).status_code == 201
-    entry = {"name": "fleet-made", "cluster": cluster, "chart": chart,
-             "fleetDeployment": fleet}
-    assert stack.admin.put(f"/v2/app/{DEPLOYMENT}/object/{d}", json=entry).status_code == 201
+    made = root.post("/v1/fleet-deployment", json={"name": "fleet-made", "chart": chart,
+                                                   "clusters": [cluster]})
+    assert made.status_code == 201, made.text
+    fleet = made.json()["uuid"]
     path = f"/v1/cluster/{cluster}/deployment"
-    [listed] = root.get(path).json()["deployments"]
-    assert listed["uuid"] == d and listed["fleetDeployment"] == fleet
+    listed = wait_for(lambda: root.get(path).json()["deployments"], 60,
+                      "the fleet deployment's member on the cluster")
+    [member] = listed
+    assert member["name"] == "fleet-made" and member["fleetDeployment"] == fleet
+    d = member["uuid"]
+    entry = stack.admin.get(f"/v2/app/{DEPLOYMENT}/object/{d}").json()
     for r in (root.patch(f"{path}/{d}", json={"hostname": "edge-1"}),
               root.delete(f"{path}/{d}")):
         assert r.status_code == 409 and fleet in r.json()["error"], r.text
     assert stack.admin.get(f"/v2/app/{DEPLOYMENT}/object/{d}").json() == entry
+    assert root.delete(f"/v1/fleet-deployment/{fleet}").status_code == 202
+    wait_for(lambda: not root.get(path).json()["deployments"], 60,
+             "the fleet deployment's member removed with it")
 
 
 def test_unknown_clusters_deployments_and_bad_paths(root: Api, chart: str,
