@@ -137,6 +137,10 @@ def test_delete_leaves_nothing_behind(stack: Stack) -> None:
     accounts = [st["flux"]["uuid"], st["sync"]["uuid"]]
     edge = f"/v2/app/{uuids.App.EdgeClusterStatus}/object/{cluster}"
     admin.put(edge, json={"hosts": []})
+    deployment = admin.post("/v2/object", json={"class": uuids.Class.EdgeDeployment}).json()
+    assert admin.put(f"/v2/app/{uuids.App.EdgeDeployment}/object/{deployment['uuid']}",
+                     json={"name": "historian", "cluster": cluster, "chart": cluster}
+                     ).status_code in (201, 204)
     assert admin.delete(f"/v2/app/{CONFIG}/object/{cluster}").status_code == 204
     # ordered teardown: the repo's teardown state first, the edge's access only once the
     # edge reports it applied that (here the test stands in for Edge Sync)
@@ -151,6 +155,7 @@ def test_delete_leaves_nothing_behind(stack: Stack) -> None:
     admin.put(edge, json={"hosts": [], "appliedCommit": teardown})
     wait_for(lambda: status(admin, cluster) is None, what="status removed")
     assert admin.get(f"/v2/object/{cluster}").status_code == 404  # the object went too
+    assert admin.get(f"/v2/object/{deployment['uuid']}").status_code == 404  # its deployment
     for app in (uuids.App.SparkplugAddress, uuids.App.GitRepoConfig,
                 uuids.App.EdgeClusterStatus):
         assert admin.get(f"/v2/app/{app}/object/{cluster}").status_code == 404

@@ -123,6 +123,15 @@ def remove(cs: ConfigStoreClient, uuid: str) -> None:
     cs.delete_object(uuid)
 
 
+def remove_all_of_cluster(cs: ConfigStoreClient, cluster: str) -> list[str]:
+    """Remove every deployment whose entry names ``cluster`` (well-formed or not); their
+    uuids."""
+    found = list(cs.search(DEPLOYMENT_APP, {"cluster": cluster}) or [])
+    for uuid in found:
+        remove(cs, uuid)
+    return found
+
+
 def of_cluster(cs: ConfigStoreClient, cluster: str) -> dict[str, Deployment]:
     """The cluster's deployments by uuid (as Edge Sync finds them: by ``cluster``)."""
     found: dict[str, Deployment] = {}

@@ -4,22 +4,24 @@
 as it happens, so a restart resumes where it stopped; nothing is left behind.
 
 1. :func:`mark_deleting` — phase ``Deleting`` (kept, with its start time, when resumed).
-2. :func:`teardown_commit` — the repo keeps only its README, the Flux self-link and Edge Sync,
+2. :func:`remove_deployments` — the cluster's Edge deployments (a person's and the fleet
+   deployments' members), so Edge Sync uninstalls their HelmReleases while it still runs.
+3. :func:`teardown_commit` — the repo keeps only its README, the Flux self-link and Edge Sync,
    so Flux on the edge prunes everything else the repo deployed (Sealed Secrets, the
    cluster's charts, sealed secrets, ``by-hand/``) while Edge Sync stays to report it.
-3. :func:`await_edge` — wait until the edge reports it applied that commit (``appliedCommit``
+4. :func:`await_edge` — wait until the edge reports it applied that commit (``appliedCommit``
    in its Edge cluster status), or ``--teardown-timeout`` passes, or the cluster API asked for
    a forced delete, or the edge never reported at all. The wait is a requeue, not a held
    worker.
-4. :func:`revoke_accounts` — the edge principals (recorded ones by uuid, then any a crash left
+5. :func:`revoke_accounts` — the edge principals (recorded ones by uuid, then any a crash left
    behind under the cluster's name), so Flux and Edge Sync lose their access only now.
-5. :func:`remove_entries` — Git config, repo group membership, Sparkplug address, the edge's
+6. :func:`remove_entries` — Git config, repo group membership, Sparkplug address, the edge's
    status and the cluster API's request entry.
-6. :func:`release_name` — the name claim, so the name can be used again.
-7. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed).
-8. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working (and its
+7. :func:`release_name` — the name claim, so the name can be used again.
+8. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed).
+9. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working (and its
    pinned sealing key is forgotten).
-9. :func:`remove_cluster` — last: the Edge cluster object, and the setup status with it.
+10. :func:`remove_cluster` — last: the Edge cluster object, and the setup status with it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError, Conflict, Forbidden
 
 from ..gitrepo import ChangeSet
+from ..model import edge_deployments
 from ..model.apps_and_roles import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP, Role
 from ..model.setup_status import SetupStatus
 from . import accounts as principals
@@ -66,6 +69,13 @@ def decommission(cluster: str, env: Env) -> None:
 def mark_deleting(job: Job, env: Env) -> None:
     """Say so in the status first."""
     record(job, env, job.status.deleting())
+
+
+def remove_deployments(job: Job, env: Env) -> None:
+    """The cluster's Edge deployments: Edge Sync on the edge uninstalls them."""
+    removed = edge_deployments.remove_all_of_cluster(env.cs, job.cluster)
+    if removed:
+        log.info("cluster %s: removed its %d Edge deployment(s)", job.cluster, len(removed))
 
 
 def teardown_commit(job: Job, env: Env) -> None:
@@ -164,8 +174,8 @@ def remove_cluster(job: Job, env: Env) -> None:
 
 
 TEARDOWN: tuple[Callable[[Job, Env], None], ...] = (
-    mark_deleting, teardown_commit, await_edge, revoke_accounts, remove_entries, release_name,
-    archive_repo, forget_tokens, remove_cluster)
+    mark_deleting, remove_deployments, teardown_commit, await_edge, revoke_accounts,
+    remove_entries, release_name, archive_repo, forget_tokens, remove_cluster)
 """Decommissioning, in order."""
 
 

@@ -107,6 +107,13 @@ class FakeConfigDB:
         self._call("list_app_objects", app)
         return sorted(obj for a, obj in self.entries if a == app)
 
+    def search(self, app: str, query: dict[str, Any]) -> list[str]:
+        """Objects whose ``app`` entry has every top-level ``query`` field's value."""
+        self._call("search", app)
+        return sorted(obj for (a, obj), entry in self.entries.items() if a == app
+                      and isinstance(entry, dict)
+                      and all(entry.get(k) == v for k, v in query.items()))
+
     def _store(self, app: str, obj: str, value: Any) -> str:
         self.entries[(app, obj)] = value
         etag = self.etags[(app, obj)] = f"etag-{next(self._ids)}"

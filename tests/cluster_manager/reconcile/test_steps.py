@@ -267,6 +267,19 @@ def test_mark_deleting(env: Env, cs: FakeConfigDB) -> None:
     assert j.status.phase == "Deleting"
 
 
+def test_remove_deployments_removes_every_deployment_of_the_cluster(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    mine = [cs.create_object(uuids.Class.EdgeDeployment) for _ in range(2)]
+    other = cs.create_object(uuids.Class.EdgeDeployment)
+    cs.put_config(uuids.App.EdgeDeployment, mine[0], {"name": "a", "cluster": C1, "chart": C1})
+    cs.put_config(uuids.App.EdgeDeployment, mine[1], {"name": "b", "cluster": C1})  # malformed
+    cs.put_config(uuids.App.EdgeDeployment, other, {"name": "a", "cluster": "elsewhere"})
+    teardown.remove_deployments(j, env)
+    assert cs.list_app_objects(uuids.App.EdgeDeployment) == [other]
+    assert not set(mine) & cs.objects and other in cs.objects
+
+
 def test_revoke_accounts_removes_recorded_principals_and_their_records(
         env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
