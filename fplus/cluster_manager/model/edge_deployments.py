@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
@@ -117,13 +117,21 @@ def write(cs: ConfigStoreClient, deployment: Deployment, *, if_match: str | None
     cs.set_name(deployment.uuid, deployment.name)
 
 
-def remove(cs: ConfigStoreClient, uuid: str) -> None:
+class Removing(Protocol):
+    """What removing deployments needs of a Config Store client."""
+
+    def search(self, app: str, query: Mapping[str, Any]) -> Any: ...
+    def delete_config(self, app: str, obj: str) -> None: ...
+    def delete_object(self, obj: str) -> None: ...
+
+
+def remove(cs: Removing, uuid: str) -> None:
     """Delete a deployment's entry and object (Edge Sync then uninstalls it)."""
     cs.delete_config(DEPLOYMENT_APP, uuid)
     cs.delete_object(uuid)
 
 
-def remove_all_of_cluster(cs: ConfigStoreClient, cluster: str) -> list[str]:
+def remove_all_of_cluster(cs: Removing, cluster: str) -> list[str]:
     """Remove every deployment whose entry names ``cluster`` (well-formed or not); their
     uuids."""
     found = list(cs.search(DEPLOYMENT_APP, {"cluster": cluster}) or [])

@@ -7,6 +7,7 @@ HTTP client.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 
@@ -27,6 +28,9 @@ class ConfigDB(Protocol):
 
     def delete_config(self, app: str, obj: str) -> None:
         """Delete an entry (absent is fine)."""
+
+    def search(self, app: str, query: Mapping[str, Any]) -> Any:
+        """Objects whose ``app`` entry holds every value of ``query`` (by path)."""
 
     def list_app_objects(self, app: str) -> list[str]:
         """Objects with an entry of ``app``."""
