@@ -52,6 +52,13 @@ def test_the_entry_is_acs_shaped_and_floating_has_no_hostname() -> None:
     assert Deployment.parse("d", entry) == pinned
 
 
+def test_a_legacy_one_chart_list_reads_as_its_chart() -> None:
+    legacy = Deployment.parse("d", {"name": "m", "cluster": CLUSTER, "charts": [CHART]})
+    assert legacy is not None and legacy.chart == CHART
+    assert Deployment.parse("d", {"name": "m", "cluster": CLUSTER,
+                                  "charts": [CHART, CHART]}) is None
+
+
 def test_entries_acs_could_not_deploy_parse_to_none() -> None:
     assert Deployment.parse("d", {"name": "m", "cluster": CLUSTER}) is None
     assert Deployment.parse("d", "m") is None

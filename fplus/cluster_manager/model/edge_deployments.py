@@ -82,7 +82,12 @@ class Deployment:
 
     @classmethod
     def parse(cls, uuid: str, entry: Any) -> Deployment | None:
-        """The deployment an entry holds; None when it is not one ACS could deploy."""
+        """The deployment an entry holds (ACS's legacy one-element ``charts`` list read as its
+        ``chart``); None when it is not one ACS could deploy as one chart."""
+        if isinstance(entry, dict) and "chart" not in entry:
+            charts = entry.get("charts")
+            if isinstance(charts, list) and len(charts) == 1:
+                entry = {**entry, "chart": charts[0]}
         if not isinstance(entry, dict) or not all(
                 isinstance(entry.get(k), str) for k in ("name", "cluster", "chart")):
             return None
