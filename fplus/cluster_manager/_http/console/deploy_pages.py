@@ -1,0 +1,100 @@
+"""The console's deployment actions on a cluster's page (deploy a chart, move a deployment to
+another host, delete it) and its fleet deployment pages. Each action calls
+:class:`~fplus.cluster_manager.services.deployments.DeploymentService` after the same
+permission check as ``/v1/cluster/<c>/deployment``; a refusal re-renders the cluster's page
+with the service's message next to the field it names, and nothing is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import g, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from fplus.config_store import uuids
+
+from ...model import edge_deployments as model
+from ...services.deployments import DeploymentService
+from ...services.errors import ApiError
+from ..context import require, services
+from ..fleet_routes import fleet_service, require_fleet_read
+from .deployment_view import parse_values
+from .pages import bp, cluster_page
+from .session import signed_in
+
+FORM_FIELDS = ("name", "chart", "hostname", "values")
+
+
+def _fields(message: str) -> dict[str, str]:
+    """A service refusal (``field: why; field: why``) as errors by form field (``""``: the
+    form as a whole)."""
+    errors: dict[str, str] = {}
+    for part in message.split("; "):
+        field, _, why = part.partition(": ")
+        key = field if why and field in FORM_FIELDS else ""
+        errors[key] = f"{errors[key]}; {part}" if key in errors else part
+    return errors
+
+
+def _service() -> DeploymentService:
+    return DeploymentService(services().cs)
+
+
+@bp.post("/cluster/<cluster:cluster>/deployment")
+@signed_in
+def deploy(cluster: str) -> Response | tuple[str, int]:
+    require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    form = request.form
+    body: dict[str, Any] = {"name": form.get("name", "").strip(),
+                            "chart": form.get("chart", "").strip()}
+    if form.get("hostname"):
+        body["hostname"] = form["hostname"]
+    values, refused = parse_values(form.get("values", ""))
+    if values is not None:
+        body["values"] = values
+    errors = {**model.request_errors(body), **({"values": refused} if refused else {})}
+    if not errors:
+        try:
+            _service().create(cluster, body)
+        except ApiError as exc:
+            errors = _fields(exc.message)
+        else:
+            return redirect(url_for("console.cluster", cluster=cluster, done="deployed"), 303)
+    return cluster_page(cluster, deploy_errors=errors, deploy_form=form), 422
+
+
+@bp.post("/cluster/<cluster:cluster>/deployment/<deployment:deployment>/move")
+@signed_in
+def move(cluster: str, deployment: str) -> Response | tuple[str, int]:
+    require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    host = request.form.get("hostname") or None
+    try:
+        _service().patch(cluster, deployment, {"hostname": host})
+    except ApiError as exc:
+        return cluster_page(cluster, row_error={deployment: exc.message}), exc.status
+    return redirect(url_for("console.cluster", cluster=cluster, done="moved"), 303)
+
+
+@bp.post("/cluster/<cluster:cluster>/deployment/<deployment:deployment>/delete")
+@signed_in
+def undeploy(cluster: str, deployment: str) -> Response | tuple[str, int]:
+    require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    try:
+        _service().delete(cluster, deployment)
+    except ApiError as exc:
+        return cluster_page(cluster, row_error={deployment: exc.message}), exc.status
+    return redirect(url_for("console.cluster", cluster=cluster, done="undeployed"), 303)
+
+
+@bp.get("/fleet")
+@signed_in
+def fleets() -> str:
+    require_fleet_read(g.console.caller)
+    return render_template("fleets.html", fleets=fleet_service().list())
+
+
+@bp.get("/fleet/<fleet:fleet>")
+@signed_in
+def fleet(fleet: str) -> str:
+    require_fleet_read(g.console.caller)
+    return render_template("fleet.html", fleet=fleet_service().get(fleet)[0])
