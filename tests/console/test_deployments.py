@@ -16,7 +16,7 @@ from selenium.webdriver.support.ui import Select
 
 from fplus.cluster_manager.model.fleet_deployments import member_uuid
 from fplus.config_store import uuids
-from harness.servers import Api
+from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.api.conftest import report_edge
 from tests.cluster_manager.api.test_deployments import HOSTS, deployments_of, make_chart
@@ -54,7 +54,7 @@ def _csrf(page: str) -> str:
 def test_deploy_move_and_delete_in_the_browser(stack: Stack, chart: str, cluster: str,
                                                browser: Any, tmp_path: Path) -> None:
     page = Page(browser, stack.manager.url, tmp_path / "screenshots")
-    page.sign_in("admin", stack.admin.auth[1])
+    page.sign_in("admin", ADMIN_PASSWORD)
     page.open(f"/ui/cluster/{cluster}")
     assert "No deployments." in page.find("#cluster-deployments").text
     offered = [o.get_attribute("value") for o in page.all("#deploy-chart option")]
@@ -97,7 +97,7 @@ def test_the_fleet_pages_show_the_roll_up(stack: Stack, chart: str, browser: Any
                                           tmp_path: Path) -> None:
     one, two = (create_cluster(stack.admin, f"ui-fleet-{uuid.uuid4().hex[:8]}")
                 for _ in range(2))
-    root = Api(stack.manager.url, stack.admin.auth)
+    root = Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
     name = f"fleet-{uuid.uuid4().hex[:8]}"
     r = root.post("/v1/fleet-deployment", json={"name": name, "chart": chart,
                                                 "clusters": [one, two]})
@@ -114,7 +114,7 @@ def test_the_fleet_pages_show_the_roll_up(stack: Stack, chart: str, browser: Any
         {"uuid": member_uuid(fleet, two), "name": name, "error": "values do not fit"}]})
 
     page = Page(browser, stack.manager.url, tmp_path / "screenshots")
-    page.sign_in("admin", stack.admin.auth[1])
+    page.sign_in("admin", ADMIN_PASSWORD)
     page.click("#nav-fleets")
     page.find("#fleets")
     [row] = [r for r in _rows(page, "#fleets") if r.startswith(name + " ")]
@@ -190,7 +190,7 @@ def test_refused_deploys_name_the_field_and_write_nothing(stack: Stack, chart: s
 
 def test_fleet_owned_deployments_cannot_be_moved_or_deleted(stack: Stack, chart: str,
                                                             cluster: str) -> None:
-    root = Api(stack.manager.url, stack.admin.auth)
+    root = Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
     r = root.post("/v1/fleet-deployment", json={"name": "fleet-made", "chart": chart,
                                                 "clusters": [cluster]})
     assert r.status_code == 201, r.text
