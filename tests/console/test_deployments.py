@@ -222,3 +222,48 @@ def test_a_read_only_user_gets_no_deploy_forms(stack: Stack, chart: str, cluster
     assert r.status_code == 403 and deployments_of(stack, cluster) == []
     r = session.get(f"{stack.manager.url}/ui/fleet")
     assert r.status_code == 403 and "Fleet deployment app" in r.text
+
+
+def _fleet_names(stack: Stack) -> list[str]:
+    r = Api(stack.manager.url, ("admin", ADMIN_PASSWORD)).get("/v1/fleet-deployment")
+    assert r.status_code == 200, r.text
+    return [f["name"] for f in r.json()["fleetDeployments"]]
+
+
+def test_create_a_fleet_deployment_and_its_refusals(stack: Stack, chart: str) -> None:
+    session, _ = console_session(stack)
+    base = f"{stack.manager.url}/ui/fleet"
+    page = session.get(base).text
+    offered = re.findall(r'<option value="([0-9a-f-]{36})"', page)
+    assert chart in offered and SYSTEM_CHART not in offered
+    name = f"ui-fleet-{uuid.uuid4().hex[:8]}"
+    form = {"csrf": _csrf(page), "name": name, "chart": chart}
+    refusals = [
+        ({"selector": "env in"}, "fleet-selector-error", "selector: "),
+        ({"selector": ""}, "fleet-selector-error", "needs a selector, clusters, or both"),
+        ({"selector": "env=prod", "chart": str(uuid.uuid4())}, "fleet-chart-error",
+         "is not a Helm chart template"),
+        ({"selector": "env=prod", "values": "- 1"}, "fleet-values-error",
+         "values must be a JSON object"),
+        ({"selector": "env=prod", "name": ""}, "fleet-name-error", "name must be printable"),
+    ]
+    for extra, field, message in refusals:
+        r = session.post(base, data={**form, **extra}, allow_redirects=False)
+        assert r.status_code == 422, (extra, r.status_code)
+        found = re.search(f'id="{field}">([^<]*)<', r.text)
+        assert found and message in found.group(1), (extra, found and found.group(1))
+        assert name not in _fleet_names(stack), extra
+
+    r = session.post(base, data={**form, "selector": "ui-site=nowhere,env in (a,b)",
+                                 "values": "replicas: 3"}, allow_redirects=False)
+    assert r.status_code == 303, r.text
+    fleet = r.headers["Location"].rsplit("/", 1)[-1]
+    spec = Api(stack.manager.url, ("admin", ADMIN_PASSWORD)).get(
+        f"/v1/fleet-deployment/{fleet}").json()["spec"]
+    assert {k: spec[k] for k in ("name", "chart", "selector", "values")} == {
+        "name": name, "chart": chart, "values": {"replicas": 3},
+        "selector": {"matchLabels": {"ui-site": "nowhere"}, "matchExpressions": [
+            {"key": "env", "operator": "In", "values": ["a", "b"]}]}}
+    detail = session.get(f"{base}/{fleet}").text
+    assert "0 total, 0 ready" in detail and "<code>ui-site=nowhere</code>" in detail
+    assert "<code>env In (a, b)</code>" in detail and "It targets no cluster." in detail

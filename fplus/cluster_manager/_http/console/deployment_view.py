@@ -30,9 +30,10 @@ def parse_values(text: str) -> tuple[Any, str | None]:
         return None, f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
 
 
-def deployable_charts() -> list[dict[str, Any]]:
+def deployable_charts(templates: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The Helm chart templates a person may deploy (system charts left out), by name."""
-    return [c for c in ChartService(services().cs).templates() if not c["system"]]
+    found = ChartService(services().cs).templates() if templates is None else templates
+    return [c for c in found if not c["system"]]
 
 
 def cluster_deployments(cluster: str) -> dict[str, Any]:
@@ -40,7 +41,8 @@ def cluster_deployments(cluster: str) -> dict[str, Any]:
     name, host, state and message, and fleet deployment if a fleet owns it."""
     cs = services().cs
     edge = read_edge_status(cs, cluster)
-    names = {c["uuid"]: c["name"] for c in ChartService(cs).templates()}
+    charts = ChartService(cs).templates()
+    names = {c["uuid"]: c["name"] for c in charts}
     rows = []
     for d in DeploymentService(cs).of_cluster(cluster):
         state = deployment_state(d["uuid"], edge)
@@ -48,5 +50,6 @@ def cluster_deployments(cluster: str) -> dict[str, Any]:
                      "state": state.state, "message": state.message or ""})
     config = cs.get_config(CONFIG_APP, cluster)
     labels = config.get("labels") if isinstance(config, dict) else None
-    return {"rows": rows, "charts": deployable_charts(), "hosts": reported_hosts(cs, cluster),
+    return {"rows": rows, "charts": deployable_charts(charts),
+            "hosts": reported_hosts(cs, cluster),
             "labels": labels if isinstance(labels, dict) else {}}
