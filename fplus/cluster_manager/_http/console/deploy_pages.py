@@ -1,8 +1,9 @@
 """The console's deployment actions on a cluster's page (deploy a chart, move a deployment to
-another host, delete it) and its fleet deployment pages. Each action calls
-:class:`~fplus.cluster_manager.services.deployments.DeploymentService` after the same
-permission check as ``/v1/cluster/<c>/deployment``; a refusal re-renders the cluster's page
-with the service's message next to the field it names, and nothing is written."""
+another host, delete it) and its fleet deployment pages (list, one with its clusters, create).
+Each action calls the service the JSON route calls
+(:class:`~fplus.cluster_manager.services.deployments.DeploymentService`, the fleet service)
+after the same permission check; a refusal re-renders the page with the service's message
+next to the field it names, and nothing is written."""
 
 from __future__ import annotations
 
