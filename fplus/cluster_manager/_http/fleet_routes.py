@@ -28,25 +28,30 @@ SHAPE = ("the body must be a JSON object {name, chart, values?, selector?: {matc
          "matchExpressions?}, clusters?: [uuid], overrides?: {<cluster uuid>: values}}")
 
 
-def _service() -> FleetService:
-    fleet = services().fleet
-    if fleet is None:
-        raise BadRequest("fleet deployments are not served here")
-    return fleet
-
-
 def _change() -> Caller:
     return require(uuids.EdgePerm.Clusters, uuids.NULL)
 
 
-def _read() -> Caller:
-    who = caller()
+def require_fleet_read(who: Caller) -> Caller:
+    """``who`` if it may read fleet deployments (the console checks the same); else 403."""
     access = services().access
     if not (access.allowed(who, uuids.EdgePerm.Clusters, uuids.NULL)
             or access.allowed(who, uuids.ConfigDBPerm.ReadApp, FLEET_APP)):
         raise Forbidden("you may neither manage every cluster nor read the Fleet deployment "
                         "app")
     return who
+
+
+def fleet_service() -> FleetService:
+    """The fleet deployment service; 400 where fleet deployments are not served."""
+    fleet = services().fleet
+    if fleet is None:
+        raise BadRequest("fleet deployments are not served here")
+    return fleet
+
+
+def _read() -> Caller:
+    return require_fleet_read(caller())
 
 
 def _body(media: tuple[str, ...] = ("application/json",)) -> Any:
@@ -70,7 +75,7 @@ def _with_etag(view: dict[str, Any], etag: str | None, status: int = 200) -> tup
 def create_fleet() -> tuple[Response, int]:
     _change()
     only_query()
-    created = _service().create(_body(), str(uuidlib.uuid4()))
+    created = fleet_service().create(_body(), str(uuidlib.uuid4()))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("fleet.get_fleet", fleet=created["uuid"])
     return resp, 201
@@ -80,14 +85,14 @@ def create_fleet() -> tuple[Response, int]:
 def list_fleets() -> Response:
     _read()
     only_query()
-    return jsonify({"fleetDeployments": _service().list()})
+    return jsonify({"fleetDeployments": fleet_service().list()})
 
 
 @bp.get("/v1/fleet-deployment/<fleet:fleet>")
 def get_fleet(fleet: str) -> tuple[Response, int]:
     _read()
     only_query()
-    return _with_etag(*_service().get(fleet))
+    return _with_etag(*fleet_service().get(fleet))
 
 
 @bp.patch("/v1/fleet-deployment/<fleet:fleet>")
@@ -96,7 +101,8 @@ def patch_fleet(fleet: str) -> tuple[Response, int]:
     only_query()
     patch = _body(("application/merge-patch+json", "application/json"))
     if_match = request.headers.get("If-Match")
-    updated = _service().patch(fleet, patch, if_match.strip().strip('"') if if_match else None)
+    updated = fleet_service().patch(fleet, patch,
+                                    if_match.strip().strip('"') if if_match else None)
     return jsonify(updated), 200
 
 
@@ -104,5 +110,5 @@ def patch_fleet(fleet: str) -> tuple[Response, int]:
 def delete_fleet(fleet: str) -> tuple[Response, int]:
     _change()
     only_query()
-    _service().delete(fleet)
+    fleet_service().delete(fleet)
     return jsonify({"uuid": fleet, "deleted": True}), 202

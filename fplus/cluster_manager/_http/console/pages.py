@@ -8,12 +8,10 @@ import json
 import uuid as uuidlib
 from typing import Any
 
-import yaml
 from flask import Blueprint, abort, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response  # what redirect() answers; flask's is a subclass
 
 from fplus.config_store import uuids
-from fplus.templating import untrusted_yaml
 
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
@@ -21,6 +19,7 @@ from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
+from .deployment_view import cluster_deployments, parse_values
 from .session import (
     clear_cookie,
     log_in,
@@ -37,7 +36,9 @@ DONE = {"created": "Cluster requested: it shows Ready once commissioned.",
         "deleted": "Deletion requested: the cluster goes once its edge applied the teardown.",
         "redeploy": "Redeploy requested.", "sealed": "Secret sealed and committed.",
         "approved": "Sealing key approved: secrets are sealed and re-sealed to it now.",
-        "removed": "Secret key removed."}
+        "removed": "Secret key removed.", "deployed": "Deployment written: the edge installs "
+        "it at its next sync.", "moved": "Deployment moved.",
+        "undeployed": "Deployment deleted: the edge uninstalls it at its next sync."}
 SCOPES = ("strict", "namespace-wide", "cluster-wide")
 HOST_FIELDS = ("hostname", "ready", "control_plane", "arch", "k8s_version", "os_version")
 
@@ -134,13 +135,11 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
         config["bare"] = True
     if form.get("no_sealed_secrets"):
         config["sealedSecrets"] = False
-    if form.get("values", "").strip():
-        try:
-            config["values"] = untrusted_yaml.load(form["values"])
-        except untrusted_yaml.YAMLRefused as exc:
-            errors["values"] = f"values refused: {exc}"
-        except yaml.YAMLError as exc:
-            errors["values"] = f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
+    values, refused = parse_values(form.get("values", ""))
+    if refused:
+        errors["values"] = refused
+    elif values is not None:
+        config["values"] = values
     return config, {**config_errors(config), **errors}
 
 
@@ -187,7 +186,8 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
-def _cluster_page(cluster: str, **extra: Any) -> str:
+def cluster_page(cluster: str, **extra: Any) -> str:
+    """The cluster's page; ``extra``: a form's refusal and what was typed, or a result."""
     status = status_view(cluster)
     can_manage = _may(uuids.EdgePerm.Clusters, cluster)
     can_seal = _may(uuids.EdgePerm.Secrets, cluster)
@@ -197,14 +197,14 @@ def _cluster_page(cluster: str, **extra: Any) -> str:
                            can_manage=can_manage, can_seal=can_seal, secrets=secrets,
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,
-                           **extra)
+                           deploys=cluster_deployments(cluster), **extra)
 
 
 @bp.get("/cluster/<cluster:cluster>")
 @signed_in
 def cluster(cluster: str) -> str:
     require_view(cluster, g.console.authorization)
-    return _cluster_page(cluster)
+    return cluster_page(cluster)
 
 
 @bp.get("/cluster/<cluster:cluster>/badge")
@@ -220,7 +220,7 @@ def bootstrap(cluster: str) -> str:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
     url = issue_bootstrap_url(cluster)
     quoted = url.replace("'", "'\\''")
-    return _cluster_page(cluster, command=f"curl -fsS '{quoted}' | sh",
+    return cluster_page(cluster, command=f"curl -fsS '{quoted}' | sh",
                          plain_http=url.lower().startswith("http://"))
 
 
@@ -231,7 +231,7 @@ def approve_key(cluster: str) -> Response | tuple[str, int]:
     try:
         approve_sealing_key(cluster, request.form.get("fingerprint", ""), who.uuid)
     except Conflict as exc:
-        return _cluster_page(cluster, key_error=exc.message), 409
+        return cluster_page(cluster, key_error=exc.message), 409
     return redirect(url_for("console.cluster", cluster=cluster, done="approved"), 303)
 
 
@@ -249,7 +249,7 @@ def delete(cluster: str) -> Response | tuple[str, int]:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
     name = (status_view(cluster).get("spec") or {}).get("name") or cluster
     if request.form.get("confirm", "").strip() != name:
-        return _cluster_page(cluster, delete_error=f"Type {name} to confirm."), 422
+        return cluster_page(cluster, delete_error=f"Type {name} to confirm."), 422
     services().clusters.delete(cluster, force=bool(request.form.get("force")))
     return redirect(url_for("console.clusters", done="deleted"), 303)
 
@@ -268,7 +268,7 @@ def seal(cluster: str) -> Response | tuple[str, int]:
                                 scope=scope)
     except (ApiError, ValueError) as exc:
         message = exc.message if isinstance(exc, ApiError) else str(exc)
-        return _cluster_page(cluster, seal_error=message, seal_form=form), 422
+        return cluster_page(cluster, seal_error=message, seal_form=form), 422
     return redirect(url_for("console.cluster", cluster=cluster, done="sealed"), 303)
 
 

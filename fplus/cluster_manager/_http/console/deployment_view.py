@@ -1,0 +1,55 @@
+"""What the console shows of Edge deployments: a cluster's deployments with their state from
+the edge's report, the charts and hosts a deploy form offers, the cluster's labels, and the
+``values`` box of a form read as YAML or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from fplus.templating import untrusted_yaml
+
+from ...model.apps_and_roles import CONFIG_APP
+from ...services.charts import ChartService
+from ...services.deployment_state import deployment_state
+from ...services.deployments import DeploymentService, reported_hosts
+from ...services.edge_status import read_edge_status
+from ..context import services
+
+
+def parse_values(text: str) -> tuple[Any, str | None]:
+    """The form's ``values`` (None when empty) and why they were refused, if they were."""
+    if not text.strip():
+        return None, None
+    try:
+        return untrusted_yaml.load(text), None
+    except untrusted_yaml.YAMLRefused as exc:
+        return None, f"values refused: {exc}"
+    except yaml.YAMLError as exc:
+        return None, f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
+
+
+def deployable_charts(templates: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The Helm chart templates a person may deploy (system charts left out), by name."""
+    found = ChartService(services().cs).templates() if templates is None else templates
+    return [c for c in found if not c["system"]]
+
+
+def cluster_deployments(cluster: str) -> dict[str, Any]:
+    """``{rows, charts, hosts, labels}`` for the cluster page: each deployment with its chart's
+    name, host, state and message, and fleet deployment if a fleet owns it."""
+    cs = services().cs
+    edge = read_edge_status(cs, cluster)
+    charts = ChartService(cs).templates()
+    names = {c["uuid"]: c["name"] for c in charts}
+    rows = []
+    for d in DeploymentService(cs).of_cluster(cluster):
+        state = deployment_state(d["uuid"], edge)
+        rows.append({**d, "chartName": names.get(d["chart"]) or d["chart"],
+                     "state": state.state, "message": state.message or ""})
+    config = cs.get_config(CONFIG_APP, cluster)
+    labels = config.get("labels") if isinstance(config, dict) else None
+    return {"rows": rows, "charts": deployable_charts(charts),
+            "hosts": reported_hosts(cs, cluster),
+            "labels": labels if isinstance(labels, dict) else {}}
