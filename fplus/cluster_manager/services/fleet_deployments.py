@@ -7,7 +7,7 @@ written: a malformed body, a chart that is not a Helm chart template, a listed c
 is not configured, and a name another deployment already holds on a cluster it targets
 (found by running the expansion with the new entry, as the newest). A read runs the same
 expansion to say which clusters it targets and where it meets a conflict, and rolls up each
-deployment's state (:mod:`.deployment_state`).
+deployment's state (:mod:`..model.deployment_state`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
 
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
+from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from ..model.edge_deployments import DEPLOYMENT_APP
 from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, request_errors
 from ..model.fleet_expansion import Plan, expand
-from .deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from .errors import NotFound, PreconditionFailed, Unprocessable
 
 log = logging.getLogger(__name__)

@@ -72,6 +72,8 @@ def test_writes_once_every_input_is_known_and_not_before() -> None:
     try:
         deliver(notify, "fleets", {F: {"name": "h", "chart": CHART, "clusters": [A]}})
         deliver(notify, "configs", {A: {"name": "a"}})
+        deliver(notify, "rollouts", {})
+        deliver(notify, "edges", {})
         assert not store.written.wait(0.3)  # the deployments are not known yet
         notify.subs[INPUTS["deployments"]].refused = True
         deliver(notify, "deployments", {})
