@@ -22,8 +22,8 @@ creation. The rules:
   with ``rollout`` writes its current revision only to the clusters :func:`.rollout.advance`
   says get it; its other deployments stay as they are, and the rollout's next status is in
   the plan. A step's cluster counts as ready only once its deployment holds the new
-  revision and its edge reports it ready. Without them (the API's reads), every target gets
-  the current revision.
+  revision and its edge reports it ready (since when: :mod:`.rollout`). Without them (the
+  API's reads), every target gets the current revision.
 """
 
 from __future__ import annotations
@@ -140,19 +140,22 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Mapping[str, 
            edges: Mapping[str, Any], now: datetime) -> frozenset[str]:
     """Which of ``clusters`` get ``fleet``'s current revision (its rollout's next status and
     wake-up time go into the plan)."""
-    states: dict[str, tuple[str, str | None]] = {}
+    states: dict[str, rollout.State] = {}
+    current = set()
     for cluster in clusters:
         member = member_uuid(fleet.uuid, cluster)
         held = existing.get(member)
         if held is None or not _same(held, _desired(fleet, cluster, member, held)):
-            states[cluster] = (PROGRESSING, "the new revision is not written yet")
+            states[cluster] = (PROGRESSING, "the new revision is not written yet", None)
         else:
+            current.add(cluster)
             found = deployment_state(member, edges.get(cluster))
-            states[cluster] = (found.state, found.message)
+            states[cluster] = (found.state, found.message, found.since)
     labels = {c: (configs[c].get("labels") or {}) for c in clusters}
     previous = rollouts.get(fleet.uuid)
     decision = rollout.advance(fleet.uuid, fleet.rollout or {}, fleet.revision, clusters,
-                               labels, previous, states, fleet.request, now)
+                               labels, previous, states, fleet.request, now,
+                               frozenset(current))
     if decision.status != previous:
         plan.rollouts[fleet.uuid] = decision.status
     if decision.wake_in is not None:

@@ -1,23 +1,25 @@
 """Paced rollouts of fleet deployments (pure): which clusters get a fleet deployment's new
 revision, and the rollout's next status.
 
-A fleet deployment with ``rollout: {maxUnavailable?, steps?: [{clusters, pause?}]}`` does not
-change every cluster at once. Its *revision* (:func:`revision`: a digest of ``name``,
-``chart``, ``values`` and ``overrides``) changing starts a rollout; the targeted clusters are
-cut into steps when it starts (:func:`plan_steps`): ``clusters: N`` takes the next N,
+A fleet deployment with ``rollout: {maxUnavailable?, steps?: [{clusters, pause?}]}`` does
+not change every cluster at once. Its *revision* (:func:`revision`: a digest of ``name``,
+``chart``, ``values`` and ``overrides``) changing starts a rollout; the targeted clusters
+are cut into steps when it starts (:func:`plan_steps`): ``clusters: N`` takes the next N,
 ``"P%"`` the next P% of all targeted clusters (rounded down, at least 1), a selector the
 remaining ones whose labels it matches; the clusters no step took form a last step. Only the
 clusters of the steps begun get the new revision; the others keep the deployment they have
 (or get none yet). A step is done when every one of its clusters reports the deployment
-ready; then its ``pause`` passes (seconds, or ``"manual"``: until a resume) and the next
-step begins. A cluster of the current step reporting a failure halts the rollout with the
-failing clusters named. ``maxUnavailable`` (N or ``"P%"`` of the step, rounded down, at
-least 1; default: the whole step) caps how many clusters of the step have the new revision
-and are not ready yet: the step's clusters get it in that many at a time. A cluster that
-starts being targeted during a rollout is in no step: it gets the new revision when the
-rollout completes. Requests (pause, resume, abort) come from the API through the fleet
-deployment entry's ``rolloutRequest`` and are taken once each. Abort and halt leave every
-cluster as it is.
+ready (a cluster whose deployment the step changed: ready since the step began, by its
+HelmRelease's Ready time, so a report of the previous revision does not count; this assumes
+the edges' clocks roughly right); then its ``pause`` passes (seconds, or ``"manual"``: until
+a resume) and the next step begins. A cluster of the current step reporting a failure halts
+the rollout with the failing clusters named. ``maxUnavailable`` (N or ``"P%"`` of the step,
+rounded down, at least 1; default: the whole step) caps how many clusters of the step have
+the new revision and are not ready yet: the step's clusters get it in that many at a time. A
+cluster that starts being targeted during a rollout is in no step: it gets the new revision
+when the rollout completes. Requests (pause, resume, abort) come from the API through the
+fleet deployment entry's ``rolloutRequest`` and are taken once each. Abort and halt leave
+every cluster as it is.
 
 :func:`advance` is the whole rule: the leader calls it on every pass (through
 :func:`~.fleet_expansion.expand`) and writes the status it answers when it changed.
@@ -51,6 +53,8 @@ MAX_STEPS = 100
 MAX_PAUSE = 7 * 24 * 3600
 REVISION_KEYS = ("name", "chart", "values", "overrides")
 PERCENT = re.compile(r"(100|[1-9][0-9]?)%")
+State = tuple[str, str | None, str | None]
+"""A cluster's deployment: its state, why, and since when it is ready (the edge's word)."""
 
 
 def revision(entry: Mapping[str, Any]) -> str:
@@ -150,7 +154,7 @@ def begin(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str],
           labels: Mapping[str, Mapping[str, str]], now: datetime) -> dict[str, Any]:
     """The status of a rollout of revision ``rev`` starting now."""
     steps = [{"clusters": c, "state": PENDING} for c in plan_steps(spec, targets, labels)]
-    steps[0]["state"] = PROGRESSING
+    steps[0] |= {"state": PROGRESSING, "begunAt": _stamp(now)}
     return {"rolloutId": str(uuidlib.uuid5(uuidlib.NAMESPACE_URL,
                                            f"{fleet}/{rev}/{_stamp(now)}")),
             "revision": rev, "state": PROGRESSING, "step": 0, "steps": steps, "failed": [],
@@ -159,19 +163,20 @@ def begin(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str],
 
 def advance(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str],
             labels: Mapping[str, Mapping[str, str]], previous: Mapping[str, Any] | None,
-            states: Mapping[str, tuple[str, str | None]], request: Mapping[str, Any] | None,
-            now: datetime) -> Decision:
+            states: Mapping[str, State], request: Mapping[str, Any] | None, now: datetime,
+            current: frozenset[str] = frozenset()) -> Decision:
     """One look at a rollout: ``spec`` the fleet deployment's ``rollout``, ``rev`` its
     revision, ``targets`` the clusters it targets (their ``labels``), ``previous`` the
-    stored status, ``states`` each cluster's ``(state, message)`` of its deployment,
-    ``request`` the entry's ``rolloutRequest``."""
+    stored status, ``states`` each cluster's ``(state, message, since)`` of its deployment,
+    ``request`` the entry's ``rolloutRequest``, ``current`` the clusters whose deployment
+    already holds the revision."""
     if (not isinstance(previous, Mapping) or previous.get("revision") != rev
             or not isinstance(previous.get("steps"), list) or not previous["steps"]):
         status = begin(fleet, spec, rev, targets, labels, now)
     else:
         status = copy.deepcopy(dict(previous))
-    _take_request(status, request)
-    wake = _progress(status, spec, set(targets), states, now) \
+    _take_request(status, request, now)
+    wake = _progress(status, spec, set(targets), states, now, current) \
         if status["state"] == PROGRESSING else None
     if previous is None or {k: v for k, v in status.items() if k != "updatedAt"} != {
             k: v for k, v in previous.items() if k != "updatedAt"}:
@@ -179,7 +184,8 @@ def advance(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str
     return Decision(status, frozenset(_new(status, targets)), wake)
 
 
-def _take_request(status: dict[str, Any], request: Mapping[str, Any] | None) -> None:
+def _take_request(status: dict[str, Any], request: Mapping[str, Any] | None,
+                  now: datetime) -> None:
     if not isinstance(request, Mapping) or request.get("rolloutId") != status["rolloutId"] \
             or request.get("at") == status.get("request"):
         return
@@ -191,16 +197,16 @@ def _take_request(status: dict[str, Any], request: Mapping[str, Any] | None) -> 
     elif action == "resume" and state in (PAUSED, HALTED):
         status["state"], status["failed"] = PROGRESSING, []
         if step["state"] == DONE:  # a manual pause after the step: on to the next
-            _next_step(status)
+            _next_step(status, now)
         elif step["state"] == HALTED:
             step["state"] = PROGRESSING
     elif action == "abort" and state not in (COMPLETE, ABORTED):
         status["state"] = ABORTED
 
 
-def _next_step(status: dict[str, Any]) -> None:
+def _next_step(status: dict[str, Any], now: datetime) -> None:
     status["step"] += 1
-    status["steps"][status["step"]]["state"] = PROGRESSING
+    status["steps"][status["step"]] |= {"state": PROGRESSING, "begunAt": _stamp(now)}
 
 
 def _limit(spec: Mapping[str, Any], size: int) -> int:
@@ -208,8 +214,20 @@ def _limit(spec: Mapping[str, Any], size: int) -> int:
     return size if found is None else _count(found, size)
 
 
+def _ready(step: Mapping[str, Any], cluster: str, states: Mapping[str, State]) -> bool:
+    """Reported ready, and (if the step changed its deployment) since the step began."""
+    state, _, since = states.get(cluster, ("", None, None))
+    if state != READY:
+        return False
+    if cluster not in step.get("changed", []):
+        return True
+    began, at = _parse(step.get("begunAt")), _parse(since)
+    return began is not None and at is not None and at >= began
+
+
 def _progress(status: dict[str, Any], spec: Mapping[str, Any], targets: set[str],
-              states: Mapping[str, tuple[str, str | None]], now: datetime) -> float | None:
+              states: Mapping[str, State], now: datetime,
+              current: frozenset[str]) -> float | None:
     """Move a Progressing rollout on as far as it can go now; seconds until a pause ends."""
     pauses = [s.get("pause") for s in spec.get("steps") or []]
     while True:
@@ -222,23 +240,25 @@ def _progress(status: dict[str, Any], spec: Mapping[str, Any], targets: set[str]
             if now.timestamp() < ends:
                 return ends - now.timestamp()
             step["state"] = DONE
-            _next_step(status)
+            _next_step(status, now)
             continue
         started = step.setdefault("started", [])
-        busy = [c for c in started if c in targets and states.get(c, ("",))[0] != READY]
+        busy = [c for c in started if c in targets and not _ready(step, c, states)]
         room = _limit(spec, len(members)) - len(busy)
         for cluster in members:
             if room <= 0:
                 break
             if cluster not in started:
                 started.append(cluster)
+                if cluster not in current:
+                    step.setdefault("changed", []).append(cluster)
                 room -= 1
         failed = [{"cluster": c, "message": states[c][1] or "failed"}
                   for c in started if c in targets and states.get(c, ("",))[0] == FAILED]
         if failed:
             status["state"], status["failed"], step["state"] = HALTED, failed, HALTED
             return None
-        if any(c not in started or states.get(c, ("",))[0] != READY for c in members):
+        if any(c not in started or not _ready(step, c, states) for c in members):
             return None
         if index == len(status["steps"]) - 1:
             step["state"], status["state"] = DONE, COMPLETE
@@ -250,7 +270,7 @@ def _progress(status: dict[str, Any], spec: Mapping[str, Any], targets: set[str]
             step["state"], step["readyAt"] = WAITING, _stamp(now)
             continue
         step["state"] = DONE
-        _next_step(status)
+        _next_step(status, now)
 
 
 def _new(status: Mapping[str, Any], targets: Sequence[str]) -> set[str]:

@@ -18,13 +18,17 @@ F = str(uuid.UUID(int=20))
 CHART = str(uuid.UUID(int=1))
 NINE = [str(uuid.UUID(int=100 + n)) for n in range(9)]
 LABELS = {c: {"ring": str(n % 3)} for n, c in enumerate(NINE)}
-READY, FAILED, UNKNOWN = ("ready", None), ("failed", "install failed"), ("unknown", None)
+SINCE = "2026-01-01T00:00:00Z"
+READY, FAILED = ("ready", None, SINCE), ("failed", "install failed", None)
+UNKNOWN = ("unknown", None, None)
+STALE = ("ready", None, "2025-12-31T23:59:00Z")
 
 
 def look(spec: dict[str, Any], previous: dict[str, Any] | None,
-         states: dict[str, tuple[str, str | None]], request: dict[str, Any] | None = None,
-         now: datetime = NOW, targets: list[str] = NINE) -> Any:
-    return advance(F, spec, "rev1", targets, LABELS, previous, states, request, now)
+         states: dict[str, tuple[str, str | None, str | None]],
+         request: dict[str, Any] | None = None, now: datetime = NOW,
+         current: frozenset[str] = frozenset()) -> Any:
+    return advance(F, spec, "rev1", NINE, LABELS, previous, states, request, now, current)
 
 
 def test_steps_by_count_percent_and_selector_the_rest_last() -> None:
@@ -50,6 +54,16 @@ def test_a_step_waits_for_ready_then_the_next_begins_then_complete() -> None:
     assert second.status["steps"][0]["state"] == "Done"
     done = look(spec, second.status, dict.fromkeys(NINE, READY))
     assert done.status["state"] == "Complete" and done.new == set(NINE)
+
+
+def test_a_ready_report_from_before_the_step_counts_only_where_nothing_changed() -> None:
+    spec = {"steps": [{"clusters": 3}]}
+    first = look(spec, None, {}, current=frozenset(NINE[:2]))
+    assert first.status["steps"][0]["changed"] == [NINE[2]]
+    stale = look(spec, first.status, dict.fromkeys(NINE[:3], STALE))
+    assert stale.status == first.status and stale.new == set(NINE[:3])
+    fresh = look(spec, first.status, dict.fromkeys(NINE[:2], STALE) | {NINE[2]: READY})
+    assert fresh.status["step"] == 1 and fresh.new == set(NINE)
 
 
 def test_a_failure_halts_naming_the_cluster_and_resume_retries() -> None:
@@ -155,6 +169,9 @@ def test_the_expansion_writes_only_the_begun_steps_and_keeps_the_others() -> Non
     assert F not in again.rollouts
     for d, _ in plan.writes:
         deployments[d.uuid] = d.entry()
+    old_edges = {c: _ready_report(member_uuid(F, c), "2025-01-01T00:00:00Z") for c in NINE}
+    assert F not in expand({F: new}, configs, deployments, rollouts={F: status},
+                           edges=old_edges, now=NOW).rollouts
     moved = expand({F: new}, configs, deployments, rollouts={F: status}, edges=stale_edges,
                    now=NOW)
     assert {d.cluster for d, _ in moved.writes} == set(NINE[3:6])
@@ -165,8 +182,8 @@ def test_the_expansion_writes_only_the_begun_steps_and_keeps_the_others() -> Non
     assert len(expand({F: new}, configs, deployments).writes) == 6
 
 
-def _ready_report(member: str) -> dict[str, Any]:
+def _ready_report(member: str, since: str = SINCE) -> dict[str, Any]:
     release = f"chart-{member}"
     return {"deployments": {"releases": [release], "failed": []},
             "flux": {"objects": [{"kind": "HelmRelease", "namespace": "n", "name": release,
-                                  "ready": "True"}]}}
+                                  "ready": "True", "since": since}]}}
