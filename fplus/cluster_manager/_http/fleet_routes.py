@@ -118,7 +118,9 @@ def get_rollout(rollout: str) -> Response:
     return jsonify(RolloutService(_service().cs).get(rollout))
 
 
-@bp.post("/v1/rollout/<fleet:rollout>/<any(pause, resume, abort):action>")
+@bp.post("/v1/rollout/<fleet:rollout>/pause", defaults={"action": "pause"})
+@bp.post("/v1/rollout/<fleet:rollout>/resume", defaults={"action": "resume"})
+@bp.post("/v1/rollout/<fleet:rollout>/abort", defaults={"action": "abort"})
 def request_rollout(rollout: str, action: str) -> tuple[Response, int]:
     _change()
     only_query()
