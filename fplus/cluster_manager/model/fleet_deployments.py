@@ -72,7 +72,7 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     elif len(set(clusters)) != len(clusters):
         errors["clusters"] = "clusters lists a cluster twice"
     errors |= _override_errors(body.get("overrides", {}))
-    if body.get("rollout") is not None:
+    if "rollout" in body and not (partial and body["rollout"] is None):  # null: removed
         errors |= rollout_errors(body["rollout"])
     if not partial and "selector" not in body and not clusters:
         errors["selector"] = "a fleet deployment needs a selector, clusters, or both"

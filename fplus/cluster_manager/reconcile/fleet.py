@@ -170,6 +170,7 @@ class FleetLoop:
                 return ok
             try:
                 self.cs.put_config(ROLLOUT_APP, fleet, status)
+                self._seen(fleet, status)
                 log.info("fleet deployment %s: rollout %s %s at step %d", fleet,
                          status.get("rolloutId"), status.get("state"), status.get("step", 0) + 1)
             except ConfigStoreError as exc:
@@ -179,8 +180,21 @@ class FleetLoop:
         for fleet in plan.rollout_removals:
             try:
                 self.cs.delete_config(ROLLOUT_APP, fleet)
+                self._seen(fleet, None)
             except ConfigStoreError as exc:
                 ok = False
                 log.warning("fleet deployment %s: cannot remove its rollout status: %s",
                             fleet, exc)
         return ok
+
+    def _seen(self, fleet: str, status: dict[str, Any] | None) -> None:
+        """Take a status written (None: removed) as read, so the next pass does not begin a
+        rollout again from the status before it while the notify/v2 update is on its way."""
+        with self._lock:
+            known = self._inputs.get("rollouts")
+            if known is None:
+                return
+            if status is None:
+                known.pop(fleet, None)
+            else:
+                known[fleet] = status

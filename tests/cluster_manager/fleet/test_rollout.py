@@ -11,7 +11,13 @@ import pytest
 
 from fplus.cluster_manager.model.fleet_deployments import member_uuid, request_errors
 from fplus.cluster_manager.model.fleet_expansion import expand
-from fplus.cluster_manager.model.rollout import advance, plan_steps, revision, rollout_errors
+from fplus.cluster_manager.model.rollout import (
+    State,
+    advance,
+    plan_steps,
+    revision,
+    rollout_errors,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 F = str(uuid.UUID(int=20))
@@ -19,13 +25,14 @@ CHART = str(uuid.UUID(int=1))
 NINE = [str(uuid.UUID(int=100 + n)) for n in range(9)]
 LABELS = {c: {"ring": str(n % 3)} for n, c in enumerate(NINE)}
 SINCE = "2026-01-01T00:00:00Z"
-READY, FAILED = ("ready", None, SINCE), ("failed", "install failed", None)
-UNKNOWN = ("unknown", None, None)
-STALE = ("ready", None, "2025-12-31T23:59:00Z")
+READY: State = ("ready", None, SINCE)
+FAILED: State = ("failed", "install failed", None)
+UNKNOWN: State = ("unknown", None, None)
+STALE: State = ("ready", None, "2025-12-31T23:59:00Z")
 
 
 def look(spec: dict[str, Any], previous: dict[str, Any] | None,
-         states: dict[str, tuple[str, str | None, str | None]],
+         states: dict[str, State],
          request: dict[str, Any] | None = None, now: datetime = NOW,
          current: frozenset[str] = frozenset()) -> Any:
     return advance(F, spec, "rev1", NINE, LABELS, previous, states, request, now, current)
