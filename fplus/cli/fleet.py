@@ -83,11 +83,13 @@ def _list(api: ManagerApi) -> list[dict[str, Any]]:
               help="YAML or JSON file of Helm values for every cluster")
 @click.option("--override", "overrides", multiple=True, metavar="CLUSTER=FILE",
               help="values merged over --values on one cluster (repeatable)")
+@click.option("--rollout", "rollout_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML file of a rollout {maxUnavailable, steps} pacing later changes")
 @output_option
 @quiet_option
 def create(name: str, chart: str, labels: tuple[str, ...], selector_file: Path | None,
            clusters: tuple[str, ...], values_file: Path | None, overrides: tuple[str, ...],
-           fmt: str) -> None:
+           rollout_file: Path | None, fmt: str) -> None:
     """Deploy the chart as NAME on every matching cluster (and those given)."""
     api = manager()
     body: dict[str, Any] = {"name": name, "chart": chart}
@@ -103,6 +105,8 @@ def create(name: str, chart: str, labels: tuple[str, ...], selector_file: Path |
     if overrides:
         body["overrides"] = {api.resolve(ref): _mapping(Path(file), "--override")
                              for ref, file in _pairs(overrides, "--override")}
+    if rollout_file is not None:
+        body["rollout"] = _mapping(rollout_file, "--rollout")
     emit(api.call("POST", PATH, json=body).json(), fmt, LIST_COLUMNS)
 
 

@@ -13,6 +13,7 @@ from .cluster_edit import label, set_config
 from .clusters import cluster
 from .deployments import chart, deploy
 from .fleet import fleet
+from .rollout import rollout
 from .secrets import secret
 from .session import login, whoami
 
@@ -47,6 +48,7 @@ cli.add_command(secret)
 cli.add_command(deploy)
 cli.add_command(chart)
 cli.add_command(fleet)
+cli.add_command(rollout)
 
 
 def main() -> None:

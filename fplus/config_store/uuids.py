@@ -114,6 +114,10 @@ class App:
     """Ours: ``{name, chart, values?, selector?, clusters?, overrides?, createdAt?}``, one
     application for many clusters; the leading Cluster Manager expands each into one Edge
     deployment per matching cluster (``fplus.cluster_manager.model.fleet_expansion``)."""
+    FleetRolloutStatus = "9b8e4f2a-6c1d-4e7b-a35f-0d2c8e6b1f47"
+    """Ours: per fleet deployment, the progress of its paced rollout ``{rolloutId, revision,
+    state, step, steps, failed, updatedAt}``, written by the leading Cluster Manager only
+    (``fplus.cluster_manager.model.rollout``), so a new leader resumes where it was."""
     ServiceUrl = "5ef70c20-d5e9-41ec-87dc-cc346e8c5dae"
     """Ours: ``{url}`` per service-function object, where the service is reached; each
     service writes its own at start, and the Directory route answers from it."""

@@ -201,6 +201,8 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
     held[(P.ReadApp, A.FleetDeployment, False, None)] = "fleet deployments: API and expansion"
     held[(P.WriteApp, A.FleetDeployment, False, None)] = "…the API writes them"
     held[(P.ReadApp, A.EdgeDeployment, False, None)] = "expands into them, sees name conflicts"
+    held[(P.ReadApp, A.FleetRolloutStatus, False, None)] = "a new leader resumes rollouts"
+    held[(P.WriteApp, A.FleetRolloutStatus, False, None)] = "…the leader records their progress"
     held |= {
         (P.WriteApp, A.GitRepoConfig, False, None): "configures each cluster's repo",
         (P.WriteApp, A.SparkplugAddress, False, None): "each cluster's Sparkplug group id",

@@ -36,7 +36,8 @@ def test_the_apps() -> None:
     assert sorted(SCHEMAS) == ["bootstrap-script", "edge-cluster-configuration",
                                "edge-cluster-name-claim", "edge-cluster-request",
                                "edge-cluster-setup-status", "edge-cluster-status",
-                               "edge-deployment", "fleet-deployment", "flux-template",
+                               "edge-deployment", "fleet-deployment", "fleet-rollout-status",
+                               "flux-template",
                                "helm-chart-template", "k8s-resource-template"]
 
 
@@ -83,6 +84,24 @@ FLEET = {"name": "historian", "chart": CLAIM["cluster"], "values": {"a": 1},
         {"key": "k", "operator": "Is"}]}}, False),
     ("fleet-deployment", FLEET | {"overrides": {"not-a-uuid": {}}}, False),
     ("fleet-deployment", FLEET | {"bogus": 1}, False),
+    ("fleet-deployment", FLEET | {"rollout": {"maxUnavailable": "34%", "steps": [
+        {"clusters": 3, "pause": "manual"}, {"clusters": "50%", "pause": 30},
+        {"clusters": {"matchLabels": {"ring": "1"}}}]}}, True),
+    ("fleet-deployment", FLEET | {"rollout": {"maxUnavailable": 0}}, False),
+    ("fleet-deployment", FLEET | {"rollout": {"steps": [{"clusters": "x"}]}}, False),
+    ("fleet-deployment", FLEET | {"rollout": {"steps": [{"clusters": 1, "pause": "no"}]}},
+     False),
+    ("fleet-deployment", FLEET | {"rolloutRequest": {"action": "abort", "rolloutId": "r",
+                                                     "at": "t"}}, True),
+    ("fleet-deployment", FLEET | {"rolloutRequest": {"action": "stop", "rolloutId": "r",
+                                                     "at": "t"}}, False),
+    ("fleet-rollout-status", {"rolloutId": "r", "revision": "v", "state": "Halted",
+                              "step": 0, "steps": [{"clusters": [U], "state": "Halted"}],
+                              "failed": [{"cluster": U, "message": "m"}],
+                              "updatedAt": "t"}, True),
+    ("fleet-rollout-status", {"rolloutId": "r", "revision": "v", "state": "Stuck",
+                              "step": 0, "steps": [{"clusters": [], "state": "Pending"}],
+                              "failed": [], "updatedAt": "t"}, False),
 ])
 def test_the_cluster_managers_own_apps(app: str, value: Any, ok: bool) -> None:
     assert _ok(app, value) is ok

@@ -1,5 +1,7 @@
 """``/v1/fleet-deployment[/<d>]``: create, list, read (with the roll-up), merge-patch and
-delete fleet deployments (ours; :mod:`..services.fleet_deployments`).
+delete fleet deployments (ours; :mod:`..services.fleet_deployments`); ``/v1/rollout/<r>``
+(``r``: the fleet deployment's uuid) and its ``pause``, ``resume`` and ``abort``
+(:mod:`..services.rollouts`).
 
 A fleet deployment reaches any cluster, so changing one takes the wildcard grant of the
 cluster permission (as creating a cluster does); reading takes that, or read access to the
@@ -20,6 +22,7 @@ from fplus.serving import JSONRejected, loads_checked
 from ..model.fleet_deployments import FLEET_APP
 from ..services.errors import BadRequest, Forbidden
 from ..services.fleet_deployments import FleetService
+from ..services.rollouts import RolloutService
 from .context import caller, require, services
 from .params import only_query
 
@@ -112,3 +115,21 @@ def delete_fleet(fleet: str) -> tuple[Response, int]:
     only_query()
     fleet_service().delete(fleet)
     return jsonify({"uuid": fleet, "deleted": True}), 202
+
+
+@bp.get("/v1/rollout/<fleet:rollout>")
+def get_rollout(rollout: str) -> Response:
+    _read()
+    only_query()
+    return jsonify(RolloutService(fleet_service().cs).get(rollout))
+
+
+@bp.post("/v1/rollout/<fleet:rollout>/pause", defaults={"action": "pause"})
+@bp.post("/v1/rollout/<fleet:rollout>/resume", defaults={"action": "resume"})
+@bp.post("/v1/rollout/<fleet:rollout>/abort", defaults={"action": "abort"})
+def request_rollout(rollout: str, action: str) -> tuple[Response, int]:
+    _change()
+    only_query()
+    if request.get_data(cache=False):
+        raise BadRequest(f"{action} takes no body")
+    return jsonify(RolloutService(fleet_service().cs).request(rollout, action)), 202

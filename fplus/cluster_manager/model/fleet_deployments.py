@@ -1,13 +1,16 @@
 """Fleet deployments: one application for many clusters (the *Fleet deployment* app).
 
 An entry is ``{name, chart, values?, selector?: {matchLabels?, matchExpressions?},
-clusters?: [cluster uuid], overrides?: {<cluster uuid>: values}, createdAt?}``. It targets
+clusters?: [cluster uuid], overrides?: {<cluster uuid>: values}, rollout?, createdAt?,
+rolloutRequest?}``. It targets
 every cluster whose labels match ``selector`` (Kubernetes semantics: ``{}`` matches every
 cluster) and every cluster listed in ``clusters``; it needs at least one of the two. On each
 it wants one Edge deployment named ``name`` of ``chart``, its values ``values`` with the
 cluster's ``overrides`` merged over them, owned by the fleet deployment
 (:mod:`.edge_deployments`'s ``fleetDeployment``) and kept at the uuid :func:`member_uuid`
 gives, so however often and by whichever leader it is expanded there is only ever one.
+With ``rollout`` a change reaches the clusters step by step (:mod:`.rollout`);
+``rolloutRequest: {action, rolloutId, at}`` is the API's pause, resume or abort of it.
 
 This module owns the shape: :func:`request_errors` names each refused field of a request
 body, :class:`Fleet` is an entry as stored.
@@ -26,11 +29,13 @@ from fplus.config_store.uuids import is_uuid
 from fplus.kubenames.labels import selector_errors
 
 from .edge_deployments import NAME_MAX
+from .rollout import revision, rollout_errors
 
 FLEET_APP = uuids.App.FleetDeployment
 FLEET_CLASS = uuids.Class.FleetDeployment
-KEYS = {"name", "chart", "values", "selector", "clusters", "overrides"}
-"""What a request may set (``createdAt`` is the Cluster Manager's)."""
+KEYS = {"name", "chart", "values", "selector", "clusters", "overrides", "rollout"}
+"""What a request may set (``createdAt`` and ``rolloutRequest`` are the Cluster Manager's)."""
+INTERNAL = {"createdAt", "rolloutRequest"}
 MEMBER_NAMESPACE = uuidlib.UUID("3f1d4b0e-58c4-4a8e-9d6b-6f0c2f9b7a21")
 """The uuid5 namespace of the Edge deployments fleet deployments make."""
 
@@ -48,7 +53,7 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     if not isinstance(body, dict):
         return {"": "a fleet deployment must be a JSON object"}
     errors: dict[str, str] = {}
-    unknown = set(body) - KEYS - ({"createdAt"} if partial else set())
+    unknown = set(body) - KEYS - (INTERNAL if partial else set())
     if unknown:
         errors[""] = f"unknown keys: {', '.join(sorted(map(str, unknown)))}"
     if not partial or "name" in body:
@@ -67,6 +72,8 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     elif len(set(clusters)) != len(clusters):
         errors["clusters"] = "clusters lists a cluster twice"
     errors |= _override_errors(body.get("overrides", {}))
+    if "rollout" in body and not (partial and body["rollout"] is None):  # null: removed
+        errors |= rollout_errors(body["rollout"])
     if not partial and "selector" not in body and not clusters:
         errors["selector"] = "a fleet deployment needs a selector, clusters, or both"
     return errors
@@ -107,20 +114,25 @@ class Fleet:
     clusters: tuple[str, ...] = ()
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     created_at: str = ""
+    rollout: Mapping[str, Any] | None = None
+    request: Mapping[str, Any] | None = None
+    revision: str = ""
 
     @classmethod
     def parse(cls, uuid: str, entry: Any) -> Fleet | str:
         """The fleet deployment an entry holds, or why it cannot be expanded."""
         errors = request_errors(
-            {k: v for k, v in entry.items() if k != "createdAt"}
+            {k: v for k, v in entry.items() if k not in INTERNAL}
             if isinstance(entry, dict) else entry)
         if errors:
             field_, why = next(iter(errors.items()))
             return f"{field_}: {why}" if field_ else why
-        created = entry.get("createdAt")
+        created, request = entry.get("createdAt"), entry.get("rolloutRequest")
         return cls(uuid, entry["name"], entry["chart"], entry.get("values") or {},
                    entry.get("selector"), tuple(entry.get("clusters") or ()),
-                   entry.get("overrides") or {}, created if isinstance(created, str) else "")
+                   entry.get("overrides") or {}, created if isinstance(created, str) else "",
+                   entry.get("rollout"), request if isinstance(request, dict) else None,
+                   revision(entry))
 
     def values_for(self, cluster: str) -> dict[str, Any]:
         """The values of its deployment on ``cluster`` (the cluster's override merged in)."""

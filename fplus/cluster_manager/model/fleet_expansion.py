@@ -18,16 +18,25 @@ creation. The rules:
 - A deployment it owns on a cluster it no longer targets, or owned by a fleet deployment
   that no longer exists, is removed. One whose fleet deployment is malformed is kept as it
   is (a broken entry must not uninstall an application everywhere).
+- Given the rollout statuses and the edges' reports (the leader's call), a fleet deployment
+  with ``rollout`` writes its current revision only to the clusters :func:`.rollout.advance`
+  says get it; its other deployments stay as they are, and the rollout's next status is in
+  the plan. A step's cluster counts as ready only once its deployment holds the new
+  revision and its edge reports it ready (since when: :mod:`.rollout`). Without them (the
+  API's reads), every target gets the current revision.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from fplus.kubenames.labels import selector_matches
 
+from . import rollout
+from .deployment_state import PROGRESSING, deployment_state
 from .edge_deployments import Deployment
 from .fleet_deployments import Fleet, member_uuid
 
@@ -45,6 +54,12 @@ class Plan:
     """Fleet deployment -> {cluster: why it has no deployment there}."""
     errors: dict[str, str] = field(default_factory=dict)
     """Fleet deployment -> why it cannot be expanded (its deployments are left alone)."""
+    rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Fleet deployment -> its rollout's new status (only those that changed)."""
+    rollout_removals: list[str] = field(default_factory=list)
+    """Rollout statuses of fleet deployments that are gone or have no ``rollout``."""
+    wake_in: float | None = None
+    """Seconds until a rollout's pause ends (look again then)."""
 
 
 def targets(fleet: Fleet, configs: Mapping[str, Any]) -> list[str]:
@@ -69,8 +84,10 @@ def _same(a: Deployment, b: Deployment) -> bool:
 
 
 def expand(fleets: Mapping[str, Any], configs: Mapping[str, Any],
-           deployments: Mapping[str, Any]) -> Plan:
-    """The plan that brings ``deployments`` to what ``fleets`` want on ``configs``."""
+           deployments: Mapping[str, Any], *, rollouts: Mapping[str, Any] | None = None,
+           edges: Mapping[str, Any] | None = None, now: datetime | None = None) -> Plan:
+    """The plan that brings ``deployments`` to what ``fleets`` want on ``configs``
+    (paced by ``rollouts``, the rollout statuses, and ``edges``, the edges' reports)."""
     plan = Plan()
     existing = {uuid: d for uuid, entry in deployments.items()
                 if (d := Deployment.parse(uuid, entry)) is not None}
@@ -87,6 +104,7 @@ def expand(fleets: Mapping[str, Any], configs: Mapping[str, Any],
     wanted: set[str] = set()
     for fleet in sorted(parsed, key=lambda f: (f.created_at, f.uuid)):
         mine = plan.targets.setdefault(fleet.uuid, {})
+        free = []
         for cluster in targets(fleet, configs):
             member = member_uuid(fleet.uuid, cluster)
             mine[cluster] = member
@@ -97,12 +115,52 @@ def expand(fleets: Mapping[str, Any], configs: Mapping[str, Any],
                     continue
             wanted.add(member)
             names.setdefault((cluster, fleet.name), set()).add(member)
-            _write(plan, fleet, cluster, member, existing.get(member))
+            free.append(cluster)
+        new = None
+        if rollouts is not None and fleet.rollout is not None:
+            new = _paced(plan, fleet, free, configs, existing, rollouts, edges or {},
+                         now or datetime.now(UTC))
+        for cluster in free:
+            if new is None or cluster in new:
+                _write(plan, fleet, cluster, mine[cluster], existing.get(mine[cluster]))
     for d in existing.values():
         if d.fleet is not None and d.uuid not in wanted and d.fleet not in plan.errors:
             plan.removals.append(d.uuid)
     plan.removals.sort()
+    if rollouts is not None:
+        plan.rollout_removals = sorted(
+            f for f in rollouts if f not in plan.errors
+            and (f not in fleets or f not in plan.targets
+                 or not isinstance(fleets[f], dict) or fleets[f].get("rollout") is None))
     return plan
+
+
+def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Mapping[str, Any],
+           existing: Mapping[str, Deployment], rollouts: Mapping[str, Any],
+           edges: Mapping[str, Any], now: datetime) -> frozenset[str]:
+    """Which of ``clusters`` get ``fleet``'s current revision (its rollout's next status and
+    wake-up time go into the plan)."""
+    states: dict[str, rollout.State] = {}
+    current = set()
+    for cluster in clusters:
+        member = member_uuid(fleet.uuid, cluster)
+        held = existing.get(member)
+        if held is None or not _same(held, _desired(fleet, cluster, member, held)):
+            states[cluster] = (PROGRESSING, "the new revision is not written yet", None)
+        else:
+            current.add(cluster)
+            found = deployment_state(member, edges.get(cluster))
+            states[cluster] = (found.state, found.message, found.since)
+    labels = {c: (configs[c].get("labels") or {}) for c in clusters}
+    previous = rollouts.get(fleet.uuid)
+    decision = rollout.advance(fleet.uuid, fleet.rollout or {}, fleet.revision, clusters,
+                               labels, previous, states, fleet.request, now,
+                               frozenset(current))
+    if decision.status != previous:
+        plan.rollouts[fleet.uuid] = decision.status
+    if decision.wake_in is not None:
+        plan.wake_in = min(plan.wake_in or decision.wake_in, decision.wake_in)
+    return decision.new
 
 
 def _conflict(fleet: Fleet, cluster: str, member: str, existing: Mapping[str, Deployment],
@@ -127,11 +185,15 @@ def _conflict(fleet: Fleet, cluster: str, member: str, existing: Mapping[str, De
             f"{others[0]} ({whose}); nothing is deployed here until it is renamed or removed")
 
 
+def _desired(fleet: Fleet, cluster: str, member: str, held: Deployment | None) -> Deployment:
+    return Deployment(member, fleet.name, cluster, fleet.chart,
+                      values=fleet.values_for(cluster) or None, fleet=fleet.uuid,
+                      created_at=held.created_at if held is not None else None)
+
+
 def _write(plan: Plan, fleet: Fleet, cluster: str, member: str,
            held: Deployment | None) -> None:
-    desired = Deployment(member, fleet.name, cluster, fleet.chart,
-                         values=fleet.values_for(cluster) or None, fleet=fleet.uuid,
-                         created_at=held.created_at if held is not None else None)
+    desired = _desired(fleet, cluster, member, held)
     if held is None:
         plan.writes.append((desired, True))
     elif not _same(held, desired):

@@ -1,10 +1,12 @@
-"""The leader's fleet loop: follow the fleet deployments, the cluster configurations and the
-Edge deployments over notify/v2, and apply :func:`~..model.fleet_expansion.expand`'s plan.
+"""The leader's fleet loop: follow the fleet deployments, the cluster configurations, the
+Edge deployments, the rollout statuses and the edges' reports over notify/v2, and apply
+:func:`~..model.fleet_expansion.expand`'s plan (rollout statuses included: this loop is
+their only writer, so a new leader resumes a rollout where the last one left it).
 
 Each input is a SEARCH; every change marks the state dirty and one worker thread makes a
 pass (plan, then writes and removals through :mod:`..model.edge_deployments`), so passes
 never overlap. The loop's own writes come back as changes, and the pass they cause finds
-nothing to do. Nothing is written until all three inputs are known: an app the Config Store
+nothing to do. Nothing is written until all inputs are known: an app the Config Store
 refuses to show counts as unknown, not empty, so losing read access never removes a
 deployment. A failed pass is retried after ``retry`` seconds; a resync every ``resync``
 seconds repairs anything missed. :meth:`start` and :meth:`stop` follow the leadership.
@@ -20,14 +22,16 @@ from typing import Any
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, NotifyClient
 
 from ..model import edge_deployments
-from ..model.apps_and_roles import CONFIG_APP
+from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.fleet_deployments import FLEET_APP
 from ..model.fleet_expansion import Plan, expand
+from ..model.rollout import ROLLOUT_APP
 
 log = logging.getLogger(__name__)
 
 INPUTS = {"fleets": FLEET_APP, "configs": CONFIG_APP,
-          "deployments": edge_deployments.DEPLOYMENT_APP}
+          "deployments": edge_deployments.DEPLOYMENT_APP, "rollouts": ROLLOUT_APP,
+          "edges": EDGE_APP}
 
 
 def _notify_client(cs: Any) -> NotifyClient:
@@ -98,7 +102,7 @@ class FleetLoop:
         return update
 
     def snapshot(self) -> tuple[dict[str, Any], dict[str, str]] | None:
-        """The three inputs and the deployments' etags, or None while any is unknown."""
+        """The inputs and the deployments' etags, or None while any is unknown."""
         with self._lock:
             if any(value is None for value in self._inputs.values()):
                 return None
@@ -117,10 +121,13 @@ class FleetLoop:
                 wait = self.resync
                 continue
             inputs, etags = found
-            ok = self.apply(expand(inputs["fleets"], inputs["configs"], inputs["deployments"]),
-                            etags, stop)
+            plan = expand(inputs["fleets"], inputs["configs"], inputs["deployments"],
+                          rollouts=inputs["rollouts"], edges=inputs["edges"])
+            ok = self.apply(plan, etags, stop)
             self.passes += 1
             wait = self.resync if ok else self.retry
+            if plan.wake_in is not None:  # a rollout's pause ends: look again then
+                wait = min(wait, plan.wake_in + 0.1)
 
     def apply(self, plan: Plan, etags: dict[str, str] | None = None,
               stop: threading.Event | None = None) -> bool:
@@ -149,7 +156,45 @@ class FleetLoop:
             except ConfigStoreError as exc:
                 ok = False
                 log.warning("fleet: cannot remove deployment %s: %s", uuid, exc)
+        ok = self._apply_rollouts(plan, stop) and ok
         for fleet, conflicts in plan.conflicts.items():
             for cluster, why in conflicts.items():
                 log.debug("fleet deployment %s on cluster %s: %s", fleet, cluster, why)
         return ok
+
+    def _apply_rollouts(self, plan: Plan, stop: threading.Event | None) -> bool:
+        """Write the rollouts' new statuses and remove those of fleet deployments gone."""
+        ok = True
+        for fleet, status in plan.rollouts.items():
+            if stop is not None and stop.is_set():
+                return ok
+            try:
+                self.cs.put_config(ROLLOUT_APP, fleet, status)
+                self._seen(fleet, status)
+                log.info("fleet deployment %s: rollout %s %s at step %d", fleet,
+                         status.get("rolloutId"), status.get("state"), status.get("step", 0) + 1)
+            except ConfigStoreError as exc:
+                ok = False
+                log.warning("fleet deployment %s: cannot write its rollout status: %s",
+                            fleet, exc)
+        for fleet in plan.rollout_removals:
+            try:
+                self.cs.delete_config(ROLLOUT_APP, fleet)
+                self._seen(fleet, None)
+            except ConfigStoreError as exc:
+                ok = False
+                log.warning("fleet deployment %s: cannot remove its rollout status: %s",
+                            fleet, exc)
+        return ok
+
+    def _seen(self, fleet: str, status: dict[str, Any] | None) -> None:
+        """Take a status written (None: removed) as read, so the next pass does not begin a
+        rollout again from the status before it while the notify/v2 update is on its way."""
+        with self._lock:
+            known = self._inputs.get("rollouts")
+            if known is None:
+                return
+            if status is None:
+                known.pop(fleet, None)
+            else:
+                known[fleet] = status

@@ -27,15 +27,17 @@ PASSWORD_FILE = "cluster-manager-password"  # noqa: S105 - a file name
 READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
          A.EdgeClusterRequest, A.EdgeClusterNameClaim,
          A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript,
-         A.EdgeDeployment, A.FleetDeployment)
+         A.EdgeDeployment, A.FleetDeployment, A.FleetRolloutStatus)
 """Apps whose entries it reads (templates and the script only to render them)."""
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
-          A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment)
+          A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment,
+          A.FleetRolloutStatus)
 """Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
 creates at commissioning and removes at teardown, the Edge deployments of the deployment API
 and of the fleet deployments' expansion (each names a Helm chart template, which it cannot
-write; the expansion checks an entry's owner before it writes), and the fleet deployments."""
+write; the expansion checks an entry's owner before it writes), the fleet deployments, and
+their rollouts' progress (the leader's fleet loop)."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 

@@ -36,6 +36,7 @@ APPS = {
     A.EdgeClusterNameClaim: "Edge cluster name claim",
     A.EdgeClusterRequest: "Edge cluster request",
     A.FleetDeployment: "Fleet deployment",
+    A.FleetRolloutStatus: "Fleet rollout status",
 }
 SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-configuration": A.EdgeClusterConfiguration,
@@ -49,6 +50,7 @@ SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-name-claim": A.EdgeClusterNameClaim,
     "edge-cluster-request": A.EdgeClusterRequest,
     "fleet-deployment": A.FleetDeployment,
+    "fleet-rollout-status": A.FleetRolloutStatus,
 }
 SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""

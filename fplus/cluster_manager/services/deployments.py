@@ -23,8 +23,8 @@ from fplus.config_store.client import Unprocessable as EntryRefused
 
 from ..model import edge_deployments as model
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP
+from ..model.deployment_state import deployment_state
 from ..model.edge_deployments import Deployment
-from .deployment_state import deployment_state
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, PreconditionFailed, Unprocessable
 

@@ -7,7 +7,7 @@ written: a malformed body, a chart that is not a Helm chart template, a listed c
 is not configured, and a name another deployment already holds on a cluster it targets
 (found by running the expansion with the new entry, as the newest). A read runs the same
 expansion to say which clusters it targets and where it meets a conflict, and rolls up each
-deployment's state (:mod:`.deployment_state`).
+deployment's state (:mod:`..model.deployment_state`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,15 @@ from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
 
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
+from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from ..model.edge_deployments import DEPLOYMENT_APP
-from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, request_errors
+from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
 from ..model.fleet_expansion import Plan, expand
-from .deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from .errors import NotFound, PreconditionFailed, Unprocessable
 
 log = logging.getLogger(__name__)
-FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "createdAt")
+FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "rollout",
+          "createdAt", "rolloutRequest")
 _DEPLOYMENT_FIELDS = ("name", "cluster", "chart", "hostname", "values", "fleetDeployment",
                       "createdAt")
 STALE = "the fleet deployment changed since it was read (If-Match); read it again"
@@ -183,16 +184,15 @@ class FleetService:
         if if_match is not None and if_match != etag:
             raise PreconditionFailed(STALE)
         errors = request_errors(patch, partial=True)
-        if "createdAt" in patch:
-            errors["createdAt"] = "createdAt cannot be changed"
+        for internal in ("createdAt", "rolloutRequest"):
+            if internal in patch:
+                errors[internal] = f"{internal} cannot be changed (it is the Cluster Manager's)"
         if errors:
             field, why = next(iter(errors.items()))
             raise Unprocessable(f"{field}: {why}" if field else why)
         merged = json_merge_patch.merge(entry, patch)
-        created = entry.get("createdAt")
-        updated = self._checked({k: v for k, v in merged.items() if k != "createdAt"}, fleet)
-        if isinstance(created, str):
-            updated["createdAt"] = created
+        updated = self._checked({k: v for k, v in merged.items() if k not in INTERNAL}, fleet)
+        updated |= {k: entry[k] for k in INTERNAL if k in entry}
         self._check_conflicts(fleet, updated)
         try:
             self.cs.put_config(FLEET_APP, fleet, updated, if_match=etag)

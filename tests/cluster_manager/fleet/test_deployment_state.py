@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.services.deployment_state import deployment_state
+from fplus.cluster_manager.model.deployment_state import deployment_state
 
 D = "0badc0de-0000-4000-8000-000000000001"
 RELEASE = f"edge-cluster-{D}"

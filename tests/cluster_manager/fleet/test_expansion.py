@@ -152,7 +152,7 @@ def test_unparseable_deployments_and_configs_are_ignored() -> None:
 def test_request_errors_name_each_field() -> None:
     errors = request_errors({"name": "", "chart": "nope", "values": [],
                              "selector": {"matchExpressions": [{"key": "k", "operator": "Is"}]},
-                             "clusters": ["x"], "overrides": {A: 1}, "rollout": {}})
+                             "clusters": ["x"], "overrides": {A: 1}, "bogus": {}})
     assert set(errors) == {"", "name", "chart", "values",
                            "selector.matchExpressions[0].operator", "clusters",
                            f"overrides.{A}"}

@@ -72,6 +72,8 @@ def test_writes_once_every_input_is_known_and_not_before() -> None:
     try:
         deliver(notify, "fleets", {F: {"name": "h", "chart": CHART, "clusters": [A]}})
         deliver(notify, "configs", {A: {"name": "a"}})
+        deliver(notify, "rollouts", {})
+        deliver(notify, "edges", {})
         assert not store.written.wait(0.3)  # the deployments are not known yet
         notify.subs[INPUTS["deployments"]].refused = True
         deliver(notify, "deployments", {})
@@ -98,3 +100,29 @@ def test_apply_removes_and_a_failed_write_fails_the_pass_but_not_the_rest() -> N
     plan = Plan(writes=[(Deployment("d", "h", A, CHART, fleet=F), False)], removals=["x"])
     assert not FleetLoop(failing).apply(plan)  # type: ignore[arg-type]
     assert failing.calls == [("delete", "x"), ("delete-object", "x")]
+
+
+class Statuses(Store):
+    """Keeps what is put, whatever the app."""
+
+    def put_config(self, app: str, obj: str, value: Any, **_: Any) -> None:
+        self.calls.append(("put", obj, value["state"]))
+
+
+def test_a_written_rollout_status_is_taken_as_read_until_notify_catches_up() -> None:
+    notify, store = Notify(), Statuses()
+    loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
+    loop.start()
+    try:
+        for key in INPUTS:
+            deliver(notify, key, {})
+        status = {"rolloutId": "r", "state": "Progressing"}
+        assert loop.apply(Plan(rollouts={F: status}))
+        assert store.calls == [("put", F, "Progressing")]
+        found = loop.snapshot()
+        assert found is not None and found[0]["rollouts"] == {F: status}
+        assert loop.apply(Plan(rollout_removals=[F]))
+        found = loop.snapshot()
+        assert found is not None and found[0]["rollouts"] == {}
+    finally:
+        loop.stop()

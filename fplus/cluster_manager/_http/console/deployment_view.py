@@ -11,8 +11,8 @@ import yaml
 from fplus.templating import untrusted_yaml
 
 from ...model.apps_and_roles import CONFIG_APP
+from ...model.deployment_state import deployment_state
 from ...services.charts import ChartService
-from ...services.deployment_state import deployment_state
 from ...services.deployments import DeploymentService, reported_hosts
 from ...services.edge_status import read_edge_status
 from ..context import services

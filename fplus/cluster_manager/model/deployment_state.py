@@ -5,7 +5,9 @@ not render) and its ``flux`` report (each HelmRelease's readiness).
 ``ready``: its HelmRelease is Ready; ``failed``: Edge Sync could not render it, or its
 HelmRelease failed, or the last apply failed; ``progressing``: applied and not ready yet;
 ``unknown``: no report, or a report that does not mention it. ``commit`` is the revision the
-HelmRelease last applied (its chart version; charts come from Git).
+HelmRelease last applied (its chart version; charts come from Git); ``since`` when its Ready
+condition last changed, as the edge reports it (a rollout uses it to tell a report of the
+new revision from one of the previous).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class DeploymentState:
     state: str
     message: str | None = None
     commit: str | None = None
+    since: str | None = None
 
 
 def _releases(edge: Mapping[str, Any], deployment: str) -> list[Mapping[str, Any]]:
@@ -53,7 +56,8 @@ def deployment_state(deployment: str, edge: Mapping[str, Any] | None) -> Deploym
             return DeploymentState(FAILED, str(bad.get("message") or bad.get("reason")
                                                or "the HelmRelease is not ready"), commit)
         if all(s == "True" for s in states):
-            return DeploymentState(READY, None, commit)
+            times = [o["since"] for o in found if isinstance(o.get("since"), str)]
+            return DeploymentState(READY, None, commit, min(times) if times else None)
         waiting = next(o for o in found if o.get("ready") != "True")
         return DeploymentState(PROGRESSING, str(waiting.get("message") or waiting.get("reason")
                                                 or "the HelmRelease is not ready yet"), commit)
