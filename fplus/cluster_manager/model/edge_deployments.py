@@ -36,8 +36,22 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     the host is one the cluster reported is checked against the Config Store by the caller."""
     if not isinstance(body, dict):
         return {"": "a deployment must be a JSON object"}
+    errors = shared_errors(body, REQUEST_KEYS, partial=partial)
+    hostname = body.get("hostname")
+    if hostname is not None and not (isinstance(hostname, str) and hostname):
+        errors["hostname"] = "hostname must be a host the cluster reported, or null (floating)"
+    if not isinstance(body.get("values", {}), dict):
+        errors["values"] = "values must be a JSON object"
+    return errors
+
+
+def shared_errors(body: dict[str, Any], keys: set[str], *,
+                  partial: bool = False) -> dict[str, str]:
+    """The checks a deployment's and a fleet deployment's request share: no key outside
+    ``keys``, a printable ``name``, a ``chart`` that is a UUID (each optional if
+    ``partial``)."""
     errors: dict[str, str] = {}
-    unknown = set(body) - REQUEST_KEYS
+    unknown = set(body) - keys
     if unknown:
         errors[""] = f"unknown keys: {', '.join(sorted(map(str, unknown)))}"
     if not partial or "name" in body:
@@ -46,11 +60,6 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
             errors["name"] = f"name must be printable text of 1 to {NAME_MAX} characters"
     if (not partial or "chart" in body) and not is_uuid(body.get("chart")):
         errors["chart"] = "chart must be a Helm chart template UUID"
-    hostname = body.get("hostname")
-    if hostname is not None and not (isinstance(hostname, str) and hostname):
-        errors["hostname"] = "hostname must be a host the cluster reported, or null (floating)"
-    if not isinstance(body.get("values", {}), dict):
-        errors["values"] = "values must be a JSON object"
     return errors
 
 

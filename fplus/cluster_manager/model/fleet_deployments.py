@@ -28,7 +28,7 @@ from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
 from fplus.kubenames.labels import selector_errors
 
-from .edge_deployments import NAME_MAX
+from .edge_deployments import shared_errors
 from .rollout import revision, rollout_errors
 
 FLEET_APP = uuids.App.FleetDeployment
@@ -52,16 +52,7 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     too). Whether the chart and the listed clusters exist is the caller's to check."""
     if not isinstance(body, dict):
         return {"": "a fleet deployment must be a JSON object"}
-    errors: dict[str, str] = {}
-    unknown = set(body) - KEYS - (INTERNAL if partial else set())
-    if unknown:
-        errors[""] = f"unknown keys: {', '.join(sorted(map(str, unknown)))}"
-    if not partial or "name" in body:
-        name = body.get("name")
-        if not (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.isprintable()):
-            errors["name"] = f"name must be printable text of 1 to {NAME_MAX} characters"
-    if (not partial or "chart" in body) and not is_uuid(body.get("chart")):
-        errors["chart"] = "chart must be a Helm chart template UUID"
+    errors = shared_errors(body, KEYS | (INTERNAL if partial else set()), partial=partial)
     if not isinstance(body.get("values", {}), dict):
         errors["values"] = "values must be a JSON object"
     if "selector" in body:
