@@ -13,7 +13,6 @@ deployment's state (:mod:`..model.deployment_state`).
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any
 import json_merge_patch
 
 from fplus.config_store import uuids
-from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
+from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
 
@@ -33,6 +32,7 @@ from ..model.edge_deployments import DEPLOYMENT_APP
 from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
 from ..model.fleet_expansion import Plan, expand
 from .errors import NotFound, PreconditionFailed, Unprocessable
+from .throttled_counts import ThrottledCounts
 
 log = logging.getLogger(__name__)
 FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "rollout",
@@ -213,34 +213,21 @@ class FleetService:
         log.info("fleet deployment %s: deleted", fleet)
 
 
-class FleetStates:
+class FleetStates(ThrottledCounts):
     """``counts()``: fleet deployments' Edge deployments by state (for ``/metrics``),
     recomputed at most every ``ttl`` seconds."""
 
     def __init__(self, cs: ConfigStoreClient, ttl: float = 15.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.cs, self.ttl, self._clock = cs, ttl, clock
-        self._lock = threading.Lock()
-        self._counts = dict.fromkeys(STATES, 0)
-        self._due = 0.0
+        self.cs = cs
+        super().__init__(self._count, STATES, "fleet deployments by state", ttl, clock)
 
-    def counts(self) -> dict[str, int]:
-        with self._lock:
-            if self._clock() < self._due:
-                return dict(self._counts)
-            self._due = self._clock() + self.ttl
-        try:
-            world = read_fleetwide(self.cs)
-            plan = world.plan()
-            fresh = dict.fromkeys(STATES, 0)
-            for fleet in world.fleets:
-                view = rollup(fleet, world, plan)
-                for state in STATES:
-                    fresh[state] += view[state]
-        except ConfigStoreError as exc:
-            log.warning("metrics: cannot count fleet deployments by state: %s", exc)
-            fresh = None
-        with self._lock:
-            if fresh is not None:
-                self._counts = fresh
-            return dict(self._counts)
+    def _count(self) -> dict[str, int]:
+        world = read_fleetwide(self.cs)
+        plan = world.plan()
+        fresh = dict.fromkeys(STATES, 0)
+        for fleet in world.fleets:
+            view = rollup(fleet, world, plan)
+            for state in STATES:
+                fresh[state] += view[state]
+        return fresh

@@ -8,22 +8,19 @@ between. A count that cannot be made keeps the last one (logged).
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
+from fplus.config_store.client import ConfigStoreClient
 
 from ..model.apps_and_roles import EDGE_APP, STATUS_APP
 from ..model.setup_status import DELETING, FAILED
 from .repo_heads import RepoHeads
 from .status_view import Liveness, edge_state
 from .sync_state import STATES, UNKNOWN, derive_sync
-
-log = logging.getLogger(__name__)
+from .throttled_counts import ThrottledCounts
 
 _EDGE_FIELDS = {"appliedCommit": "appliedCommit", "lastSeen": "lastSeen",
                 "total": "flux.total", "ready": "flux.ready", "failed": "flux.failed",
@@ -41,32 +38,14 @@ def _edge(picked: dict[str, Any] | None) -> dict[str, Any] | None:
     return edge
 
 
-class FleetSync:
-    """``counts()``: commissioned clusters by sync state."""
+class FleetSync(ThrottledCounts):
+    """``counts()``: commissioned clusters by sync state (every state present); recomputed
+    at most every ``ttl`` s."""
 
     def __init__(self, cs: ConfigStoreClient, heads: RepoHeads, liveness: Liveness | None = None,
                  ttl: float = 15.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.cs, self.heads, self.liveness = cs, heads, liveness or Liveness()
-        self.ttl, self._clock = ttl, clock
-        self._lock = threading.Lock()
-        self._counts: dict[str, int] = dict.fromkeys(STATES, 0)
-        self._due = 0.0
-
-    def counts(self) -> dict[str, int]:
-        """Clusters by state (every state present); recomputed at most every ``ttl`` s."""
-        with self._lock:
-            if self._clock() < self._due:
-                return dict(self._counts)
-            self._due = self._clock() + self.ttl  # one computation at a time
-        try:
-            fresh = self._count()
-        except ConfigStoreError as exc:
-            log.warning("metrics: cannot count clusters by sync state: %s", exc)
-            fresh = None
-        with self._lock:
-            if fresh is not None:
-                self._counts = fresh
-            return dict(self._counts)
+        super().__init__(self._count, STATES, "clusters by sync state", ttl, clock)
 
     def _count(self) -> dict[str, int]:
         setups = self.cs.search(STATUS_APP, {"ready": True}, {"phase": "phase"}) or {}
