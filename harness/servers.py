@@ -10,12 +10,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import requests
+
+from fplus.cluster_manager.reconcile.seeding import seed_with_account
+from fplus.config_store.client import ConfigStoreClient
+from fplus.git_server.seeding import seed as git_server_seed
 
 ADMIN_PASSWORD = "test-admin-password"  # noqa: S105  (the throwaway services' admin)
 
@@ -245,12 +249,30 @@ def stop_all(services: Iterable[ServiceProcess], sig: int = signal.SIGTERM) -> N
 
 def seed_service(module: str, data_dir: Path, config_store_url: str) -> None:
     """``<module> seed`` against a Config Store as its admin: the service's setup, its own
-    principal, and that principal's password file in ``data_dir``."""
+    principal, and that principal's password file in ``data_dir``.
+
+    Over plain HTTP the seed step runs in this process (the same function the ``seed``
+    command calls; a new interpreter per service would cost about a CPU-second a stack);
+    the ``seed`` commands themselves are tested in tests/test_startup.py. Over HTTPS it
+    runs as the command, which takes the client CA from the environment."""
+    seed = IN_PROCESS_SEEDS.get(module)
+    if seed is not None and config_store_url.startswith("http://"):
+        with ConfigStoreClient(config_store_url, "admin", ADMIN_PASSWORD) as admin:
+            admin.connect(wait=5.0)
+            seed(admin, data_dir)
+        return
     done = run_command(module, "seed", "--data-dir", str(data_dir),
                        "--config-store", config_store_url,
                        env=admin_env(config_store_url))
     if done.returncode != 0:
         raise RuntimeError(f"{module} seed failed: {done.stderr.strip()}")
+
+
+IN_PROCESS_SEEDS: dict[str, Callable[[ConfigStoreClient, Path], Path]] = {
+    "fplus.git_server.cli": git_server_seed,
+    "fplus.cluster_manager.cli": seed_with_account,
+}
+"""The function each service's ``seed`` command runs, by the module serving it."""
 
 
 def admin_env(config_store_url: str) -> dict[str, str]:

@@ -3,7 +3,9 @@
 Each central service (the Cluster Manager, the Git server) runs as its own principal holding
 exactly the grants it uses. ``seed`` creates it, gives it exactly :class:`Grant`s (removing any
 other it holds, e.g. from an older version) and keeps its password in a file of the service's
-data dir, generated once (mode 0600). Seeding never replaces the password of a principal that
+data dir (mode 0600): a new principal gets a password the Config Store generates (stored
+there as a salted SHA-256, so a login costs no argon2 hash), unless the file already holds
+one (e.g. mounted from a Kubernetes Secret), which it then gets. Seeding never replaces the password of a principal that
 exists unless asked to (``rotate``): without the file that holds it, it refuses
 (:class:`PasswordFileMissing`), as a new password would lock out the running service.
 """
@@ -55,10 +57,12 @@ def ensure_service_principal(admin: ConfigStoreClient, name: str, label: str,
     file and set. :class:`PasswordFileMissing` if it exists, ``rotate`` is off and the file
     is missing or empty."""
     password: str | None = None
+    created = False
     if rotate:
         password = _write_password(password_file)
     elif admin.find_principal(name) is None:
-        password = kept_password(password_file)
+        created = True
+        password = _password_in(password_file)
     elif not _holds_password(password_file):
         raise PasswordFileMissing(
             f"principal {name} exists but {password_file} does not hold its password: give "
@@ -66,6 +70,10 @@ def ensure_service_principal(admin: ConfigStoreClient, name: str, label: str,
             "(its running services then need the new file)")
     principal = admin.create_principal(name, password, label=label,
                                        grants=[g.body() for g in grants])
+    if created:
+        if password is None:  # the server's secret: kept as SHA-256, quick to check at login
+            _write_password(password_file, admin.generate_password(principal))
+        return principal  # created just now, with exactly these grants: none to sweep
     wanted = set(grants)
     for uuid in admin.find_grants(principal=principal):
         if Grant.of(admin.get_grant(uuid)) not in wanted:
@@ -73,14 +81,12 @@ def ensure_service_principal(admin: ConfigStoreClient, name: str, label: str,
     return principal
 
 
-def kept_password(path: Path) -> str:
-    """The password in ``path`` (tightened to 0600); a new one written there if none."""
-    if path.exists():
-        path.chmod(0o600)
-        password = path.read_text().strip()
-        if password:
-            return password
-    return _write_password(path)
+def _password_in(path: Path) -> str | None:
+    """The password kept in ``path`` (tightened to 0600), or None if there is none."""
+    if not path.exists():
+        return None
+    path.chmod(0o600)
+    return path.read_text().strip() or None
 
 
 def _holds_password(path: Path) -> bool:
@@ -90,11 +96,11 @@ def _holds_password(path: Path) -> bool:
         return False
 
 
-def _write_password(path: Path) -> str:
-    """A new password, replacing ``path`` at once (0600; a service reading it meanwhile sees
-    the old or the new one, never half of one)."""
+def _write_password(path: Path, password: str | None = None) -> str:
+    """``password`` (default: a new random one) replacing ``path`` at once (0600; a service
+    reading it meanwhile sees the old or the new one, never half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(24)
+    password = password or secrets.token_urlsafe(24)
     new = path.with_name(path.name + ".new")
     new.unlink(missing_ok=True)
     fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
