@@ -6,13 +6,18 @@ refused, and kubectl's ``--from-literal KEY=VALUE``."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import uuid
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from fplus.config_store import uuids
+from harness.certs import make_cert
 from harness.stack import Stack
-from tests.fplus_cli.test_journey import fplus
+from tests.fplus_cli.test_journey import fplus, login
 
 CLASS_NAMES = ("InvalidSchema", "MissingSchema", "SSLError", "ConnectionError",
                "NewConnectionError", "MaxRetryError", "{'error'", '{"error"')
@@ -84,3 +89,68 @@ def test_the_assumed_config_store_is_said(stack: Stack, home: dict[str, str]) ->
                      "8701); give --config-store URL if it is elsewhere"), done.stderr
     if done.returncode != 0:
         assert "it was assumed on the Cluster Manager's host, port 8701" in rest[-1], rest
+
+
+@pytest.fixture(scope="module")
+def sealable(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Ready cluster whose edge reported its sealing certificate; its name."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("FPLUS_") and k != "CONFIG_STORE_URL"}
+    env["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("sealable"))
+    login(stack, env)
+    name = f"cli-sec-{uuid.uuid4().hex[:6]}"
+    cluster = json.loads(fplus(env, "cluster", "create", name, "--wait", "-o", "json")
+                         .stdout)["uuid"]
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    r = stack.admin.patch(f"/v2/app/{EDGE}/object/{cluster}",
+                          json={"kubeseal_cert": make_cert(key)}, headers=MERGE)
+    assert r.status_code == 204, r.text
+    return name
+
+
+def _keys(home: dict[str, str], name: str) -> dict[str, list[str]]:
+    listed = json.loads(fplus(home, "secret", "list", name, "-o", "json").stdout)
+    return {s["name"]: sorted(s["keys"]) for s in listed}
+
+
+def test_kubectl_from_literal_pairs(stack: Stack, home: dict[str, str], sealable: str) -> None:
+    login(stack, home)
+    done = fplus(home, "secret", "seal", sealable, "fplus-edge/kv", "--from-literal",
+                 "user=app", "--from-literal", "dsn=host=db port=5432")
+    assert done.stderr.splitlines() == ["sealed fplus-edge/kv user", "sealed fplus-edge/kv dsn"]
+    assert _keys(home, sealable)["kv"] == ["dsn", "user"]
+    usage = fplus(home, "secret", "seal", sealable, "fplus-edge/kv", "--from-literal",
+                  "novalue", expect=2).stderr
+    assert "without KEY it takes KEY=VALUE" in usage
+    fplus(home, "secret", "seal", sealable, "fplus-edge/kv", "--from-literal", "a=1",
+          "--from-literal", "a=2", expect=2)
+    assert _keys(home, sealable)["kv"] == ["dsn", "user"]
+
+
+def test_empty_stdin_seals_nothing(stack: Stack, home: dict[str, str], sealable: str) -> None:
+    login(stack, home)
+    before = _keys(home, sealable)
+    empty = fplus(home, "secret", "seal", sealable, "fplus-edge/empty", "password", stdin="",
+                  expect=1)
+    assert _one_sentence(empty.stderr) == (
+        "standard input was empty: nothing sealed (pipe the value in, or give --from-literal "
+        "or --from-file)")
+    assert _keys(home, sealable) == before and "empty" not in before
+
+
+def test_removing_an_absent_key_is_refused(stack: Stack, home: dict[str, str],
+                                           sealable: str) -> None:
+    login(stack, home)
+    fplus(home, "secret", "seal", sealable, "fplus-edge/db", "user", stdin="app")
+    before = _keys(home, sealable)
+    absent = fplus(home, "secret", "delete", sealable, "fplus-edge/db", "password", expect=1)
+    assert _one_sentence(absent.stderr) == (
+        f"fplus-edge/db on {sealable} has no key password: nothing removed (`fplus secret "
+        f"list {sealable}` shows what is)")
+    absent = fplus(home, "secret", "delete", sealable, "fplus-edge/none", "k", expect=1)
+    assert _one_sentence(absent.stderr).startswith(
+        f"fplus-edge/none on {sealable} is not sealed there: nothing removed")
+    assert _keys(home, sealable) == before
+    done = fplus(home, "secret", "delete", sealable, "fplus-edge/db", "user")
+    assert done.stderr.strip() == "removed fplus-edge/db user"
+    assert "db" not in _keys(home, sealable)
