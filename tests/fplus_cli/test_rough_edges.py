@@ -10,13 +10,15 @@ import json
 import os
 import socket
 import uuid
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from fplus.config_store import uuids
 from harness.certs import make_cert
-from harness.stack import Stack
+from harness.servers import ADMIN_PASSWORD, Api
+from harness.stack import Stack, create_cluster, wait_for
 from tests.fplus_cli.test_journey import fplus, login
 
 CLASS_NAMES = ("InvalidSchema", "MissingSchema", "SSLError", "ConnectionError",
@@ -29,6 +31,10 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 def stack(shared_stack: Stack) -> Stack:
     """The session's stack: these tests only add and look at objects of their own."""
     return shared_stack
+
+
+def root(stack: Stack) -> Api:
+    return Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
 
 
 def _closed_port() -> int:
@@ -89,6 +95,68 @@ def test_the_assumed_config_store_is_said(stack: Stack, home: dict[str, str]) ->
                      "8701); give --config-store URL if it is elsewhere"), done.stderr
     if done.returncode != 0:
         assert "it was assumed on the Cluster Manager's host, port 8701" in rest[-1], rest
+
+
+def test_delete_wait_names_the_edge_and_force(stack: Stack, home: dict[str, str]) -> None:
+    login(stack, home)
+    name = f"cli-del-{uuid.uuid4().hex[:6]}"
+    cluster = json.loads(fplus(home, "cluster", "create", name, "--wait", "-o", "json")
+                         .stdout)["uuid"]
+    r = stack.admin.patch(f"/v2/app/{EDGE}/object/{cluster}", json={"hosts": []},
+                          headers=MERGE)
+    assert r.status_code == 204, r.text  # an edge that reported once, and never applies
+    done = fplus(home, "cluster", "delete", name, "--wait", "--timeout", "1", expect=1)
+    assert done.stderr.splitlines() == [
+        f"{name}: Deleting: waiting for its edge to apply the teardown",
+        f"fplus: {name} is still there after 1 s: its teardown waits for the edge to apply "
+        "it (or for the Cluster Manager's --teardown-timeout); wait longer with --timeout, "
+        "or delete it with --force to stop waiting for the edge"]
+    fplus(home, "cluster", "delete", cluster, "--force", "--wait", "--timeout", "60")
+
+
+@pytest.fixture(scope="module")
+def tagged(stack: Stack) -> tuple[str, list[str]]:
+    """A label value and the names of five clusters carrying it (created out of order)."""
+    tag = uuid.uuid4().hex[:8]
+    names = [f"{p}-{tag}" for p in ("echo", "alpha", "delta", "charlie", "bravo")]
+    for name in names:
+        create_cluster(stack.admin, name, labels={"sortcheck": tag})
+    return tag, names
+
+
+def test_lists_are_sorted_by_name(stack: Stack, home: dict[str, str],
+                                  tagged: tuple[str, list[str]]) -> None:
+    login(stack, home)
+    tag, names = tagged
+    listed = json.loads(fplus(home, "cluster", "list", "-l", f"sortcheck={tag}", "-o", "json")
+                        .stdout)
+    assert [c["name"] for c in listed] == sorted(names)
+    quiet = fplus(home, "cluster", "list", "-l", f"sortcheck={tag}", "-q").stdout.split()
+    assert quiet == [c["uuid"] for c in listed]
+    for name in names:
+        r = root(stack).post("/v1/fleet-deployment", json={
+            "name": name, "chart": uuids.Shared.EdgeClusterChart,
+            "selector": {"matchLabels": {"sortcheck": tag}}})
+        assert r.status_code == 201, r.text
+    fleets = json.loads(fplus(home, "fleet", "list", "-o", "json").stdout)
+    assert [f["name"] for f in fleets if f["name"].endswith(tag)] == sorted(names)
+
+
+def test_phases_are_taken_in_any_case(stack: Stack, home: dict[str, str],
+                                      tagged: tuple[str, list[str]]) -> None:
+    login(stack, home)
+    tag, names = tagged
+
+    def ready() -> list[dict[str, Any]] | None:
+        found = json.loads(fplus(home, "cluster", "list", "-l", f"sortcheck={tag}", "--phase",
+                                 "rEaDy", "-o", "json").stdout)
+        return found if len(found) == len(names) else None
+    assert {c["name"] for c in wait_for(ready, timeout=120, what="the clusters Ready")} == \
+        set(names)
+    assert json.loads(fplus(home, "cluster", "list", "-l", f"sortcheck={tag}", "--phase",
+                            "failed", "-o", "json").stdout) == []
+    refused = fplus(home, "cluster", "list", "--phase", "sideways", expect=1).stderr
+    assert "phase must be one of" in refused
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +222,14 @@ def test_removing_an_absent_key_is_refused(stack: Stack, home: dict[str, str],
     done = fplus(home, "secret", "delete", sealable, "fplus-edge/db", "user")
     assert done.stderr.strip() == "removed fplus-edge/db user"
     assert "db" not in _keys(home, sealable)
+
+
+def test_redeploy_says_what_it_did(stack: Stack, home: dict[str, str]) -> None:
+    login(stack, home)
+    name = f"cli-re-{uuid.uuid4().hex[:6]}"
+    cluster = json.loads(fplus(home, "cluster", "create", name, "-o", "json").stdout)["uuid"]
+    said = fplus(home, "cluster", "redeploy", name).stdout.strip()
+    assert said.startswith(f"{name}: redeploy requested at ") and said.endswith(
+        ": the Cluster Manager commits its repo again from its entries"), said
+    answer = json.loads(fplus(home, "cluster", "redeploy", name, "-o", "json").stdout)
+    assert answer["uuid"] == cluster and answer["requested"]
