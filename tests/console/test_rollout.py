@@ -18,6 +18,7 @@ from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.api.test_deployments import make_chart
+from tests.cluster_manager.fleet.test_rollout_api import report
 from tests.conftest import grant, make_user
 from tests.console.conftest import console_session
 from tests.console.test_browser import Page, _rows
@@ -144,6 +145,29 @@ def test_refused_actions_write_nothing(stack: Stack, root: Api, chart: str) -> N
     assert 'id="rollout-actions"' not in page.text
     r = reader.post(f"{base}/pause", data={"csrf": _csrf(page.text)}, allow_redirects=False)
     assert r.status_code == 403 and _entry(stack, fleet) == before
+
+
+def test_a_halted_rollout_names_the_failure_and_an_abort_says_what_it_left(
+        stack: Stack, root: Api, chart: str) -> None:
+    (one, one_name), (two, _) = _clusters(stack, "ui-rh")
+    fleet = _paced(root, chart, [one, two])
+    report(stack, one, fleet, failed="image pull failed")
+    _state_when(root, fleet, "Halted")
+    session, _ = console_session(stack)
+    base = f"{stack.manager.url}/ui/rollout/{fleet}"
+    page = session.get(base).text
+    failed = page[page.index('id="rollout-failed"'):]
+    assert f">{one_name}</a></td><td class=\"error\">image pull failed</td>" in failed, failed
+    assert 'id="rollout-resume"' in page and 'id="rollout-abort"' in page
+    assert 'id="rollout-pause"' not in page
+
+    r = session.post(f"{base}/abort", data={"csrf": _csrf(page)}, allow_redirects=False)
+    assert r.status_code == 303 and r.headers["Location"].endswith("?done=abort")
+    _state_when(root, fleet, "Aborted")
+    page = session.get(base).text
+    note = page[page.index('id="rollout-message"'):]
+    assert note.startswith('id="rollout-message">abort leaves every cluster as it is')
+    assert 'id="rollout-actions"' not in page
 
 
 def test_no_rollout_no_page_and_no_link(stack: Stack, root: Api, chart: str) -> None:
