@@ -7,13 +7,16 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 
 from .profile import Profile
+from .transport import unreachable
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+MANAGER = "the Cluster Manager"
+MANAGER_URL = "the URL given to `fplus login` (or FPLUS_URL)"
 SECRET_LIMIT = 1024 * 1024
 """The largest value ``secret seal`` sends: the Cluster Manager's default body limit."""
 
@@ -57,7 +60,7 @@ class ManagerApi:
             resp = self._session.request(method, url, timeout=self._timeout,
                                          verify=self._verify, **kwargs)
         except requests.RequestException as exc:
-            raise ApiError(0, f"cannot reach {self.base}: {type(exc).__name__}") from None
+            raise ApiError(0, unreachable(MANAGER, self.base, exc, MANAGER_URL)) from None
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, self._message(resp))
         return resp
@@ -157,7 +160,9 @@ class ManagerApi:
         try:
             resp = requests.get(url, timeout=self._timeout, verify=self._verify)
         except requests.RequestException as exc:
-            raise ApiError(0, f"cannot fetch the script: {type(exc).__name__}") from None
+            origin = "://".join(urlsplit(url)[:2])
+            raise ApiError(0, unreachable("the bootstrap URL's server", origin, exc,
+                                          "the Cluster Manager's external URL")) from None
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, self._message(resp))
         return resp.content

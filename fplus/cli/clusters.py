@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from .api import ApiError, ManagerApi
-from .output import Column, emit, output_option, quiet_option
+from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 from .watch import watch
@@ -87,8 +87,15 @@ def create(name: str, namespace: str, chart: str | None, values_file: str | None
     emit(created, fmt, STATUS_COLUMNS if wait_ready else LIST_COLUMNS)
 
 
+def _phase(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A phase as the API spells it, whatever its case (``failed``: ``Failed``)."""
+    return value.strip().capitalize() if value else None
+
+
 @cluster.command("list")
-@click.option("--phase", help="only clusters in this phase")
+@click.option("--phase", callback=_phase,
+              help="only clusters in this phase (Pending, Failed, Provisioning, Ready, Online, "
+                   "Stale, Offline, Deleting; any case)")
 @click.option("-l", "--selector", metavar="SELECTOR",
               help="only clusters whose labels match, e.g. 'site=leeds,env in (a,b),!legacy'")
 @click.option("-w", "--watch", "follow", is_flag=True,
@@ -103,7 +110,7 @@ def list_clusters(phase: str | None, selector: str | None, follow: bool, interva
     if follow:
         watch(manager(), phase, fmt, LIST_COLUMNS, interval, selector)
         return
-    emit(list(manager().clusters(phase, selector)), fmt, LIST_COLUMNS)
+    emit(by_name(manager().clusters(phase, selector)), fmt, LIST_COLUMNS)
 
 
 @cluster.command("get")
@@ -191,10 +198,16 @@ def approve_key(cluster_ref: str, fingerprint: str) -> None:
 
 @cluster.command("redeploy")
 @click.argument("cluster_ref", metavar="NAME|UUID")
-def redeploy(cluster_ref: str) -> None:
+@output_option
+def redeploy(cluster_ref: str, fmt: str) -> None:
     """Write the cluster's repo again from its entries."""
     api = manager()
-    click.echo(json.dumps(api.redeploy(api.resolve(cluster_ref))))
+    answer = api.redeploy(api.resolve(cluster_ref))
+    if fmt != "table":
+        emit(answer, fmt)
+        return
+    click.echo(f"{cluster_ref}: redeploy requested at {answer.get('requested')}: the "
+               "Cluster Manager commits its repo again from its entries")
 
 
 @cluster.command("delete")
@@ -207,12 +220,22 @@ def delete(cluster_ref: str, force: bool, wait_gone: bool, timeout: float) -> No
     api = manager()
     cluster_uuid = api.resolve(cluster_ref)
     api.delete(cluster_uuid, force=force)
-    click.echo(f"{cluster_ref}: Deleting", err=True)
+    edge = "" if force else ": waiting for its edge to apply the teardown"
+    click.echo(f"{cluster_ref}: Deleting{edge if wait_gone else ''}", err=True)
     deadline = time.monotonic() + timeout
     while wait_gone and api.exists(cluster_uuid):
         if time.monotonic() >= deadline:
-            raise ApiError(408, f"{cluster_ref} is still there after {timeout:g} s")
+            raise ApiError(408, _still_there(cluster_ref, timeout, force))
         time.sleep(0.5)
     if wait_gone:
         click.echo(f"{cluster_ref}: gone", err=True)
 
+
+def _still_there(cluster_ref: str, timeout: float, force: bool) -> str:
+    """Why ``delete --wait`` gave up, and what to do."""
+    if force:
+        return (f"{cluster_ref} is still there after {timeout:g} s, though --force does not "
+                "wait for its edge; see `fplus cluster get` for what the teardown is doing")
+    return (f"{cluster_ref} is still there after {timeout:g} s: its teardown waits for the "
+            "edge to apply it (or for the Cluster Manager's --teardown-timeout); wait longer "
+            "with --timeout, or delete it with --force to stop waiting for the edge")

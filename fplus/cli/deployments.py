@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .output import Column, emit, output_option, quiet_option
+from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 
@@ -61,7 +61,7 @@ def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
 def list_deployments(cluster_ref: str, fmt: str) -> None:
     """The cluster's deployments (those of fleet deployments too)."""
     api = manager()
-    emit(api.deployments(api.resolve(cluster_ref)), fmt, COLUMNS, ("FLEET",))
+    emit(by_name(api.deployments(api.resolve(cluster_ref))), fmt, COLUMNS, ("FLEET",))
 
 
 @deploy.command("get")
@@ -118,4 +118,4 @@ def chart() -> None:
 @quiet_option
 def list_charts(fmt: str) -> None:
     """The chart templates (system ones are not for deployments)."""
-    emit(manager().charts(), fmt, CHART_COLUMNS)
+    emit(by_name(manager().charts()), fmt, CHART_COLUMNS)

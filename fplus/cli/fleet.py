@@ -12,7 +12,7 @@ import yaml
 from fplus.templating import untrusted_yaml
 
 from .api import UUID, ApiError, ManagerApi
-from .output import Column, emit, output_option, quiet_option
+from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 
 COUNTS: list[Column] = [
@@ -67,7 +67,7 @@ def resolve(api: ManagerApi, ref: str) -> str:
 
 
 def _list(api: ManagerApi) -> list[dict[str, Any]]:
-    return list(api.call("GET", PATH).json()["fleetDeployments"])
+    return by_name(api.call("GET", PATH).json()["fleetDeployments"])
 
 
 @fleet.command("create")
@@ -131,7 +131,7 @@ def status(ref: str, fmt: str) -> None:
         return
     emit(view, fmt, LIST_COLUMNS)
     if view.get("clusters"):
-        emit(view["clusters"], fmt, CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE"))
+        emit(by_name(view["clusters"]), fmt, CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE"))
 
 
 @fleet.command("delete")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import click
@@ -33,6 +33,11 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, **kwargs)
     return click.option("-q", "--quiet", is_flag=True,
                         help="print only UUIDs, one per line (for scripts)")(wrapper)
+
+
+def by_name(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` sorted by name (then UUID), the order every list prints in."""
+    return sorted(rows, key=lambda r: (str(r.get("name") or ""), str(r.get("uuid") or "")))
 
 
 def _cell(value: Any) -> str:

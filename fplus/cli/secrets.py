@@ -51,31 +51,65 @@ def _value(literal: str | None, from_file: Path | None) -> bytes:
         raise click.UsageError("give the value with --from-literal, --from-file or stdin")
     else:
         value = sys.stdin.buffer.read(SECRET_LIMIT + 1)
+        if not value:
+            raise ApiError(400, "standard input was empty: nothing sealed (pipe the value "
+                                "in, or give --from-literal or --from-file)")
+    return _checked(value)
+
+
+def _checked(value: bytes) -> bytes:
     if len(value) > SECRET_LIMIT:
         raise ApiError(413, f"the value is over {SECRET_LIMIT} bytes: not sent")
     return value
 
 
+def _pairs(key: str | None, literals: tuple[str, ...],
+           from_file: Path | None) -> list[tuple[str, bytes]]:
+    """The keys to seal and their values: KEY's from one source, or kubectl's
+    ``--from-literal KEY=VALUE`` (repeatable) when KEY is not given."""
+    if key is not None:
+        if len(literals) > 1:
+            raise click.UsageError("with KEY give one --from-literal VALUE (or leave KEY out "
+                                   "and give --from-literal KEY=VALUE, repeatable)")
+        return [(key, _value(literals[0] if literals else None, from_file))]
+    if from_file is not None or not literals:
+        raise click.UsageError("give KEY and its value, or --from-literal KEY=VALUE (as "
+                               "kubectl takes it, repeatable)")
+    pairs: dict[str, bytes] = {}
+    for literal in literals:
+        name, sep, value = literal.partition("=")
+        if not sep or not name:
+            raise click.UsageError(f"--from-literal {literal!r}: without KEY it takes "
+                                   "KEY=VALUE")
+        if name in pairs:
+            raise click.UsageError(f"--from-literal gives key {name!r} twice")
+        pairs[name] = _checked(value.encode())
+    return list(pairs.items())
+
+
 @secret.command("seal")
 @click.argument("cluster_ref", metavar="CLUSTER")
 @click.argument("ref", metavar="NS/NAME")
-@click.argument("key")
-@click.option("--from-literal", "literal", metavar="VALUE",
-              help="the value (it shows in your shell history; prefer stdin)")
+@click.argument("key", required=False)
+@click.option("--from-literal", "literals", metavar="VALUE|KEY=VALUE", multiple=True,
+              help="KEY's value; without KEY, KEY=VALUE as kubectl takes it (repeatable). "
+                   "It shows in your shell history: prefer stdin")
 @click.option("--from-file", "from_file", type=click.Path(exists=True, dir_okay=False,
                                                           path_type=Path))
 @click.option("--scope", type=click.Choice(["strict", "namespace-wide", "cluster-wide"]),
               help="what the sealed value is bound to (default strict)")
 @click.option("--dry-run", is_flag=True, help="check everything, commit nothing")
-def seal(cluster_ref: str, ref: str, key: str, literal: str | None, from_file: Path | None,
-         scope: str | None, dry_run: bool) -> None:
-    """Seal KEY of Secret NS/NAME on CLUSTER; the value from an option or stdin."""
+def seal(cluster_ref: str, ref: str, key: str | None, literals: tuple[str, ...],
+         from_file: Path | None, scope: str | None, dry_run: bool) -> None:
+    """Seal KEY of Secret NS/NAME on CLUSTER, the value from an option or stdin; or seal
+    each --from-literal KEY=VALUE (one commit each)."""
     namespace, name = _split(ref)
-    value = _value(literal, from_file)
+    pairs = _pairs(key, literals, from_file)
     api = manager()
-    api.seal(api.resolve(cluster_ref), namespace, name, key, value, scope=scope,
-             dry_run=dry_run)
-    click.echo(f"{'checked' if dry_run else 'sealed'} {namespace}/{name} {key}", err=True)
+    cluster = api.resolve(cluster_ref)
+    for each, value in pairs:
+        api.seal(cluster, namespace, name, each, value, scope=scope, dry_run=dry_run)
+        click.echo(f"{'checked' if dry_run else 'sealed'} {namespace}/{name} {each}", err=True)
 
 
 @secret.command("list")
@@ -99,5 +133,12 @@ def delete(cluster_ref: str, ref: str, key: str, dry_run: bool) -> None:
     """Remove KEY from Secret NS/NAME on CLUSTER (the Secret goes with its last key)."""
     namespace, name = _split(ref)
     api = manager()
-    api.unseal_key(api.resolve(cluster_ref), namespace, name, key, dry_run=dry_run)
+    cluster = api.resolve(cluster_ref)
+    held = [s for s in api.secrets(cluster)
+            if s.get("namespace") == namespace and s.get("name") == name]
+    if not any(key in (s.get("keys") or []) for s in held):
+        where = f"has no key {key}" if held else "is not sealed there"
+        raise ApiError(404, f"{namespace}/{name} on {cluster_ref} {where}: nothing removed "
+                            f"(`fplus secret list {cluster_ref}` shows what is)")
+    api.unseal_key(cluster, namespace, name, key, dry_run=dry_run)
     click.echo(f"{'checked' if dry_run else 'removed'} {namespace}/{name} {key}", err=True)

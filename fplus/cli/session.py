@@ -9,11 +9,17 @@ import click
 import requests
 
 from fplus.config_store import uuids
-from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, Unauthorized
+from fplus.config_store.client import (
+    ConfigStoreClient,
+    ConfigStoreError,
+    ConnectionFailed,
+    Unauthorized,
+)
 
 from . import profile as profiles
-from .api import ApiError, ManagerApi
+from .api import MANAGER_URL, ApiError, ManagerApi
 from .output import emit, output_option
+from .transport import unreachable
 
 
 def current() -> profiles.Profile:
@@ -39,21 +45,48 @@ def manager() -> ManagerApi:
     return ManagerApi(found)
 
 
-def _check_manager(url: str, ca_file: str | None) -> None:
+CONFIG_STORE = "the Config Store"
+STORE_URL = "--config-store (or CONFIG_STORE_URL)"
+NAMES = {uuids.Service.Clusters: "the Cluster Manager", uuids.Service.ConfigDB: CONFIG_STORE}
+
+
+def _ping(url: str, ca_file: str | None, what: str, where: str) -> str | None:
+    """The service ``url``'s ``/ping`` names (None: it answered no ping); ApiError with one
+    plain sentence when nothing answered."""
     try:
         resp = requests.get(f"{url}/ping", timeout=10, verify=ca_file or True)
-        service = resp.json().get("service") if resp.ok else None
-    except (requests.RequestException, ValueError) as exc:
-        raise ApiError(0, f"cannot reach {url}: {type(exc).__name__}") from None
-    if service != uuids.Service.Clusters:
-        raise ApiError(0, f"{url} is not a Cluster Manager (its /ping names no Clusters "
-                          "service)")
+    except requests.RequestException as exc:
+        raise ApiError(0, unreachable(what, url, exc, where)) from None
+    try:
+        body = resp.json() if resp.ok else None
+    except ValueError:
+        return None
+    service = body.get("service") if isinstance(body, dict) else None
+    return service if isinstance(service, str) else None
+
+
+def _check(url: str, ca_file: str | None, service: str, where: str) -> None:
+    """ApiError unless ``url`` answers ``/ping`` as ``service``, naming what it is instead."""
+    what = NAMES[service]
+    found = _ping(url, ca_file, what, where)
+    if found == service:
+        return
+    instead = f"it is {NAMES[found]}" if found in NAMES else "its /ping names no such service"
+    raise ApiError(0, f"{url} is not {what} ({instead}); check {where}")
+
+
+def _store_failed(url: str, exc: ConfigStoreError, where: str) -> str:
+    """One sentence for a Config Store call that failed: unreachable, or its answer."""
+    if isinstance(exc, ConnectionFailed):
+        return unreachable(CONFIG_STORE, url, exc, where)
+    return f"{CONFIG_STORE} at {url} refused the request ({exc.status}); check {where}"
 
 
 @click.command("login")
 @click.argument("url", required=False)
 @click.option("--config-store", "config_store", metavar="URL",
-              help="the Config Store (default: the Cluster Manager's host, port 8701)")
+              help="the Config Store (default: the Cluster Manager's host, port 8701, said "
+                   "when assumed)")
 @click.option("-u", "--username", default="admin", show_default=True)
 @click.option("--password-stdin", is_flag=True, help="read the password from standard input")
 @click.option("--ca-file", type=click.Path(exists=True, dir_okay=False),
@@ -66,12 +99,20 @@ def login(url: str | None, config_store: str | None, username: str, password_std
     ca = ca_file or saved.ca_file
     target = profiles.Profile(url=base, config_store=config_store or (
         saved.config_store if url is None else None), user=username, ca_file=ca)
-    _check_manager(base, ca)
+    _check(base, ca, uuids.Service.Clusters, MANAGER_URL)
+    store = target.config_store_url
+    where = STORE_URL
+    if target.config_store is None:
+        where = (f"{STORE_URL}: it was assumed on the Cluster Manager's host, port "
+                 f"{profiles.CONFIG_STORE_PORT}")
+        click.echo(f"Config Store: assuming {store} (the Cluster Manager's host, port "
+                   f"{profiles.CONFIG_STORE_PORT}); give --config-store URL if it is "
+                   "elsewhere", err=True)
+    _check(store, ca, uuids.Service.ConfigDB, where)
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt(f"Password for {username}", hide_input=True)
-    store = target.config_store_url
     trust(ca)
     try:
         with ConfigStoreClient(store, username, password, retries=1) as client:
@@ -79,7 +120,7 @@ def login(url: str | None, config_store: str | None, username: str, password_std
     except Unauthorized:
         raise ApiError(401, f"wrong username or password for {store}") from None
     except ConfigStoreError as exc:
-        raise ApiError(0, f"{store}: {exc}") from None
+        raise ApiError(0, _store_failed(store, exc, where)) from None
     path = profiles.save(profiles.Profile(**{**target.__dict__, "token": token}))
     click.echo(f"Logged in to {base} as {username} (session saved in {path})", err=True)
 
@@ -97,7 +138,7 @@ def whoami(fmt: str) -> None:
         with ConfigStoreClient(found.config_store_url, retries=1) as client:
             who = client.identify(header)
     except ConfigStoreError as exc:
-        raise ApiError(0, f"{found.config_store_url}: {exc}") from None
+        raise ApiError(0, _store_failed(found.config_store_url, exc, STORE_URL)) from None
     if who is None:
         raise ApiError(401, f"{found.config_store_url} refused the saved session: run "
                             "`fplus login`")

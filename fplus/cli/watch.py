@@ -26,7 +26,7 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, NotifyClient
 
 from .api import ManagerApi
-from .output import Column, emit, table
+from .output import Column, by_name, emit, table
 from .session import trust
 
 WATCHED_APPS = (uuids.App.EdgeClusterConfiguration, uuids.App.EdgeClusterSetupStatus,
@@ -97,7 +97,7 @@ def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
     try:
         with _notifications(api, changed):
             while True:
-                rows = list(api.clusters(phase, selector))
+                rows = by_name(api.clusters(phase, selector))
                 if rows != last:
                     screen.show(rows)
                     last = rows

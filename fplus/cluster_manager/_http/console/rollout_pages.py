@@ -1,0 +1,91 @@
+"""The console's rollout page: a paced rollout's progress as ``GET /v1/rollout/<r>`` answers
+it (its state, its steps with their clusters by name, the failed clusters and why, a request
+the leader has not taken yet, the note an abort leaves), with **Pause**, **Resume** and
+**Abort** buttons shown only in the states that allow them. The page reads only the keys
+every kind of rollout has, so it serves any ``kind``. The buttons do what the JSON routes do,
+after the same permission check; a refusal re-renders the page with the service's message,
+and nothing is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import g, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from fplus.config_store import uuids
+
+from ...model.apps_and_roles import CONFIG_APP
+from ...services.errors import ApiError
+from ...services.rollouts import ALLOWED, RolloutService
+from ..context import require, services
+from ..fleet_routes import fleet_service, require_fleet_read
+from .pages import bp
+from .session import signed_in
+
+REQUESTED = {"pause": "Pause requested: the rollout stops starting clusters once the leader "
+             "takes it.", "resume": "Resume requested: the leader carries on from where the "
+             "rollout stood.", "abort": "Abort requested: every cluster stays as it is."}
+
+
+def _service() -> RolloutService:
+    return RolloutService(fleet_service().cs)
+
+
+def cluster_names() -> dict[str, str]:
+    """Every cluster's name by uuid: one Config Store search, whatever the fleet's size."""
+    found = services().cs.search(CONFIG_APP, {}, {"name": "name"})
+    if not isinstance(found, dict):
+        return {}
+    return {c: v["name"] for c, v in found.items()
+            if isinstance(v, dict) and isinstance(v.get("name"), str)}
+
+
+def _fleet_kind(view: dict[str, Any]) -> bool:
+    """Whether the rollout is a fleet deployment's (whose page the rollout's links to)."""
+    kind = view.get("kind")
+    return kind is None or "fleet" in str(kind).lower()
+
+
+def rollout_context(rollout: str) -> dict[str, Any]:
+    """What the rollout templates show: the view, the names of its clusters, the actions
+    its state allows (none for those who may not ask for them)."""
+    view = _service().get(rollout)
+    may = services().access.allowed(g.console.caller, uuids.EdgePerm.Clusters, uuids.NULL)
+    state = view.get("state")
+    actions = [a for a, states in ALLOWED.items() if state in states] if may else []
+    return {"r": view, "names": cluster_names(), "actions": actions,
+            "fleet_kind": _fleet_kind(view)}
+
+
+def _page(rollout: str, status: int = 200, **extra: Any) -> tuple[str, int]:
+    return render_template("rollout.html", **rollout_context(rollout), **extra), status
+
+
+@bp.get("/rollout/<fleet:rollout>")
+@signed_in
+def rollout(rollout: str) -> tuple[str, int]:
+    require_fleet_read(g.console.caller)
+    return _page(rollout, done=REQUESTED.get(request.args.get("done", "")))
+
+
+@bp.get("/rollout/<fleet:rollout>/progress")
+@signed_in
+def rollout_progress(rollout: str) -> str:
+    """The progress alone, for the page to follow it without a reload."""
+    require_fleet_read(g.console.caller)
+    return render_template("_rollout.html", **rollout_context(rollout))
+
+
+@bp.post("/rollout/<fleet:rollout>/<any(pause, resume, abort):action>")
+@signed_in
+def rollout_action(rollout: str, action: str) -> Response | tuple[str, int]:
+    """Ask the leader to pause, resume or abort the rollout (``POST /v1/rollout/<r>/…``)."""
+    require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
+    try:
+        _service().request(rollout, action)
+    except ApiError as exc:
+        if exc.status == 404:
+            raise
+        return _page(rollout, exc.status, action_error=exc.message)
+    return redirect(url_for("console.rollout", rollout=rollout, done=action), 303)
