@@ -5,9 +5,10 @@ exactly the grants it uses. ``seed`` creates it, gives it exactly :class:`Grant`
 other it holds, e.g. from an older version) and keeps its password in a file of the service's
 data dir (mode 0600): a new principal gets a password the Config Store generates (stored
 there as a salted SHA-256, so a login costs no argon2 hash), unless the file already holds
-one (e.g. mounted from a Kubernetes Secret), which it then gets. Seeding never replaces the password of a principal that
-exists unless asked to (``rotate``): without the file that holds it, it refuses
-(:class:`PasswordFileMissing`), as a new password would lock out the running service.
+one (e.g. mounted from a Kubernetes Secret), which it then gets. Seeding never replaces the
+password of a principal that exists unless asked to (``rotate``): without the file that holds
+it, it refuses (:class:`PasswordFileMissing`), as a new password would lock out the running
+service.
 """
 
 from __future__ import annotations
