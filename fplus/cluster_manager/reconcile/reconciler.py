@@ -6,8 +6,8 @@ entry queues its cluster, at a cost independent of the number of clusters (a ful
 each (re)connection, is compared with what is known). Another follows the Flux template
 app: a change of the default template re-renders every cluster not pinned to another, a
 change of a named one the clusters pinned to it (``fluxTemplate``). At start, setup status
-entries without a configuration entry are queued for decommissioning, and the shared Helm charts repo gets its first commit if it has
-none (:mod:`.shared_repos`).
+entries without a configuration entry are queued for decommissioning, and the shared Helm
+charts repo gets its first commit if it has none (:mod:`.shared_repos`).
 
 :meth:`Reconciler.health` says whether the reconciler follows the Config Store: synced once
 the first full set of entries arrived, and only while every subscription is live (a SEARCH the

@@ -54,8 +54,7 @@ class ClusterRolloutService:
                 errors["selector"] = "the rollout targets no configured cluster"
         if errors:
             field, why = next(iter(errors.items()))
-            raise Unprocessable(f"{field}: {why}" if field and not why.startswith(field)
-                                else why)
+            raise Unprocessable(f"{field}: {why}" if field else why)
         return {k: body[k] for k in FIELDS if k in body}
 
     def _check_unfinished(self, entry: dict[str, Any]) -> None:
