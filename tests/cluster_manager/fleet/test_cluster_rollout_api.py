@@ -112,6 +112,9 @@ def test_a_flux_version_rollout_waits_per_step_pauses_halts_and_aborts(
     ro = r.json()["uuid"]
     assert r.json()["kind"] == "cluster" and r.headers["Location"].endswith(ro)
 
+    again = root.post("/v1/rollout", json={"name": "twice", "change": {
+        "fluxVersion": "v2.7.5"}, "clusters": made[:1]})
+    assert again.status_code == 409 and ro in again.json()["error"], again.text
     view = view_when(root, ro, "step 1 begun", lambda v: v["state"] == "Progressing")
     assert [s["clusters"] for s in view["steps"]] == steps
     commits = {c: new_commit(stack, c, heads[c]) for c in steps[0]}
