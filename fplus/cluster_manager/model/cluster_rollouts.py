@@ -20,9 +20,13 @@ It is then (:func:`cluster_state`):
   ``Degraded`` at the new commit;
 - *progressing* until then.
 
-A template rollout that completes makes its candidate the default template and removes the
-pins (the clusters' repos keep the same content: no new commit); one aborted leaves the pins
-(each cluster keeps what it has). :func:`plan` is the whole rule for one leader pass.
+A template rollout that completes leaves every targeted cluster pinned to the candidate
+(``promoted: false``): the Cluster Manager may not write the default template (it writes no
+entry edges execute but under objects it made, see ``reconcile.manager_account``), so an
+operator makes the candidate the default (``fplus rollout promote``); once the leader sees
+the default equal to the candidate it removes the pins (the clusters' repos keep the same
+content: no new commit) and records ``promoted: true``. One aborted leaves the pins (each
+cluster keeps what it has). :func:`plan` is the whole rule for one leader pass.
 """
 
 from __future__ import annotations
@@ -210,12 +214,15 @@ def _configs(found: Plan, world: World) -> Mapping[str, Any]:
 def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datetime) -> None:
     rev = revision(entry)
     previous = world.statuses.get(uuid)
+    template = entry["change"].get("fluxTemplate")
     if isinstance(previous, dict) and previous.get("revision") == rev \
             and previous.get("state") in FINISHED:
+        if template is not None and previous["state"] == rollout.COMPLETE \
+                and not previous.get("promoted"):
+            _unpin_when_default(found, world, uuid, template, previous, now)
         return
     configs = _configs(found, world)
     aimed = targets(entry, configs)
-    template = entry["change"].get("fluxTemplate")
     if template is not None and world.templates.get(uuid) != template:
         found.templates[uuid] = template
     held = frozenset(c for c in aimed if with_change(uuid, entry, configs[c]) == configs[c])
@@ -231,21 +238,14 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
                                entry.get("rolloutRequest"), now, held)
     status = decision.status | {"kind": KIND}
     status["baseline"] = baseline
+    if template is not None and status["state"] == rollout.COMPLETE:
+        status["promoted"] = False
     for cluster in sorted(decision.new):
-        if status["state"] == rollout.COMPLETE and template is not None:
-            break  # the promotion below covers every cluster
         baseline.setdefault(cluster, SetupStatus.parse(world.setups.get(cluster)).commit
                             or "")
         wanted = with_change(uuid, entry, configs[cluster])
         if wanted != configs[cluster]:
             found.configs[cluster] = wanted
-    if status["state"] == rollout.COMPLETE and template is not None:
-        if world.templates.get(TEMPLATE_APP) != template:
-            found.templates[TEMPLATE_APP] = template
-        for cluster, config in configs.items():
-            free = unpinned(uuid, config) if isinstance(config, dict) else None
-            if free is not None:
-                found.configs[cluster] = free
     if status != previous:
         if isinstance(previous, dict) and {k: v for k, v in status.items()
                                            if k != "updatedAt"} != {
@@ -254,3 +254,16 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
         found.statuses[uuid] = copy.deepcopy(status)
     if decision.wake_in is not None:
         found.wake_in = min(found.wake_in or decision.wake_in, decision.wake_in)
+
+
+def _unpin_when_default(found: Plan, world: World, uuid: str, template: Any,
+                        previous: dict[str, Any], now: datetime) -> None:
+    """A complete template rollout: once its candidate is the default, remove its pins."""
+    if world.templates.get(TEMPLATE_APP) != template:
+        return
+    for cluster, config in _configs(found, world).items():
+        free = unpinned(uuid, config) if isinstance(config, dict) else None
+        if free is not None:
+            found.configs[cluster] = free
+    found.statuses[uuid] = dict(previous) | {"promoted": True,
+                                             "updatedAt": rollout._stamp(now)}

@@ -3,11 +3,13 @@
 
 Besides the fleet inputs it follows the cluster rollouts, the setup statuses and the Flux
 templates. Each pass makes the fleet pass, then the cluster rollouts' plan, written in this
-order: the templates (a candidate before any cluster is pinned to it; the default when a
-template rollout completes), the configuration entries (each If-Match the etag the plan was
+order: the templates (a candidate, stored under the rollout's own object, before any cluster
+is pinned to it), the configuration entries (each If-Match the etag the plan was
 made from, so a concurrent edit is never lost: the pass fails and the next one looks again),
 and only when all of those succeeded the rollout statuses (so a new leader that finds a
-status finds what it says was written).
+status finds what it says was written). Each entry written is taken as read at once (with
+its new etag), so a pass that the status's notification causes before the entry's does not
+write the entry again from the old etag.
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ class RolloutLoop(FleetLoop):
         """Write the templates, then the configuration entries; False if any failed."""
         for key, template in templates.items():
             try:
-                self.cs.put_config(TEMPLATE_APP, key, template)
-                log.info("cluster rollouts: Flux template %s written%s", key,
-                         " (the new default)" if key == TEMPLATE_APP else "")
+                etag = self.cs.put_config(TEMPLATE_APP, key, template)
+                self.seen_entry("templates", key, template, etag)
+                log.info("cluster rollouts: candidate Flux template %s written", key)
             except ConfigStoreError as exc:
                 log.warning("cluster rollouts: cannot write Flux template %s: %s", key, exc)
                 return False
@@ -72,8 +74,9 @@ class RolloutLoop(FleetLoop):
             if stop.is_set():
                 return False
             try:
-                self.cs.put_config(CONFIG_APP, cluster, config,
-                                   if_match=world.config_etags.get(cluster))
+                etag = self.cs.put_config(CONFIG_APP, cluster, config,
+                                          if_match=world.config_etags.get(cluster))
+                self.seen_entry("configs", cluster, config, etag)
                 log.info("cluster rollouts: cluster %s given %s", cluster,
                          {k: config.get(k) for k in ("fluxVersion", "fluxTemplate")})
             except ConfigStoreError as exc:

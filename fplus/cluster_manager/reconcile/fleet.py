@@ -214,11 +214,22 @@ class FleetLoop:
     def seen(self, fleet: str, status: dict[str, Any] | None) -> None:
         """Take a status written (None: removed) as read, so the next pass does not begin a
         rollout again from the status before it while the notify/v2 update is on its way."""
+        self.seen_entry("rollouts", fleet, status)
+
+    def seen_entry(self, key: str, uuid: str, value: Any, etag: str | None = None) -> None:
+        """Take an entry of input ``key`` written by this loop (None: removed) as read, with
+        its new ``etag`` if known, until the notify/v2 update brings it."""
         with self._lock:
-            known = self._inputs.get("rollouts")
+            known = self._inputs.get(key)
             if known is None:
                 return
-            if status is None:
-                known.pop(fleet, None)
+            etags = self._entry_etags.setdefault(key, {})
+            if value is None:
+                known.pop(uuid, None)
+                etags.pop(uuid, None)
+                return
+            known[uuid] = value
+            if etag:
+                etags[uuid] = etag
             else:
-                known[fleet] = status
+                etags.pop(uuid, None)

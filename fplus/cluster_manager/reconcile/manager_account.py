@@ -32,13 +32,12 @@ READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStat
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
           A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment,
-          A.FleetRolloutStatus, A.ClusterRollout, A.FluxTemplate)
+          A.FleetRolloutStatus, A.ClusterRollout)
 """Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
 creates at commissioning and removes at teardown, the Edge deployments of the deployment API
 and of the fleet deployments' expansion (each names a Helm chart template, which it cannot
 write; the expansion checks an entry's owner before it writes), the fleet deployments, the
-cluster rollouts, their rollouts' progress (the leader's fleet loop), and Flux templates (a
-template rollout's candidate, made the default when the rollout completes)."""
+cluster rollouts, and their rollouts' progress (the leader's fleet loop)."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
@@ -77,6 +76,9 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (P.DeleteObj, C.FleetDeployment, True, None),
         (P.CreateSpecificObj, C.ClusterRollout, False, None),
         (P.DeleteObj, C.ClusterRollout, True, None),
+        # a template rollout's candidate, under the rollout's object (which it made): never
+        # the default template, nor any entry under an object it does not own
+        (P.WriteApp, A.FluxTemplate, False, uuids.Special.Mine),
         (P.ReadMembers, C.SystemHelmChart, False, None),
         (P.ReadApp, A.Info, False, None),  # the names of chart templates
         # the repos it writes (a cluster's repo uuid is the cluster's), and archives

@@ -41,13 +41,17 @@ ALLOWED = {"pause": (PROGRESSING,), "resume": (PAUSED, HALTED),
 """The rollout states each request may be made in."""
 FLEET, CLUSTER = "fleet-deployment", "cluster"
 STATUS_KEYS = ("rolloutId", "revision", "state", "step", "steps", "failed", "startedAt",
-               "updatedAt", "request")
+               "updatedAt", "request", "promoted")
 ABORT_NOTE = ("abort leaves every cluster as it is: the clusters listed in `updated` keep "
               "the new revision, the others keep what they had; a new change starts a new "
               "rollout")
 CLUSTER_ABORT_NOTE = ("abort leaves every cluster as it is: the clusters listed in `updated` "
                       "keep the change (a template rollout's pins stay: those clusters keep "
                       "the candidate template), the others keep what they had")
+
+PROMOTE_NOTE = ("every targeted cluster is pinned to the candidate template; make it the "
+                "default (`fplus rollout promote`, or write it as the Flux template app's "
+                "default entry) and the Cluster Manager removes the pins")
 
 
 @dataclass
@@ -97,6 +101,8 @@ def view(source: Source, status: Any) -> dict[str, Any]:
         "updated": updated}
     if status.get("state") == ABORTED:
         shown["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
+    elif status.get("promoted") is False:
+        shown["message"] = PROMOTE_NOTE
     request = source.entry.get("rolloutRequest")
     if isinstance(request, dict) and request.get("rolloutId") == status.get("rolloutId") \
             and request.get("at") != status.get("request"):

@@ -1,6 +1,7 @@
 """Cluster rollouts as pure functions: the request's refusals, the targets, a cluster's
 ready / failed state from its setup status and its edge, and one pass writing only the
-begun step's configuration entries (a template rollout: pins, then promotion and unpinning)."""
+begun step's configuration entries (a template rollout: pins, kept until an operator makes
+the candidate the default, then removed)."""
 
 from __future__ import annotations
 
@@ -122,8 +123,17 @@ def test_a_template_rollout_pins_then_promotes_and_unpins() -> None:
                       "commit": "old"}
     done = plan(_world(configs, {R: second.statuses[R]}, entry, setups,
                        templates={R: TEMPLATE}), NOW)
-    assert done.statuses[R]["state"] == "Complete"
-    assert done.templates == {TEMPLATE_APP: TEMPLATE}
-    assert done.configs == {SIX[0]: {"name": "c0"}, SIX[1]: {"name": "c1"}}
-    finished = plan(_world(configs, {R: done.statuses[R]}, entry, setups), NOW)
+    status = done.statuses[R]
+    assert status["state"] == "Complete" and status["promoted"] is False
+    assert done.templates == {} and done.configs == {}  # the pins stay; no default written
+    waiting = plan(_world(configs, {R: status}, entry, setups, templates={R: TEMPLATE}), NOW)
+    assert waiting.configs == {} and waiting.statuses == {}
+    both = {R: TEMPLATE, TEMPLATE_APP: TEMPLATE}  # an operator made it the default
+    unpin = plan(_world(configs, {R: status}, entry, setups, templates=both), NOW)
+    assert unpin.templates == {}
+    assert unpin.configs == {SIX[0]: {"name": "c0"}, SIX[1]: {"name": "c1"}}
+    assert unpin.statuses[R]["promoted"] is True
+    configs |= unpin.configs
+    finished = plan(_world(configs, {R: unpin.statuses[R]}, entry, setups, templates=both),
+                    NOW)
     assert finished.configs == {} and finished.statuses == {} and finished.templates == {}
