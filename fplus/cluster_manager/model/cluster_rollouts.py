@@ -159,13 +159,13 @@ def cluster_state(config: Any, etag: str | None, setup: Any, edge: Any,
     if not status.ready:
         return (PROGRESSING, "the cluster is being commissioned", None)
     if status.commit == baseline:
-        return (READY, "no new commit: nothing changes on the edge", rollout._stamp(now))
+        return (READY, "no new commit: nothing changes on the edge", rollout.stamp(now))
     sync = derive_sync(status.commit, edge if isinstance(edge, dict) else None, None)
     if sync.state == DEGRADED and sync.applied == status.commit:
         names = ", ".join(f"{o.get('kind')}/{o.get('name')}" for o in sync.failing[:3])
         return (FAILED, f"{sync.reason}{': ' + names if names else ''}", None)
     if sync.state == SYNCED:
-        return (READY, sync.reason, rollout._stamp(now))
+        return (READY, sync.reason, rollout.stamp(now))
     return (PROGRESSING, sync.reason, None)
 
 
@@ -250,7 +250,7 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
         if isinstance(previous, dict) and {k: v for k, v in status.items()
                                            if k != "updatedAt"} != {
                 k: v for k, v in previous.items() if k != "updatedAt"}:
-            status["updatedAt"] = rollout._stamp(now)
+            status["updatedAt"] = rollout.stamp(now)
         found.statuses[uuid] = copy.deepcopy(status)
     if decision.wake_in is not None:
         found.wake_in = min(found.wake_in or decision.wake_in, decision.wake_in)
@@ -266,4 +266,4 @@ def _unpin_when_default(found: Plan, world: World, uuid: str, template: Any,
         if free is not None:
             found.configs[cluster] = free
     found.statuses[uuid] = dict(previous) | {"promoted": True,
-                                             "updatedAt": rollout._stamp(now)}
+                                             "updatedAt": rollout.stamp(now)}
