@@ -1,19 +1,29 @@
-"""``fplus rollout status|pause|resume|abort``: a fleet deployment's paced rollout (named by
-the fleet deployment, by name or uuid)."""
+"""``fplus rollout create|list|status|pause|resume|abort``: paced rollouts, of a fleet
+deployment (named by the fleet deployment, by name or uuid) or of a change to many clusters
+(a cluster rollout: a ``fluxVersion`` or a Flux template, named by its name or uuid)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
+import requests
 
-from .fleet import resolve
-from .output import Column, emit, output_option
+from fplus.config_store import uuids
+from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
+
+from .api import UUID, ApiError, ManagerApi
+from .fleet import _mapping
+from .fleet import resolve as resolve_fleet
+from .output import Column, emit, output_option, quiet_option
 from .session import manager
 
 PATH = "/v1/rollout"
+TEMPLATES = f"/v2/app/{uuids.App.FluxTemplate}/object"
 HEAD: list[Column] = [
     ("NAME", lambda r: r.get("name")), ("UUID", lambda r: r.get("uuid")),
+    ("KIND", lambda r: r.get("kind")),
     ("STATE", lambda r: r.get("state")),
     ("STEP", lambda r: f"{r.get('step', 0) + 1}/{len(r.get('steps') or []) or '-'}"),
     ("UPDATED", lambda r: len(r.get("updated") or [])),
@@ -28,11 +38,106 @@ FAILED: list[Column] = [("FAILED", lambda f: f.get("cluster")),
 
 @click.group("rollout")
 def rollout() -> None:
-    """A fleet deployment's paced rollout: its progress; pause, resume or abort it."""
+    """Paced rollouts (a fleet deployment's, or a fluxVersion or Flux template given to many
+    clusters): create, list, follow, pause, resume or abort them."""
+
+
+def resolve(api: ManagerApi, ref: str) -> str:
+    """The uuid of the rollout named so: a uuid as it is, a rollout's name, else the fleet
+    deployment's (whose rollout it is)."""
+    if UUID.match(ref.lower()):
+        return ref.lower()
+    found = [r["uuid"] for r in _list(api) if r.get("name") == ref]
+    if len(found) > 1:
+        raise ApiError(409, f"{len(found)} rollouts are named {ref}; give a UUID")
+    return str(found[0]) if found else resolve_fleet(api, ref)
+
+
+def _list(api: ManagerApi) -> list[dict[str, Any]]:
+    return list(api.call("GET", PATH).json()["rollouts"])
+
+
+def _selector(text: str, hint: str) -> dict[str, Any]:
+    try:
+        return parse_selector(text)
+    except SelectorSyntaxError as exc:
+        raise click.BadParameter(str(exc), param_hint=hint) from None
+
+
+def _count(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
+def _step(text: str, pause: str | None) -> dict[str, Any]:
+    """``N``, ``P%`` or a selector string, with the ``--pause`` of every step."""
+    clusters: Any = _count(text) if text.isdigit() or text.endswith("%") else _selector(
+        text, "--step")
+    step: dict[str, Any] = {"clusters": clusters}
+    if pause == "manual":
+        step["pause"] = pause
+    elif pause is not None:
+        try:
+            seconds = float(pause)
+        except ValueError:
+            raise click.BadParameter(f"{pause!r} is neither manual nor seconds",
+                                     param_hint="--pause") from None
+        step["pause"] = int(seconds) if seconds.is_integer() else seconds
+    return step
+
+
+@rollout.command("create")
+@click.argument("name")
+@click.option("--flux-version", metavar="VERSION", help="the fluxVersion to give (e.g. v2.7.5)")
+@click.option("--template", "template_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML file of the Flux template to give (the default once complete)")
+@click.option("--selector", metavar="SELECTOR",
+              help="the clusters whose labels match (e.g. site=leeds,tier!=test)")
+@click.option("--cluster", "clusters", multiple=True, metavar="NAME|UUID",
+              help="also this cluster, whatever its labels (repeatable); neither this nor "
+                   "--selector: every cluster")
+@click.option("--step", "steps", multiple=True, metavar="N|P%|SELECTOR",
+              help="the next step's clusters (repeatable; the rest form a last step)")
+@click.option("--pause", metavar="manual|SECONDS",
+              help="after each step is ready: until a resume, or that many seconds")
+@click.option("--max-unavailable", metavar="N|P%",
+              help="at most this many clusters of a step changed and not ready yet")
+@output_option
+@quiet_option
+def create(name: str, flux_version: str | None, template_file: Path | None,
+           selector: str | None, clusters: tuple[str, ...], steps: tuple[str, ...],
+           pause: str | None, max_unavailable: str | None, fmt: str) -> None:
+    """Give many clusters a fluxVersion or a Flux template, step by step."""
+    if (flux_version is None) == (template_file is None):
+        raise click.UsageError("give exactly one of --flux-version and --template")
+    api = manager()
+    change = ({"fluxVersion": flux_version} if flux_version is not None
+              else {"fluxTemplate": _mapping(template_file, "--template")}
+              if template_file is not None else {})
+    body: dict[str, Any] = {"name": name, "change": change}
+    if selector is not None:
+        body["selector"] = _selector(selector, "--selector")
+    if clusters:
+        body["clusters"] = [api.resolve(ref) for ref in clusters]
+    paced: dict[str, Any] = {}
+    if steps:
+        paced["steps"] = [_step(text, pause) for text in steps]
+    if max_unavailable is not None:
+        paced["maxUnavailable"] = _count(max_unavailable)
+    body["rollout"] = paced
+    emit(api.call("POST", PATH, json=body).json(), fmt, HEAD, optional=("REQUESTED",
+                                                                        "MESSAGE"))
+
+
+@rollout.command("list")
+@output_option
+@quiet_option
+def list_rollouts(fmt: str) -> None:
+    """Every rollout of both kinds, with its state and step."""
+    emit(_list(manager()), fmt, HEAD, optional=("REQUESTED", "MESSAGE"))
 
 
 @rollout.command("status")
-@click.argument("ref", metavar="FLEET")
+@click.argument("ref", metavar="ROLLOUT")
 @output_option
 def status(ref: str, fmt: str) -> None:
     """The rollout: its state and step, then each step, then the failed clusters."""
@@ -56,7 +161,7 @@ def _request(action: str, ref: str) -> dict[str, Any]:
 
 
 @rollout.command("pause")
-@click.argument("ref", metavar="FLEET")
+@click.argument("ref", metavar="ROLLOUT")
 def pause(ref: str) -> None:
     """Stop giving more clusters the new revision (those that have it keep it)."""
     done = _request("pause", ref)
@@ -64,7 +169,7 @@ def pause(ref: str) -> None:
 
 
 @rollout.command("resume")
-@click.argument("ref", metavar="FLEET")
+@click.argument("ref", metavar="ROLLOUT")
 def resume(ref: str) -> None:
     """Go on after a pause (a manual one: with the next step) or look again after a halt."""
     done = _request("resume", ref)
@@ -72,9 +177,47 @@ def resume(ref: str) -> None:
 
 
 @rollout.command("abort")
-@click.argument("ref", metavar="FLEET")
+@click.argument("ref", metavar="ROLLOUT")
 def abort(ref: str) -> None:
     """End the rollout, leaving every cluster as it is."""
     done = _request("abort", ref)
     click.echo(f"rollout {done['rolloutId']}: abort requested; {done.get('message')}",
                err=True)
+
+
+def _store(api: ManagerApi, method: str, path: str, **kwargs: Any) -> Any:
+    """One Config Store request as the caller (their own grants, not the Cluster
+    Manager's); ApiError unless it answered 2xx."""
+    profile = api.profile
+    url = profile.config_store_url + path
+    try:
+        resp = requests.request(method, url, headers={"Authorization": str(
+            profile.authorization())}, verify=profile.ca_file or True, timeout=30, **kwargs)
+    except requests.RequestException as exc:
+        raise ApiError(0, f"cannot reach {profile.config_store_url}: "
+                          f"{type(exc).__name__}") from None
+    if resp.status_code >= 400:
+        raise ApiError(resp.status_code, f"the Config Store refused {method} {path} "
+                                         f"(HTTP {resp.status_code})")
+    return resp.json() if resp.content else None
+
+
+@rollout.command("promote")
+@click.argument("ref", metavar="ROLLOUT")
+def promote(ref: str) -> None:
+    """Make a complete template rollout's candidate the default Flux template (written as
+    you: it needs write access to the Flux template app); the Cluster Manager then removes
+    the rollout's pins."""
+    api = manager()
+    uuid = resolve(api, ref)
+    view = api.call("GET", f"{PATH}/{uuid}").json()
+    if "fluxTemplate" not in (view.get("change") or {}):
+        raise ApiError(409, f"rollout {uuid} is not a Flux template rollout")
+    if view.get("state") != "Complete":
+        raise ApiError(409, f"the rollout is {view.get('state')}; promote needs it Complete "
+                            "(before, the new default would reach every unpinned cluster "
+                            "at once)")
+    candidate = _store(api, "GET", f"{TEMPLATES}/{uuid}")
+    _store(api, "PUT", f"{TEMPLATES}/{uuids.App.FluxTemplate}", json=candidate)
+    click.echo(f"rollout {uuid}: its template is the default; the Cluster Manager removes "
+               "the pins", err=True)

@@ -71,6 +71,8 @@ class Class:
     (``fplus.cluster_manager.model.name_claims``)."""
     FleetDeployment = "cc06aab9-8e8d-48d9-95f1-05791976dd46"
     """Ours: the objects of fleet deployments (their entries: :attr:`App.FleetDeployment`)."""
+    ClusterRollout = "ba67a584-c565-4a76-a82c-2c95901f1364"
+    """Ours: the objects of cluster rollouts (their entries: :attr:`App.ClusterRollout`)."""
 
 
 RANK_ROOTS: tuple[str, ...] = (Class.Individual, Class.R1Class, Class.R2Class, Class.R3Class)
@@ -118,6 +120,12 @@ class App:
     """Ours: per fleet deployment, the progress of its paced rollout ``{rolloutId, revision,
     state, step, steps, failed, updatedAt}``, written by the leading Cluster Manager only
     (``fplus.cluster_manager.model.rollout``), so a new leader resumes where it was."""
+    ClusterRollout = "81edd621-29de-4c95-b8ae-c1d196f13e47"
+    """Ours: ``{name, change: {fluxVersion} | {fluxTemplate}, selector?, clusters?, rollout,
+    createdAt, rolloutRequest?}``, a paced change of many clusters' configuration entries
+    (``fplus.cluster_manager.model.cluster_rollouts``); its progress is in
+    :attr:`FleetRolloutStatus` under the same uuid, and a template rollout's candidate Flux
+    template in :attr:`FluxTemplate` under it too."""
     ServiceUrl = "5ef70c20-d5e9-41ec-87dc-cc346e8c5dae"
     """Ours: ``{url}`` per service-function object, where the service is reached; each
     service writes its own at start, and the Directory route answers from it."""

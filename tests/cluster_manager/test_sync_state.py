@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.services.sync_state import derive_sync, secret_unsealed
+from fplus.cluster_manager.model.sync_state import derive_sync, secret_unsealed
 
 HEAD = "a" * 40
 OLD = "b" * 40

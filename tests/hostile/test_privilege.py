@@ -171,10 +171,11 @@ def test_manager_cannot_grant_itself_write_on_the_bootstrap_script(stack: Up) ->
 
 def test_manager_holds_no_write_on_executed_or_access_apps(stack: Up) -> None:
     """Edge deployments only on the objects it created (the fleet deployments' expansion):
-    never one a person made."""
+    never one a person made; Flux templates likewise (a template rollout's candidate, under
+    the rollout it made): never the default template."""
     acl = _acl(stack, "cluster-manager")
     writes = {e["target"] for e in acl if e["permission"] == P.WriteApp
-              and not (e["target"] == A.EdgeDeployment
+              and not (e["target"] in (A.EdgeDeployment, A.FluxTemplate)
                        and e.get("object") == uuids.Special.Mine)}
     assert not writes & set(EXECUTED_OR_ACCESS), writes & set(EXECUTED_OR_ACCESS)
     delegable = {e["target"] for e in acl if e["permission"] == AUTH.WriteACL}
@@ -203,6 +204,12 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
     held[(P.ReadApp, A.EdgeDeployment, False, None)] = "expands into them, sees name conflicts"
     held[(P.ReadApp, A.FleetRolloutStatus, False, None)] = "a new leader resumes rollouts"
     held[(P.WriteApp, A.FleetRolloutStatus, False, None)] = "…the leader records their progress"
+    held[(P.ReadApp, A.ClusterRollout, False, None)] = "cluster rollouts: API and leader"
+    held[(P.WriteApp, A.ClusterRollout, False, None)] = "…the API writes them"
+    held[(P.CreateSpecificObj, C.ClusterRollout, False, None)] = "…as objects of their class"
+    held[(P.DeleteObj, C.ClusterRollout, True, None)] = "…deletes one it could not write"
+    held[(P.WriteApp, A.FluxTemplate, False, uuids.Special.Mine)] = (
+        "a template rollout's candidate, under the rollout it made (never the default)")
     held |= {
         (P.WriteApp, A.GitRepoConfig, False, None): "configures each cluster's repo",
         (P.WriteApp, A.SparkplugAddress, False, None): "each cluster's Sparkplug group id",

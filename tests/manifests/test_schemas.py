@@ -33,7 +33,8 @@ def _ok(app: str, value: Any) -> bool:
 
 
 def test_the_apps() -> None:
-    assert sorted(SCHEMAS) == ["bootstrap-script", "edge-cluster-configuration",
+    assert sorted(SCHEMAS) == ["bootstrap-script", "cluster-rollout",
+                               "edge-cluster-configuration",
                                "edge-cluster-name-claim", "edge-cluster-request",
                                "edge-cluster-setup-status", "edge-cluster-status",
                                "edge-deployment", "fleet-deployment", "fleet-rollout-status",
@@ -49,7 +50,22 @@ FLEET = {"name": "historian", "chart": CLAIM["cluster"], "values": {"a": 1},
          "overrides": {CLAIM["cluster"]: {"a": 2}}, "createdAt": "2026-01-01T00:00:00Z"}
 
 
+ROLLOUT = {"name": "up", "change": {"fluxVersion": "v2.7.5"}, "clusters": [U],
+           "rollout": {"steps": [{"clusters": 1}]}, "createdAt": "2026-01-01T00:00:00Z"}
+
+
 @pytest.mark.parametrize(("app", "value", "ok"), [
+    ("cluster-rollout", ROLLOUT, True),
+    ("cluster-rollout", ROLLOUT | {"change": {"fluxTemplate": {"self-link.yaml": []}}}, True),
+    ("cluster-rollout", ROLLOUT | {"change": {}}, False),
+    ("cluster-rollout", ROLLOUT | {"change": {"fluxVersion": "2.7"}}, False),
+    ("cluster-rollout", ROLLOUT | {"change": {"fluxVersion": "v2.7.5",
+                                              "fluxTemplate": {"self-link.yaml": []}}}, False),
+    ("cluster-rollout", ROLLOUT | {"clusters": ["X"]}, False),
+    ("cluster-rollout", ROLLOUT | {"bogus": 1}, False),
+    ("edge-cluster-configuration", {"name": "a", "namespace": "b", "fluxTemplate": U}, True),
+    ("edge-cluster-configuration", {"name": "a", "namespace": "b", "fluxTemplate": "X"},
+     False),
     ("edge-cluster-name-claim", CLAIM, True),
     ("edge-cluster-name-claim", {"name": "line-1"}, False),
     ("edge-cluster-name-claim", CLAIM | {"cluster": "X"}, False),

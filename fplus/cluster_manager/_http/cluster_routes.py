@@ -16,11 +16,11 @@ from fplus.serving.addresses import is_loopback_url
 
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP, SYNC
 from ..model.setup_status import DELETING, FAILED, SetupStatus
+from ..model.sync_state import NOT_COMMISSIONED, UNKNOWN
 from ..services.edge_status import read_edge_status
 from ..services.errors import BadRequest, Conflict, NotFound
 from ..services.sealing_keys import SealingKeys, approved
 from ..services.status_view import cluster_status
-from ..services.sync_state import NOT_COMMISSIONED, UNKNOWN
 from .context import repo_head, require, require_view, services
 from .params import only_query
 

@@ -1,7 +1,9 @@
 """``/v1/fleet-deployment[/<d>]``: create, list, read (with the roll-up), merge-patch and
 delete fleet deployments (ours; :mod:`..services.fleet_deployments`); ``/v1/rollout/<r>``
-(``r``: the fleet deployment's uuid) and its ``pause``, ``resume`` and ``abort``
-(:mod:`..services.rollouts`).
+(``r``: the fleet deployment's uuid, or a cluster rollout's) and its ``pause``, ``resume``
+and ``abort`` (:mod:`..services.rollouts`); ``POST /v1/rollout`` creates a cluster rollout
+(:mod:`..services.cluster_rollouts`) and ``GET /v1/rollout`` lists the rollouts of both
+kinds.
 
 A fleet deployment reaches any cluster, so changing one takes the wildcard grant of the
 cluster permission (as creating a cluster does); reading takes that, or read access to the
@@ -20,6 +22,7 @@ from fplus.config_store.client import Caller
 from fplus.serving import JSONRejected, loads_checked
 
 from ..model.fleet_deployments import FLEET_APP
+from ..services.cluster_rollouts import ClusterRolloutService
 from ..services.errors import BadRequest, Forbidden
 from ..services.fleet_deployments import FleetService
 from ..services.rollouts import RolloutService
@@ -29,6 +32,8 @@ from .params import only_query
 bp = Blueprint("fleet", __name__)
 SHAPE = ("the body must be a JSON object {name, chart, values?, selector?: {matchLabels?, "
          "matchExpressions?}, clusters?: [uuid], overrides?: {<cluster uuid>: values}}")
+ROLLOUT_SHAPE = ("the body must be a JSON object {name, change: {fluxVersion} | {fluxTemplate}, "
+                 "selector?, clusters?: [uuid], rollout?: {maxUnavailable?, steps?}}")
 
 
 def _change() -> Caller:
@@ -57,13 +62,13 @@ def _read() -> Caller:
     return require_fleet_read(caller())
 
 
-def _body(media: tuple[str, ...] = ("application/json",)) -> Any:
+def _body(media: tuple[str, ...] = ("application/json",), shape: str = SHAPE) -> Any:
     if request.mimetype not in media:
-        raise BadRequest(f"{SHAPE}, sent as Content-Type: {' or '.join(media)}")
+        raise BadRequest(f"{shape}, sent as Content-Type: {' or '.join(media)}")
     try:
         return loads_checked(request.get_data(cache=False))
     except JSONRejected as exc:
-        raise BadRequest(f"{SHAPE}: {exc}") from None
+        raise BadRequest(f"{shape}: {exc}") from None
 
 
 def _with_etag(view: dict[str, Any], etag: str | None, status: int = 200) -> tuple[Response,
@@ -115,6 +120,24 @@ def delete_fleet(fleet: str) -> tuple[Response, int]:
     only_query()
     fleet_service().delete(fleet)
     return jsonify({"uuid": fleet, "deleted": True}), 202
+
+
+@bp.post("/v1/rollout")
+def create_rollout() -> tuple[Response, int]:
+    _change()
+    only_query()
+    service = ClusterRolloutService(fleet_service().cs)
+    created = service.create(_body(shape=ROLLOUT_SHAPE), str(uuidlib.uuid4()))
+    resp = jsonify(created)
+    resp.headers["Location"] = url_for("fleet.get_rollout", rollout=created["uuid"])
+    return resp, 201
+
+
+@bp.get("/v1/rollout")
+def list_rollouts() -> Response:
+    _read()
+    only_query()
+    return jsonify({"rollouts": RolloutService(fleet_service().cs).list()})
 
 
 @bp.get("/v1/rollout/<fleet:rollout>")

@@ -27,8 +27,8 @@ from ..leader import in_turn, make_elector
 from ..metrics import Metrics
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
+from ..reconcile.cluster_rollouts import RolloutLoop
 from ..reconcile.desired_state import DesiredState
-from ..reconcile.fleet import FleetLoop
 from ..reconcile.job import Env, Groups
 from ..reconcile.reconciler import Reconciler
 from ..reconcile.shared_repos import ensure_shared_repos
@@ -87,7 +87,7 @@ def build(plan: Plan) -> Served:
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
     resealer = Resealer(secrets, plan.reseal_interval)
-    fleet = FleetLoop(cs)
+    fleet = RolloutLoop(cs)
     elector = make_elector(plan.lease(db), settings, plan.identity,
                            in_turn(reconciler.start, resealer.start, fleet.start),
                            in_turn(reconciler.stop, resealer.stop, fleet.stop))

@@ -15,11 +15,11 @@ from fplus.kubenames import LABEL_MAX, is_dns1123_label
 from fplus.kubenames.labels import labels_errors
 
 ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVersion", "values",
-                "labels"}
+                "labels", "fluxTemplate"}
 FLUX_VERSION = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
-EDITABLE = ("values", "chart", "fluxVersion", "sealedSecrets", "labels")
+EDITABLE = ("values", "chart", "fluxVersion", "sealedSecrets", "labels", "fluxTemplate")
 """The fields an edit (``PATCH /v1/cluster/<c>``) may change."""
 FIXED = {
     "name": "a cluster's name is fixed: its principals (op1flux/<name>, op1sync/<name>) and "
@@ -59,6 +59,9 @@ def config_errors(config: Any) -> dict[str, str]:
                            f"'-', at most {LABEL_MAX} characters), not {value!r}")
     if "chart" in config and not is_uuid(config.get("chart")):
         errors["chart"] = "chart must be a Helm chart template UUID"
+    if "fluxTemplate" in config and not is_uuid(config.get("fluxTemplate")):
+        errors["fluxTemplate"] = ("fluxTemplate must be the UUID of an entry in the Flux "
+                                  "template app (the cluster's pinned template)")
     for flag in ("bare", "sealedSecrets"):
         if not isinstance(config.get(flag, False), bool):
             errors[flag] = f"{flag} must be true or false"

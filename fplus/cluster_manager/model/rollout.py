@@ -22,7 +22,11 @@ fleet deployment entry's ``rolloutRequest`` and are taken once each. Abort and h
 every cluster as it is.
 
 :func:`advance` is the whole rule: the leader calls it on every pass (through
-:func:`~.fleet_expansion.expand`) and writes the status it answers when it changed.
+:func:`~.fleet_expansion.expand`) and writes the status it answers when it changed. Cluster
+rollouts (:mod:`.cluster_rollouts`: a ``fluxVersion`` or Flux template given to many
+clusters) are paced by the same rule: there the "revision" is the change, a cluster's state
+comes from its setup status and its edge's sync, and ``current`` are the clusters whose
+configuration already holds the change.
 """
 
 from __future__ import annotations
@@ -139,7 +143,8 @@ class Decision:
     wake_in: float | None = None
 
 
-def _stamp(now: datetime) -> str:
+def stamp(now: datetime) -> str:
+    """``now`` as the statuses store it (RFC 3339, seconds, Z)."""
     return now.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
@@ -154,11 +159,11 @@ def begin(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str],
           labels: Mapping[str, Mapping[str, str]], now: datetime) -> dict[str, Any]:
     """The status of a rollout of revision ``rev`` starting now."""
     steps = [{"clusters": c, "state": PENDING} for c in plan_steps(spec, targets, labels)]
-    steps[0] |= {"state": PROGRESSING, "begunAt": _stamp(now)}
+    steps[0] |= {"state": PROGRESSING, "begunAt": stamp(now)}
     return {"rolloutId": str(uuidlib.uuid5(uuidlib.NAMESPACE_URL,
-                                           f"{fleet}/{rev}/{_stamp(now)}")),
+                                           f"{fleet}/{rev}/{stamp(now)}")),
             "revision": rev, "state": PROGRESSING, "step": 0, "steps": steps, "failed": [],
-            "startedAt": _stamp(now), "updatedAt": _stamp(now)}
+            "startedAt": stamp(now), "updatedAt": stamp(now)}
 
 
 def advance(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str],
@@ -180,7 +185,7 @@ def advance(fleet: str, spec: Mapping[str, Any], rev: str, targets: Sequence[str
         if status["state"] == PROGRESSING else None
     if previous is None or {k: v for k, v in status.items() if k != "updatedAt"} != {
             k: v for k, v in previous.items() if k != "updatedAt"}:
-        status["updatedAt"] = _stamp(now)
+        status["updatedAt"] = stamp(now)
     return Decision(status, frozenset(_new(status, targets)), wake)
 
 
@@ -206,7 +211,7 @@ def _take_request(status: dict[str, Any], request: Mapping[str, Any] | None,
 
 def _next_step(status: dict[str, Any], now: datetime) -> None:
     status["step"] += 1
-    status["steps"][status["step"]] |= {"state": PROGRESSING, "begunAt": _stamp(now)}
+    status["steps"][status["step"]] |= {"state": PROGRESSING, "begunAt": stamp(now)}
 
 
 def _limit(spec: Mapping[str, Any], size: int) -> int:
@@ -267,7 +272,7 @@ def _progress(status: dict[str, Any], spec: Mapping[str, Any], targets: set[str]
             step["state"], status["state"] = DONE, PAUSED
             return None
         if pause:
-            step["state"], step["readyAt"] = WAITING, _stamp(now)
+            step["state"], step["readyAt"] = WAITING, stamp(now)
             continue
         step["state"] = DONE
         _next_step(status, now)

@@ -48,6 +48,7 @@ from .central_repo_check import FLUX as FLUX_REPO
 from .job import Env, Job, Step, record
 from .rendering import (
     SEALED_SECRETS_FILE,
+    TemplateMissing,
     bundle_files,
     context,
     flux_files,
@@ -132,7 +133,10 @@ def render(job: Job, env: Env) -> None:
             job.cluster, job.spec,
             env.cs.get_config(uuids.App.HelmChartTemplate, job.spec["chart"]),
             env.cs.get_config(uuids.App.K8sResourceTemplate, uuids.K8sResource.HelmRelease))
-    template = env.desired.flux_template()
+    template = env.desired.flux_template(job.spec)
+    if template is None and "fluxTemplate" in job.spec:
+        raise TemplateMissing(f"fluxTemplate: no Flux template {job.spec['fluxTemplate']} "
+                              "in the Flux template app")
     flux = _check_central_repos(job, env, template)
     job.content = repo_content(template, context(env.settings, job.cluster, job.spec, helm,
                                                  flux), job.spec, env.settings.air_gapped)

@@ -1,8 +1,10 @@
-"""What should exist: every cluster's configuration entry, the Flux template, and what the
+"""What should exist: every cluster's configuration entry, the Flux templates, and what the
 cluster API asked for (redeploy, forced delete).
 
 Fed by the reconciler's notify subscriptions; read by the commissioning and teardown steps.
-The one place that decides which Flux template applies.
+The one place that decides which Flux template applies: the entry of the Flux template app
+the cluster's ``fluxTemplate`` names (a pin: a canary, or a cluster rollout's step), else
+the default one (the app's own uuid).
 """
 
 from __future__ import annotations
@@ -28,15 +30,15 @@ class DesiredState:
         self._lock = threading.Lock()
         self._configs = SearchMirror()
         self._known = False
-        self._template: Any = None
-        self._template_seen = False
+        self._templates = SearchMirror()
+        self._templates_seen = False
         self._requests = SearchMirror()
 
     def forget(self) -> None:
         """Back to knowing nothing (the next delivery is a first one again)."""
         with self._lock:
             self._configs, self._known = SearchMirror(), False
-            self._template, self._template_seen = None, False
+            self._templates, self._templates_seen = SearchMirror(), False
             self._requests = SearchMirror()
 
     @property
@@ -62,11 +64,27 @@ class DesiredState:
             return self._configs.apply(delta)
 
     def replace_template(self, template: Any) -> bool:
-        """Take the Flux template; True when it changed after the first delivery."""
+        """Take the default Flux template; True when it changed after the first delivery."""
+        delta = SearchDelta(full=False, children={TEMPLATE_APP: template})
+        return bool(self.apply_templates(delta))
+
+    def apply_templates(self, delta: SearchDelta) -> set[str]:
+        """Take a change of the Flux template app's entries; return the keys that changed
+        (none at the first delivery: nothing was rendered with another yet)."""
+        if delta.refused:
+            return set()
         with self._lock:
-            self._template = template
-            first, self._template_seen = not self._template_seen, True
-        return not first
+            changed = self._templates.apply(delta)
+            first, self._templates_seen = not self._templates_seen, True
+        return set() if first else changed
+
+    def pinned(self, template: str) -> set[str]:
+        """The clusters whose template is ``template`` (the default's: those unpinned)."""
+        with self._lock:
+            configs = dict(self._configs.children)
+        return {c for c, config in configs.items()
+                if ((config.get("fluxTemplate") if isinstance(config, dict) else None)
+                    or TEMPLATE_APP) == template}
 
     def entry(self, cluster: str) -> tuple[Any, str | None] | None:
         """The cluster's entry and etag as last delivered; None if it is not configured.
@@ -85,12 +103,16 @@ class DesiredState:
                 return None
         return config, etag
 
-    def flux_template(self) -> Any:
-        """The Flux template: as last delivered, or read now if none was delivered yet."""
+    def flux_template(self, config: Any = None) -> Any:
+        """The Flux template the cluster configuration ``config`` renders with (its pinned
+        ``fluxTemplate``, else the default): as last delivered, or read now if none was
+        delivered yet (None: there is none)."""
+        key = config.get("fluxTemplate") if isinstance(config, dict) else None
+        key = key if isinstance(key, str) else TEMPLATE_APP
         with self._lock:
-            template = self._template
+            template = self._templates.children.get(key)
         if template is None:
-            template = self.cs.get_config(TEMPLATE_APP, TEMPLATE_APP)
+            template = self.cs.get_config(TEMPLATE_APP, key)
         return template
 
     def apply_requests(self, delta: SearchDelta) -> set[str]:

@@ -10,6 +10,11 @@ nothing to do. Nothing is written until all inputs are known: an app the Config 
 refuses to show counts as unknown, not empty, so losing read access never removes a
 deployment. A failed pass is retried after ``retry`` seconds; a resync every ``resync``
 seconds repairs anything missed. :meth:`start` and :meth:`stop` follow the leadership.
+
+A subclass follows more inputs (:attr:`FleetLoop.inputs`) and does more in each pass
+(:meth:`FleetLoop.make_pass`): :mod:`.cluster_rollouts` paces cluster rollouts on the same
+subscriptions, snapshot and worker. The rollout statuses of both live in one app; a fleet
+pass leaves those marked ``kind: cluster`` alone.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, Notif
 
 from ..model import edge_deployments
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
+from ..model.cluster_rollouts import KIND as CLUSTER_KIND
 from ..model.fleet_deployments import FLEET_APP
 from ..model.fleet_expansion import Plan, expand
 from ..model.rollout import ROLLOUT_APP
@@ -41,14 +47,18 @@ def _notify_client(cs: Any) -> NotifyClient:
 class FleetLoop:
     """Keeps every fleet deployment expanded while this replica leads."""
 
+    inputs: dict[str, str] = INPUTS
+    """What the loop follows: input name -> app (a SEARCH of each)."""
+
     def __init__(self, cs: ConfigStoreClient, *,
                  notify: Callable[[Any], Any] = _notify_client, resync: float = 60.0,
                  retry: float = 5.0, settle: float = 0.2) -> None:
         self.cs, self._make_notify = cs, notify
         self.resync, self.retry, self.settle = resync, retry, settle
         self._lock = threading.Lock()
-        self._inputs: dict[str, Any] = dict.fromkeys(INPUTS)
+        self._inputs: dict[str, Any] = dict.fromkeys(self.inputs)
         self._etags: dict[str, str] = {}
+        self._entry_etags: dict[str, dict[str, str]] = {}
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._notify: Any = None
@@ -62,13 +72,13 @@ class FleetLoop:
         with self._lock:
             if self._thread is not None:
                 return
-            self._inputs = dict.fromkeys(INPUTS)
+            self._inputs = dict.fromkeys(self.inputs)
             self._stop = threading.Event()
             self._thread = threading.Thread(target=self._run, args=(self._stop,),
                                             name="fleet", daemon=True)
         self._notify = self._make_notify(self.cs)
         with self._lock:  # callbacks wait until the handles are stored
-            for key, app in INPUTS.items():
+            for key, app in self.inputs.items():
                 self._subs[key] = self._notify.search(app, self._callback(key))
         self._thread.start()
 
@@ -93,11 +103,14 @@ class FleetLoop:
                 unknown = bool((sub is not None and sub.refused)
                                or getattr(children, "unreadable", None))
                 self._inputs[key] = None if unknown else dict(children)
-                if key == "deployments" and not unknown:
-                    self._etags = {k: v for k, v in getattr(children, "etags", {}).items() if v}
+                if not unknown:
+                    self._entry_etags[key] = {
+                        k: v for k, v in getattr(children, "etags", {}).items() if v}
+                    if key == "deployments":
+                        self._etags = self._entry_etags[key]
             if unknown:
                 log.warning("fleet: the Config Store does not show every entry of %s (%s); "
-                            "changing nothing until it does", key, INPUTS[key])
+                            "changing nothing until it does", key, self.inputs[key])
             self._dirty.set()
         return update
 
@@ -107,6 +120,11 @@ class FleetLoop:
             if any(value is None for value in self._inputs.values()):
                 return None
             return dict(self._inputs), dict(self._etags)
+
+    def entry_etags(self, key: str) -> dict[str, str]:
+        """The etags of input ``key``'s entries as last delivered."""
+        with self._lock:
+            return dict(self._entry_etags.get(key) or {})
 
     def _run(self, stop: threading.Event) -> None:
         wait = self.resync
@@ -120,14 +138,20 @@ class FleetLoop:
             if found is None:
                 wait = self.resync
                 continue
-            inputs, etags = found
-            plan = expand(inputs["fleets"], inputs["configs"], inputs["deployments"],
-                          rollouts=inputs["rollouts"], edges=inputs["edges"])
-            ok = self.apply(plan, etags, stop)
+            ok, wake_in = self.make_pass(*found, stop)
             self.passes += 1
             wait = self.resync if ok else self.retry
-            if plan.wake_in is not None:  # a rollout's pause ends: look again then
-                wait = min(wait, plan.wake_in + 0.1)
+            if wake_in is not None:  # a rollout's pause ends: look again then
+                wait = min(wait, wake_in + 0.1)
+
+    def make_pass(self, inputs: dict[str, Any], etags: dict[str, str],
+                  stop: threading.Event) -> tuple[bool, float | None]:
+        """One pass: plan and apply; ``(ok, seconds until a rollout's pause ends)``."""
+        fleet_statuses = {k: v for k, v in inputs["rollouts"].items()
+                          if not (isinstance(v, dict) and v.get("kind") == CLUSTER_KIND)}
+        plan = expand(inputs["fleets"], inputs["configs"], inputs["deployments"],
+                      rollouts=fleet_statuses, edges=inputs["edges"])
+        return self.apply(plan, etags, stop), plan.wake_in
 
     def apply(self, plan: Plan, etags: dict[str, str] | None = None,
               stop: threading.Event | None = None) -> bool:
@@ -170,7 +194,7 @@ class FleetLoop:
                 return ok
             try:
                 self.cs.put_config(ROLLOUT_APP, fleet, status)
-                self._seen(fleet, status)
+                self.seen(fleet, status)
                 log.info("fleet deployment %s: rollout %s %s at step %d", fleet,
                          status.get("rolloutId"), status.get("state"), status.get("step", 0) + 1)
             except ConfigStoreError as exc:
@@ -180,21 +204,32 @@ class FleetLoop:
         for fleet in plan.rollout_removals:
             try:
                 self.cs.delete_config(ROLLOUT_APP, fleet)
-                self._seen(fleet, None)
+                self.seen(fleet, None)
             except ConfigStoreError as exc:
                 ok = False
                 log.warning("fleet deployment %s: cannot remove its rollout status: %s",
                             fleet, exc)
         return ok
 
-    def _seen(self, fleet: str, status: dict[str, Any] | None) -> None:
+    def seen(self, fleet: str, status: dict[str, Any] | None) -> None:
         """Take a status written (None: removed) as read, so the next pass does not begin a
         rollout again from the status before it while the notify/v2 update is on its way."""
+        self.seen_entry("rollouts", fleet, status)
+
+    def seen_entry(self, key: str, uuid: str, value: Any, etag: str | None = None) -> None:
+        """Take an entry of input ``key`` written by this loop (None: removed) as read, with
+        its new ``etag`` if known, until the notify/v2 update brings it."""
         with self._lock:
-            known = self._inputs.get("rollouts")
+            known = self._inputs.get(key)
             if known is None:
                 return
-            if status is None:
-                known.pop(fleet, None)
+            etags = self._entry_etags.setdefault(key, {})
+            if value is None:
+                known.pop(uuid, None)
+                etags.pop(uuid, None)
+                return
+            known[uuid] = value
+            if etag:
+                etags[uuid] = etag
             else:
-                known[fleet] = status
+                etags.pop(uuid, None)

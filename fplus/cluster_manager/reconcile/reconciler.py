@@ -3,10 +3,11 @@ changed cluster out.
 
 A notify SEARCH follows every configuration entry, as deltas: each changed, new or removed
 entry queues its cluster, at a cost independent of the number of clusters (a full set, at
-each (re)connection, is compared with what is known). A change of the Flux template
-re-renders every cluster. At start, setup status entries without a configuration entry are
-queued for decommissioning, and the shared Helm charts repo gets its first commit if it has
-none (:mod:`.shared_repos`).
+each (re)connection, is compared with what is known). Another follows the Flux template
+app: a change of the default template re-renders every cluster not pinned to another, a
+change of a named one the clusters pinned to it (``fluxTemplate``). At start, setup status
+entries without a configuration entry are queued for decommissioning, and the shared Helm
+charts repo gets its first commit if it has none (:mod:`.shared_repos`).
 
 :meth:`Reconciler.health` says whether the reconciler follows the Config Store: synced once
 the first full set of entries arrived, and only while every subscription is live (a SEARCH the
@@ -93,8 +94,8 @@ class Reconciler:
         self._notify = self._make_notify(self.env.cs)
         self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs,
                                                                      deltas=True)
-        self._subs["Flux template"] = self._notify.watch(TEMPLATE_APP, TEMPLATE_APP,
-                                                         self.on_template)
+        self._subs["Flux templates"] = self._notify.search(TEMPLATE_APP, self.on_templates,
+                                                           deltas=True)
         self._subs["cluster API requests"] = self._notify.search(REQUEST_APP, self.on_requests,
                                                                       deltas=True)
 
@@ -153,11 +154,13 @@ class Reconciler:
         for cluster in self.env.desired.apply_requests(delta):
             self.queue.submit(cluster)
 
-    def on_template(self, template: Any) -> None:
-        """The Flux template (re)delivered: a change re-renders every configured cluster."""
-        if not self.env.desired.replace_template(template):
+    def on_templates(self, delta: SearchDelta) -> None:
+        """A change of the Flux templates: re-render the clusters that use a changed one."""
+        clusters: set[str] = set()
+        for template in self.env.desired.apply_templates(delta):
+            clusters |= self.env.desired.pinned(template)
+        if not clusters:
             return
-        clusters = self.env.desired.clusters()
         with self._lock:
             self._force.update(clusters)
         log.info("Flux template changed: re-rendering %d clusters", len(clusters))

@@ -37,6 +37,7 @@ APPS = {
     A.EdgeClusterRequest: "Edge cluster request",
     A.FleetDeployment: "Fleet deployment",
     A.FleetRolloutStatus: "Fleet rollout status",
+    A.ClusterRollout: "Cluster rollout",
 }
 SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-configuration": A.EdgeClusterConfiguration,
@@ -51,6 +52,7 @@ SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-request": A.EdgeClusterRequest,
     "fleet-deployment": A.FleetDeployment,
     "fleet-rollout-status": A.FleetRolloutStatus,
+    "cluster-rollout": A.ClusterRollout,
 }
 SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
@@ -99,6 +101,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 C.EdgeDeployment: {"name": "Edge deployment"},
                 C.EdgeClusterName: {"name": "Edge cluster name"},
                 C.FleetDeployment: {"name": "Fleet deployment"},
+                C.ClusterRollout: {"name": "Cluster rollout"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.GitRepo: {repo: {"name": name} for repo, (_, name) in SHARED_REPOS.items()},

@@ -17,9 +17,9 @@ from fplus.config_store.client import ConfigStoreClient
 
 from ..model.apps_and_roles import EDGE_APP, STATUS_APP
 from ..model.setup_status import DELETING, FAILED
+from ..model.sync_state import STATES, UNKNOWN, derive_sync
 from .repo_heads import RepoHeads
 from .status_view import Liveness, edge_state
-from .sync_state import STATES, UNKNOWN, derive_sync
 from .throttled_counts import ThrottledCounts
 
 _EDGE_FIELDS = {"appliedCommit": "appliedCommit", "lastSeen": "lastSeen",

@@ -1,22 +1,27 @@
-"""The rollout API: a fleet deployment's paced rollout (:mod:`..model.rollout`) read, paused,
-resumed and aborted. A rollout is named by its fleet deployment's uuid (one rollout at a
-time per fleet deployment: the one carrying its current revision).
+"""The rollout API: paced rollouts (:mod:`..model.rollout`) read, listed, paused, resumed and
+aborted, of both kinds: a fleet deployment's (named by the fleet deployment's uuid, one
+rollout at a time: the one carrying its current revision) and a cluster rollout
+(:mod:`..model.cluster_rollouts`, named by its own uuid). Both are shown in one shape,
+with ``kind`` ``fleet-deployment`` or ``cluster``.
 
-The leader alone writes the rollout status; a request is written into the fleet deployment
-entry as ``rolloutRequest: {action, rolloutId, at}`` (If-Match, so no concurrent edit is
-lost) and the leader takes it on its next pass. A request the rollout's state does not allow
-is a 409 and writes nothing.
+The leader alone writes the rollout status; a request is written into the rollout's entry
+(the fleet deployment's, or the cluster rollout's) as ``rolloutRequest: {action,
+rolloutId, at}`` (If-Match, so no concurrent edit is lost) and the leader takes it on its
+next pass. A request the rollout's state does not allow is a 409 and writes nothing.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 
+from ..model import cluster_rollouts
+from ..model.cluster_rollouts import CLUSTER_ROLLOUT_APP
 from ..model.fleet_deployments import FLEET_APP
 from ..model.rollout import (
     ABORTED,
@@ -24,6 +29,7 @@ from ..model.rollout import (
     HALTED,
     PAUSED,
     PROGRESSING,
+    REVISION_KEYS,
     ROLLOUT_APP,
     revision,
 )
@@ -33,72 +39,135 @@ log = logging.getLogger(__name__)
 ALLOWED = {"pause": (PROGRESSING,), "resume": (PAUSED, HALTED),
            "abort": (PROGRESSING, PAUSED, HALTED)}
 """The rollout states each request may be made in."""
+FLEET, CLUSTER = "fleet-deployment", "cluster"
+STATUS_KEYS = ("rolloutId", "revision", "state", "step", "steps", "failed", "startedAt",
+               "updatedAt", "request", "promoted")
 ABORT_NOTE = ("abort leaves every cluster as it is: the clusters listed in `updated` keep "
               "the new revision, the others keep what they had; a new change starts a new "
               "rollout")
+CLUSTER_ABORT_NOTE = ("abort leaves every cluster as it is: the clusters listed in `updated` "
+                      "keep the change (a template rollout's pins stay: those clusters keep "
+                      "the candidate template), the others keep what they had")
+
+PROMOTE_NOTE = ("every targeted cluster is pinned to the candidate template; make it the "
+                "default (`fplus rollout promote`, or write it as the Flux template app's "
+                "default entry) and the Cluster Manager removes the pins")
+
+
+@dataclass
+class Source:
+    """A rollout's entry: the fleet deployment's or the cluster rollout's."""
+
+    uuid: str
+    kind: str
+    entry: dict[str, Any]
+    etag: str | None = None
+
+    @property
+    def app(self) -> str:
+        return FLEET_APP if self.kind == FLEET else CLUSTER_ROLLOUT_APP
+
+    def head(self) -> dict[str, Any]:
+        """What the view shows of the entry."""
+        head = {"uuid": self.uuid, "kind": self.kind, "name": self.entry.get("name"),
+                "rollout": self.entry.get("rollout")}
+        if self.kind == FLEET:
+            return head | {"revision": revision(self.entry)}
+        change = self.entry.get("change") or {}
+        shown = ({"fluxTemplate": self.uuid} if "fluxTemplate" in change
+                 else {"fluxVersion": change.get("fluxVersion")})
+        return head | {"rollout": self.entry.get("rollout") or {},
+                       "revision": cluster_rollouts.revision(self.entry), "change": shown,
+                       "selector": self.entry.get("selector"),
+                       "clusters": self.entry.get("clusters") or []}
+
+
+def view(source: Source, status: Any) -> dict[str, Any]:
+    """``{uuid, kind, name, rollout, revision, state, step, steps, failed, updated, ...}``;
+    ``state`` ``Pending`` until the leader begins the rollout of the current revision."""
+    head = source.head()
+    if not isinstance(status, dict) or status.get("revision") != head["revision"]:
+        return head | {"state": "Pending", "step": 0, "steps": [], "failed": [],
+                       "updated": [], "message": "the leader has not begun the rollout "
+                                                 "of this revision yet"}
+    steps = status.get("steps") or []
+    index = status.get("step", 0)
+    updated = sorted({c for s in steps[:index] for c in s.get("clusters", [])}
+                     | set(steps[index].get("started") or []) if steps else set())
+    if status.get("state") == COMPLETE:
+        updated = sorted({c for s in steps for c in s.get("clusters", [])})
+    hidden = ("request", "kind", "baseline")
+    shown = head | {k: v for k, v in status.items() if k not in hidden and v is not None} | {
+        "updated": updated}
+    if status.get("state") == ABORTED:
+        shown["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
+    elif status.get("promoted") is False:
+        shown["message"] = PROMOTE_NOTE
+    request = source.entry.get("rolloutRequest")
+    if isinstance(request, dict) and request.get("rolloutId") == status.get("rolloutId") \
+            and request.get("at") != status.get("request"):
+        shown["pendingRequest"] = request.get("action")
+    return shown
 
 
 class RolloutService:
-    """Read a rollout; ask the leader to pause, resume or abort it."""
+    """Read and list rollouts; ask the leader to pause, resume or abort one."""
 
     def __init__(self, cs: ConfigStoreClient) -> None:
         self.cs = cs
 
-    def _entry(self, fleet: str) -> tuple[dict[str, Any], str | None]:
-        entry, etag = self.cs.get_config_with_etag(FLEET_APP, fleet)
+    def _source(self, uuid: str) -> Source:
+        entry, etag = self.cs.get_config_with_etag(CLUSTER_ROLLOUT_APP, uuid)
+        if isinstance(entry, dict):
+            return Source(uuid, CLUSTER, entry, etag)
+        entry, etag = self.cs.get_config_with_etag(FLEET_APP, uuid)
         if not isinstance(entry, dict):
-            raise NotFound(f"unknown fleet deployment {fleet}")
+            raise NotFound(f"no rollout {uuid}: neither a cluster rollout nor a fleet "
+                           "deployment")
         if entry.get("rollout") is None:
-            raise NotFound(f"fleet deployment {fleet} has no rollout (it changes every "
+            raise NotFound(f"fleet deployment {uuid} has no rollout (it changes every "
                            "cluster at once)")
-        return entry, etag
+        return Source(uuid, FLEET, entry, etag)
 
-    def get(self, fleet: str) -> dict[str, Any]:
-        """``{uuid, name, rollout, revision, state, step, steps, failed, updated, ...}``;
-        ``state`` ``Pending`` until the leader begins the rollout of the current revision."""
-        entry, _ = self._entry(fleet)
-        return self._view(fleet, entry)
+    def get(self, uuid: str) -> dict[str, Any]:
+        """The rollout's view (see :func:`view`)."""
+        source = self._source(uuid)
+        return view(source, self.cs.get_config(ROLLOUT_APP, uuid))
 
-    def _view(self, fleet: str, entry: dict[str, Any]) -> dict[str, Any]:
-        head = {"uuid": fleet, "name": entry.get("name"), "rollout": entry.get("rollout"),
-                "revision": revision(entry)}
-        status = self.cs.get_config(ROLLOUT_APP, fleet)
-        if not isinstance(status, dict) or status.get("revision") != head["revision"]:
-            return head | {"state": "Pending", "step": 0, "steps": [], "failed": [],
-                           "updated": [], "message": "the leader has not begun the rollout "
-                                                     "of this revision yet"}
-        steps = status.get("steps") or []
-        index = status.get("step", 0)
-        updated = sorted({c for s in steps[:index] for c in s.get("clusters", [])}
-                         | set(steps[index].get("started") or []) if steps else set())
-        if status.get("state") == COMPLETE:
-            updated = sorted({c for s in steps for c in s.get("clusters", [])})
-        view = head | {k: v for k, v in status.items() if k != "request"} | {"updated": updated}
-        if status.get("state") == ABORTED:
-            view["message"] = ABORT_NOTE
-        request = entry.get("rolloutRequest")
-        if isinstance(request, dict) and request.get("rolloutId") == status.get("rolloutId") \
-                and request.get("at") != status.get("request"):
-            view["pendingRequest"] = request.get("action")
-        return view
+    def list(self) -> list[dict[str, Any]]:
+        """Every rollout of both kinds (fleet deployments with a ``rollout``, cluster
+        rollouts), oldest first: three searches, whatever their number."""
+        select = {k: k for k in (*REVISION_KEYS, "rollout", "rolloutRequest", "createdAt")}
+        fleets = self.cs.search(FLEET_APP, {}, select) or {}
+        clusters = self.cs.search(CLUSTER_ROLLOUT_APP, {}, {k: k for k in (
+            *cluster_rollouts.FIELDS, *cluster_rollouts.INTERNAL)}) or {}
+        statuses = self.cs.search(ROLLOUT_APP, {}, {k: k for k in STATUS_KEYS}) or {}
+        sources = [Source(u, FLEET, e) for u, e in fleets.items()
+                   if isinstance(e, dict) and e.get("rollout") is not None]
+        sources += [Source(u, CLUSTER, e) for u, e in clusters.items() if isinstance(e, dict)]
+        sources.sort(key=lambda s: (str(s.entry.get("createdAt") or ""), s.uuid))
+        return [view(s, statuses.get(s.uuid)) for s in sources]
 
-    def request(self, fleet: str, action: str) -> dict[str, Any]:
+    def request(self, uuid: str, action: str) -> dict[str, Any]:
         """Ask the leader to ``pause``, ``resume`` or ``abort`` the rollout (202's body)."""
-        entry, etag = self._entry(fleet)
-        view = self._view(fleet, entry)
-        if view["state"] not in ALLOWED[action]:
-            raise Conflict(f"the rollout is {view['state']}; {action} needs it "
+        source = self._source(uuid)
+        shown = view(source, self.cs.get_config(ROLLOUT_APP, uuid))
+        if shown["state"] not in ALLOWED[action]:
+            raise Conflict(f"the rollout is {shown['state']}; {action} needs it "
                            f"{' or '.join(ALLOWED[action])}")
         at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-        entry["rolloutRequest"] = {"action": action, "rolloutId": view["rolloutId"], "at": at}
+        entry = source.entry | {"rolloutRequest": {"action": action,
+                                                   "rolloutId": shown["rolloutId"], "at": at}}
         try:
-            self.cs.put_config(FLEET_APP, fleet, entry, if_match=etag)
+            self.cs.put_config(source.app, uuid, entry, if_match=source.etag)
         except StaleEntry:
-            raise Conflict("the fleet deployment changed meanwhile; ask again") from None
-        log.info("fleet deployment %s: %s of rollout %s requested", fleet, action,
-                 view["rolloutId"])
-        answer = {"uuid": fleet, "rolloutId": view["rolloutId"], "action": action,
-                  "requested": True, "state": view["state"], "updated": view["updated"]}
+            raise Conflict(f"the {source.kind} rollout's entry changed meanwhile; ask "
+                           "again") from None
+        log.info("%s rollout %s: %s of rollout %s requested", source.kind, uuid, action,
+                 shown["rolloutId"])
+        answer = {"uuid": uuid, "kind": source.kind, "rolloutId": shown["rolloutId"],
+                  "action": action, "requested": True, "state": shown["state"],
+                  "updated": shown["updated"]}
         if action == "abort":
-            answer["message"] = ABORT_NOTE
+            answer["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
         return answer

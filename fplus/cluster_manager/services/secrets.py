@@ -22,12 +22,12 @@ from ..escrow import Escrow
 from ..gitrepo import ChangeSet
 from ..model.apps_and_roles import STATUS_APP
 from ..model.setup_status import SetupStatus
+from ..model.sync_state import secret_unsealed
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, Unavailable, Unprocessable
 from .sealing_keys import KeyState, SealingKeys
 from .secret_documents import SecretDocuments
 from .secret_limits import check_document, check_value
-from .sync_state import secret_unsealed
 
 log = logging.getLogger(__name__)
 

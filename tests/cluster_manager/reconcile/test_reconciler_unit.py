@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -82,8 +83,8 @@ def idle(reconciler: Reconciler) -> bool:
 def test_start_subscribes_to_entries_and_the_template(
         running: tuple[Reconciler, FakeNotify]) -> None:
     _, notify = running
-    assert set(notify.searches) == {CONFIG_APP, REQUEST_APP}
-    assert set(notify.watches) == {(TEMPLATE_APP, TEMPLATE_APP)}
+    assert set(notify.searches) == {CONFIG_APP, REQUEST_APP, TEMPLATE_APP}
+    assert notify.watches == {}
 
 
 def test_the_first_delivery_queues_every_cluster_and_every_leftover_status(
@@ -113,13 +114,33 @@ def test_a_template_change_re_renders_clusters_that_were_current(
         running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB, repos: FakeRepos) -> None:
     reconciler, notify = running
     template = cs.entries[(TEMPLATE_APP, TEMPLATE_APP)]
-    notify.watches[(TEMPLATE_APP, TEMPLATE_APP)](template)  # the first delivery: no re-render
+    templates = notify.searches[TEMPLATE_APP]
+    templates(SearchDelta(True, {TEMPLATE_APP: template}, {TEMPLATE_APP: "t1"}))  # no re-render
     deliver(cs, notify, {C1: SPEC})
     wait_for(lambda: phase(cs, C1) == "Ready" and idle(reconciler), 5)
     assert repos.commits == 1
-    notify.watches[(TEMPLATE_APP, TEMPLATE_APP)](template | {"more.yaml": [{"kind": "More"}]})
+    templates(SearchDelta(False, {TEMPLATE_APP: template | {"more.yaml": [{"kind": "More"}]}},
+                          {TEMPLATE_APP: "t2"}))
     wait_for(lambda: repos.commits == 2, 5)
     assert "edo/cluster/more.yaml" in repos.files[C1]
+
+
+def test_a_named_template_re_renders_only_the_clusters_pinned_to_it(
+        running: tuple[Reconciler, FakeNotify], cs: FakeConfigDB, repos: FakeRepos) -> None:
+    reconciler, notify = running
+    template = cs.entries[(TEMPLATE_APP, TEMPLATE_APP)]
+    named = str(uuid.UUID(int=77))
+    templates = notify.searches[TEMPLATE_APP]
+    templates(SearchDelta(True, {TEMPLATE_APP: template, named: template},
+                          {TEMPLATE_APP: "t1", named: "n1"}))
+    deliver(cs, notify, {C1: SPEC | {"fluxTemplate": named}, C2: SPEC | {"name": "line-2"}})
+    wait_for(lambda: phase(cs, C1) == phase(cs, C2) == "Ready" and idle(reconciler), 5)
+    assert repos.commits == 2
+    templates(SearchDelta(False, {named: template | {"canary.yaml": [{"kind": "Canary"}]}},
+                          {named: "n2"}))
+    wait_for(lambda: repos.commits == 3 and idle(reconciler), 5)
+    assert "edo/cluster/canary.yaml" in repos.files[C1]
+    assert "edo/cluster/canary.yaml" not in repos.files[C2]
 
 
 def test_a_failed_reconcile_is_retried(running: tuple[Reconciler, FakeNotify],

@@ -1,0 +1,91 @@
+"""Creating a cluster rollout (:mod:`..model.cluster_rollouts`): its object, Info name and
+entry in the Cluster rollout app; the leader paces it (``reconcile.cluster_rollouts``) and
+:mod:`.rollouts` reads it.
+
+Every refusal is a 422 naming the field, with nothing written: a malformed body, a listed
+cluster that is not configured, a rollout that targets no cluster. A second unfinished
+rollout of the same kind (``fluxVersion`` or ``fluxTemplate``) is a 409: two would pin or
+write the same clusters against each other.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from fplus.config_store.client import ConfigStoreClient
+from fplus.config_store.client import Unprocessable as EntryRefused
+
+from ..model.apps_and_roles import CONFIG_APP
+from ..model.cluster_rollouts import (
+    CLUSTER_ROLLOUT_APP,
+    CLUSTER_ROLLOUT_CLASS,
+    FIELDS,
+    FINISHED,
+    request_errors,
+    revision,
+    targets,
+)
+from ..model.rollout import ROLLOUT_APP
+from .errors import Conflict, Unprocessable
+from .rollouts import RolloutService
+
+log = logging.getLogger(__name__)
+
+
+class ClusterRolloutService:
+    """Create cluster rollouts."""
+
+    def __init__(self, cs: ConfigStoreClient) -> None:
+        self.cs = cs
+
+    def _checked(self, body: Any) -> dict[str, Any]:
+        """``body`` as it is stored; else 422 naming the first refused field."""
+        errors = request_errors(body)
+        if not errors:
+            configs = self.cs.search(CONFIG_APP, {}, {"name": "name", "labels": "labels"})
+            configs = configs if isinstance(configs, dict) else {}
+            unknown = [c for c in body.get("clusters", []) if c not in configs]
+            if unknown:
+                errors["clusters"] = f"not clusters: {', '.join(unknown)}"
+            elif not targets(body, {c: {k: v for k, v in e.items() if v is not None}
+                                    for c, e in configs.items() if isinstance(e, dict)}):
+                errors["selector"] = "the rollout targets no configured cluster"
+        if errors:
+            field, why = next(iter(errors.items()))
+            raise Unprocessable(f"{field}: {why}" if field else why)
+        return {k: body[k] for k in FIELDS if k in body}
+
+    def _check_unfinished(self, entry: dict[str, Any]) -> None:
+        """409 if a cluster rollout of the same kind is not finished."""
+        kind = next(iter(entry["change"]))
+        select = {"change": "change"}
+        for other, found in (self.cs.search(CLUSTER_ROLLOUT_APP, {}, select) or {}).items():
+            change = (found or {}).get("change")
+            if not isinstance(change, dict) or kind not in change:
+                continue
+            status = self.cs.get_config(ROLLOUT_APP, other)
+            if not (isinstance(status, dict) and status.get("state") in FINISHED
+                    and status.get("revision") == revision({"change": change})):
+                raise Conflict(f"cluster rollout {other} of a {kind} is not finished: "
+                               "wait for it, or abort it, first")
+
+    def create(self, body: Any, uuid: str) -> dict[str, Any]:
+        """Create cluster rollout ``uuid`` (a new uuid) from ``body``; its view."""
+        entry = self._checked(body)
+        self._check_unfinished(entry)
+        entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
+            "+00:00", "Z")
+        self.cs.create_object(CLUSTER_ROLLOUT_CLASS, uuid)
+        try:
+            self.cs.set_name(uuid, entry["name"])
+            self.cs.put_config(CLUSTER_ROLLOUT_APP, uuid, entry, if_none_match="*")
+        except Exception as exc:
+            self.cs.delete_object(uuid)
+            if isinstance(exc, EntryRefused):  # the app's schema refused it
+                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            raise
+        log.info("cluster rollout %s (%s): created, changing %s", uuid, entry["name"],
+                 next(iter(entry["change"])))
+        return RolloutService(self.cs).get(uuid)

@@ -1,0 +1,100 @@
+"""``fplus rollout create|list`` (the console script, in a child process) against a real
+stack: a ``fluxVersion`` rollout over three labelled clusters in steps of one, halted by the
+first cluster's commissioning failure (a Flux version never imported), listed beside the
+others, followed and aborted by name; a template rollout pinning one named cluster,
+complete once its edge reports the new commit synced, promoted (the user writes the default
+template) and unpinned; and the refusals (exit 1 or 2, nothing written). The test writes the
+edge's report as Edge Sync would."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from fplus.config_store import uuids
+from harness.stack import Stack, create_cluster, status, wait_for
+from tests.cluster_manager.fleet.test_cluster_rollout_api import new_commit, report
+from tests.fplus_cli.test_journey import fplus, login
+
+CONFIG, ROLLOUT = uuids.App.EdgeClusterConfiguration, uuids.App.ClusterRollout
+TEMPLATES = uuids.App.FluxTemplate
+
+
+def head_commit(stack: Stack, cluster: str) -> str:
+    """The commit of the cluster's setup status, once it is commissioned."""
+    found: str = wait_for(lambda: (status(stack.admin, cluster) or {}).get("commit"),
+                          timeout=120, what="commissioned")
+    return found
+
+
+@pytest.fixture(scope="module")
+def stack(module_stack: Stack) -> Stack:
+    """A stack of its own: a cluster rollout refuses a second one of its kind meanwhile."""
+    return module_stack
+
+
+def test_rollout_create_list_status_abort(stack: Stack, home: dict[str, str],
+                                          tmp_path: Path) -> None:
+    login(stack, home)
+    site = f"s{uuid.uuid4().hex[:8]}"
+    named = {create_cluster(stack.admin, f"cli-cr{n}", labels={"site": site}): f"cli-cr{n}"
+             for n in range(3)}
+    clusters = sorted(named)  # the order of the steps
+    made = json.loads(fplus(home, "rollout", "create", "cli-up", "--flux-version", "v9.9.9",
+                            "--selector", f"site={site}", "--step", "1", "--pause", "manual",
+                            "-o", "json").stdout)
+    assert made["kind"] == "cluster" and made["change"] == {"fluxVersion": "v9.9.9"}
+    stored = stack.admin.get(f"/v2/app/{ROLLOUT}/object/{made['uuid']}").json()
+    assert stored["selector"] == {"matchLabels": {"site": site}}
+    assert stored["rollout"] == {"steps": [{"clusters": 1, "pause": "manual"}]}
+
+    def state(want: str, name: str = "cli-up") -> dict[str, object] | None:
+        view = json.loads(fplus(home, "rollout", "status", name, "-o", "json").stdout)
+        return view if view["state"] == want else None
+    view = wait_for(lambda: state("Halted"), timeout=120, what="halted by the failure")
+    failed = view["failed"]
+    assert isinstance(failed, list) and [f["cluster"] for f in failed] == clusters[:1]
+    assert "v9.9.9 is not in the central Flux repo" in failed[0]["message"]
+    assert [stack.admin.get(f"/v2/app/{CONFIG}/object/{c}").json().get("fluxVersion")
+            for c in clusters] == ["v9.9.9", None, None]
+    table = fplus(home, "rollout", "list").stdout
+    assert "cli-up" in table and "cluster" in table and "Halted" in table
+    aborted = fplus(home, "rollout", "abort", "cli-up").stderr
+    assert "leaves every cluster as it is" in aborted
+    wait_for(lambda: state("Aborted"), timeout=120, what="aborted")
+
+    assert "not a Flux template rollout" in fplus(home, "rollout", "promote", "cli-up",
+                                                   expect=1).stderr
+
+    # a template rollout of one named cluster: pinned, ready once synced, then promoted
+    before = head_commit(stack, clusters[1])
+    template = tmp_path / "template.yaml"
+    template.write_text("self-link.yaml: []\ncli.yaml:\n  - {apiVersion: v1, kind: "
+                        "ConfigMap, metadata: {name: cli}}\n")
+    pinned = json.loads(fplus(home, "rollout", "create", "cli-tpl", "--template",
+                              str(template), "--cluster", named[clusters[1]], "-o",
+                              "json").stdout)
+    assert pinned["change"] == {"fluxTemplate": pinned["uuid"]}
+    report(stack, clusters[1], new_commit(stack, clusters[1], before))
+    wait_for(lambda: state("Complete", "cli-tpl"), timeout=120, what="complete")
+    assert stack.admin.get(f"/v2/app/{CONFIG}/object/{clusters[1]}").json()[
+        "fluxTemplate"] == pinned["uuid"]
+    assert "promote" in fplus(home, "rollout", "status", "cli-tpl").stdout
+    done = fplus(home, "rollout", "promote", "cli-tpl").stderr
+    assert "its template is the default" in done
+    assert stack.admin.get(f"/v2/app/{TEMPLATES}/object/{TEMPLATES}").json() == {
+        "self-link.yaml": [], "cli.yaml": [{"apiVersion": "v1", "kind": "ConfigMap",
+                                            "metadata": {"name": "cli"}}]}
+    wait_for(lambda: "fluxTemplate" not in stack.admin.get(
+        f"/v2/app/{CONFIG}/object/{clusters[1]}").json(), timeout=120, what="unpinned")
+
+    before = stack.admin.get(f"/v2/app/{ROLLOUT}/object").json()
+    assert "exactly one of" in fplus(home, "rollout", "create", "x", expect=2).stderr
+    refused = fplus(home, "rollout", "create", "x", "--flux-version", "2.7", expect=1).stderr
+    assert "change.fluxVersion" in refused
+    assert "--selector" in fplus(home, "rollout", "create", "x", "--flux-version", "v2.7.5",
+                                 "--selector", "a in (", expect=2).stderr
+    assert stack.admin.get(f"/v2/app/{ROLLOUT}/object").json() == before
