@@ -182,4 +182,4 @@ def test_no_rollout_no_page_and_no_link(stack: Stack, root: Api, chart: str) -> 
     r = session.get(f"{stack.manager.url}/ui/rollout/{plain}")
     assert r.status_code == 404 and "has no rollout" in r.text
     r = session.get(f"{stack.manager.url}/ui/rollout/{uuid.uuid4()}")
-    assert r.status_code == 404 and "unknown fleet deployment" in r.text
+    assert r.status_code == 404 and "neither a cluster rollout nor a fleet" in r.text
