@@ -3,13 +3,17 @@ Edge deployments, the rollout statuses and the edges' reports over notify/v2, an
 :func:`~..model.fleet_expansion.expand`'s plan (rollout statuses included: this loop is
 their only writer, so a new leader resumes a rollout where the last one left it).
 
-Each input is a SEARCH; every change marks the state dirty and one worker thread makes a
-pass (plan, then writes and removals through :mod:`..model.edge_deployments`), so passes
-never overlap. The loop's own writes come back as changes, and the pass they cause finds
-nothing to do. Nothing is written until all inputs are known: an app the Config Store
-refuses to show counts as unknown, not empty, so losing read access never removes a
-deployment. A failed pass is retried after ``retry`` seconds; a resync every ``resync``
-seconds repairs anything missed. :meth:`start` and :meth:`stop` follow the leadership.
+Each input is a SEARCH followed as deltas into a :class:`SearchMirror`, so an update costs
+what it changed, not the size of the app (10,000 clusters' heartbeats stay cheap). A change
+marks the state dirty and one worker thread makes a pass over a copy of the mirrors (plan,
+then writes and removals through :mod:`..model.edge_deployments`), so passes never overlap.
+The edges' reports and the setup statuses (:data:`FOLLOWED_WHILE_ROLLING`) matter only to a
+rollout that is progressing: while none is, a change of theirs is kept but causes no pass.
+The loop's own writes come back with the etags it already holds and cause none either.
+Nothing is written until all inputs are known: an app the Config Store refuses to show
+counts as unknown, not empty, so losing read access never removes a deployment. A failed
+pass is retried after ``retry`` seconds; a resync every ``resync`` seconds repairs anything
+missed. :meth:`start` and :meth:`stop` follow the leadership.
 
 A subclass follows more inputs (:attr:`FleetLoop.inputs`) and does more in each pass
 (:meth:`FleetLoop.make_pass`): :mod:`.cluster_rollouts` paces cluster rollouts on the same
@@ -24,20 +28,28 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, NotifyClient
+from fplus.config_store.client import (
+    ConfigStoreClient,
+    ConfigStoreError,
+    NotifyClient,
+    SearchDelta,
+    SearchMirror,
+)
 
 from ..model import edge_deployments
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.cluster_rollouts import KIND as CLUSTER_KIND
 from ..model.fleet_deployments import FLEET_APP
 from ..model.fleet_expansion import Plan, expand
-from ..model.rollout import ROLLOUT_APP
+from ..model.rollout import PROGRESSING, ROLLOUT_APP
 
 log = logging.getLogger(__name__)
 
 INPUTS = {"fleets": FLEET_APP, "configs": CONFIG_APP,
           "deployments": edge_deployments.DEPLOYMENT_APP, "rollouts": ROLLOUT_APP,
           "edges": EDGE_APP}
+FOLLOWED_WHILE_ROLLING = frozenset({"edges", "setups"})
+"""Inputs whose changes cause a pass only while a rollout is progressing."""
 
 
 def _notify_client(cs: Any) -> NotifyClient:
@@ -56,9 +68,9 @@ class FleetLoop:
         self.cs, self._make_notify = cs, notify
         self.resync, self.retry, self.settle = resync, retry, settle
         self._lock = threading.Lock()
-        self._inputs: dict[str, Any] = dict.fromkeys(self.inputs)
-        self._etags: dict[str, str] = {}
-        self._entry_etags: dict[str, dict[str, str]] = {}
+        self._mirrors = {key: SearchMirror() for key in self.inputs}
+        self._known: set[str] = set()
+        """Inputs with a full set delivered and not refused since."""
         self._dirty = threading.Event()
         self._stop = threading.Event()
         self._notify: Any = None
@@ -72,14 +84,15 @@ class FleetLoop:
         with self._lock:
             if self._thread is not None:
                 return
-            self._inputs = dict.fromkeys(self.inputs)
+            self._mirrors = {key: SearchMirror() for key in self.inputs}
+            self._known = set()
             self._stop = threading.Event()
             self._thread = threading.Thread(target=self._run, args=(self._stop,),
                                             name="fleet", daemon=True)
         self._notify = self._make_notify(self.cs)
         with self._lock:  # callbacks wait until the handles are stored
             for key, app in self.inputs.items():
-                self._subs[key] = self._notify.search(app, self._callback(key))
+                self._subs[key] = self._notify.search(app, self._callback(key), deltas=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -95,36 +108,48 @@ class FleetLoop:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=10.0)
 
-    def _callback(self, key: str) -> Callable[[Any], None]:
-        def update(children: Any) -> None:
+    def _callback(self, key: str) -> Callable[[SearchDelta], None]:
+        def update(delta: SearchDelta) -> None:
             with self._lock:
-                sub = self._subs.get(key)
-                # refused: no access, not no entries; unreadable: entries that exist
-                unknown = bool((sub is not None and sub.refused)
-                               or getattr(children, "unreadable", None))
-                self._inputs[key] = None if unknown else dict(children)
-                if not unknown:
-                    self._entry_etags[key] = {
-                        k: v for k, v in getattr(children, "etags", {}).items() if v}
-                    if key == "deployments":
-                        self._etags = self._entry_etags[key]
+                mirror = self._mirrors[key]
+                changed = mirror.apply(delta)
+                if delta.refused:  # no access, not no entries
+                    self._known.discard(key)
+                elif delta.full:
+                    self._known.add(key)
+                # unreadable: entries that exist but cannot be served now
+                unknown = key not in self._known or bool(mirror.unreadable)
+                wanted = (delta.full or delta.refused or unknown
+                          or (changed and (key not in FOLLOWED_WHILE_ROLLING
+                                           or self._rolling())))
             if unknown:
                 log.warning("fleet: the Config Store does not show every entry of %s (%s); "
                             "changing nothing until it does", key, self.inputs[key])
-            self._dirty.set()
+            if wanted:
+                self._dirty.set()
         return update
 
+    def _rolling(self) -> bool:
+        """Some rollout is progressing (under the lock)."""
+        return any(isinstance(status, dict) and status.get("state") == PROGRESSING
+                   for status in self._mirrors["rollouts"].children.values())
+
     def snapshot(self) -> tuple[dict[str, Any], dict[str, str]] | None:
-        """The inputs and the deployments' etags, or None while any is unknown."""
+        """A copy of the inputs and the deployments' etags, or None while any is unknown."""
         with self._lock:
-            if any(value is None for value in self._inputs.values()):
+            if self._known != set(self.inputs) or any(m.unreadable
+                                                      for m in self._mirrors.values()):
                 return None
-            return dict(self._inputs), dict(self._etags)
+            inputs = {key: dict(mirror.children) for key, mirror in self._mirrors.items()}
+            return inputs, self._etags_of("deployments")
 
     def entry_etags(self, key: str) -> dict[str, str]:
-        """The etags of input ``key``'s entries as last delivered."""
+        """The etags of input ``key``'s entries as last delivered or written."""
         with self._lock:
-            return dict(self._entry_etags.get(key) or {})
+            return self._etags_of(key)
+
+    def _etags_of(self, key: str) -> dict[str, str]:
+        return {k: v for k, v in self._mirrors[key].etags.items() if v}
 
     def _run(self, stop: threading.Event) -> None:
         wait = self.resync
@@ -220,16 +245,15 @@ class FleetLoop:
         """Take an entry of input ``key`` written by this loop (None: removed) as read, with
         its new ``etag`` if known, until the notify/v2 update brings it."""
         with self._lock:
-            known = self._inputs.get(key)
-            if known is None:
+            if key not in self._known:
                 return
-            etags = self._entry_etags.setdefault(key, {})
+            mirror = self._mirrors[key]
             if value is None:
-                known.pop(uuid, None)
-                etags.pop(uuid, None)
+                mirror.children.pop(uuid, None)
+                mirror.etags.pop(uuid, None)
                 return
-            known[uuid] = value
+            mirror.children[uuid] = value
             if etag:
-                etags[uuid] = etag
+                mirror.etags[uuid] = etag
             else:
-                etags.pop(uuid, None)
+                mirror.etags.pop(uuid, None)

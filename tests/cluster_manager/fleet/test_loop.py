@@ -11,7 +11,7 @@ from fplus.cluster_manager.model.edge_deployments import Deployment
 from fplus.cluster_manager.model.fleet_deployments import member_uuid
 from fplus.cluster_manager.model.fleet_expansion import Plan
 from fplus.cluster_manager.reconcile.fleet import INPUTS, FleetLoop
-from fplus.config_store.client import ConfigStoreError, SearchState
+from fplus.config_store.client import ConfigStoreError, SearchDelta
 
 A, F, CHART = (str(uuid.UUID(int=n)) for n in (1, 2, 3))
 
@@ -27,7 +27,8 @@ class Notify:
         self.callbacks: dict[str, Any] = {}
         self.subs: dict[str, Sub] = {}
 
-    def search(self, app: str, callback: Any) -> Sub:
+    def search(self, app: str, callback: Any, *, deltas: bool = False) -> Sub:
+        assert deltas  # the loop keeps mirrors of its own
         self.callbacks[app] = callback
         self.subs[app] = Sub()
         return self.subs[app]
@@ -61,8 +62,11 @@ class Store:
         self.calls.append(("delete-object", obj))
 
 
-def deliver(notify: Notify, key: str, children: dict[str, Any]) -> None:
-    notify.callbacks[INPUTS[key]](SearchState(children, {}))
+def deliver(notify: Notify, key: str, children: dict[str, Any], *, full: bool = True,
+            refused: bool = False) -> None:
+    notify.callbacks[INPUTS[key]](SearchDelta(full=full, children=children,
+                                              etags={k: repr(v) for k, v in children.items()},
+                                              refused=refused))
 
 
 def test_writes_once_every_input_is_known_and_not_before() -> None:
@@ -75,10 +79,8 @@ def test_writes_once_every_input_is_known_and_not_before() -> None:
         deliver(notify, "rollouts", {})
         deliver(notify, "edges", {})
         assert not store.written.wait(0.3)  # the deployments are not known yet
-        notify.subs[INPUTS["deployments"]].refused = True
-        deliver(notify, "deployments", {})
+        deliver(notify, "deployments", {}, full=False, refused=True)
         assert not store.written.wait(0.3)  # refused is unknown, not empty
-        notify.subs[INPUTS["deployments"]].refused = False
         deliver(notify, "deployments", {})
         assert store.written.wait(5)
     finally:
@@ -126,3 +128,35 @@ def test_a_written_rollout_status_is_taken_as_read_until_notify_catches_up() -> 
         assert found is not None and found[0]["rollouts"] == {}
     finally:
         loop.stop()
+
+
+def test_edge_reports_cause_a_pass_only_while_a_rollout_progresses() -> None:
+    notify, store = Notify(), Statuses()
+    loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
+    loop.start()
+    try:
+        for key in INPUTS:
+            deliver(notify, key, {})
+        settled = _settle(loop)
+        deliver(notify, "edges", {A: {"heartbeat": 1}}, full=False)
+        assert _settle(loop) == settled  # kept, but no pass
+        found = loop.snapshot()
+        assert found is not None and found[0]["edges"] == {A: {"heartbeat": 1}}
+        # a cluster rollout's status (a fleet pass leaves it alone), progressing
+        deliver(notify, "rollouts", {F: {"rolloutId": "r", "state": "Progressing",
+                                         "kind": "cluster"}}, full=False)
+        rolling = _settle(loop)
+        assert rolling > settled
+        deliver(notify, "edges", {A: {"heartbeat": 2}}, full=False)
+        assert _settle(loop) > rolling
+    finally:
+        loop.stop()
+
+
+def _settle(loop: FleetLoop) -> int:
+    """The loop's pass count once it has stayed the same for 0.3 s."""
+    while True:
+        before = loop.passes
+        threading.Event().wait(0.3)
+        if loop.passes == before:
+            return before
