@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -50,9 +51,9 @@ STORE_URL = "--config-store (or CONFIG_STORE_URL)"
 NAMES = {uuids.Service.Clusters: "the Cluster Manager", uuids.Service.ConfigDB: CONFIG_STORE}
 
 
-def _ping(url: str, ca_file: str | None, what: str, where: str) -> str | None:
-    """The service ``url``'s ``/ping`` names (None: it answered no ping); ApiError with one
-    plain sentence when nothing answered."""
+def _ping(url: str, ca_file: str | None, what: str, where: str) -> dict[str, object]:
+    """The service ``url``'s ``/ping`` answer (``{}``: it answered no ping); ApiError with
+    one plain sentence when nothing answered."""
     try:
         resp = requests.get(f"{url}/ping", timeout=10, verify=ca_file or True)
     except requests.RequestException as exc:
@@ -60,18 +61,20 @@ def _ping(url: str, ca_file: str | None, what: str, where: str) -> str | None:
     try:
         body = resp.json() if resp.ok else None
     except ValueError:
-        return None
-    service = body.get("service") if isinstance(body, dict) else None
-    return service if isinstance(service, str) else None
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
-def _check(url: str, ca_file: str | None, service: str, where: str) -> None:
-    """ApiError unless ``url`` answers ``/ping`` as ``service``, naming what it is instead."""
+def _check(url: str, ca_file: str | None, service: str, where: str) -> dict[str, object]:
+    """``url``'s ``/ping`` answer; ApiError unless it answers as ``service``, naming what it
+    is instead."""
     what = NAMES[service]
-    found = _ping(url, ca_file, what, where)
+    body = _ping(url, ca_file, what, where)
+    found = body.get("service")
     if found == service:
-        return
-    instead = f"it is {NAMES[found]}" if found in NAMES else "its /ping names no such service"
+        return body
+    instead = (f"it is {NAMES[found]}" if isinstance(found, str) and found in NAMES
+               else "its /ping names no such service")
     raise ApiError(0, f"{url} is not {what} ({instead}); check {where}")
 
 
@@ -85,8 +88,8 @@ def _store_failed(url: str, exc: ConfigStoreError, where: str) -> str:
 @click.command("login")
 @click.argument("url", required=False)
 @click.option("--config-store", "config_store", metavar="URL",
-              help="the Config Store (default: the Cluster Manager's host, port 8701, said "
-                   "when assumed)")
+              help="the Config Store (default: the one the Cluster Manager's /ping names, "
+                   "else its host on port 8701, said when assumed)")
 @click.option("-u", "--username", default="admin", show_default=True)
 @click.option("--password-stdin", is_flag=True, help="read the password from standard input")
 @click.option("--ca-file", type=click.Path(exists=True, dir_okay=False),
@@ -99,15 +102,20 @@ def login(url: str | None, config_store: str | None, username: str, password_std
     ca = ca_file or saved.ca_file
     target = profiles.Profile(url=base, config_store=config_store or (
         saved.config_store if url is None else None), user=username, ca_file=ca)
-    _check(base, ca, uuids.Service.Clusters, MANAGER_URL)
-    store = target.config_store_url
+    named = _check(base, ca, uuids.Service.Clusters, MANAGER_URL).get("configStore")
     where = STORE_URL
-    if target.config_store is None:
+    if target.config_store is None and isinstance(named, str) and named:
+        target = dataclasses.replace(target, config_store=named.rstrip("/"))
+        where = f"{STORE_URL}: the Cluster Manager at {base} named it"
+        click.echo(f"Config Store: {target.config_store} (as the Cluster Manager names it)",
+                   err=True)
+    elif target.config_store is None:
         where = (f"{STORE_URL}: it was assumed on the Cluster Manager's host, port "
                  f"{profiles.CONFIG_STORE_PORT}")
-        click.echo(f"Config Store: assuming {store} (the Cluster Manager's host, port "
-                   f"{profiles.CONFIG_STORE_PORT}); give --config-store URL if it is "
-                   "elsewhere", err=True)
+        click.echo(f"Config Store: assuming {target.config_store_url} (the Cluster Manager's "
+                   f"host, port {profiles.CONFIG_STORE_PORT}); give --config-store URL if it "
+                   "is elsewhere", err=True)
+    store = target.config_store_url
     _check(store, ca, uuids.Service.ConfigDB, where)
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")

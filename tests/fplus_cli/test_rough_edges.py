@@ -6,13 +6,16 @@ refused, and kubectl's ``--from-literal KEY=VALUE``."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import socket
+import threading
 import uuid
 from typing import Any
 
 import pytest
+import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from fplus.config_store import uuids
@@ -85,16 +88,49 @@ def test_a_wrong_config_store_is_named(
                                                  "nothing answered there")
 
 
-def test_the_assumed_config_store_is_said(stack: Stack, home: dict[str, str]) -> None:
-    """Without --config-store the guess is said, and a failure says it was a guess."""
-    done = fplus(home, "login", stack.manager.url, "--password-stdin", stdin="x\n",
-                 expect=None)
-    assumed = stack.manager.url.rsplit(":", 1)[0] + ":8701"
+def test_login_finds_the_config_store_the_cluster_manager_names(
+        stack: Stack, home: dict[str, str]) -> None:
+    """Without --config-store, login takes the Config Store the Cluster Manager's /ping
+    names, says so, and the saved session works against it."""
+    assert requests.get(f"{stack.manager.url}/ping", timeout=10).json()["configStore"] == \
+        stack.store.url
+    done = fplus(home, "login", stack.manager.url, "--password-stdin",
+                 stdin=ADMIN_PASSWORD + "\n")
+    assert done.stderr.splitlines()[0] == (f"Config Store: {stack.store.url} (as the Cluster "
+                                           "Manager names it)"), done.stderr
+    assert "admin" in fplus(home, "whoami").stdout
+
+
+class _SilentManager(http.server.BaseHTTPRequestHandler):
+    """A Cluster Manager's /ping that names no Config Store (an older version)."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"service": uuids.Service.Clusters}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_an_assumed_config_store_is_said(home: dict[str, str]) -> None:
+    """When the Cluster Manager names none, the guess is said, and a failure says it was a
+    guess."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SilentManager)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        done = fplus(home, "login", url, "--password-stdin", stdin="x\n", expect=1)
+    finally:
+        server.shutdown()
+        server.server_close()
     first, *rest = done.stderr.splitlines()
-    assert first == (f"Config Store: assuming {assumed} (the Cluster Manager's host, port "
-                     "8701); give --config-store URL if it is elsewhere"), done.stderr
-    if done.returncode != 0:
-        assert "it was assumed on the Cluster Manager's host, port 8701" in rest[-1], rest
+    assert first == ("Config Store: assuming http://127.0.0.1:8701 (the Cluster Manager's "
+                     "host, port 8701); give --config-store URL if it is elsewhere"), done.stderr
+    assert "it was assumed on the Cluster Manager's host, port 8701" in rest[-1], rest
 
 
 def test_delete_wait_names_the_edge_and_force(stack: Stack, home: dict[str, str]) -> None:

@@ -44,6 +44,9 @@ class ApiServices:
     """The commit each cluster's repo is at (``syncState`` in statuses); None: never known."""
     fleet: FleetService | None = None
     """Fleet deployments (``/v1/fleet-deployment``); None: not served."""
+    config_store_url: str | None = None
+    """The Config Store as users and edges reach it, named by ``/ping`` for clients that
+    find it from the Cluster Manager (``fplus login``); None: not said."""
 
 
 def services() -> ApiServices:

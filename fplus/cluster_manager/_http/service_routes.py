@@ -17,9 +17,15 @@ VERSION = "0.1.0"
 
 @bp.get("/ping")
 def ping() -> Response:
-    return jsonify({"service": uuids.Service.Clusters, "version": VERSION,
-                    "software": {"vendor": "fplus-edge-manager",
-                                 "application": "cluster-manager"}})
+    """Who this is, and (an extension) ``configStore``: the Config Store's URL as users and
+    edges reach it, so a client given only the Cluster Manager finds the Config Store."""
+    body: dict[str, object] = {"service": uuids.Service.Clusters, "version": VERSION,
+                               "software": {"vendor": "fplus-edge-manager",
+                                            "application": "cluster-manager"}}
+    store = services().config_store_url
+    if store:
+        body["configStore"] = store
+    return jsonify(body)
 
 
 @bp.get("/healthz")

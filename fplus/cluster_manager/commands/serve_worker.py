@@ -105,7 +105,7 @@ def build(plan: Plan) -> Served:
                               edge_ca=settings.edge_ca),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
-        heads=heads, fleet=FleetService(cs))
+        heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url)
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)
     return Served(app, on_start=lambda: _lead_when_elected(elector, db))
