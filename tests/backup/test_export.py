@@ -1,0 +1,110 @@
+"""The Config Store export (``GET /v2/dump``): what ``POST /load`` takes, read in full only
+with wildcard read grants, and loaded into another Config Store it reproduces the first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fplus.config_store import uuids
+from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
+from tests.conftest import grant, make_class, make_object, make_user
+
+P, A = uuids.ConfigDBPerm, uuids.AuthPerm
+
+
+@pytest.fixture(scope="module")
+def two_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Api, Api]]:
+    """Two fresh Config Stores of this module: a source and a restore target."""
+    root = tmp_path_factory.mktemp("export")
+    first = ConfigStoreProcess(root / "a" / "data").start()
+    second = ConfigStoreProcess(root / "b" / "data").start()
+    yield (Api(first.url, ("admin", ADMIN_PASSWORD)), Api(second.url, ("admin", ADMIN_PASSWORD)))
+    second.stop()
+    first.stop()
+
+
+def _export(api: Api, service: str) -> dict:
+    r = api.get(f"/v2/dump?service={service}")
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _load(api: Api, body: dict) -> None:
+    r = api.post("/load", json=body)
+    assert r.status_code == 204, r.text
+
+
+def test_an_empty_stores_export_loads_into_another(tmp_path: Path) -> None:
+    first = ConfigStoreProcess(tmp_path / "a" / "data").start()
+    second = ConfigStoreProcess(tmp_path / "b" / "data").start()
+    try:
+        source, target = (Api(s.url, ("admin", ADMIN_PASSWORD)) for s in (first, second))
+        configdb, auth = _export(source, "configdb"), _export(source, "auth")
+        assert configdb["service"] == uuids.Service.ConfigDB and configdb["version"] == 2
+        assert auth == {"service": uuids.Service.Auth, "version": 2, "principals": {},
+                        "identities": {}, "grants": {}, "objectGrants": []}
+        _load(target, configdb)
+        _load(target, auth)
+        assert _export(target, "configdb") == configdb
+        assert _export(target, "auth") == auth
+    finally:
+        second.stop()
+        first.stop()
+
+
+def test_export_needs_wildcard_read_grants(two_stores: tuple[Api, Api]) -> None:
+    source, _ = two_stores
+    who, api = make_user(source)
+    assert api.get("/v2/dump?service=configdb").status_code == 403
+    for perm in (P.ListObj, P.ReadMembers, P.ReadSubclasses):
+        grant(source, who, perm, uuids.NULL)
+    grant(source, who, P.ReadApp, uuids.Class.App, plural=True)  # every app, but not wildcard
+    r = api.get("/v2/dump?service=configdb")
+    assert r.status_code == 403 and "wildcard" in r.json()["error"]
+    grant(source, who, P.ReadApp, uuids.NULL)
+    assert api.get("/v2/dump?service=configdb").status_code == 200
+    assert api.get("/v2/dump?service=auth").status_code == 403
+    r = source.get("/v2/dump?service=everything")
+    assert r.status_code == 422 and "configdb or auth" in r.json()["error"]
+    assert source.get("/v2/dump").status_code == 422
+
+
+def test_export_reproduces_objects_owners_principals_and_grants(
+        two_stores: tuple[Api, Api]) -> None:
+    source, target = two_stores
+    group = make_class(source)
+    owner, owner_api = make_user(source, password="owner-password-1")
+    grant(source, owner, P.CreateObj, uuids.Class.Device)
+    thing = make_object(owner_api, uuids.Class.Device)  # owned by ``owner``
+    r = source.put(f"/v2/class/{group}/direct/member/{owner}")
+    assert r.status_code == 204, r.text
+    r = source.put(f"/v2/app/{uuids.App.Info}/object/{thing}", json={"name": "a thing"})
+    assert r.status_code in (201, 204), r.text
+    grant(source, owner, P.ReadApp, uuids.App.Info, obj=thing)  # limited to one object
+    grant(source, group, P.ReadApp, uuids.App.Info, plural=True)
+    r = source.put(f"/v2/principal/{owner}/kerberos", json="owner@EXAMPLE.ORG")
+    assert r.status_code == 204, r.text
+    token = owner_api.post("/token", json={})
+    assert token.status_code == 200, token.text
+
+    configdb, auth = _export(source, "configdb"), _export(source, "auth")
+    assert "password" not in str(auth).replace("passwordHash", "")
+    assert auth["principals"][owner]["passwordHash"].startswith("$argon2")
+    _load(target, configdb)
+    _load(target, auth)
+
+    r = target.get(f"/v2/app/{uuids.App.Registration}/object/{thing}")
+    assert r.json()["owner"] == owner
+    assert target.get(f"/v2/class/{group}/direct/member/{owner}").status_code == 204
+    assert target.get(f"/v2/app/{uuids.App.Info}/object/{thing}").json() == {"name": "a thing"}
+    assert target.get(f"/v2/principal/{owner}").json()["kerberos"] == "owner@EXAMPLE.ORG"
+    restored = Api(target.base, (owner_api.auth[0], "owner-password-1"))
+    assert restored.get(f"/v2/app/{uuids.App.Info}/object/{thing}").status_code == 200
+    bearer = Api(target.base)
+    bearer.headers["Authorization"] = f"Bearer {token.json()['token']}"
+    assert bearer.get("/v2/whoami/uuid").status_code == 401  # tokens do not travel
+    assert _export(target, "auth") == auth
+    assert _export(target, "configdb") == configdb
