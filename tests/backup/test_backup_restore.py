@@ -42,7 +42,7 @@ from tests.conftest import grant, make_user
 
 SECRET = ("fplus-edge", "db", "password")
 VALUE = b"backup-test-value-\x00\xff"
-OPERATOR_PASSWORD = "operator-password-1"  # noqa: S105 - a throwaway principal's
+OPERATOR_PASSWORD = "operator-password-1"
 
 
 @dataclass
