@@ -167,6 +167,13 @@ def test_clusters_are_ready_at_the_same_commits_with_the_sealed_file(
     assert [d["name"] for d in r.json()["deployments"]] == ["broker"], r.text
 
 
+def test_the_directory_names_the_restored_stacks_services(restored: Restored) -> None:
+    stack = restored.stack
+    r = stack.admin.get(f"/v1/service/{uuids.Service.Git}")
+    assert r.status_code == 200, r.text
+    assert [s["url"] for s in r.json()] == [stack.git.url]
+
+
 def test_tokens_issued_before_the_backup_are_refused(restored: Restored) -> None:
     r = Api(restored.stack.manager.url).get(restored.old_url)
     assert r.status_code == 401, r.text

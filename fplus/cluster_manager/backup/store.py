@@ -5,8 +5,9 @@ own ``cluster-manager`` and ``git-server`` principals (new uuids, their password
 data dirs) and its own Cluster Manager groups. Restoring keeps those: every uuid of the
 backup that the target already has under another uuid (a principal of the same name, a
 group of the same role in the Cluster Manager's ServiceConfig) is renamed to the target's,
-and the target's principals keep their passwords. Any other principal in the target, or
-any Edge cluster, makes it not empty: nothing is written then.
+and the target's principals keep their passwords. The backup's Service URL entries are left
+out (each service advertises where the target's runs when it starts). Any other principal
+in the target, or any Edge cluster, makes it not empty: nothing is written then.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def plan(configdb: dict[str, Any], auth: dict[str, Any],
     renames |= {old: target_groups[role] for role, old in _groups(configdb).items()
                 if role in target_groups and target_groups[role] != old}
     configdb, auth = (_renamed(d, renames) for d in (configdb, auth))
+    configdb = {**configdb, "configs": {app: entries for app, entries
+                                        in configdb.get("configs", {}).items()
+                                        if app != uuids.App.ServiceUrl}}
     kept = set(theirs.values())
     auth = {**auth, "principals": {u: p for u, p in auth.get("principals", {}).items()
                                    if u not in kept}}
