@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -53,6 +55,10 @@ class Restored:
     backup: Path
     clusters: list[Cluster]
     heads: dict[str, str]
+    """Each cluster's head when the backup was taken."""
+    restored_heads: dict[str, str]
+    """Each cluster's head once the restored Cluster Manager found it Ready (before any
+    test changes it: tests may run in any order)."""
     old_url: str
     operator: str
 
@@ -90,12 +96,16 @@ def _chart(stack: Stack) -> str:
     return chart
 
 
-def _state(stack: Stack) -> tuple[dict, dict, list[str], bytes]:
-    """Everything a refused restore must leave as it was."""
-    return (stack.admin.get("/v2/dump?service=configdb").json(),
-            stack.admin.get("/v2/dump?service=auth").json(),
-            sorted(p.name for p in stack.repos.iterdir()),
-            (stack.root / "cm" / "bootstrap-tokens.sqlite").read_bytes())
+def _state(stack: Stack) -> tuple[Any, ...]:
+    """What a restore writes, which a refused one must leave as it was: the objects, the
+    Auth dump, the repos with their refs and the Cluster Manager's table rows (not the
+    entries the running Cluster Manager keeps updating)."""
+    objects = stack.admin.get("/v2/dump?service=configdb").json()["objects"]
+    repos = {p.name: bare(p, "for-each-ref") for p in sorted(stack.repos.iterdir())}
+    with sqlite3.connect(stack.root / "cm" / "bootstrap-tokens.sqlite", timeout=10) as db:
+        rows = [db.execute(f"SELECT cluster FROM {t}").fetchall()
+                for t in ("cm_sealing_keys", "cm_sealed_keys")]
+    return objects, stack.admin.get("/v2/dump?service=auth").json(), repos, rows
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +143,12 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
         assert done.returncode == 0, done.stderr
         assert "escrow key is NOT in this backup" in done.stdout
         _manager(second, kept)
-        yield Restored(second, root / "backup", clusters, heads, old_url, operator)
+        api = _cm(second)
+        for cluster in clusters:
+            wait_for(lambda c=cluster: (r := api.get(f"/v1/cluster/{c.uuid}/status")).ok
+                     and r.json()["phase"] == "Ready", what=f"{cluster.name} Ready")
+        yield Restored(second, root / "backup", clusters, heads,
+                       {c.uuid: _head(second, c.uuid) for c in clusters}, old_url, operator)
     finally:
         second.stop()
 
@@ -154,15 +169,15 @@ def test_backup_holds_what_was_taken_and_no_plain_secret(restored: Restored) -> 
 def test_clusters_are_ready_at_the_same_commits_with_the_sealed_file(
         restored: Restored) -> None:
     stack, api = restored.stack, _cm(restored.stack)
+    assert restored.restored_heads == restored.heads
     for cluster in restored.clusters:
-        status = wait_for(lambda c=cluster: (r := api.get(f"/v1/cluster/{c.uuid}/status")).ok
-                          and r.json(), what=f"{cluster.name} status")
-        assert status["phase"] == "Ready", status
-        assert _head(stack, cluster.uuid) == restored.heads[cluster.uuid]
+        assert api.get(f"/v1/cluster/{cluster.uuid}/status").json()["phase"] == "Ready"
     one = restored.clusters[0].uuid
     repo = stack.repos / f"{one}.git"
-    sealed = bare(repo, "show", f"main:edo/secrets/{SECRET[0]}/{SECRET[1]}.yaml")
+    path = f"edo/secrets/{SECRET[0]}/{SECRET[1]}.yaml"
+    sealed = bare(repo, "show", f"{restored.restored_heads[one]}:{path}")
     assert "SealedSecret" in sealed and SECRET[2] in sealed
+    assert path in bare(repo, "ls-tree", "-r", "--name-only", "main")
     r = api.get(f"/v1/cluster/{one}/deployment")
     assert [d["name"] for d in r.json()["deployments"]] == ["broker"], r.text
 
@@ -225,6 +240,11 @@ def test_restore_refuses_an_incomplete_or_unknown_backup(restored: Restored,
     assert done.returncode != 0 and "unknown backup format" in done.stderr, done.stderr
     done = _cli("restore", stack, str(tmp_path / "nothing"))
     assert done.returncode != 0 and "not a backup" in done.stderr, done.stderr
+    done = run_command("fplus.cluster_manager.cli", "restore", str(restored.backup),
+                       "--config-store", stack.store.url, "--data-dir", str(tmp_path / "cm"),
+                       "--git-repos", str(stack.repos), env=admin_env(stack.store.url))
+    assert done.returncode != 0 and "no Cluster Manager database" in done.stderr, done.stderr
+    assert not (tmp_path / "cm").exists()
     assert _state(stack) == before
 
 

@@ -28,6 +28,7 @@ from ..db import Database, DatabaseError, open_database
 from ..model.settings import default_database_url
 
 BACKUP, RESTORE = "backup", "restore"
+SQLITE = "sqlite:///"
 COMMANDS = (BACKUP, RESTORE)
 SHARED_REPOS = frozenset({uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo})
 """Repos a fresh stack has made already; a restore sets their refs from the backup."""
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace, prog: str) -> str:
     """Run ``backup`` or ``restore``; what to print. SystemExit with one line if refused."""
     url = args.config_store.rstrip("/")
     try:
-        db = open_database(args.database or default_database_url(args.data_dir))
+        db = _database(args.database or default_database_url(args.data_dir))
         try:
             if args.command == BACKUP:
                 return as_admin(url, lambda cs: _backup(cs, db, args.git_repos, args.out))
@@ -68,6 +69,15 @@ def run(args: argparse.Namespace, prog: str) -> str:
     except ConfigStoreError as exc:
         raise SystemExit(f"{prog} {args.command}: the Config Store at {url} answered "
                          f"{exc.status}: {exc}") from None
+
+
+def _database(url: str) -> Database:
+    """The Cluster Manager's database; a SQLite file must exist (a wrong --data-dir would
+    otherwise give an empty one)."""
+    if url.startswith(SQLITE) and not Path(url.removeprefix(SQLITE)).is_file():
+        raise BackupError(f"no Cluster Manager database at {url}: give the --data-dir (or "
+                          "--database) the Cluster Manager runs with")
+    return open_database(url)
 
 
 def _backup(cs: ConfigStoreClient, db: Database, repos_dir: Path, out: Path) -> str:
