@@ -3,6 +3,7 @@ with wildcard read grants, and loaded into another Config Store it reproduces th
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,3 +109,38 @@ def test_export_reproduces_objects_owners_principals_and_grants(
     assert bearer.get("/v2/whoami/uuid").status_code == 401  # tokens do not travel
     assert _export(target, "auth") == auth
     assert _export(target, "configdb") == configdb
+
+
+def test_a_dump_may_name_an_object_before_listing_it(two_stores: tuple[Api, Api]) -> None:
+    target, _ = two_stores  # the source: the round-trip test exports whatever it holds
+    parent, child, member = (str(uuid.uuid4()) for _ in range(3))
+    _load(target, {"service": uuids.Service.ConfigDB, "version": 2, "objects": {
+        uuids.Class.R1Class: {child: {"subclassOf": [parent]}, parent: {}},
+        child: {member: {}}}})
+    assert target.get(f"/v2/class/{parent}/direct/subclass/{child}").status_code == 204
+    assert target.get(f"/v2/class/{parent}/member/{member}").status_code == 204
+
+
+def test_loading_principals_is_refused_whole(two_stores: tuple[Api, Api]) -> None:
+    """A bad hash is 422, a taken name 409, no WriteKerberos 403: nothing is written."""
+    target, _ = two_stores  # the source: the round-trip test exports whatever it holds
+    fresh = make_object(target, uuids.Class.Principal)
+    taken, _ = make_user(target)
+    name = f"restored-{uuid.uuid4().hex[:8]}"
+
+    def dump(principals: dict) -> dict:
+        return {"service": uuids.Service.Auth, "version": 2, "principals": principals,
+                "grants": {fresh: {P.ReadApp: {uuids.App.Info: False}}}}
+
+    r = target.post("/load", json=dump({fresh: {"name": name, "passwordHash": "plain"}}))
+    assert r.status_code == 422 and "passwordHash" in r.text, r.text
+    taken_name = target.get(f"/v2/principal/{taken}").json()["login"]
+    r = target.post("/load", json=dump({fresh: {"name": taken_name}}))
+    assert r.status_code == 409, r.text
+    who, api = make_user(target)
+    grant(target, who, A.WriteACL, P.ReadApp)
+    grant(target, who, P.ReadApp, uuids.App.Info)
+    r = api.post("/load", json=dump({fresh: {"name": name}}))
+    assert r.status_code == 403 and "WriteKerberos" in r.text, r.text
+    assert target.get(f"/v2/principal/{fresh}").status_code == 404
+    assert target.post("/v2/grant/find", json={"principal": fresh}).json() == []
