@@ -28,8 +28,9 @@ from harness.servers import (
     cluster_manager_process,
     run_command,
 )
-from harness.stack import Stack, start_stack, wait_for
-from tests.cluster_manager.api.conftest import Cluster, report_edge
+from harness.stack import Stack, clone_url, git, start_stack, wait_for
+from tests.cluster_manager.api.conftest import Cluster
+from tests.cluster_manager.api.test_bootstrap import credentials
 from tests.cluster_manager.escrow.conftest import (
     INTERVAL,
     approve,
@@ -61,6 +62,8 @@ class Restored:
     test changes it: tests may run in any order)."""
     old_url: str
     operator: str
+    edge: dict[str, tuple[str, str]]
+    """The second cluster's edge credentials (from a bootstrap script run before the backup)."""
 
 
 def _cm(stack: Stack) -> Api:
@@ -108,6 +111,18 @@ def _state(stack: Stack) -> tuple[Any, ...]:
     return objects, stack.admin.get("/v2/dump?service=auth").json(), repos, rows
 
 
+def _edge_credentials(stack: Stack, api: Api, cluster: str,
+                      where: Path) -> dict[str, tuple[str, str]]:
+    """Fetch a bootstrap script and use its Flux password once, as an edge that ran it
+    (the new passwords are then the only ones)."""
+    r = api.post(f"/v1/cluster/{cluster}/bootstrap-url")
+    assert r.status_code == 200, r.text
+    found = credentials(Api("").get(r.json()).text)
+    clone = git("clone", "-q", clone_url(stack, *found["flux-secrets"], cluster), str(where))
+    assert clone.returncode == 0, clone.stderr
+    return found
+
+
 @pytest.fixture(scope="module")
 def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
     root = tmp_path_factory.mktemp("backup")
@@ -126,6 +141,7 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
         r = api.post(f"/v1/cluster/{one}/bootstrap-url")
         assert r.status_code == 200, r.text
         old_url = r.json().removeprefix(first.manager.url)
+        edge = _edge_credentials(first, api, clusters[1].uuid, root / "clone-a")
         heads = {c.uuid: _head(first, c.uuid) for c in clusters}
         done = _cli("backup", first, "--out", str(root / "backup"))
         assert done.returncode == 0, done.stderr
@@ -148,7 +164,8 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
             wait_for(lambda c=cluster: (r := api.get(f"/v1/cluster/{c.uuid}/status")).ok
                      and r.json()["phase"] == "Ready", what=f"{cluster.name} Ready")
         yield Restored(second, root / "backup", clusters, heads,
-                       {c.uuid: _head(second, c.uuid) for c in clusters}, old_url, operator)
+                       {c.uuid: _head(second, c.uuid) for c in clusters}, old_url, operator,
+                       edge)
     finally:
         second.stop()
 
@@ -192,6 +209,15 @@ def test_the_directory_names_the_restored_stacks_services(restored: Restored) ->
 def test_tokens_issued_before_the_backup_are_refused(restored: Restored) -> None:
     r = Api(restored.stack.manager.url).get(restored.old_url)
     assert r.status_code == 401, r.text
+
+
+def test_the_edges_accounts_keep_working(restored: Restored, tmp_path: Path) -> None:
+    stack, cluster = restored.stack, restored.clusters[1].uuid
+    clone = git("clone", "-q", clone_url(stack, *restored.edge["flux-secrets"], cluster),
+                str(tmp_path / "clone"))
+    assert clone.returncode == 0, clone.stderr
+    sync = Api(stack.store.url, restored.edge["edge-sync-credentials"])
+    assert sync.get("/v2/whoami/uuid").status_code == 200
 
 
 def test_the_extra_grant_and_its_principal_came_back(restored: Restored) -> None:
@@ -256,5 +282,3 @@ def test_backup_refuses_a_directory_that_is_not_empty(restored: Restored,
     assert done.returncode != 0 and "not an empty directory" in done.stderr
     assert sorted(p.name for p in (tmp_path / "full").iterdir()) == ["file"]
 
-
-__all__ = ["Cluster", "report_edge"]
