@@ -90,6 +90,10 @@ def test_export_reproduces_objects_owners_principals_and_grants(
     assert r.status_code == 204, r.text
     token = owner_api.post("/token", json={})
     assert token.status_code == 200, token.text
+    root = source.get("/v2/whoami/uuid").json()
+    r = source.post("/v2/object", json={"class": uuids.Class.Device, "owner": root})
+    assert r.status_code == 201, r.text
+    rooted = r.json()["uuid"]  # the root principal, which is never exported, owns it
 
     configdb, auth = _export(source, "configdb"), _export(source, "auth")
     assert "password" not in str(auth).replace("passwordHash", "")
@@ -99,6 +103,8 @@ def test_export_reproduces_objects_owners_principals_and_grants(
 
     r = target.get(f"/v2/app/{uuids.App.Registration}/object/{thing}")
     assert r.json()["owner"] == owner
+    r = target.get(f"/v2/app/{uuids.App.Registration}/object/{rooted}")
+    assert r.json()["owner"] == uuids.Special.Unowned  # the target's root made it
     assert target.get(f"/v2/class/{group}/direct/member/{owner}").status_code == 204
     assert target.get(f"/v2/app/{uuids.App.Info}/object/{thing}").json() == {"name": "a thing"}
     assert target.get(f"/v2/principal/{owner}").json()["kerberos"] == "owner@EXAMPLE.ORG"
@@ -108,6 +114,8 @@ def test_export_reproduces_objects_owners_principals_and_grants(
     bearer.headers["Authorization"] = f"Bearer {token.json()['token']}"
     assert bearer.get("/v2/whoami/uuid").status_code == 401  # tokens do not travel
     assert _export(target, "auth") == auth
+    assert "owner" not in configdb["objects"][uuids.Class.Device][rooted]
+    configdb["objects"][uuids.Class.Device][rooted]["owner"] = uuids.Special.Unowned
     assert _export(target, "configdb") == configdb
 
 

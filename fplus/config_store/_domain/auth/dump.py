@@ -138,18 +138,20 @@ def _load_principal(core: Core, tx: Tx, caller: str, uuid: str, spec: dict[str, 
 
 def export(core: Core) -> dict[str, Any]:
     """Every principal but the root (name and stored hash), identity and grant as an Auth
-    dump :func:`load` takes, read in one snapshot; nothing of the root principal."""
+    dump :func:`load` takes, read in one snapshot; nothing of the root principal, nor of a
+    principal whose object is no longer a Principal (a load would refuse it)."""
     root = core.acl.root
     with core.storage.snapshot() as reader:
         principals: dict[str, Any] = {}
         for uuid, name in sorted(reader.principals()):
             found = reader.principal_credentials(uuid)
-            if uuid != root:
+            if uuid != root and core.graph.is_member(uuid, uuids.Class.Principal):
                 principals[uuid] = {"name": name} | (
                     {"passwordHash": found.password_hash}
                     if found is not None and found.password_hash else {})
         kerberos = {p: {kind: name} for p, kind, name in reader.identities()
-                    if p != root and kind == identities.KERBEROS}
+                    if p != root and kind == identities.KERBEROS
+                    and core.graph.is_member(p, uuids.Class.Principal)}
         rows = [g for g in reader.grants() if g.principal != root]
     plain: dict[str, dict[str, Any]] = {}
     for g in sorted(rows, key=lambda g: (g.principal, g.permission, g.target, g.plural)):

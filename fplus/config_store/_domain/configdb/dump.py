@@ -149,9 +149,10 @@ def _replace(tx: Tx, wanted: set[str], current: set[str], setter: Callable[[str,
 
 def export(core: Core, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The whole ConfigDB as a v2 dump :func:`load` takes, read in one snapshot: every object
-    with a class (but those in ``skip``) under its primary class, with its owner, direct
-    classes and direct superclasses; every entry but Registration's (made from the objects)
-    and those of skipped objects, ConfigSchema's first (entries are checked against them)."""
+    with a class (but those in ``skip``) under its primary class, with its owner (unless
+    skipped or gone), direct classes and direct superclasses; every entry but Registration's
+    (made from the objects) and those of skipped objects, ConfigSchema's first (entries are
+    checked against them)."""
     with core.storage.snapshot() as reader:
         rows = [r for r in reader.objects() if r.klass is not None and r.uuid not in skip]
         member_of: dict[str, list[str]] = {}
@@ -166,10 +167,12 @@ def export(core: Core, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
                       key=lambda a: (a != uuids.App.ConfigSchema, a))
         configs = {app: {obj: parse(text) for obj, text, _ in reader.config_entries(app)
                          if obj not in skip} for app in apps}
+    owners = {r.uuid for r in rows} | {uuids.Special.Unowned}
     objects: dict[str, dict[str, Any]] = {}
     for row in sorted(rows, key=lambda r: (-r.rank, r.uuid)):
-        spec: dict[str, Any] = {"owner": row.owner,
-                                "memberOf": sorted(member_of.get(row.uuid, []))}
+        spec: dict[str, Any] = {"memberOf": sorted(member_of.get(row.uuid, []))}
+        if row.owner in owners:  # not a skipped or deleted one: the loader's default then
+            spec["owner"] = row.owner
         if supers.get(row.uuid):  # none: a rank root
             spec["subclassOf"] = sorted(supers[row.uuid])
         objects.setdefault(str(row.klass), {})[row.uuid] = spec
