@@ -44,6 +44,7 @@ from tests.cluster_manager.escrow.conftest import (
 from tests.conftest import grant, make_user
 
 SECRET = ("fplus-edge", "db", "password")
+SHARED = (uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo)
 VALUE = b"backup-test-value-\x00\xff"
 OPERATOR_PASSWORD = "operator-password-1"
 
@@ -154,6 +155,12 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
     shutil.rmtree(root / "a")
     second = start_stack(root / "b", manager_extra=("--secret-escrow", str(kept)))
     try:
+        wait_for(lambda: all(bare(second.repos / f"{repo}.git", "for-each-ref", check=False)
+                             for repo in SHARED), what="the fresh stack's shared repos")
+        empty = _state(second)
+        refused = _cli("restore", second, str(root / "backup"))
+        assert refused.returncode != 0 and "is running" in refused.stderr, refused.stderr
+        assert _state(second) == empty
         second.manager.stop()  # a restore runs with the Cluster Manager stopped
         done = _cli("restore", second, str(root / "backup"))
         assert done.returncode == 0, done.stderr

@@ -8,8 +8,9 @@ that holds the Git server's repos (``--git-repos``), while the stack runs.
 
 A restore goes into an empty stack (fresh data dirs and database, its services seeded,
 the Cluster Manager stopped): it checks everything first (the manifest's format and
-checksums, the bundles, that the target holds nothing the backup would collide with) and
-writes nothing unless all is well; then the tables, the repos, the ConfigDB and the Auth
+checksums, the bundles, that the target holds nothing the backup would collide with, that
+no Cluster Manager answers where the target's Directory says it runs) and writes nothing
+unless all is well; then the tables, the repos, the ConfigDB and the Auth
 dumps, in that order. The Cluster Manager is started again afterwards.
 """
 
@@ -19,6 +20,8 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+import requests
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, as_admin
@@ -80,6 +83,21 @@ def _database(url: str) -> Database:
     return open_database(url)
 
 
+def _running_manager(cs: ConfigStoreClient) -> str | None:
+    """The URL of the target's Cluster Manager (as the Directory names it) if something
+    answers there."""
+    url = cs.service_url(uuids.Service.Clusters)
+    if url is None:
+        return None
+    try:
+        requests.get(url.rstrip("/") + "/ping", timeout=3)
+    except requests.exceptions.SSLError:
+        return url  # something listens there
+    except requests.RequestException:
+        return None
+    return url
+
+
 def _backup(cs: ConfigStoreClient, db: Database, repos_dir: Path, out: Path) -> str:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BackupError(f"--out {out}: exists and is not an empty directory")
@@ -114,6 +132,11 @@ def _restore(cs: ConfigStoreClient, db: Database, repos_dir: Path, root: Path) -
     if filled:
         raise BackupError(f"the target Cluster Manager database ({db.description}) is not "
                           f"empty: {filled}; restore into a fresh one")
+    running = _running_manager(cs)
+    if running:
+        raise BackupError(f"the Cluster Manager at {running} is running: stop it while "
+                          "restoring (it would commission clusters whose accounts are not "
+                          "loaded yet), then start it again")
     tables.load(db, rows)
     repos.restore(root, repos_dir, wanted_repos)
     store.load(cs, configdb, auth)
