@@ -289,3 +289,16 @@ def test_backup_refuses_a_directory_that_is_not_empty(restored: Restored,
     assert done.returncode != 0 and "not an empty directory" in done.stderr
     assert sorted(p.name for p in (tmp_path / "full").iterdir()) == ["file"]
 
+
+
+def test_backup_needs_the_administrator(restored: Restored, tmp_path: Path) -> None:
+    stack = restored.stack
+    env = admin_env(stack.store.url) | {"FPLUS_USER": "bk-operator",
+                                        "FPLUS_PASSWORD": OPERATOR_PASSWORD}
+    done = run_command("fplus.cluster_manager.cli", "backup", "--out", str(tmp_path / "out"),
+                       "--config-store", stack.store.url, "--data-dir",
+                       str(stack.root / "cm"), "--git-repos", str(stack.repos), env=env)
+    assert done.returncode != 0, done.stdout
+    assert "403" in done.stderr and "wildcard read grants" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

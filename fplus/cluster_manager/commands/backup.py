@@ -101,8 +101,8 @@ def _running_manager(cs: ConfigStoreClient) -> str | None:
 def _backup(cs: ConfigStoreClient, db: Database, repos_dir: Path, out: Path) -> str:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BackupError(f"--out {out}: exists and is not an empty directory")
+    configdb, auth = store.export(cs)  # refused (403) before anything is written
     out.mkdir(parents=True, exist_ok=True, mode=0o700)
-    configdb, auth = store.export(cs)
     manifest.write_json(out, manifest.CONFIGDB, configdb)
     manifest.write_json(out, manifest.AUTH, auth)
     taken_repos = repos.bundle_all(repos_dir, out)
