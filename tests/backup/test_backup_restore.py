@@ -24,11 +24,14 @@ from harness.gitcli import bare
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,
+    ServiceProcess,
     admin_env,
     cluster_manager_process,
+    git_server_process,
     run_command,
+    stop_all,
 )
-from harness.stack import Stack, clone_url, git, start_stack, wait_for
+from harness.stack import Stack, clone_url, git, wait_for
 from tests.cluster_manager.api.conftest import Cluster
 from tests.cluster_manager.api.test_bootstrap import credentials
 from tests.cluster_manager.escrow.conftest import (
@@ -112,6 +115,23 @@ def _state(stack: Stack) -> tuple[Any, ...]:
     return objects, stack.admin.get("/v2/dump?service=auth").json(), repos, rows
 
 
+def _fresh_stack(root: Path, old: Stack, key: Path) -> Stack:
+    """A new stack in ``root`` where ``old`` was reached (the Config Store's and the Git
+    server's ports: the URLs its clusters' repos name), with escrow on from ``key``."""
+    store = ServiceProcess(root / "cs", port=old.store.port).start()
+    git_server = git_server_process(root / "git", store.url)
+    git_server.port = old.git.port
+    try:
+        git_server.start()
+        manager = cluster_manager_process(root / "cm", store.url, git_server.url,
+                                          root / "git" / "repos", "--secret-escrow",
+                                          str(key)).start()
+    except BaseException:
+        stop_all((git_server, store))
+        raise
+    return Stack(root, store, git_server, manager)
+
+
 def _edge_credentials(stack: Stack, api: Api, cluster: str,
                       where: Path) -> dict[str, tuple[str, str]]:
     """Fetch a bootstrap script and use its Flux password once, as an edge that ran it
@@ -153,7 +173,7 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
     kept = root / "kept-apart.key"
     shutil.copy(keyfile_of(root / "a"), kept)  # the escrow key, kept apart from the backup
     shutil.rmtree(root / "a")
-    second = start_stack(root / "b", manager_extra=("--secret-escrow", str(kept)))
+    second = _fresh_stack(root / "b", first, kept)
     try:
         wait_for(lambda: all(bare(second.repos / f"{repo}.git", "for-each-ref", check=False)
                              for repo in SHARED), what="the fresh stack's shared repos")
@@ -193,7 +213,9 @@ def test_backup_holds_what_was_taken_and_no_plain_secret(restored: Restored) -> 
 def test_clusters_are_ready_at_the_same_commits_with_the_sealed_file(
         restored: Restored) -> None:
     stack, api = restored.stack, _cm(restored.stack)
-    assert restored.restored_heads == restored.heads
+    for cluster, head in restored.heads.items():
+        log = bare(stack.repos / f"{cluster}.git", "log", "--stat", "--format=%H %s", "-3")
+        assert restored.restored_heads[cluster] == head, log
     for cluster in restored.clusters:
         assert api.get(f"/v1/cluster/{cluster.uuid}/status").json()["phase"] == "Ready"
     one = restored.clusters[0].uuid
