@@ -47,7 +47,7 @@ from fplus.serving.tls import (  # noqa: E402
     server_tls,
 )
 
-from .commands import escrow_keys, imports  # noqa: E402
+from .commands import backup, escrow_keys, imports  # noqa: E402
 from .commands.serve_worker import Plan, build  # noqa: E402
 from .commands.up import Addresses, EdgeOptions, up  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
@@ -308,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     escrow_keys.add_option(run)
     imports.add_parsers(sub, _store_options)
     escrow_keys.add_parsers(sub)
+    backup.add_parsers(sub, _store_options)
     stack = sub.add_parser("up", help="run the all-in-one stack on one host")
     stack.add_argument("--data-dir", type=Path, default=Path(".data"))
     stack.add_argument("--port", type=int, default=8700,
@@ -346,6 +347,9 @@ def main(argv: list[str] | None = None) -> None:
         _import(args)
     elif args.command == escrow_keys.COMMAND:
         print(escrow_keys.run(args, PROG), flush=True)
+    elif args.command in backup.COMMANDS:
+        require_client_ca(PROG)
+        print(backup.run(args, PROG), flush=True)
     else:
         _serve(args)
 

@@ -1,4 +1,4 @@
-"""Service routes: ping, the OpenAPI document, dump loading, and the refused save."""
+"""Service routes: ping, the OpenAPI document, dump loading and export, and the refused save."""
 
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ _LOAD_PERMS = (
     uuids.ConfigDBPerm.WriteSuperclasses, uuids.ConfigDBPerm.TakeFrom,
     uuids.ConfigDBPerm.WriteApp,
 )
+_EXPORTS = {  # ?service= -> (the permissions it needs as explicit wildcard grants, export)
+    "configdb": ((uuids.ConfigDBPerm.ListObj, uuids.ConfigDBPerm.ReadMembers,
+                  uuids.ConfigDBPerm.ReadSubclasses, uuids.ConfigDBPerm.ReadApp),
+                 lambda: dump.export(store().core, frozenset({store().root}))),
+    "auth": ((uuids.AuthPerm.ReadACL, uuids.AuthPerm.ReadKerberos, uuids.AuthPerm.WriteKerberos),
+             lambda: auth_dump.export(store().core)),
+}
 
 
 @bp.get("/ping")
@@ -56,6 +63,19 @@ def load() -> tuple[str, int]:
         raise Forbidden("loading dumps needs wildcard object-model grants")
     dump.load(store().core, store().schemas, caller(), _lower_dump_uuids(body))
     return "", 204
+
+
+@bp.get("/v2/dump")
+def export() -> Response:
+    """The whole ConfigDB (``?service=configdb``) or Auth (``?service=auth``) as the dump
+    ``POST /load`` takes; reading everything needs explicit wildcard grants (403)."""
+    which = request.args.get("service", "")
+    if which not in _EXPORTS:
+        raise Unprocessable("service must be configdb or auth")
+    perms, make = _EXPORTS[which]
+    if not all(allowed(p, uuids.NULL, wild=False) for p in perms):
+        raise Forbidden(f"exporting the {which} dump needs wildcard read grants")
+    return jsonify(make())
 
 
 @bp.post("/v1/load")

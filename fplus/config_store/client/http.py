@@ -236,6 +236,11 @@ class ConfigStoreClient(AuthApi):
         """Load a ConfigDB dump (``POST /load``)."""
         self._t.call("POST", "/load", body=dict(dump))
 
+    def export_dump(self, service: str) -> dict[str, Any]:
+        """The whole ConfigDB (``configdb``) or Auth (``auth``) as a dump ``load_dump``
+        takes (``GET /v2/dump``; wildcard read grants needed)."""
+        return self._t.call("GET", f"/v2/dump?service={seg(service)}")
+
     # -- objects and classes --------------------------------------------------
 
     def create_object(

@@ -12,10 +12,19 @@ Ours beside upstream: each grant needs what ``POST /v2/grant`` needs (WriteACL a
 rule) and each identity WriteKerberos on its principal, which must exist (404); a name
 without ``@REALM`` is 422
 (this server has no default realm to append).
+
+Two extensions, so that an export (``GET /v2/dump?service=auth``, :func:`export`) restores
+everything: ``principals: {uuid: {name, passwordHash?}}``, the password principals with their
+stored hashes (never a password; tokens and a rotation's previous password are not dumped,
+so none survives a restore), each needing WriteKerberos on an existing principal object;
+and ``objectGrants: [{principal, permission, target, plural, object}]``, the grants limited
+to one object's entries, which upstream's shape cannot say. The root principal is never
+exported: a Config Store keeps its own.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -23,10 +32,12 @@ from jsonschema import Draft202012Validator
 from ... import uuids
 from ..._storage import GrantRow
 from ...uuids import UUID_PATTERN
-from ..common.errors import Forbidden, Unprocessable
+from ..common.errors import Conflict, Forbidden, NotFound, Unprocessable
 from ..configdb.schemas import errors_of
-from ..core.state import Core
+from ..core.credentials import GENERATED_PREFIX
+from ..core.state import Core, Tx
 from . import grants, identities
+from .principals import NAME
 
 _UUID_KEYS = {"pattern": UUID_PATTERN}
 _DUMP = Draft202012Validator({
@@ -49,6 +60,14 @@ _DUMP = Draft202012Validator({
                            {"type": "object", "propertyNames": _UUID_KEYS,
                             "additionalProperties": {"oneOf": [
                                 {"type": "boolean"}, {"const": "both"}]}}]}}},
+        "principals": {"type": "object", "propertyNames": _UUID_KEYS,
+                       "additionalProperties": {
+                           "type": "object", "required": ["name"],
+                           "additionalProperties": False,
+                           "properties": {"name": {"type": "string", "pattern": NAME.pattern},
+                                          "passwordHash": {"type": "string", "pattern": (
+                                              rf"^(\$argon2|{re.escape(GENERATED_PREFIX)})")}}}},
+        "objectGrants": {"type": "array", "items": {"type": "object"}},
     },
 })
 
@@ -89,12 +108,62 @@ def load(core: Core, caller: str, dump: Any) -> None:
         raise Unprocessable("invalid Auth dump: " + "; ".join(errors[:10]),
                             body={"errors": errors})
     names = {p: v["kerberos"] for p, v in dump.get("identities", {}).items() if "kerberos" in v}
+    limited = [grants.parse(g) for g in dump.get("objectGrants", [])]
     with core.transaction() as tx:
+        for principal, spec in dump.get("principals", {}).items():
+            _load_principal(core, tx, caller, principal, spec)
         for principal, name in names.items():
             if not core.acl.check(caller, uuids.AuthPerm.WriteKerberos, principal):
                 raise Forbidden(f"permission denied: setting the identity of {principal} "
                                 "needs WriteKerberos on it")
             identities.claim_kerberos(core, tx, principal, name)
-        for grant in grants_of(dump):
+        for grant in grants_of(dump) + limited:
             grants.authorise(core, caller, grant)
             grants.add_in(core, tx, grant)
+
+
+def _load_principal(core: Core, tx: Tx, caller: str, uuid: str, spec: dict[str, str]) -> None:
+    """Store a dumped principal's name and password hash (403, 404, 409 as enrolment)."""
+    if not core.acl.check(caller, uuids.AuthPerm.WriteKerberos, uuid):
+        raise Forbidden(f"permission denied: loading principal {uuid} needs WriteKerberos "
+                        "on it")
+    if not core.graph.is_member(uuid, uuids.Class.Principal):
+        raise NotFound(f"{uuid} is not a principal: the ConfigDB dump loads first")
+    if core.acl.is_root(uuid):
+        raise Conflict("the root principal is not loaded from a dump")
+    if any(other != uuid for other, _ in tx.w.principals_named_alike(spec["name"])):
+        raise Conflict(f"principal name {spec['name']!r} is taken by another principal")
+    tx.w.put_principal(uuid, spec["name"], spec.get("passwordHash"))
+
+
+def export(core: Core) -> dict[str, Any]:
+    """Every principal but the root (name and stored hash), identity and grant as an Auth
+    dump :func:`load` takes, read in one snapshot; nothing of the root principal, nor of a
+    principal whose object is no longer a Principal (a load would refuse it)."""
+    root = core.acl.root
+    with core.storage.snapshot() as reader:
+        principals: dict[str, Any] = {}
+        for uuid, name in sorted(reader.principals()):
+            found = reader.principal_credentials(uuid)
+            if uuid != root and core.graph.is_member(uuid, uuids.Class.Principal):
+                principals[uuid] = {"name": name} | (
+                    {"passwordHash": found.password_hash}
+                    if found is not None and found.password_hash else {})
+        kerberos = {p: {kind: name} for p, kind, name in reader.identities()
+                    if p != root and kind == identities.KERBEROS
+                    and core.graph.is_member(p, uuids.Class.Principal)}
+        rows = [g for g in reader.grants() if g.principal != root]
+    plain: dict[str, dict[str, Any]] = {}
+    for g in sorted(rows, key=lambda g: (g.principal, g.permission, g.target, g.plural)):
+        if g.object is None:
+            targets = plain.setdefault(g.principal, {}).setdefault(g.permission, {})
+            seen = targets.get(g.target)
+            targets[g.target] = "both" if seen is not None and seen != g.plural else g.plural
+    for perms in plain.values():  # upstream's null: the wildcard target, not plural
+        for perm, targets in perms.items():
+            if targets == {uuids.NULL: False}:
+                perms[perm] = None
+    limited = [{k: v for k, v in grants.to_json(g).items() if k != "uuid"}
+               for g in rows if g.object is not None]
+    return {"service": uuids.Service.Auth, "version": 2, "principals": principals,
+            "identities": kerberos, "grants": plain, "objectGrants": limited}

@@ -1,6 +1,10 @@
-"""Loading v2 dumps (``POST /load``, reference §1.7): objects in one transaction, then configs.
+"""v2 dumps (reference §1.7): loading them (``POST /load``: objects in one transaction, then
+configs) and exporting the whole ConfigDB as one (``GET /v2/dump``).
 
 A dump is authoritative for the memberships and superclasses of the objects it lists.
+Ours beside upstream: the objects are created before any relation is applied, so a dump may
+name an object before listing it (an export lists objects in no particular order), and an
+object may carry its ``owner`` (GiveTo on it needed, unless Unowned or the caller).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from jsonschema import Draft202012Validator
 
 from ... import uuids
 from ...uuids import UUID_PATTERN as _UUID
-from ..common.errors import Conflict, Unprocessable
+from ..common.errors import Conflict, Forbidden, Unprocessable
 from ..common.jsonvalue import parse
 from ..core.graph import Obj
 from ..core.state import Core, Tx
@@ -32,7 +36,8 @@ _DUMP = Draft202012Validator({
                         "additionalProperties": {"type": ["object", "null"], "properties": {
                             "name": {"type": "string"}, "iri": {"type": "string"},
                             "memberOf": _UUIDS, "subclassOf": _UUIDS, "enum": _UUIDS,
-                            "powersetOf": {"type": "string", "pattern": _UUID}}}}},
+                            "powersetOf": {"type": "string", "pattern": _UUID},
+                            "owner": {"type": "string", "pattern": _UUID}}}}},
         "configs": {"type": "object", "propertyNames": {"pattern": _UUID},
                     "not": {"required": [uuids.App.Registration]},
                     "additionalProperties": {"type": "object",
@@ -46,10 +51,12 @@ def load(core: Core, schemas: SchemaCache, caller: str, dump: Any) -> None:
     errors = errors_of(_DUMP, dump)
     if errors:
         raise Unprocessable("invalid dump: " + "; ".join(errors[:10]), body={"errors": errors})
+    listed = [(klass, uuid, spec or {}) for klass, objs in dump.get("objects", {}).items()
+              for uuid, spec in objs.items()]
     with core.transaction() as tx:
-        for klass, objs in dump.get("objects", {}).items():
-            for uuid, spec in objs.items():
-                _load_object(core, tx, caller, klass, uuid, spec or {})
+        _create_objects(core, tx, caller, [(klass, uuid) for klass, uuid, _ in listed])
+        for klass, uuid, spec in listed:
+            _load_object(core, tx, caller, klass, uuid, spec)
     for app, entries in dump.get("configs", {}).items():
         for obj, value in entries.items():
             try:
@@ -58,18 +65,37 @@ def load(core: Core, schemas: SchemaCache, caller: str, dump: Any) -> None:
                 continue
 
 
+def _create_objects(core: Core, tx: Tx, caller: str, wanted: list[tuple[str, str]]) -> None:
+    """Create every missing object of ``wanted`` (class, uuid), each once its class exists
+    (a class listed in the same dump first); 409 naming a class that never does."""
+    graph = core.graph
+    pending = [(klass, uuid) for klass, uuid in wanted if graph.get(uuid) is None]
+    while pending:
+        later = []
+        for klass, uuid in pending:
+            cls = graph.get(klass)
+            if cls is None:
+                later.append((klass, uuid))
+            elif graph.get(uuid) is None and cls.rank >= 1:
+                owner = uuids.Special.Unowned if core.acl.is_root(caller) else caller
+                obj = tx.put_object(Obj(uuid, cls.rank - 1, klass, owner, False, ""))
+                tx.set_member(klass, uuid, True)
+                if obj.rank >= 1:
+                    tx.set_subclass(uuids.RANK_ROOTS[obj.rank - 1], uuid, True)
+        if len(later) == len(pending):
+            raise Conflict(f"dump names unknown class {later[0][0]}")
+        pending = later
+
+
 def _load_object(core: Core, tx: Tx, caller: str, klass: str, uuid: str, spec: dict) -> None:
     graph = core.graph
     cls = graph.get(klass)
     if cls is None or cls.rank < 1:
         raise Conflict(f"dump names unknown class {klass}")
     obj = graph.get(uuid)
-    if obj is None:
-        owner = uuids.Special.Unowned if core.acl.is_root(caller) else caller
-        obj = tx.put_object(Obj(uuid, cls.rank - 1, klass, owner, False, ""))
-        tx.set_member(klass, uuid, True)
-        if obj.rank >= 1:
-            tx.set_subclass(uuids.RANK_ROOTS[obj.rank - 1], uuid, True)
+    assert obj is not None  # made by _create_objects
+    if "owner" in spec and spec["owner"] != obj.owner:
+        obj = tx.put_object(obj.evolve(owner=_owner(core, caller, spec["owner"])))
     if "name" in spec:
         stored = tx.w.get_config(uuids.App.Info, uuid)
         info = parse(stored[0]) if stored else {}
@@ -94,6 +120,16 @@ def _load_object(core: Core, tx: Tx, caller: str, klass: str, uuid: str, spec: d
                  lambda m: _rank_ok(core, m, obj.rank - 1))
 
 
+def _owner(core: Core, caller: str, owner: str) -> str:
+    """``owner`` if it exists and ``caller`` may give objects to it (409, 403)."""
+    if core.graph.get(owner) is None:
+        raise Conflict(f"dump names unknown owner {owner}")
+    if owner not in (uuids.Special.Unowned, caller) and not core.acl.check(
+            caller, uuids.ConfigDBPerm.GiveTo, owner):
+        raise Forbidden(f"permission denied: giving objects to {owner} needs GiveTo on it")
+    return owner
+
+
 def _rank_ok(core: Core, uuid: str, rank: int) -> None:
     found = core.graph.get(uuid)
     if found is None:
@@ -109,3 +145,36 @@ def _replace(tx: Tx, wanted: set[str], current: set[str], setter: Callable[[str,
         setter(other, True)
     for other in current - wanted:
         setter(other, False)
+
+
+def export(core: Core, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The whole ConfigDB as a v2 dump :func:`load` takes, read in one snapshot: every object
+    with a class (but those in ``skip``) under its primary class, with its owner (unless
+    skipped or gone), direct classes and direct superclasses; every entry but Registration's
+    (made from the objects) and those of skipped objects, ConfigSchema's first (entries are
+    checked against them)."""
+    with core.storage.snapshot() as reader:
+        rows = [r for r in reader.objects() if r.klass is not None and r.uuid not in skip]
+        member_of: dict[str, list[str]] = {}
+        for klass, member in reader.memberships():
+            member_of.setdefault(member, []).append(klass)
+        supers: dict[str, list[str]] = {}
+        for klass, sub in reader.subclasses():
+            supers.setdefault(sub, []).append(klass)
+        apps = sorted({r.uuid for r in rows} & {m for m, cs in member_of.items()
+                                                if uuids.Class.App in cs}
+                      - {uuids.App.Registration},
+                      key=lambda a: (a != uuids.App.ConfigSchema, a))
+        configs = {app: {obj: parse(text) for obj, text, _ in reader.config_entries(app)
+                         if obj not in skip} for app in apps}
+    owners = {r.uuid for r in rows} | {uuids.Special.Unowned}
+    objects: dict[str, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (-r.rank, r.uuid)):
+        spec: dict[str, Any] = {"memberOf": sorted(member_of.get(row.uuid, []))}
+        if row.owner in owners:  # not a skipped or deleted one: the loader's default then
+            spec["owner"] = row.owner
+        if supers.get(row.uuid):  # none: a rank root
+            spec["subclassOf"] = sorted(supers[row.uuid])
+        objects.setdefault(str(row.klass), {})[row.uuid] = spec
+    return {"service": uuids.Service.ConfigDB, "version": 2, "objects": objects,
+            "configs": {app: entries for app, entries in configs.items() if entries}}

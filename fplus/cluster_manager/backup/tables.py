@@ -1,0 +1,78 @@
+"""The Cluster Manager's tables a restore needs, as JSON rows.
+
+Taken: ``cm_sealing_keys`` (each cluster's pinned sealing key, so seals keep going to the
+edge's controller) and ``cm_sealed_keys`` (the seal records, with the escrowed values
+encrypted under the escrow key, so a re-seal works). Not taken: ``cm_bootstrap_tokens``
+(a bootstrap URL issued before the backup never works after a restore) and
+``cm_leader_lease``. A restored pin is not armed (no bootstrap script was fetched from the
+restored stack).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..db import Database
+from ..escrow import SCHEMA as ESCROW_SCHEMA
+from ..keypin import SCHEMA as PINS_SCHEMA
+from .manifest import BackupError
+
+SCHEMAS = {"cm_sealing_keys": PINS_SCHEMA, "cm_sealed_keys": ESCROW_SCHEMA}
+CLEARED = {"cm_sealing_keys": ("armed_at",)}
+"""Columns a restore leaves empty."""
+_COLUMN = re.compile(r"^\s+([a-z_]+)\s+(?:TEXT|INTEGER|DOUBLE PRECISION)", re.MULTILINE)
+
+
+def columns(table: str) -> list[str]:
+    """The columns of ``table``, read from its ``CREATE TABLE`` statement."""
+    return _COLUMN.findall("".join(SCHEMAS[table]))
+
+
+def prepare(db: Database) -> None:
+    """Make the tables if missing (a database the Cluster Manager never started on)."""
+    db.prepare(PINS_SCHEMA + ESCROW_SCHEMA)
+
+
+def dump(db: Database) -> dict[str, list[dict[str, Any]]]:
+    """Every row of the tables taken."""
+    prepare(db)
+    out = {}
+    for table in SCHEMAS:
+        names = columns(table)
+        rows = db.fetchall(f"SELECT {', '.join(names)} FROM {table} ORDER BY 1")  # noqa: S608
+        out[table] = [dict(zip(names, row, strict=True)) for row in rows]
+    return out
+
+
+def counts(db: Database) -> dict[str, int]:
+    """Rows per table taken (a restore target must have none)."""
+    prepare(db)
+    found = {}
+    for table in SCHEMAS:
+        row = db.fetchone(f"SELECT COUNT(*) FROM {table}")  # noqa: S608
+        found[table] = int(row[0]) if row else 0
+    return found
+
+
+def check(data: Any) -> dict[str, list[dict[str, Any]]]:
+    """The tables of a backup, every row naming exactly its table's columns."""
+    if not isinstance(data, dict) or set(data) != set(SCHEMAS):
+        raise BackupError(f"tables.json must hold exactly {sorted(SCHEMAS)}")
+    for table, rows in data.items():
+        names = set(columns(table))
+        if not isinstance(rows, list) or any(not isinstance(r, dict) or set(r) != names
+                                             for r in rows):
+            raise BackupError(f"tables.json: {table} rows must name its columns "
+                              f"{sorted(names)}")
+    return data
+
+
+def load(db: Database, data: dict[str, list[dict[str, Any]]]) -> None:
+    """Insert the rows of :func:`check`ed tables."""
+    for table, rows in data.items():
+        names = columns(table)
+        sql = (f"INSERT INTO {table} ({', '.join(names)}) "  # noqa: S608
+               f"VALUES ({', '.join('?' * len(names))})")
+        for row in rows:
+            db.execute(sql, [None if n in CLEARED.get(table, ()) else row[n] for n in names])
