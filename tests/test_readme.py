@@ -44,17 +44,17 @@ def test_readme_top_has_exactly_the_two_commands() -> None:
 
 def test_walkthrough_runs(tmp_path: Path) -> None:
     """The README walkthrough and docs/api.md's Config Store tour against ``cluster-manager up`` as
-    ``DATA_DIR=... make run`` starts it, pasted into an empty directory: they find the
-    password through ``DATA_DIR``, and scratch files go to a temporary directory, not where
+    ``DATA_DIR=... PORT=... make run`` starts it on a port other than the default, pasted into
+    an empty directory: they find every service from ``PORT`` and the password through
+    ``DATA_DIR``, and scratch files go to a temporary directory, not where
     they were pasted."""
     port = free_port_block(3)
     data, here, tmp = tmp_path / "data", tmp_path / "here", tmp_path / "tmp"
     here.mkdir()
     tmp.mkdir()
     stack = start_all_in_one(data, port, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = walkthrough_env(tmp_path, CS=f"http://127.0.0.1:{port + 1}",
-                          GIT_HOST=f"127.0.0.1:{port + 2}", CM=f"http://127.0.0.1:{port}",
-                          DATA_DIR=str(data), TMPDIR=str(tmp))
+    assert port != 8700  # a non-default PORT: the walkthrough finds every service from it
+    env = walkthrough_env(tmp_path, PORT=str(port), DATA_DIR=str(data), TMPDIR=str(tmp))
     try:
         wait_until_up(f"http://127.0.0.1:{port}/ping", proc=stack)
         result, tour = (subprocess.run(["bash", "-euo", "pipefail", "-c", walkthrough(*block)],
