@@ -12,13 +12,28 @@ import requests
 from fplus.config_store import uuids
 from harness.servers import free_port_block, start_all_in_one, wait_until_up
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
     port = free_port_block(3)
     proc = start_all_in_one(tmp_path / "data", port, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+    banner: list[str] = []
     try:
         wait_until_up(f"http://127.0.0.1:{port}/ping", proc=proc)  # the manager starts last
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the banner comes once every service answers
+            banner.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        assert f"     console       http://127.0.0.1:{port}/ui/" in "".join(banner)
+        [login] = [line.strip() for line in banner if "fplus login" in line]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+        done = subprocess.run(["sh", "-c", login], cwd=REPO, capture_output=True, text=True,
+                              env=env | {"XDG_CONFIG_HOME": str(tmp_path / "config")})
+        assert done.returncode == 0, done.stderr  # the printed login line works as it is
+        assert f"Config Store: http://127.0.0.1:{port + 1}" in done.stderr
         password = (tmp_path / "data/config-store/admin-password").read_text().strip()
         auth = ("admin", password)
         assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth).ok
@@ -28,7 +43,8 @@ def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
             sorted([uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo])
     finally:
         os.kill(proc.pid, signal.SIGTERM)
-        out, _ = proc.communicate(timeout=30)
+        rest, _ = proc.communicate(timeout=30)
+        out = "".join(banner) + rest
     assert proc.returncode == 0
     assert "Ctrl-C stops everything" in out
     assert password not in out  # generated on first start; only its file is named

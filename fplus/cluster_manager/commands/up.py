@@ -365,13 +365,16 @@ def _print_walkthrough(manager_url: str, store_url: str, git_url: str, data_dir:
     curl = "curl" if certificates is None else f"curl --cacert {certificates.ca}"
     ca_line = ("" if certificates is None else
                f"     CA            {certificates.ca}   (edges get it in bootstrap scripts)\n")
+    ca_option = "" if certificates is None else f" --ca-file {certificates.ca}"
     print(f"""
 Up:  Cluster Manager {manager_url}
+     console       {manager_url}/ui/   (sign in as admin)
      Config Store  {store_url}   (API: {store_url}/openapi.yaml)
      Git server    {git_url}
      data          {data_dir}
 {ca_line}Root principal: admin, password {secret}
 Try:
+  echo "{secret}" | .venv/bin/fplus login {manager_url}{ca_option} --password-stdin
   {curl} -u "admin:{secret}" {store_url}/v2/app
   {curl} -u "admin:{secret}" {git_url}/v1/status
 Ctrl-C stops everything.
