@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from fplus.config_store.client import (
     ConfigStoreClient,
@@ -44,10 +45,14 @@ from ..model.fleet_expansion import Plan, expand
 from ..model.rollout import PROGRESSING, ROLLOUT_APP
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INPUTS = {"fleets": FLEET_APP, "configs": CONFIG_APP,
           "deployments": edge_deployments.DEPLOYMENT_APP, "rollouts": ROLLOUT_APP,
           "edges": EDGE_APP}
+WRITERS = 8
+"""Deployment writes (and removals) a pass makes at once: each is a few Config Store requests
+on entries of its own, so a pass of thousands waits on round trips, not on each other."""
 FOLLOWED_WHILE_ROLLING = frozenset({"edges", "setups"})
 """Inputs whose changes cause a pass only while a rollout is progressing."""
 
@@ -64,9 +69,10 @@ class FleetLoop:
 
     def __init__(self, cs: ConfigStoreClient, *,
                  notify: Callable[[Any], Any] = _notify_client, resync: float = 60.0,
-                 retry: float = 5.0, settle: float = 0.2) -> None:
+                 retry: float = 5.0, settle: float = 0.2, writers: int = WRITERS) -> None:
         self.cs, self._make_notify = cs, notify
         self.resync, self.retry, self.settle = resync, retry, settle
+        self.writers = writers
         self._lock = threading.Lock()
         self._mirrors = {key: SearchMirror() for key in self.inputs}
         self._known: set[str] = set()
@@ -180,36 +186,50 @@ class FleetLoop:
 
     def apply(self, plan: Plan, etags: dict[str, str] | None = None,
               stop: threading.Event | None = None) -> bool:
-        """Make the plan's writes and removals; False if any failed (the rest are made)."""
-        ok = True
-        for deployment, new in plan.writes:
-            if stop is not None and stop.is_set():
-                return ok
+        """Make the plan's writes, then its removals, each ``writers`` at a time (they touch
+        different entries); False if any failed (the rest are made)."""
+        def write(item: tuple[edge_deployments.Deployment, bool]) -> bool:
+            deployment, new = item
             try:
                 edge_deployments.write(self.cs, deployment, new=new,
                                        if_match=None if new else (etags or {}).get(deployment.uuid))
-                log.info("fleet deployment %s: %s deployment %s on cluster %s",
-                         deployment.fleet, "created" if new else "updated", deployment.uuid,
-                         deployment.cluster)
             except ConfigStoreError as exc:
-                ok = False
                 log.warning("fleet deployment %s: cannot write deployment %s on cluster %s: "
                             "%s", deployment.fleet, deployment.uuid, deployment.cluster, exc)
-        for uuid in plan.removals:
-            if stop is not None and stop.is_set():
-                return ok
+                return False
+            log.info("fleet deployment %s: %s deployment %s on cluster %s", deployment.fleet,
+                     "created" if new else "updated", deployment.uuid, deployment.cluster)
+            return True
+
+        def remove(uuid: str) -> bool:
             try:
                 edge_deployments.remove(self.cs, uuid)
-                log.info("fleet: removed deployment %s (its cluster no longer matches, or its "
-                         "fleet deployment is gone)", uuid)
             except ConfigStoreError as exc:
-                ok = False
                 log.warning("fleet: cannot remove deployment %s: %s", uuid, exc)
+                return False
+            log.info("fleet: removed deployment %s (its cluster no longer matches, or its "
+                     "fleet deployment is gone)", uuid)
+            return True
+
+        ok = self._each(write, plan.writes, stop)
+        ok = self._each(remove, plan.removals, stop) and ok
         ok = self._apply_rollouts(plan, stop) and ok
         for fleet, conflicts in plan.conflicts.items():
             for cluster, why in conflicts.items():
                 log.debug("fleet deployment %s on cluster %s: %s", fleet, cluster, why)
         return ok
+
+    def _each(self, work: Callable[[T], bool], items: Sequence[T],
+              stop: threading.Event | None) -> bool:
+        """``work`` on every item, ``writers`` at a time, until ``stop``; all succeeded?"""
+        def guarded(item: T) -> bool:
+            return True if stop is not None and stop.is_set() else work(item)
+
+        if len(items) <= 1 or self.writers <= 1:
+            return all([guarded(item) for item in items])
+        with ThreadPoolExecutor(min(self.writers, len(items)),
+                                thread_name_prefix="fleet-write") as pool:
+            return all(list(pool.map(guarded, items)))
 
     def _apply_rollouts(self, plan: Plan, stop: threading.Event | None) -> bool:
         """Write the rollouts' new statuses and remove those of fleet deployments gone."""
