@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import json_merge_patch
 
 from fplus.config_store.uuids import is_uuid
 from fplus.kubenames import LABEL_MAX, is_dns1123_label
-from fplus.kubenames.labels import labels_errors
+from fplus.kubenames.labels import labels_errors, selector_matches
 
 ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVersion", "values",
                 "labels", "fluxTemplate"}
@@ -101,3 +102,20 @@ def patched_config(current: dict[str, Any], patch: Any) -> dict[str, Any]:
             raise InvalidConfig(f"{field}: not a field an edit may change (only "
                                 f"{', '.join(EDITABLE)})", str(field))
     return check_config(json_merge_patch.merge(copy.deepcopy(current), patch))
+
+
+def targeted(configs: Mapping[str, Any], selector: Mapping[str, Any] | None,
+             listed: Collection[str] = (), *, every: bool = False) -> list[str]:
+    """The configured clusters (sorted) that are ``listed``, or whose ``labels`` the
+    ``selector`` matches, or all of them if ``every``."""
+    found = []
+    for cluster, config in configs.items():
+        if not isinstance(config, dict):
+            continue
+        labels = config.get("labels")
+        labels = labels if isinstance(labels, dict) else {}
+        if every or cluster in listed or (selector is not None
+                                          and selector_matches(selector, labels)):
+            found.append(cluster)
+    return sorted(found)
+

@@ -41,10 +41,10 @@ from typing import Any
 
 from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
-from fplus.kubenames.labels import selector_errors, selector_matches
+from fplus.kubenames.labels import selector_errors
 
 from . import rollout
-from .cluster_config import FLUX_VERSION
+from .cluster_config import FLUX_VERSION, targeted
 from .deployment_state import FAILED, PROGRESSING, READY
 from .setup_status import FAILED as SETUP_FAILED
 from .setup_status import SetupStatus
@@ -116,20 +116,11 @@ def revision(entry: Mapping[str, Any]) -> str:
 
 
 def targets(entry: Mapping[str, Any], configs: Mapping[str, Any]) -> list[str]:
-    """The configured clusters the rollout targets, sorted."""
+    """The configured clusters the rollout targets, sorted (none named: every one)."""
     listed = set(entry.get("clusters") or [])
     selector = entry.get("selector")
-    every = selector is None and not listed
-    found = []
-    for cluster, config in configs.items():
-        if not isinstance(config, dict):
-            continue
-        labels = config.get("labels")
-        labels = labels if isinstance(labels, dict) else {}
-        if every or cluster in listed or (isinstance(selector, dict)
-                                          and selector_matches(selector, labels)):
-            found.append(cluster)
-    return sorted(found)
+    return targeted(configs, selector if isinstance(selector, dict) else None, listed,
+                    every=selector is None and not listed)
 
 
 def with_change(uuid: str, entry: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from fplus.kubenames.labels import selector_matches
-
 from . import rollout
+from .cluster_config import targeted
 from .deployment_state import PROGRESSING, deployment_state
 from .edge_deployments import Deployment
 from .fleet_deployments import Fleet, member_uuid
@@ -64,17 +63,7 @@ class Plan:
 
 def targets(fleet: Fleet, configs: Mapping[str, Any]) -> list[str]:
     """The configured clusters ``fleet`` targets, sorted."""
-    listed = set(fleet.clusters)
-    found = []
-    for cluster, config in configs.items():
-        if not isinstance(config, dict):
-            continue
-        labels = config.get("labels")
-        labels = labels if isinstance(labels, dict) else {}
-        if cluster in listed or (fleet.selector is not None
-                                 and selector_matches(fleet.selector, labels)):
-            found.append(cluster)
-    return sorted(found)
+    return targeted(configs, fleet.selector, set(fleet.clusters))
 
 
 def _same(a: Deployment, b: Deployment) -> bool:

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
-from fplus.config_store.client import Unprocessable as EntryRefused
 
 from ..model.apps_and_roles import CONFIG_APP
 from ..model.cluster_rollouts import (
@@ -29,6 +28,7 @@ from ..model.cluster_rollouts import (
 )
 from ..model.rollout import ROLLOUT_APP
 from .errors import Conflict, Unprocessable
+from .named_entries import create_named_entry
 from .rollouts import RolloutService
 
 log = logging.getLogger(__name__)
@@ -77,15 +77,8 @@ class ClusterRolloutService:
         self._check_unfinished(entry)
         entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
             "+00:00", "Z")
-        self.cs.create_object(CLUSTER_ROLLOUT_CLASS, uuid)
-        try:
-            self.cs.set_name(uuid, entry["name"])
-            self.cs.put_config(CLUSTER_ROLLOUT_APP, uuid, entry, if_none_match="*")
-        except Exception as exc:
-            self.cs.delete_object(uuid)
-            if isinstance(exc, EntryRefused):  # the app's schema refused it
-                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
-            raise
+        create_named_entry(self.cs, CLUSTER_ROLLOUT_CLASS, CLUSTER_ROLLOUT_APP, uuid,
+                           entry["name"], entry)
         log.info("cluster rollout %s (%s): created, changing %s", uuid, entry["name"],
                  next(iter(entry["change"])))
         return RolloutService(self.cs).get(uuid)

@@ -32,6 +32,7 @@ from ..model.edge_deployments import DEPLOYMENT_APP
 from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
 from ..model.fleet_expansion import Plan, expand
 from .errors import NotFound, PreconditionFailed, Unprocessable
+from .named_entries import create_named_entry
 from .throttled_counts import ThrottledCounts
 
 log = logging.getLogger(__name__)
@@ -116,15 +117,7 @@ class FleetService:
         entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
             "+00:00", "Z")
         self._check_conflicts(fleet, entry)
-        self.cs.create_object(FLEET_CLASS, fleet)
-        try:
-            self.cs.set_name(fleet, entry["name"])
-            self.cs.put_config(FLEET_APP, fleet, entry, if_none_match="*")
-        except Exception as exc:
-            self.cs.delete_object(fleet)
-            if isinstance(exc, EntryRefused):  # the app's schema refused it
-                raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
-            raise
+        create_named_entry(self.cs, FLEET_CLASS, FLEET_APP, fleet, entry["name"], entry)
         log.info("fleet deployment %s (%s): created", fleet, entry["name"])
         return self.get(fleet)[0]
 
