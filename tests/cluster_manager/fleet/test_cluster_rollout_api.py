@@ -14,8 +14,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
-
 from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import Api, run_command
@@ -27,16 +25,6 @@ CONFIG, EDGE, ROLLOUT = (uuids.App.EdgeClusterConfiguration, uuids.App.EdgeClust
                          uuids.App.ClusterRollout)
 TEMPLATE_APP = uuids.App.FluxTemplate
 WAIT = 120.0
-
-
-@pytest.fixture(scope="module")
-def stack(module_stack: Stack) -> Stack:
-    return module_stack
-
-
-@pytest.fixture(scope="module")
-def root(stack: Stack) -> Api:
-    return Api(stack.manager.url, stack.admin.auth)
 
 
 def config(stack: Stack, cluster: str) -> dict[str, Any]:

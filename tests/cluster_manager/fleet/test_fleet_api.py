@@ -22,17 +22,6 @@ DEPLOYMENT, FLEET = uuids.App.EdgeDeployment, uuids.App.FleetDeployment
 MERGE = {"Content-Type": "application/merge-patch+json"}
 
 
-@pytest.fixture(scope="module")
-def stack(module_stack: Stack) -> Stack:
-    """A stack of this module's own: the listing and the gauge count every fleet deployment."""
-    return module_stack
-
-
-@pytest.fixture(scope="module")
-def root(stack: Stack) -> Api:
-    return Api(stack.manager.url, stack.admin.auth)
-
-
 def deployments(stack: Stack, **where: str) -> dict[str, dict[str, Any]]:
     """Every Edge deployment entry (those matching ``where``), by uuid."""
     admin = stack.admin

@@ -9,8 +9,6 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
-
 from fplus.cluster_manager.model.fleet_deployments import member_uuid
 from fplus.config_store import uuids
 from harness.servers import Api
@@ -20,16 +18,6 @@ from tests.conftest import make_user
 
 EDGE, ROLLOUT = uuids.App.EdgeClusterStatus, uuids.App.FleetRolloutStatus
 WAIT = 120.0
-
-
-@pytest.fixture(scope="module")
-def stack(module_stack: Stack) -> Stack:
-    return module_stack
-
-
-@pytest.fixture(scope="module")
-def root(stack: Stack) -> Api:
-    return Api(stack.manager.url, stack.admin.auth)
 
 
 def values(stack: Stack, fleet: str) -> dict[str, Any]:
