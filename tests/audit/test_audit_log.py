@@ -5,13 +5,18 @@ enforced; filters and paging work."""
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from fplus.cli.audit import since_time
 from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import Api
@@ -19,6 +24,7 @@ from harness.stack import Stack, status, wait_for
 from tests.cluster_manager.api.conftest import report_edge
 from tests.cluster_manager.api.test_deployments import make_chart
 from tests.conftest import grant, make_user
+from tests.fplus_cli.test_journey import fplus, login
 
 VALUE = "audit-VALUE-" + uuid.uuid4().hex
 AUDIT = uuids.EdgePerm.Audit
@@ -172,3 +178,34 @@ def test_filters_and_paging(shared_stack: Stack, story: Story) -> None:
 def test_bad_queries_are_refused(shared_stack: Stack, params: dict, words: str) -> None:
     r = Api(shared_stack.manager.url, shared_stack.admin.auth).get("/v1/audit", params=params)
     assert r.status_code == 400 and words in r.json()["error"], r.text
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """An environment with its own fplus config dir and none of the caller's credentials."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("FPLUS_") and k != "CONFIG_STORE_URL"}
+    return env | {"XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1"}
+
+
+def test_fplus_audit(shared_stack: Stack, story: Story, home: dict[str, str]) -> None:
+    login(shared_stack, home)
+    shown = json.loads(fplus(home, "audit", "--cluster", story.name, "-o", "json").stdout)
+    assert shown == audit(shared_stack, cluster=story.cluster)["entries"]
+    table = fplus(home, "audit", "--cluster", story.cluster, "--since", "1h").stdout
+    assert "refused 410 (used)" in table and "secret app/creds/password" in table
+    assert "refused 403" in table and story.stranger_name in table
+    two = json.loads(fplus(home, "audit", "--principal", story.operator_name, "--limit", "2",
+                           "-o", "json").stdout)
+    assert [e["action"] for e in two] == ["bootstrap-url.issue", "deployment.create"]
+    assert json.loads(fplus(home, "audit", "--cluster", story.cluster, "--since",
+                            "2999-01-01T00:00:00Z", "-o", "json").stdout) == []
+    assert "--since" in fplus(home, "audit", "--since", "yesterday", expect=2).stderr
+
+
+def test_since_takes_a_time_or_a_duration() -> None:
+    now = datetime(2026, 1, 31, 12, 0, tzinfo=UTC)
+    assert since_time("30m", now) == "2026-01-31T11:30:00Z"
+    assert since_time("7d", now) == "2026-01-24T12:00:00Z"
+    assert since_time("2026-01-02T03:04:05", now) == "2026-01-02T03:04:05Z"
+    assert since_time("2026-01-02T04:04:05+01:00", now) == "2026-01-02T03:04:05Z"
