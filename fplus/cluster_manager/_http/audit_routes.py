@@ -17,6 +17,7 @@ import uuid as uuidlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 from werkzeug.exceptions import BadRequest
@@ -37,13 +38,21 @@ _GOOD_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 @dataclass(frozen=True)
 class Action:
     """What a route's request does: its action name, its target's kind and where the
-    target's uuid is (a URL part, or ``None``: the answer's ``uuid``, for a create)."""
+    target's uuid is: a URL part, :data:`ANSWER` (a create: the JSON answer's ``uuid``, else
+    the last uuid of its ``Location``), or None (not known)."""
 
     name: str
     kind: str
     target: str | None = "cluster"
     reason: Callable[[Response], str | None] | None = None
     """A short word saying why a refusal was refused, from a fixed vocabulary."""
+    reads: bool = False
+    """A ``GET`` changes something (a bootstrap script redeems its token)."""
+
+
+ANSWER = "answer"
+UUID_IN_PATH = re.compile(r"/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+                          r"(?:/status)?(?:[?#]|$)")
 
 
 def _bootstrap_reason(response: Response) -> str | None:
@@ -55,25 +64,55 @@ def _bootstrap_reason(response: Response) -> str | None:
     return None
 
 
+_CLUSTER = {
+    "create": Action("cluster.create", "cluster", ANSWER),
+    "patch": Action("cluster.patch", "cluster"),
+    "delete": Action("cluster.delete", "cluster"),
+    "redeploy": Action("cluster.redeploy", "cluster"),
+    "approve": Action("sealing-key.approve", "cluster"),
+    "issue": Action("bootstrap-url.issue", "cluster"),
+    "seal": Action("secret.seal", "secret", None),
+    "remove": Action("secret.remove", "secret", None),
+    "deploy": Action("deployment.create", "deployment", ANSWER),
+    "move": Action("deployment.patch", "deployment", "deployment"),
+    "undeploy": Action("deployment.delete", "deployment", "deployment"),
+    "fleet": Action("fleet-deployment.create", "fleet-deployment", ANSWER),
+    "rollout": Action("rollout.{action}", "rollout", "rollout"),
+}
 ACTIONS: dict[str, Action] = {
-    "cluster_api.create_cluster": Action("cluster.create", "cluster", None),
-    "cluster_api.patch_cluster": Action("cluster.patch", "cluster"),
-    "cluster_api.delete_cluster": Action("cluster.delete", "cluster"),
-    "cluster_api.redeploy": Action("cluster.redeploy", "cluster"),
-    "clusters.approve_key": Action("sealing-key.approve", "cluster"),
-    "clusters.bootstrap_url": Action("bootstrap-url.issue", "cluster"),
-    "clusters.bootstrap": Action("bootstrap-url.redeem", "cluster", reason=_bootstrap_reason),
-    "secrets.put_secret": Action("secret.seal", "secret", None),
-    "secrets.delete_secret": Action("secret.remove", "secret", None),
-    "deployments.create": Action("deployment.create", "deployment", None),
-    "deployments.patch": Action("deployment.patch", "deployment", "deployment"),
-    "deployments.delete": Action("deployment.delete", "deployment", "deployment"),
+    "cluster_api.create_cluster": _CLUSTER["create"],
+    "cluster_api.patch_cluster": _CLUSTER["patch"],
+    "cluster_api.delete_cluster": _CLUSTER["delete"],
+    "cluster_api.redeploy": _CLUSTER["redeploy"],
+    "clusters.approve_key": _CLUSTER["approve"],
+    "clusters.bootstrap_url": _CLUSTER["issue"],
+    "clusters.bootstrap": Action("bootstrap-url.redeem", "cluster", reason=_bootstrap_reason,
+                                 reads=True),
+    "secrets.put_secret": _CLUSTER["seal"],
+    "secrets.delete_secret": _CLUSTER["remove"],
+    "deployments.create": _CLUSTER["deploy"],
+    "deployments.patch": _CLUSTER["move"],
+    "deployments.delete": _CLUSTER["undeploy"],
     "charts.delete_chart": Action("chart.delete", "chart", "chart"),
-    "fleet.create_fleet": Action("fleet-deployment.create", "fleet-deployment", None),
+    "fleet.create_fleet": _CLUSTER["fleet"],
     "fleet.patch_fleet": Action("fleet-deployment.patch", "fleet-deployment", "fleet"),
     "fleet.delete_fleet": Action("fleet-deployment.delete", "fleet-deployment", "fleet"),
-    "fleet.create_rollout": Action("rollout.create", "rollout", None),
-    "fleet.request_rollout": Action("rollout.{action}", "rollout", "rollout"),
+    "fleet.create_rollout": Action("rollout.create", "rollout", ANSWER),
+    "fleet.request_rollout": _CLUSTER["rollout"],
+    # the console's forms make the same changes (a form posted without a session is sent
+    # to sign in, and changes nothing: not recorded)
+    "console.new_cluster": _CLUSTER["create"],
+    "console.bootstrap": _CLUSTER["issue"],
+    "console.approve_key": _CLUSTER["approve"],
+    "console.redeploy": _CLUSTER["redeploy"],
+    "console.delete": _CLUSTER["delete"],
+    "console.seal": _CLUSTER["seal"],
+    "console.remove_secret": _CLUSTER["remove"],
+    "console.deploy": Action("deployment.create", "deployment", None),
+    "console.move": _CLUSTER["move"],
+    "console.undeploy": _CLUSTER["undeploy"],
+    "console.create_fleet": _CLUSTER["fleet"],
+    "console.rollout_action": _CLUSTER["rollout"],
 }
 """The audited routes by endpoint (a new changing route is added here)."""
 
@@ -89,8 +128,7 @@ def _record(response: Response) -> Response:
     response.headers[REQUEST_ID] = g.get("request_id") or uuidlib.uuid4().hex
     action = ACTIONS.get(request.endpoint or "")
     log_ = services().audit
-    if action is None or log_ is None or request.method in ("HEAD", "OPTIONS") \
-            or "dryrun" in request.args:
+    if action is None or log_ is None or not _changes(action):
         return response
     try:
         log_.record(_entry(action, response))
@@ -101,22 +139,32 @@ def _record(response: Response) -> Response:
     return response
 
 
+def _changes(action: Action) -> bool:
+    """Whether this request of an audited route may change something."""
+    if "dryrun" in request.args or request.method in ("HEAD", "OPTIONS"):
+        return False
+    if request.method == "GET" and not action.reads:
+        return False
+    return request.blueprint != "console" or "console" in g  # signed in
+
+
 def _entry(action: Action, response: Response) -> Entry:
     args = request.view_args or {}
     cluster = args.get("cluster")
     answer = response.get_json(silent=True) if response.is_json else None
     answer = answer if isinstance(answer, dict) else {}
-    if action.target is None:  # a create: what the answer names, if it was made
-        target, name = answer.get("uuid"), answer.get("name")
-    else:
-        target, name = args.get(action.target), answer.get("name")
-    if action.kind == "secret":
-        name = f"{args.get('namespace')}/{args.get('name')}/{args.get('key')}"
+    target, name = _target(action, response, answer), answer.get("name")
+    form = request.form if request.blueprint == "console" else {}
+    if action.kind == "secret":  # key names only: the value is never read
+        name = "/".join(str(args.get(part) or form.get(part) or "")
+                        for part in ("namespace", "name", "key"))
+    elif action.target in (ANSWER, None) and not isinstance(name, str):
+        name = form.get("name") or None
     elif action.kind == "cluster" and target and not isinstance(name, str):
         name = _cluster_name(target)
     if action.kind == "cluster":
         cluster = cluster or target
-    who = g.get("principal")
+    who = g.get("principal") or getattr(g.get("console"), "caller", None)  # signed in
     verb = action.name.format(action=args.get("action", ""))
     reason = action.reason(response) if action.reason is not None else None
     return Entry(
@@ -127,6 +175,18 @@ def _entry(action: Action, response: Response) -> Entry:
         target_name=name if isinstance(name, str) else None,
         cluster=cluster if isinstance(cluster, str) else None,
         status=response.status_code, reason=reason)
+
+
+def _target(action: Action, response: Response, answer: dict[str, Any]) -> Any:
+    """The target's uuid (see :class:`Action`); None when not known or not made."""
+    if action.target is None:
+        return None
+    if action.target != ANSWER:
+        return (request.view_args or {}).get(action.target)
+    if response.status_code >= 400:
+        return None
+    found = UUID_IN_PATH.search(response.headers.get("Location", ""))
+    return answer.get("uuid") or (found[1] if found else None)
 
 
 def _cluster_name(cluster: str) -> str | None:
