@@ -173,7 +173,8 @@ def test_filters_and_paging(shared_stack: Stack, story: Story) -> None:
 
 @pytest.mark.parametrize(("params", "words"), [
     ({"cluster": "not-a-uuid"}, "cluster"), ({"since": "yesterday"}, "since"),
-    ({"limit": "0"}, "limit"), ({"after": "x"}, "after"), ({"what": "1"}, "what"),
+    ({"principal": ""}, "principal"), ({"limit": "0"}, "limit"), ({"after": "x"}, "after"),
+    ({"what": "1"}, "what"),
 ])
 def test_bad_queries_are_refused(shared_stack: Stack, params: dict, words: str) -> None:
     r = Api(shared_stack.manager.url, shared_stack.admin.auth).get("/v1/audit", params=params)

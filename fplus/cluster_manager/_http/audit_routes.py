@@ -206,7 +206,9 @@ def audit() -> Response:
     if cluster is not None and not uuids.is_uuid(cluster):
         raise BadRequest("cluster must be a cluster UUID")
     require(uuids.EdgePerm.Audit, cluster or uuids.NULL)
-    principal = request.args.get("principal") or None
+    principal = request.args.get("principal")
+    if principal is not None and not principal:
+        raise BadRequest("principal must be a principal's uuid or name")
     since = _since(request.args.get("since"))
     limit = request.args.get("limit", "100")
     if not limit.isdigit() or not 1 <= int(limit) <= 1000:
