@@ -1,7 +1,8 @@
 """The console's forms are audited as the API is: a cluster created and a secret sealed
 through the console give one row each naming the signed-in user (the value nowhere), a
 refused form (a wrong CSRF token) gives a refused row, and a form posted without a session
-(sent to sign in; nothing changed) gives none."""
+(sent to sign in; nothing changed) gives none. The cluster page shows the rows to a user
+holding Edge.Perm.Audit on the cluster, and no history to one without."""
 
 from __future__ import annotations
 
@@ -67,3 +68,17 @@ def test_console_changes_are_audited(shared_stack: Stack) -> None:
          "refused", 403),
     ]
     assert VALUE not in answer.text
+
+    page = session.get(f"{ui}/cluster/{cluster}").text
+    assert 'id="history"' not in page  # no Edge.Perm.Audit: no history
+    grant(stack.admin, uid, uuids.EdgePerm.Audit, cluster)
+
+    def with_history() -> str | None:
+        text = session.get(f"{ui}/cluster/{cluster}").text
+        return text if 'id="history"' in text else None
+    page = wait_for(with_history, what="the grant seen (ACLs are cached 5 s)")
+    history = page.split('id="history"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr>\s*<td>(.*?)</tr>", history, re.S)
+    assert len(rows) == 3 and "cluster.redeploy" in rows[0] and "refused 403" in rows[0]
+    assert "secret app/creds/token" in rows[1] and f"cluster {name}" in rows[2]
+    assert VALUE not in page
