@@ -9,6 +9,7 @@ import click
 from click.shell_completion import get_completion_class
 
 from .api import ApiError
+from .audit import audit
 from .cluster_edit import label, set_config
 from .clusters import cluster
 from .deployments import chart, deploy
@@ -49,6 +50,7 @@ cli.add_command(deploy)
 cli.add_command(chart)
 cli.add_command(fleet)
 cli.add_command(rollout)
+cli.add_command(audit)
 
 
 def main() -> None:

@@ -47,6 +47,7 @@ from fplus.serving.tls import (  # noqa: E402
     server_tls,
 )
 
+from .audit import schema as audit_schema  # noqa: E402
 from .commands import backup, escrow_keys, imports  # noqa: E402
 from .commands.serve_worker import Plan, build  # noqa: E402
 from .commands.up import Addresses, EdgeOptions, up  # noqa: E402
@@ -110,6 +111,17 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _days(value: str) -> float:
+    """A non-negative number of days (argparse type)."""
+    try:
+        days = float(value)
+    except ValueError:
+        days = -1.0
+    if not 0 <= days <= 36500:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days from 0 to 36500")
+    return days
+
+
 def _count(value: str) -> int:
     """A non-negative whole number (argparse type)."""
     if not value.isdigit():
@@ -148,14 +160,15 @@ def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
         database_url=args.database, leader_election=args.leader_election,
         lease_name=args.lease_name, lease_namespace=args.lease_namespace,
         lease_duration=args.lease_duration, lease_renew=args.lease_renew,
-        lease_retry=args.lease_retry)
+        lease_retry=args.lease_retry, audit_retention_days=args.audit_retention)
 
 
 def _database(settings: Settings) -> Database:
     """The Cluster Manager's database with its tables; one line and exit if unusable."""
     try:
         db = open_database(settings.database)
-        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA + ESCROW_SCHEMA + PINS_SCHEMA)
+        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA + ESCROW_SCHEMA + PINS_SCHEMA
+                   + audit_schema(db.dialect))
     except DatabaseError as exc:
         raise SystemExit(f"{PROG}: {exc}") from None
     return db
@@ -279,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default http://HOST:PORT)")
     run.add_argument("--bootstrap-token-ttl", type=float, default=3600.0,
                      help="seconds a bootstrap URL stays valid")
+    run.add_argument("--audit-retention", type=_days, default=Settings.audit_retention_days,
+                     help="days an audit row is kept (0: forever)")
     run.add_argument("--rotation-grace", type=_seconds, default=Settings.rotation_grace,
                      help="seconds an edge's previous passwords stay valid after a script "
                           "rotated them (until the new ones are used)")

@@ -33,7 +33,7 @@ class Metrics:
                                  "Bootstrap URLs issued and scripts served or refused.",
                                  ["kind", "outcome"], registry=self.registry)
         self.errors = Counter("cluster_manager_errors_total",
-                              "Failures by component (reconcile, http).",
+                              "Failures by component (reconcile, http, audit).",
                               ["component"], registry=self.registry)
 
     def track_leadership(self, status: Callable[[], Any]) -> None:

@@ -192,6 +192,8 @@ class EdgePerm:
     All = "9e07fd33-6400-4662-92c4-4dff1f61f990"
     Clusters = "a40acff8-0c61-4251-bef3-d8d53e50cdd0"
     Secrets = "07fba27a-0d01-4c07-875b-d25345261d3a"
+    Audit = "a9084ce5-eba0-4a32-9f53-8ced895cb72e"
+    """Read the Cluster Manager's audit log (``GET /v1/audit``)."""
 
 
 class GitPerm:

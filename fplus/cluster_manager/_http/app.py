@@ -8,6 +8,7 @@ from flask.json.provider import DefaultJSONProvider
 from fplus.serving import refuse_oversized
 
 from . import (
+    audit_routes,
     chart_routes,
     cluster_api_routes,
     cluster_routes,
@@ -38,6 +39,7 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     app.before_request(refuse_oversized)
     errors.register(app)
     for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
-               deployment_routes.bp, chart_routes.bp, fleet_routes.bp, console.bp):
+               deployment_routes.bp, chart_routes.bp, fleet_routes.bp, audit_routes.bp,
+               console.bp):
         app.register_blueprint(bp)
     return app

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import current_app, request
+from flask import current_app, g, request
 
 from fplus.config_store import uuids
 from fplus.config_store.client import Access, Caller, ConfigStoreClient
 
+from ..audit import AuditLog
 from ..metrics import Metrics
 from ..model.apps_and_roles import STATUS_APP
 from ..services.bootstrap_scripts import ScriptBuilder
@@ -47,6 +48,8 @@ class ApiServices:
     config_store_url: str | None = None
     """The Config Store as users and edges reach it, named by ``/ping`` for clients that
     find it from the Cluster Manager (``fplus login``); None: not said."""
+    audit: AuditLog | None = None
+    """Where changes are recorded (``_http.audit_routes``); None: not recorded."""
 
 
 def services() -> ApiServices:
@@ -67,6 +70,7 @@ def caller(authorization: str | None = None) -> Caller:
     if found is None:
         raise Unauthorized("valid credentials are required (HTTP Basic or a Config Store "
                            "Bearer token)")
+    g.principal = found  # who the audit log names
     return found
 
 

@@ -19,6 +19,7 @@ from fplus.serving.login import ServiceCredentials
 
 from .._http.app import create_app
 from .._http.context import ApiServices
+from ..audit import AuditLog
 from ..cluster_repos import ClusterRepos
 from ..db import Database, open_database
 from ..escrow import Escrow, Keyring, SealedKeys
@@ -105,7 +106,8 @@ def build(plan: Plan) -> Served:
                               edge_ca=settings.edge_ca),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
-        heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url)
+        heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url,
+        audit=AuditLog(db, settings.audit_retention_days))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)
     return Served(app, on_start=lambda: _lead_when_elected(elector, db))

@@ -54,6 +54,8 @@ class Settings:
     """Clusters one principal may have created through the API and not deleted (0: no
     quota; the root principal is exempt)."""
     auth_cache_seconds: float = 5.0
+    audit_retention_days: float = 365.0
+    """Days an audit row is kept (0: forever; :mod:`fplus.cluster_manager.audit`)."""
     database_url: str | None = None
     """``sqlite:///FILE`` or ``postgresql://…`` (default: :attr:`default_database_url`)."""
     leader_election: str = "auto"

@@ -60,6 +60,8 @@ class Caller:
 
     uuid: str
     root: bool = False
+    name: str | None = None
+    """The principal's name, when the Config Store said it."""
 
 
 class Access:
@@ -77,7 +79,11 @@ class Access:
             return None
         found = self._principals.get(_key(authorization),
                                      lambda: self.client.identify(authorization), fresh=fresh)
-        return Caller(found["uuid"], bool(found.get("root"))) if found else None
+        if not found:
+            return None
+        name = found.get("name")
+        return Caller(found["uuid"], bool(found.get("root")),
+                      name if isinstance(name, str) else None)
 
     def end_token(self, authorization: str) -> None:
         """Sign out: end the Bearer token of ``authorization`` on the Config Store and

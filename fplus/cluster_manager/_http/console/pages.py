@@ -197,7 +197,20 @@ def cluster_page(cluster: str, **extra: Any) -> str:
                            can_manage=can_manage, can_seal=can_seal, secrets=secrets,
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,
-                           deploys=cluster_deployments(cluster), **extra)
+                           deploys=cluster_deployments(cluster),
+                           history=_history(cluster), **extra)
+
+
+HISTORY = 20
+"""Audit rows the cluster page shows."""
+
+
+def _history(cluster: str) -> list[dict[str, Any]] | None:
+    """The cluster's newest audit rows, if the user may read them (Edge.Perm.Audit)."""
+    log = services().audit
+    if log is None or not _may(uuids.EdgePerm.Audit, cluster):
+        return None
+    return log.page(cluster=cluster, limit=HISTORY)[0]
 
 
 @bp.get("/cluster/<cluster:cluster>")

@@ -1,0 +1,239 @@
+"""The audit log at the door: every change asked of the API recorded once, and ``GET
+/v1/audit`` (:mod:`fplus.cluster_manager.audit`).
+
+Every request carries a request id: the caller's ``X-Request-Id`` when it is a short token,
+else a new one; either is answered in ``X-Request-Id``. After a route listed in
+:data:`ACTIONS` answers (a refusal too), one row is written naming the principal, the action,
+its target as the URL (or, for a create, the answer) names it, and the status. Nothing of a
+request's body or query is recorded: names only, never values or tokens. A request that
+changes nothing (``dryrun``, ``HEAD``) is not recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid as uuidlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, Response, g, jsonify, request
+from werkzeug.exceptions import BadRequest
+
+from fplus.config_store import uuids
+
+from ..audit import Entry
+from ..model.apps_and_roles import CONFIG_APP
+from .context import require, services
+from .params import only_query
+
+bp = Blueprint("audit", __name__)
+log = logging.getLogger(__name__)
+REQUEST_ID = "X-Request-Id"
+_GOOD_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+@dataclass(frozen=True)
+class Action:
+    """What a route's request does: its action name, its target's kind and where the
+    target's uuid is: a URL part, :data:`ANSWER` (a create: the JSON answer's ``uuid``, else
+    the last uuid of its ``Location``), or None (not known)."""
+
+    name: str
+    kind: str
+    target: str | None = "cluster"
+    reason: Callable[[Response], str | None] | None = None
+    """A short word saying why a refusal was refused, from a fixed vocabulary."""
+    reads: bool = False
+    """A ``GET`` changes something (a bootstrap script redeems its token)."""
+
+
+ANSWER = "answer"
+UUID_IN_PATH = re.compile(r"/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+                          r"(?:/status)?(?:[?#]|$)")
+
+
+def _bootstrap_reason(response: Response) -> str | None:
+    if response.status_code == 401:
+        return "invalid"
+    if response.status_code == 410:
+        message = str((response.get_json(silent=True) or {}).get("error", ""))
+        return "expired" if "expired" in message else "used"
+    return None
+
+
+_CLUSTER = {
+    "create": Action("cluster.create", "cluster", ANSWER),
+    "patch": Action("cluster.patch", "cluster"),
+    "delete": Action("cluster.delete", "cluster"),
+    "redeploy": Action("cluster.redeploy", "cluster"),
+    "approve": Action("sealing-key.approve", "cluster"),
+    "issue": Action("bootstrap-url.issue", "cluster"),
+    "seal": Action("secret.seal", "secret", None),
+    "remove": Action("secret.remove", "secret", None),
+    "deploy": Action("deployment.create", "deployment", ANSWER),
+    "move": Action("deployment.patch", "deployment", "deployment"),
+    "undeploy": Action("deployment.delete", "deployment", "deployment"),
+    "fleet": Action("fleet-deployment.create", "fleet-deployment", ANSWER),
+    "rollout": Action("rollout.{action}", "rollout", "rollout"),
+}
+ACTIONS: dict[str, Action] = {
+    "cluster_api.create_cluster": _CLUSTER["create"],
+    "cluster_api.patch_cluster": _CLUSTER["patch"],
+    "cluster_api.delete_cluster": _CLUSTER["delete"],
+    "cluster_api.redeploy": _CLUSTER["redeploy"],
+    "clusters.approve_key": _CLUSTER["approve"],
+    "clusters.bootstrap_url": _CLUSTER["issue"],
+    "clusters.bootstrap": Action("bootstrap-url.redeem", "cluster", reason=_bootstrap_reason,
+                                 reads=True),
+    "secrets.put_secret": _CLUSTER["seal"],
+    "secrets.delete_secret": _CLUSTER["remove"],
+    "deployments.create": _CLUSTER["deploy"],
+    "deployments.patch": _CLUSTER["move"],
+    "deployments.delete": _CLUSTER["undeploy"],
+    "charts.delete_chart": Action("chart.delete", "chart", "chart"),
+    "fleet.create_fleet": _CLUSTER["fleet"],
+    "fleet.patch_fleet": Action("fleet-deployment.patch", "fleet-deployment", "fleet"),
+    "fleet.delete_fleet": Action("fleet-deployment.delete", "fleet-deployment", "fleet"),
+    "fleet.create_rollout": Action("rollout.create", "rollout", ANSWER),
+    "fleet.request_rollout": _CLUSTER["rollout"],
+    # the console's forms make the same changes (a form posted without a session is sent
+    # to sign in, and changes nothing: not recorded)
+    "console.new_cluster": _CLUSTER["create"],
+    "console.bootstrap": _CLUSTER["issue"],
+    "console.approve_key": _CLUSTER["approve"],
+    "console.redeploy": _CLUSTER["redeploy"],
+    "console.delete": _CLUSTER["delete"],
+    "console.seal": _CLUSTER["seal"],
+    "console.remove_secret": _CLUSTER["remove"],
+    "console.deploy": Action("deployment.create", "deployment", None),
+    "console.move": _CLUSTER["move"],
+    "console.undeploy": _CLUSTER["undeploy"],
+    "console.create_fleet": _CLUSTER["fleet"],
+    "console.rollout_action": _CLUSTER["rollout"],
+}
+"""The audited routes by endpoint (a new changing route is added here)."""
+
+
+@bp.before_app_request
+def _request_id() -> None:
+    given = request.headers.get(REQUEST_ID, "")
+    g.request_id = given if _GOOD_ID.fullmatch(given) else uuidlib.uuid4().hex
+
+
+@bp.after_app_request
+def _record(response: Response) -> Response:
+    response.headers[REQUEST_ID] = g.get("request_id") or uuidlib.uuid4().hex
+    action = ACTIONS.get(request.endpoint or "")
+    log_ = services().audit
+    if action is None or log_ is None or not _changes(action):
+        return response
+    try:
+        log_.record(_entry(action, response))
+    except Exception:  # the change is made: say so loudly, never fail its answer
+        log.exception("audit: could not record %s (request %s)", action.name,
+                      response.headers[REQUEST_ID])
+        services().metrics.errors.labels("audit").inc()
+    return response
+
+
+def _changes(action: Action) -> bool:
+    """Whether this request of an audited route may change something."""
+    if "dryrun" in request.args or request.method in ("HEAD", "OPTIONS"):
+        return False
+    if request.method == "GET" and not action.reads:
+        return False
+    return request.blueprint != "console" or "console" in g  # signed in
+
+
+def _entry(action: Action, response: Response) -> Entry:
+    args = request.view_args or {}
+    cluster = args.get("cluster")
+    answer = response.get_json(silent=True) if response.is_json else None
+    answer = answer if isinstance(answer, dict) else {}
+    target, name = _target(action, response, answer), answer.get("name")
+    form = request.form if request.blueprint == "console" else {}
+    if action.kind == "secret":  # key names only: the value is never read
+        name = "/".join(str(args.get(part) or form.get(part) or "")
+                        for part in ("namespace", "name", "key"))
+    elif action.target in (ANSWER, None) and not isinstance(name, str):
+        name = form.get("name") or None
+    elif action.kind == "cluster" and target and not isinstance(name, str):
+        name = _cluster_name(target)
+    if action.kind == "cluster":
+        cluster = cluster or target
+    who = g.get("principal") or getattr(g.get("console"), "caller", None)  # signed in
+    verb = action.name.format(action=args.get("action", ""))
+    reason = action.reason(response) if action.reason is not None else None
+    return Entry(
+        request_id=response.headers[REQUEST_ID],
+        principal=getattr(who, "uuid", None), principal_name=getattr(who, "name", None),
+        action=verb, target_kind=action.kind,
+        target=target if isinstance(target, str) else None,
+        target_name=name if isinstance(name, str) else None,
+        cluster=cluster if isinstance(cluster, str) else None,
+        status=response.status_code, reason=reason)
+
+
+def _target(action: Action, response: Response, answer: dict[str, Any]) -> Any:
+    """The target's uuid (see :class:`Action`); None when not known or not made."""
+    if action.target is None:
+        return None
+    if action.target != ANSWER:
+        return (request.view_args or {}).get(action.target)
+    if response.status_code >= 400:
+        return None
+    found = UUID_IN_PATH.search(response.headers.get("Location", ""))
+    return answer.get("uuid") or (found[1] if found else None)
+
+
+def _cluster_name(cluster: str) -> str | None:
+    """The cluster's name from its configuration entry, if it has one."""
+    try:
+        config = services().cs.get_config(CONFIG_APP, cluster)
+    except Exception:  # a name is a courtesy: the row is written without one
+        return None
+    name = config.get("name") if isinstance(config, dict) else None
+    return name if isinstance(name, str) else None
+
+
+@bp.get("/v1/audit")
+def audit() -> Response:
+    only_query("cluster", "principal", "since", "limit", "after")
+    cluster = request.args.get("cluster")
+    if cluster is not None and not uuids.is_uuid(cluster):
+        raise BadRequest("cluster must be a cluster UUID")
+    require(uuids.EdgePerm.Audit, cluster or uuids.NULL)
+    principal = request.args.get("principal")
+    if principal is not None and not principal:
+        raise BadRequest("principal must be a principal's uuid or name")
+    since = _since(request.args.get("since"))
+    limit = request.args.get("limit", "100")
+    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+        raise BadRequest("limit must be a whole number from 1 to 1000")
+    after = request.args.get("after")
+    if after is not None and not after.isdigit():
+        raise BadRequest("after must be the `next` of the previous page (a whole number)")
+    log_ = services().audit
+    if log_ is None:
+        return jsonify({"entries": [], "next": None})
+    entries, more = log_.page(cluster=cluster, principal=principal, since=since,
+                              before=None if after is None else int(after),
+                              limit=int(limit))
+    return jsonify({"entries": entries, "next": None if more is None else str(more)})
+
+
+def _since(value: str | None) -> float | None:
+    """``since`` as seconds since the epoch (an ISO 8601 time; naive means UTC)."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadRequest("since must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z") from None
+    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
+
+
+__all__ = ["ACTIONS", "Action", "bp"]
