@@ -1,4 +1,4 @@
-"""The real edge's toolchain: Kubernetes, etcd, kwok, Flux and Sealed Secrets built from Go modules.
+"""The real edge's toolchain: Kubernetes, etcd, kwok, Flux, Sealed Secrets and Gitea, from Go.
 
 ``pins.txt`` beside this file names one module version per component; ``make edge-tools``
 (``python -m harness.edgetools``) builds each into ``<cache>/<component>-<version>/bin``

@@ -83,7 +83,22 @@ def ldflags(c: Component) -> str:
         return f"-X main.VERSION={v.lstrip('v')}"
     if c.module == "github.com/bitnami-labs/sealed-secrets":
         return f"-X main.VERSION={v}"
+    if c.module == "code.gitea.io/gitea":
+        return f"-s -w -X main.Version={v.lstrip('v')} -X 'main.Tags={' '.join(tags(c))}'"
     return ""
+
+
+def tags(c: Component) -> list[str]:
+    """Build tags: Gitea's SQLite driver (mattn's, through cgo) is behind ``sqlite``."""
+    return ["sqlite", "sqlite_unlock_notify"] if c.module == "code.gitea.io/gitea" else []
+
+
+def build_env(c: Component) -> dict[str, str]:
+    """Static pure-Go builds, except where a tag needs cgo (as the release builds set it)."""
+    env = {"GOFLAGS": "-mod=mod", "CGO_ENABLED": "1" if tags(c) else "0"}
+    if c.module == "code.gitea.io/gitea":
+        env["CGO_CFLAGS"] = "-O2 -g -DSQLITE_MAX_VARIABLE_NUMBER=32766"
+    return env
 
 
 def write_wrapper(src: Path, c: Component, replaces: list[str],
@@ -110,10 +125,9 @@ def build(c: Component, log: Log, prepare: Callable[[Path, Path], Path] | None =
     write_wrapper(src, c, carried_replaces(c.module, c.version, gomod), local)
     staging = c.home / "bin.partial"
     staging.mkdir()
-    env = {"GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     for name in c.binaries:
         log(f"  go build {c.package(name)}")
-        go("build", "-trimpath", "-ldflags", ldflags(c), "-o", str(staging / name),
-           c.package(name), cwd=src, env=env)
+        go("build", "-trimpath", "-tags", ",".join(tags(c)), "-ldflags", ldflags(c),
+           "-o", str(staging / name), c.package(name), cwd=src, env=build_env(c))
     (c.home / "module").symlink_to(directory)  # its data: kwok's stages, Helm charts
     staging.rename(c.bin_dir)
