@@ -192,6 +192,9 @@ class EdgePerm:
     All = "9e07fd33-6400-4662-92c4-4dff1f61f990"
     Clusters = "a40acff8-0c61-4251-bef3-d8d53e50cdd0"
     Secrets = "07fba27a-0d01-4c07-875b-d25345261d3a"
+    Imports = "6719190b-1bc6-4b53-ae50-9f09fe02be93"
+    """Ours: import Helm charts and Flux versions into the central repos over the API
+    (``POST /v1/chart``, ``POST /v1/flux-version``); the target is the wildcard."""
 
 
 class GitPerm:

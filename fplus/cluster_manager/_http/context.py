@@ -17,6 +17,7 @@ from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.errors import Forbidden, Unauthorized
 from ..services.fleet_deployments import FleetService
+from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads
 from ..services.secrets import SecretService
 from ..services.status_view import Liveness
@@ -47,6 +48,9 @@ class ApiServices:
     config_store_url: str | None = None
     """The Config Store as users and edges reach it, named by ``/ping`` for clients that
     find it from the Cluster Manager (``fplus login``); None: not said."""
+    imports: ImportService | None = None
+    """Chart and Flux imports into the central repos (``POST /v1/chart``, ``/v1/flux-version``);
+    None: not served."""
 
 
 def services() -> ApiServices:

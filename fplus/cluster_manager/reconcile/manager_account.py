@@ -94,9 +94,10 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         # the labels of the accounts and deployments it makes (Info of the objects it owns,
         # no other's)
         (P.WriteApp, A.Info, False, uuids.Special.Mine),
-        # its API checks its callers' grants of its two permissions
+        # its API checks its callers' grants of its three permissions
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None),
+        (AUTH.ReadACL, uuids.EdgePerm.Imports, False, None),
     ]
     for permission in DELEGATED:
         held += [(AUTH.WriteACL, permission, False, None),
