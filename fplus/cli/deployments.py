@@ -1,12 +1,15 @@
-"""``fplus deploy …`` (a cluster's Edge deployments: create, list, get, move, delete) and
-``fplus chart list`` (the Helm chart templates they deploy)."""
+"""``fplus deploy …`` (a cluster's Edge deployments: create, list, get, move, delete),
+``fplus chart list`` (the Helm chart templates they deploy) and ``fplus chart import`` (a
+chart into the shared charts repo)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
+from .chart_archive import read_archive
 from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
@@ -119,3 +122,22 @@ def chart() -> None:
 def list_charts(fmt: str) -> None:
     """The chart templates (system ones are not for deployments)."""
     emit(by_name(manager().charts()), fmt, CHART_COLUMNS)
+
+
+@chart.command("import")
+@click.argument("source", type=click.Path(exists=True, path_type=Path),
+                metavar="CHART.tgz|DIR")
+@click.option("--template", metavar="NAME",
+              help="also make a chart template of this name for it (deployments name it)")
+def import_chart(source: Path, template: str | None) -> None:
+    """Import a Helm chart (a `helm package` archive, or a chart directory, packed here)
+    into the shared charts repo every edge installs from."""
+    done = manager().import_chart(read_archive(source), template)
+    what = f"chart {done['chart']} {done['version']}"
+    click.echo(f"imported {what} ({done['files']} files) at {done['commit']}"
+               if done["changed"] else f"{what} is already imported as it is")
+    if done.get("template"):
+        click.echo(f"chart template {template} {done['template']}")
+    if done.get("retried"):
+        click.echo(f"{done['retried']} cluster(s) that waited for an import will try again",
+                   err=True)
