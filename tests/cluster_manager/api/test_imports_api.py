@@ -1,13 +1,14 @@
 """Imports over the API: ``POST /v1/chart`` (a chart archive) and ``POST /v1/flux-version``
 (a `flux install --export`) under the Imports permission, checked as ``cluster-manager
 import-chart``/``import-flux`` check them (one owner), committed into the central repos;
-``GET /v1/flux-version`` lists what is there. A refusal (no permission, a malformed
-archive, a body over the limit) commits nothing."""
+``GET /v1/flux-version`` lists what is there, and the console's create form offers both. A
+refusal (no permission, a malformed archive, a body over the limit) commits nothing."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 import uuid
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from harness.gitcli import bare
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.conftest import grant, make_user
+from tests.console.conftest import cluster_names, console_session
 from tests.shared_files import FLUX_INSTALL, need
 
 CHARTS = uuids.Shared.HelmChartsRepo
@@ -190,3 +192,32 @@ def test_a_flux_version_imported_is_listed_and_a_cluster_commissions_with_it(
         flux_file = bare(stack.repos / f"{cluster}.git", "show",
                          "main:edo/cluster/flux-system.yaml")
         assert "path: ./v2.7.5" in flux_file and f"/uuid/{FLUX}" in flux_file
+
+
+def test_the_console_create_form_offers_the_charts_and_flux_versions(
+        stack: Stack, user_with: Callable[..., Api]) -> None:
+    r = user_with((IMPORTS, uuids.NULL)).post("/v1/flux-version",
+                                              data=need(FLUX_INSTALL).read_bytes(), headers=YAML)
+    assert r.status_code in (200, 201), r.text
+    session, _ = console_session(stack)
+    page = session.get(f"{stack.manager.url}/ui/new").text
+    versions = re.search(r'<datalist id="flux-versions">(.*?)</datalist>', page, re.S)
+    assert versions and '<option value="v2.7.5">' in versions[1]
+    charts = re.search(r'<datalist id="chart-options">(.*?)</datalist>', page, re.S)
+    assert charts and f'<option value="{uuids.Shared.EdgeClusterChart}">' in charts[1]
+
+    csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', page)
+    assert csrf
+    name = f"ui-flux-{uuid.uuid4().hex[:6]}"
+    r = session.post(f"{stack.manager.url}/ui/new", allow_redirects=False, data={
+        "csrf": csrf[1], "name": name, "namespace": "fplus-edge", "flux_version": "2.7"})
+    assert r.status_code == 422 and "fluxVersion must be a Flux version" in r.text
+    assert name not in cluster_names(stack)
+    r = session.post(f"{stack.manager.url}/ui/new", allow_redirects=False, data={
+        "csrf": csrf[1], "name": name, "namespace": "fplus-edge", "flux_version": "v2.7.5"})
+    assert r.status_code == 303, r.text
+    cluster = r.headers["Location"].split("?")[0].rstrip("/").split("/")[-1]
+    entry = stack.admin.get(f"/v2/app/{uuids.App.EdgeClusterConfiguration}/object/"
+                            f"{cluster}").json()
+    assert entry["fluxVersion"] == "v2.7.5"
+    wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), what="ready")
