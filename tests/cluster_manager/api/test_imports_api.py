@@ -12,16 +12,19 @@ import re
 import tarfile
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from fplus.cluster_manager.formats import helm_chart
 from fplus.config_store import uuids
+from harness.browser import headless_chromium
 from harness.gitcli import bare
-from harness.servers import Api
+from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.conftest import grant, make_user
 from tests.console.conftest import cluster_names, console_session
+from tests.console.test_browser import Page
 from tests.shared_files import FLUX_INSTALL, need
 
 CHARTS = uuids.Shared.HelmChartsRepo
@@ -194,30 +197,37 @@ def test_a_flux_version_imported_is_listed_and_a_cluster_commissions_with_it(
         assert "path: ./v2.7.5" in flux_file and f"/uuid/{FLUX}" in flux_file
 
 
+
 def test_the_console_create_form_offers_the_charts_and_flux_versions(
-        stack: Stack, user_with: Callable[..., Api]) -> None:
+        stack: Stack, user_with: Callable[..., Api], tmp_path: Path) -> None:
     r = user_with((IMPORTS, uuids.NULL)).post("/v1/flux-version",
                                               data=need(FLUX_INSTALL).read_bytes(), headers=YAML)
     assert r.status_code in (200, 201), r.text
-    session, _ = console_session(stack)
-    page = session.get(f"{stack.manager.url}/ui/new").text
-    versions = re.search(r'<datalist id="flux-versions">(.*?)</datalist>', page, re.S)
-    assert versions and '<option value="v2.7.5">' in versions[1]
-    charts = re.search(r'<datalist id="chart-options">(.*?)</datalist>', page, re.S)
-    assert charts and f'<option value="{uuids.Shared.EdgeClusterChart}">' in charts[1]
-
+    session, page = console_session(stack)
     csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', page)
     assert csrf
     name = f"ui-flux-{uuid.uuid4().hex[:6]}"
     r = session.post(f"{stack.manager.url}/ui/new", allow_redirects=False, data={
         "csrf": csrf[1], "name": name, "namespace": "fplus-edge", "flux_version": "2.7"})
     assert r.status_code == 422 and "fluxVersion must be a Flux version" in r.text
+    assert '<option value="v2.7.5">' in r.text  # offered again with the refusal
     assert name not in cluster_names(stack)
-    r = session.post(f"{stack.manager.url}/ui/new", allow_redirects=False, data={
-        "csrf": csrf[1], "name": name, "namespace": "fplus-edge", "flux_version": "v2.7.5"})
-    assert r.status_code == 303, r.text
-    cluster = r.headers["Location"].split("?")[0].rstrip("/").split("/")[-1]
+
+    with headless_chromium(tmp_path) as driver:
+        browser = Page(driver, stack.manager.url, tmp_path / "screenshots")
+        browser.sign_in("admin", ADMIN_PASSWORD)
+        browser.open("/ui/new")
+        browser.find("#flux_version")
+        assert [o.get_attribute("value") for o in browser.all("#flux-versions option")] == \
+            ["v2.7.5"]
+        charts = [o.get_attribute("value") for o in browser.all("#chart-options option")]
+        assert uuids.Shared.EdgeClusterChart in charts
+        browser.fill({"name": name, "flux_version": "v2.7.5"})
+        browser.shot("new-cluster-with-flux")
+        browser.click("button[type=submit].primary")
+        browser.text_is(".notice", "Cluster requested")
+        cluster = driver.current_url.rstrip("/").split("/")[-1].split("?")[0]
     entry = stack.admin.get(f"/v2/app/{uuids.App.EdgeClusterConfiguration}/object/"
                             f"{cluster}").json()
-    assert entry["fluxVersion"] == "v2.7.5"
+    assert entry["name"] == name and entry["fluxVersion"] == "v2.7.5"
     wait_for(lambda: (status(stack.admin, cluster) or {}).get("ready"), what="ready")
