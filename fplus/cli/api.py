@@ -231,6 +231,11 @@ class ManagerApi:
         return _object(self.call("POST", "/v1/flux-version", data=export,
                                  headers={"Content-Type": "application/yaml"}))
 
+    def imported_charts(self) -> list[dict[str, Any]]:
+        """``{name, version}`` of each chart in the shared charts repo."""
+        return list(_object(self.call("GET", "/v1/chart", params={"imported": "true"}))
+                    ["imported"])
+
     def flux_versions(self) -> list[str]:
         """The Flux versions in the central Flux repo, oldest first."""
         return list(_object(self.call("GET", "/v1/flux-version"))["versions"])

@@ -22,6 +22,8 @@ COLUMNS: list[Column] = [
 CHART_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("CHART", lambda c: c.get("chart")), ("SYSTEM", lambda c: "yes" if c.get("system") else "")]
+IMPORTED_COLUMNS: list[Column] = [("NAME", lambda c: c.get("name")),
+                                  ("VERSION", lambda c: c.get("version"))]
 
 
 def cluster_option(fn: Any) -> Any:
@@ -117,11 +119,21 @@ def chart() -> None:
 
 
 @chart.command("list")
+@click.option("--imported", is_flag=True,
+              help="list the charts in the shared charts repo (NAME VERSION) instead")
 @output_option
 @quiet_option
-def list_charts(fmt: str) -> None:
-    """The chart templates (system ones are not for deployments)."""
-    emit(by_name(manager().charts()), fmt, CHART_COLUMNS)
+def list_charts(imported: bool, fmt: str) -> None:
+    """The chart templates (system ones are not for deployments), or the imported charts."""
+    if not imported:
+        emit(by_name(manager().charts()), fmt, CHART_COLUMNS)
+        return
+    charts = manager().imported_charts()
+    if fmt == "uuid":  # -q: the names, which are what templates name
+        for found in charts:
+            click.echo(found["name"])
+        return
+    emit(charts, fmt, IMPORTED_COLUMNS)
 
 
 @chart.command("import")

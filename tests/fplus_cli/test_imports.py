@@ -47,6 +47,10 @@ def test_chart_import_of_a_directory_and_of_an_archive(stack: Stack, home: dict[
     charts = {c["uuid"]: c for c in json.loads(fplus(home, "chart", "list", "-o",
                                                      "json").stdout)}
     assert charts[template]["name"] == "UNS bridge" and charts[template]["chart"] == "uns-bridge"
+    imported = json.loads(fplus(home, "chart", "list", "--imported", "-o", "json").stdout)
+    assert {"name": "uns-bridge", "version": "0.3.0"} in imported
+    assert "uns-bridge" in fplus(home, "chart", "list", "--imported", "-q").stdout.split()
+    assert "VERSION" in fplus(home, "chart", "list", "--imported").stdout
 
     archive = tmp_path / "uns-bridge-0.3.0.tgz"
     archive.write_bytes(chart_archive("uns-bridge", "0.3.0"))

@@ -18,7 +18,7 @@ from fplus.serving.limits import body_limit
 
 from ..formats import flux_export, helm_chart
 from ..services.charts import ChartService
-from ..services.errors import NotFound, Unauthorized
+from ..services.errors import BadRequest, NotFound, Unauthorized
 from ..services.imports import ImportService
 from .context import caller, require, services
 from .params import only_query
@@ -34,8 +34,14 @@ bp = Blueprint("charts", __name__)
 @bp.get("/v1/chart")
 def list_charts() -> Response:
     caller()
-    only_query()
-    return jsonify({"charts": ChartService(services().cs).templates()})
+    only_query("imported")
+    imported = request.args.get("imported", "false")
+    if imported not in ("true", "false"):
+        raise BadRequest("imported must be true or false")
+    listing: dict[str, object] = {"charts": ChartService(services().cs).templates()}
+    if imported == "true":
+        listing["imported"] = _imports().charts()
+    return jsonify(listing)
 
 
 @bp.delete("/v1/chart/<chart:chart>")

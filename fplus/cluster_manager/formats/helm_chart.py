@@ -149,6 +149,11 @@ def _members(archive: tarfile.TarFile, where: str) -> Iterator[tarfile.TarInfo]:
         raise ChartError(f"{where}: the archive is damaged: {exc}") from None
 
 
+def read_chart_files(files: dict[str, bytes], where: str) -> Chart:
+    """The chart of ``files`` (paths within the chart), its ``Chart.yaml`` checked."""
+    return _checked(files, where)
+
+
 def _checked(files: dict[str, bytes], where: str) -> Chart:
     if "Chart.yaml" not in files:
         raise ChartError(f"{where}: no Chart.yaml at the top of the chart")

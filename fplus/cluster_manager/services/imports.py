@@ -16,7 +16,7 @@ from fplus.config_store.client import ConfigStoreClient
 
 from ..cluster_repos import ClusterRepos
 from ..formats.flux_export import FILE_NAME, FluxExport, FluxExportError, read_flux_export
-from ..formats.helm_chart import Chart, ChartError, read_chart_archive
+from ..formats.helm_chart import Chart, ChartError, read_chart_archive, read_chart_files
 from ..gitrepo import ChangeSet, InvalidPath
 from ..model.apps_and_roles import AFTER_IMPORT, STATUS_APP
 from ..model.setup_status import FAILED
@@ -153,10 +153,24 @@ class ImportService:
 
     def flux_versions(self) -> list[str]:
         """The Flux versions in the central Flux repo, oldest first."""
-        files = self.repos.read_dir(FLUX_REPO, "")
-        found = {path.split("/")[0] for path in files if path.endswith(f"/{FILE_NAME}")
-                 and path.count("/") == 1}
-        return sorted(found, key=_version_key)
+        files = self.repos.read_dir(FLUX_REPO, "", keep=lambda path: path.count("/") == 1
+                                    and path.endswith(f"/{FILE_NAME}"))
+        return sorted({path.split("/")[0] for path in files}, key=_version_key)
+
+    def charts(self) -> list[dict[str, str]]:
+        """``{name, version}`` of each chart in the shared charts repo, by name (a directory
+        whose ``Chart.yaml`` no longer reads is shown with version ``?``)."""
+        files = self.repos.read_dir(CHARTS_REPO, "", keep=lambda path: path.count("/") == 1
+                                    and path.endswith("/Chart.yaml"))
+        found = []
+        for path, data in sorted(files.items()):
+            directory = path.split("/")[0]
+            try:
+                version = read_chart_files({"Chart.yaml": data}, path).version
+            except ChartError:
+                version = "?"
+            found.append({"name": directory, "version": version})
+        return found
 
 
 def _version_key(version: str) -> tuple[tuple[int, ...], str]:

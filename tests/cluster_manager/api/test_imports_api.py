@@ -1,8 +1,9 @@
 """Imports over the API: ``POST /v1/chart`` (a chart archive) and ``POST /v1/flux-version``
 (a `flux install --export`) under the Imports permission, checked as ``cluster-manager
 import-chart``/``import-flux`` check them (one owner), committed into the central repos;
-``GET /v1/flux-version`` lists what is there, and the console's create form offers both. A
-refusal (no permission, a malformed archive, a body over the limit) commits nothing."""
+``GET /v1/flux-version`` and ``GET /v1/chart?imported=true`` list what is there, and the
+console's create form offers both. A refusal (no permission, a malformed archive, a body over
+the limit) commits nothing."""
 
 from __future__ import annotations
 
@@ -82,6 +83,10 @@ def test_a_chart_imported_with_the_permission_is_committed_and_listed(
     assert done["commit"] == head(stack, CHARTS) and "template" not in done
     chart_yaml = bare(stack.repos / f"{CHARTS}.git", "show", "main:historian/Chart.yaml")
     assert "version: 1.2.3" in chart_yaml
+    listed = importer.get("/v1/chart", params={"imported": "true"}).json()
+    assert {"name": "historian", "version": "1.2.3"} in listed["imported"]
+    assert "imported" not in importer.get("/v1/chart").json()
+    assert importer.get("/v1/chart", params={"imported": "yes"}).status_code == 400
     # the same archive again commits nothing
     again = importer.post("/v1/chart", data=chart_archive("historian", "1.2.3"), headers=GZIP)
     assert again.status_code == 200 and again.json()["changed"] is False
