@@ -123,15 +123,14 @@ class ImportService:
         except (ChartError, ImportRefused) as exc:
             raise Unprocessable(f"{exc}; nothing was imported") from None
         charts, made = ChartService(self.cs), None
-        if template is not None:
-            assert writer is not None
+        if template is not None and writer is not None:
             charts.check_new_name(template)
             made = charts.create(template, wanted.name, writer)
         try:
             done = commit(self.repos, self.cs, wanted)
         except Exception:
-            if made is not None:
-                charts.discard(made, writer)  # type: ignore[arg-type]
+            if made is not None and writer is not None:
+                charts.discard(made, writer)  # the template names a chart never committed
             raise
         shown: dict[str, object] = {
             "chart": wanted.name, "version": wanted.version, "files": wanted.files,
