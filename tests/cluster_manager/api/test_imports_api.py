@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.cluster_manager.formats import helm_chart
+from fplus.cluster_manager.formats import flux_export, helm_chart
 from fplus.config_store import uuids
 from harness.browser import headless_chromium
 from harness.gitcli import bare
@@ -160,6 +160,10 @@ def test_body_type_and_size_limits(stack: Stack, user_with: Callable[..., Api]) 
     r = importer.post("/v1/chart", data=b"\0" * (helm_chart.MAX_BYTES + 1), headers=GZIP)
     assert r.status_code == 413, r.text
     assert head(stack, CHARTS) == before
+    flux_before = head(stack, FLUX)
+    r = importer.post("/v1/flux-version", data=b"#" * (flux_export.MAX_BYTES + 1), headers=YAML)
+    assert r.status_code == 413, r.text
+    assert head(stack, FLUX) == flux_before
     # over the app's 1 MiB body limit but under the chart's own: taken
     big = chart_archive("big-chart", extra={"files/blob.bin": os.urandom(2 * 1024 * 1024)})
     r = importer.post("/v1/chart", data=big, headers=GZIP)
