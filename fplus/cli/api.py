@@ -218,6 +218,28 @@ class ManagerApi:
                            "give its UUID (fplus chart list)")
         return str(found[0]["uuid"])
 
+    # -- imports ----------------------------------------------------------------------------
+
+    def import_chart(self, archive: bytes, template: str | None = None) -> dict[str, Any]:
+        """``POST /v1/chart``: a chart archive into the shared charts repo."""
+        params = {"template": template} if template is not None else None
+        return _object(self.call("POST", "/v1/chart", data=archive, params=params,
+                                 headers={"Content-Type": "application/gzip"}))
+
+    def import_flux(self, export: bytes) -> dict[str, Any]:
+        """``POST /v1/flux-version``: a `flux install --export` into the central Flux repo."""
+        return _object(self.call("POST", "/v1/flux-version", data=export,
+                                 headers={"Content-Type": "application/yaml"}))
+
+    def imported_charts(self) -> list[dict[str, Any]]:
+        """``{name, version}`` of each chart in the shared charts repo."""
+        return list(_object(self.call("GET", "/v1/chart", params={"imported": "true"}))
+                    ["imported"])
+
+    def flux_versions(self) -> list[str]:
+        """The Flux versions in the central Flux repo, oldest first."""
+        return list(_object(self.call("GET", "/v1/flux-version"))["versions"])
+
     # -- secrets ----------------------------------------------------------------------------
 
     @staticmethod

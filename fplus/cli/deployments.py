@@ -1,12 +1,15 @@
-"""``fplus deploy …`` (a cluster's Edge deployments: create, list, get, move, delete) and
-``fplus chart list`` (the Helm chart templates they deploy)."""
+"""``fplus deploy …`` (a cluster's Edge deployments: create, list, get, move, delete),
+``fplus chart list`` (the Helm chart templates they deploy) and ``fplus chart import`` (a
+chart into the shared charts repo)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
+from .chart_archive import read_archive
 from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
@@ -19,6 +22,8 @@ COLUMNS: list[Column] = [
 CHART_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("CHART", lambda c: c.get("chart")), ("SYSTEM", lambda c: "yes" if c.get("system") else "")]
+IMPORTED_COLUMNS: list[Column] = [("NAME", lambda c: c.get("name")),
+                                  ("VERSION", lambda c: c.get("version"))]
 
 
 def cluster_option(fn: Any) -> Any:
@@ -114,8 +119,37 @@ def chart() -> None:
 
 
 @chart.command("list")
+@click.option("--imported", is_flag=True,
+              help="list the charts in the shared charts repo (NAME VERSION) instead")
 @output_option
 @quiet_option
-def list_charts(fmt: str) -> None:
-    """The chart templates (system ones are not for deployments)."""
-    emit(by_name(manager().charts()), fmt, CHART_COLUMNS)
+def list_charts(imported: bool, fmt: str) -> None:
+    """The chart templates (system ones are not for deployments), or the imported charts."""
+    if not imported:
+        emit(by_name(manager().charts()), fmt, CHART_COLUMNS)
+        return
+    charts = manager().imported_charts()
+    if fmt == "uuid":  # -q: the names, which are what templates name
+        for found in charts:
+            click.echo(found["name"])
+        return
+    emit(charts, fmt, IMPORTED_COLUMNS)
+
+
+@chart.command("import")
+@click.argument("source", type=click.Path(exists=True, path_type=Path),
+                metavar="CHART.tgz|DIR")
+@click.option("--template", metavar="NAME",
+              help="also make a chart template of this name for it (deployments name it)")
+def import_chart(source: Path, template: str | None) -> None:
+    """Import a Helm chart (a `helm package` archive, or a chart directory, packed here)
+    into the shared charts repo every edge installs from."""
+    done = manager().import_chart(read_archive(source), template)
+    what = f"chart {done['chart']} {done['version']}"
+    click.echo(f"imported {what} ({done['files']} files) at {done['commit']}"
+               if done["changed"] else f"{what} is already imported as it is")
+    if done.get("template"):
+        click.echo(f"chart template {template} {done['template']}")
+    if done.get("retried"):
+        click.echo(f"{done['retried']} cluster(s) that waited for an import will try again",
+                   err=True)

@@ -14,6 +14,7 @@ from .cluster_edit import label, set_config
 from .clusters import cluster
 from .deployments import chart, deploy
 from .fleet import fleet
+from .flux import flux
 from .rollout import rollout
 from .secrets import secret
 from .session import login, whoami
@@ -49,6 +50,7 @@ cli.add_command(secret)
 cli.add_command(deploy)
 cli.add_command(chart)
 cli.add_command(fleet)
+cli.add_command(flux)
 cli.add_command(rollout)
 cli.add_command(audit)
 

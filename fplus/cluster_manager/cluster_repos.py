@@ -6,6 +6,7 @@ this only maps a cluster uuid to its repo."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import requests
@@ -48,11 +49,13 @@ class ClusterRepos:
             return writer_for(self._local(cluster)).apply(changes, message)
         return self._remote_writer(cluster).apply(changes, message)
 
-    def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
-        """Every file under ``prefix`` on the cluster's ``main`` branch (path → content)."""
+    def read_dir(self, cluster: str, prefix: str,
+                 keep: Callable[[str], bool] | None = None) -> dict[str, bytes]:
+        """Every file under ``prefix`` on the cluster's ``main`` branch (path → content);
+        only those whose path ``keep`` accepts, if given (the others are not read)."""
         if self.settings.git_repos is None:
-            return self._remote_writer(cluster).fetch_files(prefix)
-        return read_files(self._local(cluster), prefix)
+            return self._remote_writer(cluster).fetch_files(prefix, keep)
+        return read_files(self._local(cluster), prefix, keep=keep)
 
     def head(self, cluster: str) -> str | None:
         """The commit the cluster's ``main`` branch is at (None: no repo or no commit yet)."""

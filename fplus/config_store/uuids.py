@@ -194,6 +194,9 @@ class EdgePerm:
     Secrets = "07fba27a-0d01-4c07-875b-d25345261d3a"
     Audit = "a9084ce5-eba0-4a32-9f53-8ced895cb72e"
     """Read the Cluster Manager's audit log (``GET /v1/audit``)."""
+    Imports = "6719190b-1bc6-4b53-ae50-9f09fe02be93"
+    """Ours: import Helm charts and Flux versions into the central repos over the API
+    (``POST /v1/chart``, ``POST /v1/flux-version``); the target is the wildcard."""
 
 
 class GitPerm:

@@ -3,20 +3,31 @@
 A body declared (``Content-Length``) over the limit is refused before it is read. A chunked
 body declares nothing: it is read up to one byte past the limit, refused if that byte arrives,
 and otherwise handed to the app as a sized body. Werkzeug alone would silently cut a chunked
-body at the limit instead.
+body at the limit instead. A view decorated with :func:`body_limit` has a limit of its own
+(an upload larger than the app's) instead of the app's ``MAX_CONTENT_LENGTH``.
 """
 
 from __future__ import annotations
 
 import io
-from typing import IO
+from collections.abc import Callable
+from typing import IO, TypeVar
 
 from flask import current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wsgi import get_content_length
 
+V = TypeVar("V", bound=Callable[..., object])
 _DRAIN_LIMIT = 64 * 1024 * 1024
 _CHUNK = 64 * 1024
+
+
+def body_limit(limit: int) -> Callable[[V], V]:
+    """A view decorator: that view's requests may carry up to ``limit`` bytes."""
+    def mark(view: V) -> V:
+        view.body_limit = limit  # type: ignore[attr-defined]
+        return view
+    return mark
 
 
 def refuse_oversized() -> None:
@@ -25,7 +36,9 @@ def refuse_oversized() -> None:
     The body is read and discarded first (up to 64 MiB), so the client sees the 413
     instead of a connection reset while it is still sending.
     """
-    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    view = current_app.view_functions.get(request.endpoint or "")
+    limit = getattr(view, "body_limit", None) or current_app.config["MAX_CONTENT_LENGTH"]
+    request.max_content_length = limit
     environ = request.environ
     stream: IO[bytes] = environ["wsgi.input"]
     length = get_content_length(environ)  # None: chunked or no body

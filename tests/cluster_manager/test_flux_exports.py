@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from fplus.cluster_manager.formats.flux_export import FluxExportError, read_flux_export
+from fplus.cluster_manager.formats.flux_export import MAX_BYTES, FluxExportError, read_flux_export
 from tests.shared_files import FLUX_INSTALL, need
 
 
@@ -47,3 +47,10 @@ REFUSED = {
 def test_refused(text: str, problem: str) -> None:
     with pytest.raises(FluxExportError, match=problem):
         read_flux_export(text)
+
+
+def test_an_export_over_the_size_limit_is_refused_before_it_is_parsed() -> None:
+    padded = _export() + "#" * (MAX_BYTES - len(_export()))
+    assert read_flux_export(padded).version == "v2.7.5"  # at the limit: taken
+    with pytest.raises(FluxExportError, match=f"exceeds {MAX_BYTES} bytes"):
+        read_flux_export(padded + "#")

@@ -244,8 +244,9 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
         (GIT.ManageStorage, C.EdgeCluster, True, None):
             "archives a torn-down cluster's repo (never a shared one)",
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None): "checks its API's callers",
-        (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None): "…for both its permissions",
-        (AUTH.ReadACL, uuids.EdgePerm.Audit, False, None): "…and who may read the audit log",
+        (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None): "…for its permissions",
+        (AUTH.ReadACL, uuids.EdgePerm.Audit, False, None): "…who may read the audit log",
+        (AUTH.ReadACL, uuids.EdgePerm.Imports, False, None): "…and who may import",
     }
     for repo in (uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo):
         held[(GIT.Pull, repo, False, None)] = "import-chart / import-flux read the shared repo"

@@ -94,6 +94,8 @@ ACTIONS: dict[str, Action] = {
     "deployments.patch": _CLUSTER["move"],
     "deployments.delete": _CLUSTER["undeploy"],
     "charts.delete_chart": Action("chart.delete", "chart", "chart"),
+    "charts.import_chart": Action("chart.import", "chart", None),
+    "charts.import_flux": Action("flux-version.import", "flux-version", None),
     "fleet.create_fleet": _CLUSTER["fleet"],
     "fleet.patch_fleet": Action("fleet-deployment.patch", "fleet-deployment", "fleet"),
     "fleet.delete_fleet": Action("fleet-deployment.delete", "fleet-deployment", "fleet"),

@@ -1,7 +1,8 @@
 """``cluster-manager import-chart`` and ``import-flux``: a Helm chart into the shared charts
 repo, a `flux install --export` into the central Flux repo, committed as the Cluster
 Manager's own principal, so edges install them from the centre (air-gapped edges need
-nothing from the internet for them)."""
+nothing from the internet for them). What is checked and committed is
+:mod:`..services.imports`'s, shared with ``POST /v1/chart`` and ``POST /v1/flux-version``."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 
 from ..cluster_repos import ClusterRepos
-from ..formats.flux_export import FluxExportError, read_flux_export
+from ..formats.flux_export import FluxExportError
 from ..formats.helm_chart import ChartError, read_chart
-from ..gitrepo import ChangeSet, InvalidPath
-from ..model.apps_and_roles import AFTER_IMPORT, STATUS_APP
 from ..model.settings import Settings
-from ..model.setup_status import FAILED
-from ..services.clusters import request_redeploy
+from ..services.imports import (
+    Import,
+    ImportRefused,
+    chart_import,
+    commit,
+    flux_import,
+    read_flux_bytes,
+)
 
 COMMANDS = {"import-chart": ("CHART.tgz|DIR", "commit a Helm chart (.tgz or directory) into "
                                               "the shared charts repo"),
@@ -40,23 +44,17 @@ def add_parsers(sub: argparse._SubParsersAction,
                             help="the Git server's repos directory, if on this machine")
 
 
-def _changes(command: str, source: Path) -> tuple[str, ChangeSet, str, int]:
-    """``(repo, changes, what, files)`` for ``source``; SystemExit if it is refused."""
+def _wanted(command: str, source: Path) -> Import:
+    """What ``source`` would commit; SystemExit if it is refused."""
     try:
         if command == "import-chart":
-            chart = read_chart(source)
-            return (uuids.Shared.HelmChartsRepo,
-                    ChangeSet(writes=chart.repo_files(), replace_dirs=frozenset({chart.name})),
-                    f"chart {chart.name} {chart.version}", len(chart.files))
+            return chart_import(read_chart(source))
         try:
-            text = source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            data = source.read_bytes()
+        except OSError as exc:
             raise FluxExportError(f"{source}: {exc}") from None
-        export = read_flux_export(text, str(source))
-        return (uuids.Shared.FluxSystemRepo,
-                ChangeSet(writes=export.repo_files(), replace_dirs=frozenset({export.version})),
-                f"Flux {export.version}", 1)
-    except (ChartError, FluxExportError, InvalidPath) as exc:
+        return flux_import(read_flux_bytes(data, str(source)))
+    except (ChartError, FluxExportError, ImportRefused) as exc:
         raise SystemExit(f"cluster-manager {command}: {exc}; nothing was imported") from None
 
 
@@ -65,23 +63,13 @@ def run_import(args: argparse.Namespace, cs: ConfigStoreClient, user: str, passw
     """Commit what ``args.source`` holds (replacing an earlier import of the same chart or
     version), then ask every cluster that failed for want of an import to try again;
     returns a line saying what happened. Refused input writes nothing."""
-    repo, changes, what, files = _changes(args.command, args.source)
+    wanted = _wanted(args.command, args.source)
     settings = Settings(config_store_url=args.config_store, git_url=args.git,
                         data_dir=args.data_dir, git_repos=args.git_repos)
-    result = ClusterRepos(settings, user, password, ca_file).write(repo, changes,
-                                                                    f"Import {what}")
-    done = (f"imported {what} ({files} files) at {result.commit}" if result.changed
-            else f"{what} is already imported as it is")
-    retried = retry_waiting_clusters(cs)
+    result = commit(ClusterRepos(settings, user, password, ca_file), cs, wanted)
+    done = (f"imported {wanted.what} ({wanted.files} files) at {result.commit}"
+            if result.changed else f"{wanted.what} is already imported as it is")
+    retried = result.retried
     return done + (f"; {retried} cluster(s) that waited for an import will try again"
                    if retried else "")
 
-
-def retry_waiting_clusters(cs: ConfigStoreClient) -> int:
-    """Request a redeploy of every Failed cluster whose error asks for an import first."""
-    failed = cs.search(STATUS_APP, {"phase": FAILED}, {"error": "error"}) or {}
-    waiting = sorted(c for c, found in failed.items()
-                     if isinstance(found.get("error"), str) and AFTER_IMPORT in found["error"])
-    for cluster in waiting:
-        request_redeploy(cs, cluster)
-    return len(waiting)

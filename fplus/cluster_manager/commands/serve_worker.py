@@ -38,6 +38,7 @@ from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.fleet_deployments import FleetService, FleetStates
 from ..services.fleet_sync import FleetSync
+from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads
 from ..services.reseal import Resealer
 from ..services.sealing_keys import SealingKeys
@@ -107,7 +108,8 @@ def build(plan: Plan) -> Served:
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
         heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url,
-        audit=AuditLog(db, settings.audit_retention_days))
+        audit=AuditLog(db, settings.audit_retention_days),
+        imports=ImportService(cs, repos))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)
     return Served(app, on_start=lambda: _lead_when_elected(elector, db))

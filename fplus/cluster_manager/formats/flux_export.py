@@ -1,8 +1,8 @@
 """`flux install --export` output for the central Flux repo: parsed, checked to be a Flux
 install, and its version read (pure functions, no Git).
 
-A file that is not YAML, holds no Flux controllers or CRDs, or names no single version is
-refused with :class:`FluxExportError` before anything is written.
+A file over :data:`MAX_BYTES`, not YAML, holding no Flux controllers or CRDs, or naming no
+single version is refused with :class:`FluxExportError` before anything is written.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ NEEDED_CRDS = ("gitrepositories.source.toolkit.fluxcd.io",
                "kustomizations.kustomize.toolkit.fluxcd.io",
                "helmreleases.helm.toolkit.fluxcd.io")
 NEEDED_DEPLOYMENTS = ("source-controller", "kustomize-controller", "helm-controller")
+MAX_BYTES = 8 * 1024 * 1024
+"""The most an export may be (Flux's own are about 1 MiB; every edge pulls it)."""
 FILE_NAME = "gotk-components.yaml"
 """The export's name in ``<version>/`` of the central repo (as ``flux bootstrap`` names it)."""
 
@@ -43,6 +45,9 @@ class FluxExport:
 
 def read_flux_export(text: str, where: str = "the file") -> FluxExport:
     """The export in ``text``, checked."""
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        raise FluxExportError(f"{where} exceeds {MAX_BYTES} bytes "
+                              "(cluster_manager.formats.flux_export.MAX_BYTES)")
     try:
         docs = untrusted_yaml.load_all(text)
     except untrusted_yaml.YAMLRefused as exc:

@@ -56,8 +56,16 @@ def read_chart(path: Path) -> Chart:
         if path.stat().st_size > MAX_BYTES:
             raise ChartError(f"{path}: the archive alone exceeds {MAX_BYTES} bytes "
                              "(cluster_manager.formats.helm_chart.MAX_BYTES)")
-        return _checked(_archive_files(path.read_bytes(), str(path)), str(path))
+        return read_chart_archive(path.read_bytes(), str(path))
     raise ChartError(f"{path}: no such file or directory")
+
+
+def read_chart_archive(data: bytes, where: str = "the archive") -> Chart:
+    """The chart in the ``.tgz`` archive ``data`` (a file's, or a request body's)."""
+    if len(data) > MAX_BYTES:
+        raise ChartError(f"{where}: the archive alone exceeds {MAX_BYTES} bytes "
+                         "(cluster_manager.formats.helm_chart.MAX_BYTES)")
+    return _checked(_archive_files(data, where), where)
 
 
 def _directory_files(root: Path) -> dict[str, bytes]:
@@ -139,6 +147,11 @@ def _members(archive: tarfile.TarFile, where: str) -> Iterator[tarfile.TarInfo]:
         yield from archive
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise ChartError(f"{where}: the archive is damaged: {exc}") from None
+
+
+def read_chart_files(files: dict[str, bytes], where: str) -> Chart:
+    """The chart of ``files`` (paths within the chart), its ``Chart.yaml`` checked."""
+    return _checked(files, where)
 
 
 def _checked(files: dict[str, bytes], where: str) -> Chart:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -118,7 +119,9 @@ def _walk(tree: pygit2.Tree, base: str) -> list[str]:
     return out
 
 
-def read_files(repo_path: Path, prefix: str = "", ref: str = "refs/heads/main") -> dict[str, bytes]:
-    """Every file under directory ``prefix`` at ``ref``: path → content."""
-    return {p: data for p in list_files(repo_path, prefix, ref)
+def read_files(repo_path: Path, prefix: str = "", ref: str = "refs/heads/main",
+               keep: Callable[[str], bool] | None = None) -> dict[str, bytes]:
+    """Every file under directory ``prefix`` at ``ref`` (only those whose path ``keep``
+    accepts, when given; the others are never read): path → content."""
+    return {p: data for p in list_files(repo_path, prefix, ref) if keep is None or keep(p)
             if (data := read_file(repo_path, p, ref)) is not None}

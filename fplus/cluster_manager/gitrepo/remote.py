@@ -8,6 +8,7 @@ means fetch and rebuild, a bounded number of times.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -66,10 +67,12 @@ class RemoteRepoWriter(BranchWriter):
             repo.remotes.create("origin", url, "+refs/heads/*:refs/remotes/origin/*")
         self._tracking = f"refs/remotes/origin/{branch}"
 
-    def fetch_files(self, prefix: str) -> dict[str, bytes]:
-        """Every file under ``prefix`` at the remote branch head, freshly fetched."""
+    def fetch_files(self, prefix: str,
+                    keep: Callable[[str], bool] | None = None) -> dict[str, bytes]:
+        """Every file under ``prefix`` (that ``keep`` accepts, if given) at the remote branch
+        head, freshly fetched."""
         self._fetch()
-        return read_files(Path(self._repo.path), prefix, self._tracking)
+        return read_files(Path(self._repo.path), prefix, self._tracking, keep)
 
     def remote_head(self) -> str | None:
         """The branch's commit on the remote, asked without fetching (None: no branch)."""

@@ -98,6 +98,7 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Audit, False, None),
+        (AUTH.ReadACL, uuids.EdgePerm.Imports, False, None),
     ]
     for permission in DELEGATED:
         held += [(AUTH.WriteACL, permission, False, None),

@@ -5,7 +5,8 @@ the members of the *System Helm chart* class (the edge-cluster chart the Cluster
 renders into every repo) are marked ``system``. Deleting a template that Edge deployments use
 is refused with them named, and so is deleting a system chart; an unused one is deleted with
 the caller's own Config Store credentials (the Cluster Manager cannot write chart templates:
-edges run them).
+edges run them). Creating a template for an imported chart (``POST /v1/chart?template=``) is
+done with the caller's credentials too.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import Forbidden as WriteRefused
 
 from ..model import edge_deployments as model
-from .errors import Conflict, Forbidden, NotFound
+from .errors import BadRequest, Conflict, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
 TEMPLATE_APP = uuids.App.HelmChartTemplate
+NAME_MAX = 100
+"""The longest chart template name."""
 
 
 class ChartService:
@@ -50,6 +53,41 @@ class ChartService:
             shown["system"] = chart in system
             found.append(shown)
         return sorted(found, key=lambda c: (c["name"] or "", c["uuid"]))
+
+    def check_new_name(self, name: str) -> None:
+        """400 for an unusable template name, 409 if a template has it already."""
+        if not name.strip() or len(name) > NAME_MAX or not name.isprintable():
+            raise BadRequest(f"template: a chart template name is 1 to {NAME_MAX} printable "
+                             "characters")
+        same = [c["uuid"] for c in self.templates() if c["name"] == name]
+        if same:
+            raise Conflict(f"template: a chart template named {name!r} exists ({same[0]})")
+
+    def create(self, name: str, chart: str, writer: ConfigStoreClient) -> str:
+        """A new template ``name`` of ``chart`` (object, Info name, entry) written as
+        ``writer`` (the caller); 403, with nothing left behind, if the Config Store refuses."""
+        try:
+            template = writer.create_object(uuids.Class.HelmChart)
+        except WriteRefused:
+            raise Forbidden("the Config Store refuses you creating a Helm chart template "
+                            "object, which ?template= takes") from None
+        try:
+            writer.put_config(uuids.App.Info, template, {"name": name})
+            writer.put_config(TEMPLATE_APP, template, {"chart": chart, "values": {}})
+        except WriteRefused:
+            self.discard(template, writer)
+            raise Forbidden("the Config Store refuses you WriteApp on the Info or Helm chart "
+                            "template app, which ?template= takes") from None
+        log.info("chart template %s (%s) created for chart %s", template, name, chart)
+        return template
+
+    def discard(self, template: str, writer: ConfigStoreClient) -> None:
+        """Delete a template just made (best effort: a failure is logged)."""
+        try:
+            writer.delete_config(TEMPLATE_APP, template)
+            writer.delete_object(template)
+        except Exception as exc:  # the refusal being answered matters more
+            log.warning("chart template %s left behind: %s", template, exc)
 
     def users(self, chart: str) -> list[dict[str, str]]:
         """``{uuid, name, cluster}`` of the deployments that use ``chart``."""

@@ -15,6 +15,7 @@ from fplus.config_store import uuids
 
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
+from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
@@ -131,6 +132,8 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
     errors: dict[str, str] = {}
     if form.get("chart", "").strip():
         config["chart"] = form["chart"].strip()
+    if form.get("flux_version", "").strip():
+        config["fluxVersion"] = form["flux_version"].strip()
     if form.get("bare"):
         config["bare"] = True
     if form.get("no_sealed_secrets"):
@@ -148,7 +151,7 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
 def new_cluster() -> Response | tuple[str, int]:
     who = require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
     if request.method == "GET":
-        return render_template("new.html", form={"namespace": "fplus-edge"}, errors={}), 200
+        return _new_form({"namespace": "fplus-edge"}, {}), 200
     config, errors = _form_config(request.form)
     if not errors:
         try:
@@ -160,7 +163,19 @@ def new_cluster() -> Response | tuple[str, int]:
         else:
             return redirect(url_for("console.cluster", cluster=created["uuid"], done="created"),
                             303)
-    return render_template("new.html", form=request.form, errors=errors), 422
+    return _new_form(request.form, errors), 422
+
+
+def _new_form(form: Any, errors: dict[str, str]) -> str:
+    """The create form, offering the chart templates and the imported Flux versions to pick
+    from (the fields still take any value, checked as the API checks it)."""
+    imports = services().imports
+    try:
+        versions = imports.flux_versions() if imports is not None else []
+    except Exception:  # the central repo unreadable: the field is typed instead
+        versions = []
+    return render_template("new.html", form=form, errors=errors, flux_versions=versions,
+                           charts=ChartService(services().cs).templates())
 
 
 def _edge_report(cluster: str) -> dict[str, list[dict[str, str]]]:

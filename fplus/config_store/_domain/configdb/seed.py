@@ -56,7 +56,8 @@ _INDIVIDUALS = {  # class -> {uuid: name}
         U.AuthPerm.Grant: "Grant",
     },
     U.EdgePerm.All: {U.EdgePerm.Clusters: "Manage clusters", U.EdgePerm.Secrets: "Manage secrets",
-                     U.EdgePerm.Audit: "Read the audit log"},
+                     U.EdgePerm.Audit: "Read the audit log",
+                     U.EdgePerm.Imports: "Import charts and Flux versions"},
     U.GitPerm.All: {
         U.GitPerm.Pull: "Pull", U.GitPerm.Push: "Push", U.GitPerm.ManageStorage: "Manage storage",
         U.GitPerm.Create: "Create", U.GitPerm.Delete: "Delete",
