@@ -41,13 +41,50 @@ REMEMBERED_SCRIPTS = 1024
 """Rendered scripts kept (least recently used dropped): one per cluster being bootstrapped."""
 
 
+FLUX_REGISTRY = "https://ghcr.io/v2/"
+"""Where the pinned Flux release's images come from."""
+
+
+def image_registry(image: str) -> str:
+    """The registry API URL an image reference pulls from (Docker Hub when it names none)."""
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return f"https://{first}/v2/"
+    return "https://registry-1.docker.io/v2/"
+
+
+def reach_urls(git_url: str, config_store_url: str, edge_sync_image: str,
+               air_gapped: bool, flux_embedded: bool = False) -> dict[str, str]:
+    """The ``reach`` context of the Bootstrap script: what it checks the edge can reach
+    before changing anything (registries only when not air-gapped; Flux's release URL
+    only when no export is embedded)."""
+    download = [] if flux_embedded else [FLUX_INSTALL_URL]
+    registries = [] if air_gapped else list(dict.fromkeys(
+        [*download, FLUX_REGISTRY, image_registry(edge_sync_image)]))
+    return {"git": git_url.rstrip("/") + "/ping",
+            "config_store": config_store_url.rstrip("/") + "/ping",
+            "registries": " ".join(registries)}
+
+
+def refusal_script(status: int, message: str) -> str:
+    """What a refused script fetch answers a shell client: a script that prints the reason
+    on stderr and exits 1, so ``curl -sS URL | sh`` fails saying why (the HTTP status stays
+    the API's; ``message`` holds no secret, :mod:`.errors`)."""
+    line = " ".join(f"bootstrap refused (HTTP {status}): {message}".split())
+    quoted = line.replace("'", "'\\''")
+    return f"#!/bin/sh\nprintf '%s\\n' '{quoted}' >&2\nexit 1\n"
+
+
 class ScriptBuilder:
     """Builds bootstrap scripts for ready clusters."""
 
     def __init__(self, cs: ConfigStoreClient, *, flux_install_file: Path | None = None,
                  wait_timeout: str = "300s", with_credentials: bool = True,
-                 rotation_grace: float = 900.0, edge_ca: str | None = None) -> None:
+                 rotation_grace: float = 900.0, edge_ca: str | None = None,
+                 reach: dict[str, str] | None = None) -> None:
+        """``reach``: the URLs scripts check first (:func:`reach_urls`; none when absent)."""
         self.cs = cs
+        self.reach = reach or {"git": "", "config_store": "", "registries": ""}
         self.edge_ca = edge_ca
         self.rotation_grace = rotation_grace
         self.flux_install_file = flux_install_file
