@@ -152,7 +152,8 @@ class ScriptBuilder:
                             # an embedded export is applied instead: no URL off this stack
                             "install_url": "" if flux is not None else FLUX_INSTALL_URL,
                             "secret": FLUX_SECRET},
-                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
+                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET},
+                   "reach": self.reach}
         files = {"self-link.yaml": setup.self_link or ""}
         if flux is not None:
             files["flux-system.yaml"] = flux.text
