@@ -38,8 +38,8 @@ WARNING_TEXT = re.compile(r'^\s*\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"')
 def warning_texts(resp: requests.Response) -> list[str]:
     """The texts of the response's ``Warning`` header fields, each field on its own (their
     texts may hold commas, so the joined header cannot be split)."""
-    raw = getattr(resp.raw, "headers", None)
-    fields = raw.getlist("Warning") if hasattr(raw, "getlist") else (
+    getlist = getattr(getattr(resp.raw, "headers", None), "getlist", None)
+    fields: list[str] = list(getlist("Warning")) if callable(getlist) else (
         [resp.headers["Warning"]] if "Warning" in resp.headers else [])
     texts = []
     for field in fields:

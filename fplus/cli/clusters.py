@@ -175,7 +175,9 @@ def bootstrap_command(url: str, ca_url: str, ca: bytes | None) -> str:
     """The POSIX sh command that runs the script at ``url``. No ``curl -f``: a refusal's
     body is a script that prints the server's reason and exits 1. With a private CA
     (``ca``), the CA is fetched from ``ca_url`` first and its SHA-256, named here, checked
-    before ``curl --cacert`` fetches anything that runs."""
+    before ``curl --cacert`` fetches anything that runs. (The console prints the same
+    command: ``fplus.cluster_manager.services.bootstrap_scripts.bootstrap_command``; this
+    command may not import the server, tests/fplus_cli/test_handoff.py holds them equal.)"""
     if ca is None:
         return f"curl -sS {_quote(url)} | sh"
     digest = hashlib.sha256(ca).hexdigest()

@@ -182,8 +182,9 @@ def test_a_template_that_fails_rotates_nothing_and_leaves_the_url_usable(
     assert r.status_code in (200, 201, 204), r.text
     try:
         # the template is followed through notify: the change applies within its delay
-        (refused,) = wait_for(lambda: (r := Api("").get(url, headers=JSON)).status_code == 503 and (r,), 30,
-                              "the broken template in use")  # (a 503 Response is falsy)
+        (refused,) = wait_for(
+            lambda: (r := Api("").get(url, headers=JSON)).status_code == 503 and (r,), 30,
+            "the broken template in use")  # (a 503 Response is falsy)
         assert "unusable" in refused.json()["error"]
         sync = Api(stack.store.url, working["edge-sync-credentials"])
         assert sync.get("/v2/whoami/uuid").status_code == 200  # nothing rotated

@@ -15,6 +15,7 @@ from fplus.config_store import uuids
 
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
+from ...services.bootstrap_scripts import bootstrap_command
 from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
@@ -219,8 +220,11 @@ def cluster_badge(cluster: str) -> str:
 def bootstrap(cluster: str) -> str:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
     url = issue_bootstrap_url(cluster)
-    quoted = url.replace("'", "'\\''")
-    return cluster_page(cluster, command=f"curl -fsS '{quoted}' | sh",
+    api = services()
+    ca = api.scripts.edge_ca
+    command = bootstrap_command(url, api.external_url.rstrip("/") + "/v1/edge-ca",
+                                ca.encode() if ca else None)
+    return cluster_page(cluster, command=command,
                          plain_http=url.lower().startswith("http://"))
 
 
