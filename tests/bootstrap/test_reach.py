@@ -68,3 +68,16 @@ def test_reachable_services_let_it_go_on(edge: EdgeCluster, store: FileServer,
     assert (run.returncode, run.stdout.splitlines()[-1:]) == (0, ["Done."]), run.stderr
     assert "The Git server, the Config Store and the registries answer." in run.stdout
     assert store.fetched.count("/ping") == 2
+
+
+def test_r_skips_the_registries_only(edge: EdgeCluster, store: FileServer,
+                                     flux_url: str) -> None:
+    registry = _stopped().replace("/ping", "/v2/")
+    ok = store.url + "/ping"
+    run = edge.run(_script(flux_url, ok, ok, registry), "-y", "-r")
+    assert (run.returncode, run.stdout.splitlines()[-1:]) == (0, ["Done."]), run.stderr
+    assert registry not in run.stderr
+    git = _stopped()
+    refused = edge.run(_script(flux_url, git, ok, registry), "-y", "-r")
+    assert refused.returncode == 1 and f"the Git server at {git}\n" in refused.stderr
+    assert registry not in refused.stderr
