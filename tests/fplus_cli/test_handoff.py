@@ -139,6 +139,11 @@ def test_a_used_url_makes_the_printed_command_fail_with_the_reason(
                 tmp_path)
     assert (wrong.returncode, wrong.stderr) == (
         1, "bootstrap refused (HTTP 401): unknown or superseded bootstrap token\n")
+    plain = requests.get(f"{stack.manager.url}/v1/cluster/{cluster}/bootstrap?token=x",
+                         timeout=30)  # the API's status and headers, a script for a body
+    assert plain.status_code == 401 and plain.headers["WWW-Authenticate"]
+    assert plain.headers["Content-Type"].startswith("text/plain")
+    assert plain.headers["Cache-Control"] == "no-store"
     # fplus itself still gets the server's sentence
     fetch = fplus(env, "cluster", "bootstrap", "handoff-used", "--script",
                   str(tmp_path / "s.sh"))

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, make_response, request
 
 from fplus.config_store import uuids
 from fplus.serving import JSONRejected, loads_checked
@@ -198,13 +198,12 @@ def _wants_script() -> bool:
 
 
 def _refusal(exc: ApiError) -> Response:
-    """The refusal as a script that says why and exits 1, with the API's status."""
-    resp = _script_response(refusal_script(exc.status, exc.message))
-    resp.status_code = exc.status
-    if exc.retry_after is not None:
-        resp.headers["Retry-After"] = str(exc.retry_after)
-    if exc.status == 401:
-        resp.headers["WWW-Authenticate"] = 'Basic realm="Factory+", Bearer'
+    """The API's answer to ``exc`` (its status and headers: Retry-After, WWW-Authenticate),
+    with a script that says why and exits 1 for its body."""
+    resp = make_response(current_app.handle_user_exception(exc))
+    resp.set_data(refusal_script(exc.status, exc.message))
+    resp.mimetype = "text/plain"
+    resp.headers["Cache-Control"] = "no-store"
     return resp
 
 
