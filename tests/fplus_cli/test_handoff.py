@@ -1,5 +1,5 @@
 """The edge hand-off cannot fail silently (issue 37): ``fplus`` says the server's warnings,
-a used or unknown bootstrap URL makes the printed ``curl … | sh`` fail with the server's
+a used, expired or unknown bootstrap URL makes the printed ``curl … | sh`` fail with the server's
 reason, the script a real Cluster Manager serves checks its Git server and Config Store
 first, and with a private CA the printed command pins it (real curl and sh throughout)."""
 
@@ -25,7 +25,7 @@ from fplus.cluster_manager.services.bootstrap_scripts import (
     bootstrap_command as console_command,
 )
 from harness.servers import ADMIN_PASSWORD, Api, free_port_block
-from harness.stack import Stack
+from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 from tests.bootstrap.edge import script_files
 from tests.fplus_cli.test_journey import fplus
 from tests.test_up_tls import _wait_up
@@ -148,6 +148,23 @@ def test_a_used_url_makes_the_printed_command_fail_with_the_reason(
     fetch = fplus(env, "cluster", "bootstrap", "handoff-used", "--script",
                   str(tmp_path / "s.sh"))
     assert fetch.returncode == 0
+
+
+def test_an_expired_url_makes_curl_sh_fail_with_the_reason(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    short = start_stack(tmp_path_factory.mktemp("handoff-ttl"),
+                        manager_extra=("--bootstrap-token-ttl", "1"))
+    try:
+        cluster = create_cluster(short.admin, "handoff-expired")
+        wait_for(lambda: (status(short.admin, cluster) or {}).get("ready"), 60, "ready")
+        url = Api(short.manager.url, ("admin", ADMIN_PASSWORD)).post(
+            f"/v1/cluster/{cluster}/bootstrap-url").json()
+        wait_for(lambda: requests.head(url, timeout=10).status_code == 410, 30, "expiry")
+        run = _sh(f"curl -sS '{url}' | sh", tmp_path)
+    finally:
+        short.stop()
+    assert (run.returncode, run.stderr) == (
+        1, "bootstrap refused (HTTP 410): this bootstrap URL has expired; ask for a new one\n")
 
 
 def test_the_served_script_checks_its_git_server_and_config_store(
