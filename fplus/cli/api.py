@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import click
 import requests
 
 from .profile import Profile
@@ -28,6 +29,23 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+WARNING_TEXT = re.compile(r'^\s*\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"')
+"""A ``Warning`` field (RFC 7234 §5.5: code, agent, quoted text, optional date): its text."""
+
+
+def warning_texts(resp: requests.Response) -> list[str]:
+    """The texts of the response's ``Warning`` header fields, each field on its own (their
+    texts may hold commas, so the joined header cannot be split)."""
+    getlist = getattr(getattr(resp.raw, "headers", None), "getlist", None)
+    fields: list[str] = list(getlist("Warning")) if callable(getlist) else (
+        [resp.headers["Warning"]] if "Warning" in resp.headers else [])
+    texts = []
+    for field in fields:
+        found = WARNING_TEXT.match(field)
+        texts.append(re.sub(r"\\(.)", r"\1", found.group(1)) if found else field.strip())
+    return texts
 
 
 def _object(resp: requests.Response) -> dict[str, Any]:
@@ -52,6 +70,14 @@ class ManagerApi:
         if auth:
             self._session.headers["Authorization"] = auth
         self._timeout = timeout
+        self._warned: set[str] = set()
+
+    def _warn(self, resp: requests.Response) -> None:
+        """Say each of the server's warnings on stderr, once per command."""
+        for text in warning_texts(resp):
+            if text not in self._warned:
+                self._warned.add(text)
+                click.echo(f"fplus: warning: {text}", err=True)
 
     def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         """One request; ApiError unless it answered 2xx."""
@@ -61,6 +87,7 @@ class ManagerApi:
                                          verify=self._verify, **kwargs)
         except requests.RequestException as exc:
             raise ApiError(0, unreachable(MANAGER, self.base, exc, MANAGER_URL)) from None
+        self._warn(resp)
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, self._message(resp))
         return resp
@@ -155,14 +182,27 @@ class ManagerApi:
         """A one-time bootstrap URL (the answer is ACS's JSON string)."""
         return str(self.call("POST", f"/v1/cluster/{cluster}/bootstrap-url").json())
 
+    def edge_ca(self) -> bytes | None:
+        """The CA the Cluster Manager gives edges (PEM), fetched over this verified
+        connection; None when edges trust their system CAs."""
+        try:
+            return self.call("GET", "/v1/edge-ca").content
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     def fetch(self, url: str) -> bytes:
         """GET an absolute URL this server handed out (a bootstrap script)."""
         try:
-            resp = requests.get(url, timeout=self._timeout, verify=self._verify)
+            # JSON refusals (a shell client gets them as a script that prints and fails)
+            resp = requests.get(url, timeout=self._timeout, verify=self._verify,
+                                headers={"Accept": "application/json"})
         except requests.RequestException as exc:
             origin = "://".join(urlsplit(url)[:2])
             raise ApiError(0, unreachable("the bootstrap URL's server", origin, exc,
                                           "the Cluster Manager's external URL")) from None
+        self._warn(resp)
         if resp.status_code >= 400:
             raise ApiError(resp.status_code, self._message(resp))
         return resp.content

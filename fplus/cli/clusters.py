@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -163,6 +164,28 @@ def wait(cluster_ref: str, condition: str, timeout: float, fmt: str) -> None:
          STATUS_COLUMNS)
 
 
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+CA_FILE = "fplus-ca.crt"
+
+
+def bootstrap_command(url: str, ca_url: str, ca: bytes | None) -> str:
+    """The POSIX sh command that runs the script at ``url``. No ``curl -f``: a refusal's
+    body is a script that prints the server's reason and exits 1. With a private CA
+    (``ca``), the CA is fetched from ``ca_url`` first and its SHA-256, named here, checked
+    before ``curl --cacert`` fetches anything that runs. (The console prints the same
+    command: ``fplus.cluster_manager.services.bootstrap_scripts.bootstrap_command``; this
+    command may not import the server, tests/fplus_cli/test_handoff.py holds them equal.)"""
+    if ca is None:
+        return f"curl -sS {_quote(url)} | sh"
+    digest = hashlib.sha256(ca).hexdigest()
+    return (f"curl -ksS -o {CA_FILE} {_quote(ca_url)} && "
+            f"echo '{digest}  {CA_FILE}' | sha256sum -c - && "
+            f"curl -sS --cacert {CA_FILE} {_quote(url)} | sh")
+
+
 @cluster.command("bootstrap")
 @click.argument("cluster_ref", metavar="NAME|UUID")
 @click.option("--script", "script_file", type=click.Path(path_type=Path, dir_okay=False),
@@ -172,8 +195,7 @@ def bootstrap(cluster_ref: str, script_file: Path | None) -> None:
     api = manager()
     url = api.bootstrap_url(api.resolve(cluster_ref))
     if script_file is None:
-        quoted = url.replace("'", "'\\''")
-        click.echo(f"curl -fsS '{quoted}' | sh")
+        click.echo(bootstrap_command(url, api.base + "/v1/edge-ca", api.edge_ca()))
         return
     script = api.fetch(url)
     fd = os.open(script_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

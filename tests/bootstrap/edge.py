@@ -36,15 +36,19 @@ FLUX_APIS = {"gitrepositories.source.toolkit.fluxcd.io": "v1",
              "helmreleases.helm.toolkit.fluxcd.io": "v2"}
 
 
+NO_REACH = {"git": "", "config_store": "", "registries": ""}
+
+
 def bootstrap_context(sample: dict[str, Any], flux_url: str = FLUX_URL,
-                      timeout: str = TIMEOUT) -> dict[str, Any]:
+                      timeout: str = TIMEOUT,
+                      reach: dict[str, str] | None = None) -> dict[str, Any]:
     """The context the Cluster Manager renders the Bootstrap script entry with."""
     return {"uuid": sample["uuid"], "name": sample["name"], "namespace": sample["namespace"],
             "files": bootstrap.PLACEHOLDER,
             "flux": {"version": FLUX_VERSION, "install_url": flux_url,
                      "secret": sample["flux"]["secret"]},
             "edge_sync": {"credentials_secret": sample["edge_sync"]["credentials_secret"]},
-            "timeout": timeout}
+            "reach": reach or NO_REACH, "timeout": timeout}
 
 
 def secrets_for(sample: dict[str, Any]) -> dict[str, tuple[str, str]]:

@@ -21,6 +21,7 @@ from tests.manifests.samples import CONTEXTS, placeholders, strings
 # The context keys the default entry consumes (dotted paths), exactly.
 CONSUMED_KEYS = frozenset({"uuid", "name", "namespace", "files", "flux.version",
                            "flux.install_url", "flux.secret", "edge_sync.credentials_secret",
+                           "reach.git", "reach.config_store", "reach.registries",
                            "timeout"})
 VARIANTS = {"credentials": {}, "public": {"credentials": False}}
 

@@ -308,14 +308,14 @@ def test_no_kubectl(edge: EdgeCluster, tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [["-x"], ["-y", "-q"], ["extra"], ["-y", "--", "extra"]])
 def test_bad_arguments(edge: EdgeCluster, args: list[str]) -> None:
     run = edge.run(script(), *args)
-    failed(run, "Usage: sh bootstrap.sh [-y] [-h]", code=2)
+    failed(run, "Usage: sh bootstrap.sh [-y] [-r] [-h]", code=2)
     assert run.requests == []
 
 
 def test_help(edge: EdgeCluster) -> None:
     run = edge.run(script(), "-h")
     assert run.returncode == 0
-    assert run.stdout.startswith("Usage: sh bootstrap.sh [-y] [-h]\n")
+    assert run.stdout.startswith("Usage: sh bootstrap.sh [-y] [-r] [-h]\n")
     assert "Installs edge cluster shop-floor" in run.stdout
     assert run.requests == []
 

@@ -41,7 +41,8 @@ SERVER = "http://127.0.0.1:8700"
 IMPLICIT = {"HEAD", "OPTIONS"}
 """Methods Flask adds to rules by itself."""
 
-PUBLIC = {"/ping", "/healthz", "/metrics", "/openapi.yaml", "/v1/cluster/{cluster}/bootstrap"}
+PUBLIC = {"/ping", "/healthz", "/metrics", "/openapi.yaml", "/v1/cluster/{cluster}/bootstrap",
+          "/v1/edge-ca"}  # the CA is public: an edge has no credentials yet
 SAMPLE = {"cluster": "0c6e8d1a-1b2c-4d3e-8f40-5a6b7c8d9e0f", "namespace": "fplus-edge",
           "name": "db", "key": "password", "deployment": "4d1e2f3a-5b6c-4d7e-8f90-a1b2c3d4e5f6",
           "chart": "5e2f3a4b-6c7d-4e8f-9a01-b2c3d4e5f6a7",

@@ -71,7 +71,7 @@ def test_the_whole_journey(stack: Stack, home: dict[str, str], tmp_path: Path) -
                       .stdout)["ready"] is True
 
     line = fplus(home, "cluster", "bootstrap", "cli-edge").stdout.strip()
-    assert line.startswith(f"curl -fsS '{stack.manager.url}/") and line.endswith("' | sh")
+    assert line.startswith(f"curl -sS '{stack.manager.url}/") and line.endswith("' | sh")
     script = requests.get(line.split("'")[1], timeout=10)
     assert script.status_code == 200 and script.text.startswith("#!/bin/sh")
     out = tmp_path / "bootstrap.sh"

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, make_response, request
 
 from fplus.config_store import uuids
 from fplus.serving import JSONRejected, loads_checked
@@ -17,8 +17,9 @@ from fplus.serving.addresses import is_loopback_url
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP, SYNC
 from ..model.setup_status import DELETING, FAILED, SetupStatus
 from ..model.sync_state import NOT_COMMISSIONED, UNKNOWN
+from ..services.bootstrap_scripts import refusal_script
 from ..services.edge_status import read_edge_status
-from ..services.errors import BadRequest, Conflict, NotFound
+from ..services.errors import ApiError, BadRequest, Conflict, NotFound
 from ..services.sealing_keys import SealingKeys, approved
 from ..services.status_view import cluster_status
 from .context import repo_head, require, require_view, services
@@ -143,6 +144,21 @@ def bootstrap_url(cluster: str) -> Response:
     return response
 
 
+@bp.get("/v1/edge-ca")
+def edge_ca() -> Response:
+    """The CA edges are given (PEM; public, no credentials): what a bootstrap command for a
+    private CA fetches, checks against the SHA-256 it names, then passes to ``curl
+    --cacert``. 404 when edges trust their system CAs."""
+    only_query()
+    ca = services().scripts.edge_ca
+    if not ca:
+        raise NotFound("this Cluster Manager gives edges no CA of its own: they trust their "
+                       "system CAs")
+    resp = Response(ca, mimetype="application/x-pem-file")
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
+
+
 @bp.get("/v1/cluster/<cluster:cluster>/bootstrap")
 def bootstrap(cluster: str) -> Response:
     """The script. HEAD checks the URL without using it up or rotating anything."""
@@ -165,10 +181,30 @@ def bootstrap(cluster: str) -> Response:
         api.metrics.bootstrap.labels("script", "refused").inc()
         log.info("cluster %s: bootstrap script refused: %s", cluster,
                  getattr(exc, "message", type(exc).__name__))
+        if isinstance(exc, ApiError) and _wants_script():
+            return _refusal(exc)
         raise
     api.metrics.bootstrap.labels("script", "served").inc()
     log.info("cluster %s: bootstrap script served", cluster)
     return _script_response(script)
+
+
+def _wants_script() -> bool:
+    """Whether a refusal goes to a shell (``curl URL | sh``): a GET that does not prefer
+    JSON (``fplus`` asks for JSON; ``curl`` sends ``*/*``)."""
+    accept = request.accept_mimetypes
+    return (request.method == "GET"
+            and accept.best_match(["text/plain", "application/json"]) != "application/json")
+
+
+def _refusal(exc: ApiError) -> Response:
+    """The API's answer to ``exc`` (its status and headers: Retry-After, WWW-Authenticate),
+    with a script that says why and exits 1 for its body."""
+    resp = make_response(current_app.handle_user_exception(exc))
+    resp.set_data(refusal_script(exc.status, exc.message))
+    resp.mimetype = "text/plain"
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
 
 
 def _script_response(script: str) -> Response:

@@ -33,7 +33,7 @@ from ..reconcile.desired_state import DesiredState
 from ..reconcile.job import Env, Groups
 from ..reconcile.reconciler import Reconciler
 from ..reconcile.shared_repos import ensure_shared_repos
-from ..services.bootstrap_scripts import ScriptBuilder
+from ..services.bootstrap_scripts import ScriptBuilder, reach_urls
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.fleet_deployments import FleetService, FleetStates
@@ -104,7 +104,11 @@ def build(plan: Plan) -> Served:
                               wait_timeout=settings.bootstrap_wait_timeout,
                               with_credentials=not settings.public_bootstrap,
                               rotation_grace=settings.rotation_grace,
-                              edge_ca=settings.edge_ca),
+                              edge_ca=settings.edge_ca,
+                              reach=reach_urls(settings.git_url, settings.edge_store_url,
+                                               settings.edge_sync_image,
+                                               settings.air_gapped,
+                                               settings.flux_install_file is not None)),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
         heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url,

@@ -16,6 +16,7 @@ file changes. The credentials are new every time.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,13 +42,69 @@ REMEMBERED_SCRIPTS = 1024
 """Rendered scripts kept (least recently used dropped): one per cluster being bootstrapped."""
 
 
+FLUX_REGISTRY = "https://ghcr.io/v2/"
+"""Where the pinned Flux release's images come from."""
+
+
+def image_registry(image: str) -> str:
+    """The registry API URL an image reference pulls from (Docker Hub when it names none)."""
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return f"https://{first}/v2/"
+    return "https://registry-1.docker.io/v2/"
+
+
+def reach_urls(git_url: str, config_store_url: str, edge_sync_image: str,
+               air_gapped: bool, flux_embedded: bool = False) -> dict[str, str]:
+    """The ``reach`` context of the Bootstrap script: what it checks the edge can reach
+    before changing anything (registries only when not air-gapped; Flux's release URL
+    only when no export is embedded)."""
+    download = [] if flux_embedded else [FLUX_INSTALL_URL]
+    registries = [] if air_gapped else list(dict.fromkeys(
+        [*download, FLUX_REGISTRY, image_registry(edge_sync_image)]))
+    return {"git": git_url.rstrip("/") + "/ping",
+            "config_store": config_store_url.rstrip("/") + "/ping",
+            "registries": " ".join(registries)}
+
+
+CA_FILE = "fplus-ca.crt"
+
+
+def bootstrap_command(url: str, ca_url: str, ca: bytes | None) -> str:
+    """The POSIX sh command that runs the script at ``url`` (as ``fplus cluster bootstrap``
+    prints it). No ``curl -f``: a refusal's body prints the reason and exits 1. With a
+    private CA (``ca``) it is fetched from ``ca_url`` and its SHA-256, named in the command,
+    checked before ``curl --cacert`` fetches anything that runs."""
+    def quoted(text: str) -> str:
+        return "'" + text.replace("'", "'\\''") + "'"
+
+    if ca is None:
+        return f"curl -sS {quoted(url)} | sh"
+    digest = hashlib.sha256(ca).hexdigest()
+    return (f"curl -ksS -o {CA_FILE} {quoted(ca_url)} && "
+            f"echo '{digest}  {CA_FILE}' | sha256sum -c - && "
+            f"curl -sS --cacert {CA_FILE} {quoted(url)} | sh")
+
+
+def refusal_script(status: int, message: str) -> str:
+    """What a refused script fetch answers a shell client: a script that prints the reason
+    on stderr and exits 1, so ``curl -sS URL | sh`` fails saying why (the HTTP status stays
+    the API's; ``message`` holds no secret, :mod:`.errors`)."""
+    line = " ".join(f"bootstrap refused (HTTP {status}): {message}".split())
+    quoted = line.replace("'", "'\\''")
+    return f"#!/bin/sh\nprintf '%s\\n' '{quoted}' >&2\nexit 1\n"
+
+
 class ScriptBuilder:
     """Builds bootstrap scripts for ready clusters."""
 
     def __init__(self, cs: ConfigStoreClient, *, flux_install_file: Path | None = None,
                  wait_timeout: str = "300s", with_credentials: bool = True,
-                 rotation_grace: float = 900.0, edge_ca: str | None = None) -> None:
+                 rotation_grace: float = 900.0, edge_ca: str | None = None,
+                 reach: dict[str, str] | None = None) -> None:
+        """``reach``: the URLs scripts check first (:func:`reach_urls`; none when absent)."""
         self.cs = cs
+        self.reach = reach or {"git": "", "config_store": "", "registries": ""}
         self.edge_ca = edge_ca
         self.rotation_grace = rotation_grace
         self.flux_install_file = flux_install_file
@@ -115,7 +172,8 @@ class ScriptBuilder:
                             # an embedded export is applied instead: no URL off this stack
                             "install_url": "" if flux is not None else FLUX_INSTALL_URL,
                             "secret": FLUX_SECRET},
-                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET}}
+                   "edge_sync": {"credentials_secret": EDGE_SYNC_SECRET},
+                   "reach": self.reach}
         files = {"self-link.yaml": setup.self_link or ""}
         if flux is not None:
             files["flux-system.yaml"] = flux.text

@@ -40,6 +40,10 @@ def credentials(script: str) -> dict[str, tuple[str, str]]:
             for d in docs}
 
 
+JSON = {"Accept": "application/json"}
+"""What a JSON client asks (a shell client gets refusals as a script: test_handoff)."""
+
+
 def test_url_is_one_time(stack: Stack, root: Api, bootstrapped: Cluster) -> None:
     url = new_url(root, bootstrapped.uuid)
     assert url.startswith(f"{stack.manager.url}/v1/cluster/{bootstrapped.uuid}/bootstrap?token=")
@@ -48,7 +52,7 @@ def test_url_is_one_time(stack: Stack, root: Api, bootstrapped: Cluster) -> None
     assert first.headers["Content-Type"].startswith("text/plain")
     assert first.headers["Cache-Control"] == "no-store"
     assert first.text.startswith("#!/bin/sh")
-    again = Api("").get(url)
+    again = Api("").get(url, headers=JSON)
     assert again.status_code == 410 and "used" in again.json()["error"]
 
 
@@ -178,8 +182,9 @@ def test_a_template_that_fails_rotates_nothing_and_leaves_the_url_usable(
     assert r.status_code in (200, 201, 204), r.text
     try:
         # the template is followed through notify: the change applies within its delay
-        (refused,) = wait_for(lambda: (r := Api("").get(url)).status_code == 503 and (r,), 30,
-                              "the broken template in use")  # (a 503 Response is falsy)
+        (refused,) = wait_for(
+            lambda: (r := Api("").get(url, headers=JSON)).status_code == 503 and (r,), 30,
+            "the broken template in use")  # (a 503 Response is falsy)
         assert "unusable" in refused.json()["error"]
         sync = Api(stack.store.url, working["edge-sync-credentials"])
         assert sync.get("/v2/whoami/uuid").status_code == 200  # nothing rotated

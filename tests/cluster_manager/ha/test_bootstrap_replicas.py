@@ -39,7 +39,7 @@ def test_a_url_issued_by_one_replica_works_once_on_any(replicas: Replicas,
     assert served.status_code == 200, served.text
     assert served.text.startswith("#!")
     for replica in (a, b):
-        again = Api("").get(_through(url, replica.url))
+        again = Api("").get(_through(url, replica.url), headers={"Accept": "application/json"})
         assert again.status_code == 410, again.text
         assert "used already" in again.json()["error"]
 

@@ -15,6 +15,7 @@ from fplus.config_store import uuids
 
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
+from ...services.bootstrap_scripts import bootstrap_command
 from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, Unauthorized
@@ -247,8 +248,11 @@ def cluster_badge(cluster: str) -> str:
 def bootstrap(cluster: str) -> str:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
     url = issue_bootstrap_url(cluster)
-    quoted = url.replace("'", "'\\''")
-    return cluster_page(cluster, command=f"curl -fsS '{quoted}' | sh",
+    api = services()
+    ca = api.scripts.edge_ca
+    command = bootstrap_command(url, api.external_url.rstrip("/") + "/v1/edge-ca",
+                                ca.encode() if ca else None)
+    return cluster_page(cluster, command=command,
                          plain_http=url.lower().startswith("http://"))
 
 
