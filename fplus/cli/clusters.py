@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -11,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from fplus.bootstrap.command import bootstrap_command
 
 from .api import ApiError, ManagerApi
 from .output import Column, by_name, emit, output_option, quiet_option
@@ -162,28 +163,6 @@ def wait(cluster_ref: str, condition: str, timeout: float, fmt: str) -> None:
     api = manager()
     emit(_wait(api, api.resolve(cluster_ref), cluster_ref, condition, timeout), fmt,
          STATUS_COLUMNS)
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
-CA_FILE = "fplus-ca.crt"
-
-
-def bootstrap_command(url: str, ca_url: str, ca: bytes | None) -> str:
-    """The POSIX sh command that runs the script at ``url``. No ``curl -f``: a refusal's
-    body is a script that prints the server's reason and exits 1. With a private CA
-    (``ca``), the CA is fetched from ``ca_url`` first and its SHA-256, named here, checked
-    before ``curl --cacert`` fetches anything that runs. (The console prints the same
-    command: ``fplus.cluster_manager.services.bootstrap_scripts.bootstrap_command``; this
-    command may not import the server, tests/fplus_cli/test_handoff.py holds them equal.)"""
-    if ca is None:
-        return f"curl -sS {_quote(url)} | sh"
-    digest = hashlib.sha256(ca).hexdigest()
-    return (f"curl -ksS -o {CA_FILE} {_quote(ca_url)} && "
-            f"echo '{digest}  {CA_FILE}' | sha256sum -c - && "
-            f"curl -sS --cacert {CA_FILE} {_quote(url)} | sh")
 
 
 @cluster.command("bootstrap")

@@ -20,10 +20,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from fplus.cli.clusters import bootstrap_command as cli_command
-from fplus.cluster_manager.services.bootstrap_scripts import (
-    bootstrap_command as console_command,
-)
+from fplus.bootstrap.command import bootstrap_command, quoted
 from harness.servers import ADMIN_PASSWORD, Api, free_port_block
 from harness.stack import Stack, create_cluster, start_stack, status, wait_for
 from tests.bootstrap.edge import script_files
@@ -250,8 +247,13 @@ def test_a_private_ca_is_pinned_by_the_printed_command(
     assert _sh(f"curl -sS '{url}' | sh", edge, edge_env).stderr.startswith("curl: (60)")
 
 
-@pytest.mark.parametrize("ca", [None, b"-----BEGIN CERTIFICATE-----\n"])
-def test_the_console_prints_the_same_command(ca: bytes | None) -> None:
-    """The console's copy of the command (the server's) and the CLI's are one shape."""
+def test_the_printed_command_quotes_the_urls_for_sh() -> None:
+    """One command for the CLI and the console (``fplus.bootstrap.command``): a URL with a
+    quote in it reaches curl as it was, and the pinned form names the CA's digest."""
     url, ca_url = "https://cm.example/v1/cluster/x/bootstrap?token=a'b", "https://cm/v1/edge-ca"
-    assert cli_command(url, ca_url, ca) == console_command(url, ca_url, ca)
+    words = subprocess.run(["sh", "-c", "printf '%s\\n' " + quoted(url)], capture_output=True,
+                           text=True, check=True).stdout
+    assert words == url + "\n"
+    assert bootstrap_command(url, ca_url, None) == f"curl -sS {quoted(url)} | sh"
+    pinned = bootstrap_command(url, ca_url, b"ca")
+    assert hashlib.sha256(b"ca").hexdigest() in pinned and "--cacert fplus-ca.crt" in pinned

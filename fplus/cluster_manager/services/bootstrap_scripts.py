@@ -16,7 +16,6 @@ file changes. The credentials are new every time.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -67,23 +66,6 @@ def reach_urls(git_url: str, config_store_url: str, edge_sync_image: str,
             "registries": " ".join(registries)}
 
 
-CA_FILE = "fplus-ca.crt"
-
-
-def bootstrap_command(url: str, ca_url: str, ca: bytes | None) -> str:
-    """The POSIX sh command that runs the script at ``url`` (as ``fplus cluster bootstrap``
-    prints it). No ``curl -f``: a refusal's body prints the reason and exits 1. With a
-    private CA (``ca``) it is fetched from ``ca_url`` and its SHA-256, named in the command,
-    checked before ``curl --cacert`` fetches anything that runs."""
-    def quoted(text: str) -> str:
-        return "'" + text.replace("'", "'\\''") + "'"
-
-    if ca is None:
-        return f"curl -sS {quoted(url)} | sh"
-    digest = hashlib.sha256(ca).hexdigest()
-    return (f"curl -ksS -o {CA_FILE} {quoted(ca_url)} && "
-            f"echo '{digest}  {CA_FILE}' | sha256sum -c - && "
-            f"curl -sS --cacert {CA_FILE} {quoted(url)} | sh")
 
 
 def refusal_script(status: int, message: str) -> str:

@@ -11,11 +11,11 @@ from typing import Any
 from flask import Blueprint, abort, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response  # what redirect() answers; flask's is a subclass
 
+from fplus.bootstrap.command import bootstrap_command
 from fplus.config_store import uuids
 
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
-from ...services.bootstrap_scripts import bootstrap_command
 from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, Unauthorized
