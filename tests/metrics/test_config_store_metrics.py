@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 
+from fplus.config_store import uuids
 from harness.servers import Api, ConfigStoreProcess
 from harness.stack import wait_for
-from tests.config_store.notify_helpers import get_token, handshake
+from tests.config_store.notify_helpers import RawNotify, app_parent
 from tests.metrics.conftest import scrape, value
 
 REQUESTS = "config_store_http_requests_total"
@@ -53,16 +54,14 @@ def test_notify_sessions_and_queues(metrics_store: ConfigStoreProcess, store_adm
         return value(scrape(metrics_store.url), "config_store_notify_sessions")
 
     start = sessions()
-    ws, answer = handshake(metrics_store.url, f"Bearer {get_token(store_admin)}")
-    assert answer == "200"
-    try:
+    with RawNotify.login(store_admin) as subscriber:
+        sub = subscriber.watch(app_parent(uuids.App.ConfigSchema))
+        assert subscriber.next(sub)["status"] == 201  # subscribed
         assert wait_for(lambda: sessions() == start + 1, what="the session counted")
-        samples = scrape(metrics_store.url)  # nothing subscribed: nothing queued
+        samples = scrape(metrics_store.url)  # every update read: nothing queued
         for name in ("queued_updates", "queued_bytes", "queue_max_updates"):
             assert (f"config_store_notify_{name}", frozenset()) in samples
             assert value(samples, f"config_store_notify_{name}") == 0
-    finally:
-        ws.close()
     assert wait_for(lambda: sessions() == start, what="the session gone")
 
 
