@@ -139,7 +139,7 @@ def test_operation_ids_are_unique(spec: dict[str, Any]) -> None:
 def test_public_routes_need_no_credentials(spec: dict[str, Any]) -> None:
     assert spec["security"] == [{"basic": []}, {"bearer": []}]
     public = {path for (path, _), op in operations(spec).items() if op.get("security") == []}
-    assert public == {"/ping", "/openapi.yaml", "/notify/v2"}
+    assert public == {"/ping", "/openapi.yaml", "/metrics", "/notify/v2"}
 
 
 def test_common_error_statuses_are_documented(spec: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ from fplus.git_server._http.context import GitServer
 from harness.servers import free_port
 
 REPO = "0f5a4b6c-1d2e-4f30-8a1b-2c3d4e5f6a7b"
-PUBLIC = {"status.ping"}
+PUBLIC = {"status.ping", "metrics"}
 WEBSOCKET = {"notify.not_upgraded": 426, "notify.notify": 400}
 """``/notify/v2`` (credentials come in the first WebSocket message): a plain GET is answered
 426, a ``ws://`` request that is no WebSocket handshake 400."""
@@ -56,7 +56,7 @@ def routes(app: Flask) -> list[tuple[str, str, str]]:
     return found
 
 
-def test_every_route_but_ping_needs_credentials(app: Flask, http: FlaskClient) -> None:
+def test_every_route_but_ping_and_metrics_needs_credentials(app: Flask, http: FlaskClient) -> None:
     seen = set()
     for endpoint, method, url in routes(app):
         seen.add(endpoint)
@@ -70,7 +70,8 @@ def test_every_route_but_ping_needs_credentials(app: Flask, http: FlaskClient) -
         assert r.status_code == 401, (method, url, r.get_data())
         assert r.get_json() == UNAUTHENTICATED
         assert r.headers["WWW-Authenticate"] == 'Basic realm="Factory+"'
-    assert seen == {"repos.by_uuid", "repos.by_path", "status.ping", "status.status_list",
+    assert seen == {"repos.by_uuid", "repos.by_path", "status.ping", "metrics",
+                    "status.status_list",
                     "status.status", "storage.storage_list", "storage.storage_delete",
                     *WEBSOCKET}
 

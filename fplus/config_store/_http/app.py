@@ -8,6 +8,7 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from fplus.serving import refuse_oversized
+from fplus.serving.http_metrics import HttpMetrics
 
 from .._domain.store import Store
 from . import (
@@ -23,6 +24,7 @@ from . import (
     object_routes,
     v1_routes,
 )
+from .notify_metrics import track_notify
 from .notify_ws import NotifySettings, install_notify
 from .params import UUIDConverter
 
@@ -55,5 +57,8 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
                directory_routes.bp):
         app.register_blueprint(bp)
     install_notify(app, store, settings.notify)
+    metrics = HttpMetrics("config_store")
+    metrics.install(app)
+    track_notify(metrics.registry, app.extensions["notify"][1])
     app.wsgi_app = v1_routes.forward_v1(app.wsgi_app)  # type: ignore[method-assign]
     return app

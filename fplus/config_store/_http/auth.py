@@ -13,7 +13,8 @@ from .._domain.common.errors import Forbidden, Unauthorized
 from .._domain.store import Store
 
 _SCHEME = re.compile(r"^([A-Za-z]+) +([A-Za-z0-9._~+/=-]+)$")
-PUBLIC = frozenset({"misc.ping", "misc.openapi", "notify.notify", "notify.not_upgraded"})
+PUBLIC = frozenset({"misc.ping", "misc.openapi", "metrics", "notify.notify",
+                    "notify.not_upgraded"})
 
 # What a 401 says (the status and the WWW-Authenticate challenge are always the same).
 NO_CREDENTIALS = ("credentials required: HTTP Basic (name and password) or a Bearer token "

@@ -8,6 +8,7 @@ from fplus.serving.notify_watch import WatchSettings
 
 from . import errors, repo_routes, status_routes, storage_routes
 from .context import GitServer
+from .metrics import GitMetrics
 from .notify_routes import install_notify
 
 
@@ -19,4 +20,5 @@ def create_app(server: GitServer, notify: WatchSettings | None = None) -> Flask:
     for bp in (repo_routes.bp, status_routes.bp, storage_routes.bp):
         app.register_blueprint(bp)
     install_notify(app, notify or WatchSettings())
+    GitMetrics().install(app)
     return app

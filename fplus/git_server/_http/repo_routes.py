@@ -19,6 +19,7 @@ from fplus.config_store import uuids
 from .auth import authenticated, caller, require
 from .backend import run_backend
 from .context import server
+from .metrics import git_metrics
 from .params import backend_path, is_push, repo_uuid
 from .push_body import spool_push
 
@@ -53,9 +54,21 @@ def _serve(repo: str, rest: str) -> Response:
     spool = spool_push(request.environ, git.push_limit) if pushing else None
     status, headers, body = run_backend(git.storage.root, f"/{repo}.git/{rest}",
                                         request.environ, caller().uuid)
+    _count(pushing, rest, status)
     if spool is not None:
         body = _then(body, functools.partial(_pushed, spool, git.changes.changed))
     return Response(body, status=status, headers=headers, direct_passthrough=True)
+
+
+def _count(pushing: bool, rest: str, status: int) -> None:
+    """A push is its ``git-receive-pack`` POST (one per push that sends something); a fetch
+    or clone its ``git-upload-pack`` ref advertisement (one per command, whatever protocol
+    version, even when nothing is new)."""
+    if pushing:
+        git_metrics().pushes.labels(str(status)).inc()
+    elif (request.method == "GET" and rest == "info/refs"
+          and request.args.get("service") == "git-upload-pack"):
+        git_metrics().fetches.labels(str(status)).inc()
 
 
 def _pushed(spool: IO[bytes], changed: Callable[[], None]) -> None:

@@ -76,6 +76,11 @@ class Outbox:
             self._bytes -= len(text)
             return text
 
+    def depth(self) -> tuple[int, int]:
+        """``(updates, bytes)`` waiting now."""
+        with self._cond:
+            return len(self._data), self._bytes
+
     def _drop(self) -> None:
         self._data.clear()
         self._bytes = 0

@@ -42,6 +42,12 @@ class NotifyRegistry:
             mine = list(self._by_principal.get(principal, ()))
         return sum(len(session.subs) for session in mine)
 
+    def queues(self) -> list[tuple[int, int]]:
+        """``(updates, bytes)`` waiting in each open session's outbox (for metrics)."""
+        with self._lock:
+            sessions = [session for mine in self._by_principal.values() for session in mine]
+        return [session.outbox.depth() for session in sessions]
+
     def leave(self, session: NotifySession) -> None:
         """Forget ``session`` (it ended)."""
         with self._lock:
