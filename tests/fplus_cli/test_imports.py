@@ -12,18 +12,20 @@ from pathlib import Path
 import pytest
 
 from harness.gitcli import bare
-from harness.stack import Stack, wait_for
-from tests.cluster_manager.api.test_imports_api import CHARTS, FLUX, chart_archive
+from harness.stack import Stack
+from tests.cluster_manager.api.test_imports_api import (
+    CHARTS,
+    FLUX,
+    chart_archive,
+    with_central_repos,
+)
 from tests.fplus_cli.test_journey import fplus, login
 from tests.shared_files import FLUX_INSTALL, need
 
 
 @pytest.fixture(scope="module")
 def stack(module_stack: Stack) -> Stack:
-    for repo in (CHARTS, FLUX):
-        wait_for(lambda r=repo: bare(module_stack.repos / f"{r}.git", "rev-parse", "--verify",
-                                     "-q", "main", check=False), what=f"{repo}'s first commit")
-    return module_stack
+    return with_central_repos(module_stack)
 
 
 def head(stack: Stack, repo: str) -> str:

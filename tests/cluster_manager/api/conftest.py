@@ -73,7 +73,7 @@ def bootstrapped(stack: Stack, sealing_key: rsa.RSAPrivateKey) -> Cluster:
     return Cluster(cluster, "api-edge", sealing_key)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def user_with(stack: Stack) -> Callable[..., Api]:
     """``user_with((permission, target), ...)``: a new principal holding those grants, as a
     session against the Cluster Manager."""

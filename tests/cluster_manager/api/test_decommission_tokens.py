@@ -30,7 +30,7 @@ def test_a_deleted_clusters_bootstrap_url_answers_401_and_leaves_no_row(
     assert stack.admin.delete(f"/v2/app/{CONFIG_APP}/object/{cluster}").status_code == 204
     wait_for(lambda: status(stack.admin, cluster) is None, what="setup status removed")
 
-    refused = Api("").get(url)
+    refused = Api("").get(url, headers={"Accept": "application/json"})
     assert refused.status_code == 401, refused.text
     assert "unknown or superseded" in refused.json()["error"]
     assert token_rows(stack, cluster) == 0

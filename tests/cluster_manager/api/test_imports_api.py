@@ -23,7 +23,6 @@ from harness.browser import headless_chromium
 from harness.gitcli import bare
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, status, wait_for
-from tests.conftest import grant, make_user
 from tests.console.conftest import cluster_names, console_session
 from tests.console.test_browser import Page
 from tests.shared_files import FLUX_INSTALL, need
@@ -49,24 +48,18 @@ def chart_archive(name: str, version: str = "0.1.0",
     return out.getvalue()
 
 
+def with_central_repos(stack: Stack) -> Stack:
+    """``stack`` once the central charts and Flux repos have their first commit."""
+    for repo in (CHARTS, FLUX):
+        wait_for(lambda r=repo: bare(stack.repos / f"{r}.git", "rev-parse", "--verify",
+                                     "-q", "main", check=False), what=f"{repo}'s first commit")
+    return stack
+
+
 @pytest.fixture(scope="module")
 def stack(module_stack: Stack) -> Stack:
     """A stack of this module's own: a Flux import changes what every cluster may name."""
-    for repo in (CHARTS, FLUX):
-        wait_for(lambda r=repo: bare(module_stack.repos / f"{r}.git", "rev-parse", "--verify",
-                                     "-q", "main", check=False), what=f"{repo}'s first commit")
-    return module_stack
-
-
-@pytest.fixture(scope="module")
-def user_with(stack: Stack) -> Callable[..., Api]:
-    """``user_with((permission, target), ...)``: a new principal holding those grants."""
-    def make(*grants: tuple[str, str]) -> Api:
-        uid, session = make_user(stack.admin)
-        for permission, target in grants:
-            grant(stack.admin, uid, permission, target)
-        return Api(stack.manager.url, session.auth)
-    return make
+    return with_central_repos(module_stack)
 
 
 def head(stack: Stack, repo: str) -> str:
