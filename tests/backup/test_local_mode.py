@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import requests
 
 from harness.gitcli import bare
@@ -26,6 +27,7 @@ from harness.servers import (
 )
 from harness.stack import wait_for
 
+pytestmark = pytest.mark.slow  # the whole documented procedure, about 40 s: `make test-slow`
 
 @contextmanager
 def _up(data: Path, port: int) -> Iterator[tuple[str, str]]:
