@@ -18,7 +18,7 @@ from ...model.cluster_config import config_errors
 from ...sealing import SealingError
 from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
-from ...services.errors import ApiError, Conflict, Unauthorized
+from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
 from .deployment_view import cluster_deployments, parse_values
@@ -31,6 +31,7 @@ from .session import (
     set_cookie,
     signed_in,
 )
+from .timeline import iso, timeline
 
 bp = Blueprint("console", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
@@ -214,19 +215,33 @@ def cluster_page(cluster: str, **extra: Any) -> str:
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,
                            deploys=cluster_deployments(cluster),
-                           history=_history(cluster), **extra)
+                           **_history(cluster), **extra)
 
 
-HISTORY = 20
-"""Audit rows the cluster page shows."""
-
-
-def _history(cluster: str) -> list[dict[str, Any]] | None:
-    """The cluster's newest audit rows, if the user may read them (Edge.Perm.Audit)."""
+def _history(cluster: str) -> dict[str, Any]:
+    """The cluster's timeline (``history``: audit rows, phases reached and commits, newest
+    first; ``commits_unreadable``), if the user may read it (Edge.Perm.Audit)."""
     log = services().audit
     if log is None or not _may(uuids.EdgePerm.Audit, cluster):
-        return None
-    return log.page(cluster=cluster, limit=HISTORY)[0]
+        return {"history": None}
+    items, readable = timeline(cluster, log, services().secrets.repos)
+    return {"history": items, "commits_unreadable": not readable}
+
+
+@bp.get("/cluster/<cluster:cluster>/commit/<sha>")
+@signed_in
+def commit(cluster: str, sha: str) -> str:
+    """One commit of the cluster's repo: its message, author, time and the files it changed
+    (never their content); Edge.Perm.Audit, as the timeline linking here."""
+    require_view(cluster, g.console.authorization)
+    require(uuids.EdgePerm.Audit, cluster, g.console.authorization)
+    found = services().secrets.repos.commit(cluster, sha)
+    if found is None:
+        raise NotFound(f"{sha[:64]} is not a commit of this cluster's repo")
+    status = status_view(cluster)
+    return render_template("commit.html", cluster=cluster, commit=found,
+                           when=iso(found.time),
+                           name=(status.get("spec") or {}).get("name") or cluster)
 
 
 @bp.get("/cluster/<cluster:cluster>")
