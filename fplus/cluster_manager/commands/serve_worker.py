@@ -37,6 +37,7 @@ from ..services.bootstrap_scripts import ScriptBuilder, reach_urls
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.fleet_deployments import FleetService, FleetStates
+from ..services.fleet_phases import FleetPhases
 from ..services.fleet_sync import FleetSync
 from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads
@@ -99,6 +100,9 @@ def build(plan: Plan) -> Served:
     heads = RepoHeads(repos.head)
     metrics.track_sync(FleetSync(cs, heads).counts)
     metrics.track_fleet(FleetStates(cs).counts)
+    phases = FleetPhases(cs)
+    metrics.track_phases(phases.counts, phases.late_edges)
+    metrics.track_reseals(secrets.reseals_pending)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
         clusters=ClusterService(cs, claims, quota=settings.cluster_quota), tokens=tokens,

@@ -177,6 +177,16 @@ class SecretService:
             raise Unavailable(escrow.unavailable(exc), retry_after=5) from exc
         return {(r.namespace, r.name, r.key): r for r in rows}
 
+    def reseals_pending(self) -> int | None:
+        """Escrowed keys (of every cluster) waiting for a re-seal to their cluster's pinned
+        key; None when the database cannot be reached now."""
+        if self.escrow is None:
+            return 0
+        try:
+            return self.escrow.records.reseals_pending()
+        except DatabaseUnavailable:
+            return None
+
     def summary(self, cluster: str, keys: KeyState) -> dict[str, Any] | None:
         """The status's ``secrets`` (:func:`fplus.cluster_manager.escrow.summary`) against the
         pinned key of ``keys``, with ``escrow`` saying whether values are kept and
