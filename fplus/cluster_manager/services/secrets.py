@@ -129,9 +129,9 @@ class SecretService:
             return None
 
         def edit(old: bytes | None) -> str | None:
-            doc = _held_key(self.documents.parse(old), namespace, name, key)
-            doc = sealing.remove_key(doc, key)
-            return None if doc is None else self.documents.render(doc)
+            left = sealing.remove_key(_held_key(self.documents.parse(old), namespace, name,
+                                                key), key)
+            return None if left is None else self.documents.render(left)
 
         commit = self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
         if self.escrow is not None:
