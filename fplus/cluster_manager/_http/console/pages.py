@@ -14,6 +14,7 @@ from werkzeug.wrappers import Response  # what redirect() answers; flask's is a 
 from fplus.bootstrap.command import bootstrap_command
 from fplus.config_store import uuids
 
+from ...model.apps_and_roles import CONFIG_APP
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
 from ...services.charts import ChartService
@@ -203,6 +204,19 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
+def display_name(cluster: str, status: dict[str, Any]) -> str:
+    """The cluster's name: as commissioned, else as requested (a configuration refused at
+    creation, or not yet seen by the reconciler), else its uuid."""
+    refused = status.get("refused")
+    for spec in (status.get("spec"), refused.get("spec") if isinstance(refused, dict) else None):
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if isinstance(name, str) and name:
+            return name
+    config = services().cs.get_config(CONFIG_APP, cluster)
+    name = config.get("name") if isinstance(config, dict) else None
+    return name if isinstance(name, str) and name else cluster
+
+
 def cluster_page(cluster: str, **extra: Any) -> str:
     """The cluster's page; ``extra``: a form's refusal and what was typed, or a result."""
     status = status_view(cluster)
@@ -210,7 +224,7 @@ def cluster_page(cluster: str, **extra: Any) -> str:
     can_seal = _may(uuids.EdgePerm.Secrets, cluster)
     secrets = services().secrets.listing(cluster) if can_seal and status.get("ready") else None
     return render_template("cluster.html", cluster=cluster, status=status,
-                           name=(status.get("spec") or {}).get("name") or cluster,
+                           name=display_name(cluster, status),
                            can_manage=can_manage, can_seal=can_seal, secrets=secrets,
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,
@@ -241,7 +255,7 @@ def commit(cluster: str, sha: str) -> str:
     status = status_view(cluster)
     return render_template("commit.html", cluster=cluster, commit=found,
                            when=iso(found.time),
-                           name=(status.get("spec") or {}).get("name") or cluster)
+                           name=display_name(cluster, status))
 
 
 @bp.get("/cluster/<cluster:cluster>")
@@ -294,7 +308,7 @@ def redeploy(cluster: str) -> Response:
 @signed_in
 def delete(cluster: str) -> Response | tuple[str, int]:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
-    name = (status_view(cluster).get("spec") or {}).get("name") or cluster
+    name = display_name(cluster, status_view(cluster))
     if request.form.get("confirm", "").strip() != name:
         return cluster_page(cluster, delete_error=f"Type {name} to confirm."), 422
     services().clusters.delete(cluster, force=bool(request.form.get("force")))
