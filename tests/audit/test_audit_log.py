@@ -225,6 +225,7 @@ def test_fplus_audit(shared_stack: Stack, story: Story, home: dict[str, str]) ->
     table = fplus(home, "audit", "--cluster", story.cluster, "--since", "1h").stdout
     assert "refused 410 (used)" in table and "secret app/creds/password" in table
     assert "refused 403" in table and story.stranger_name in table
+    assert "phase.changed" in table and "ok (Ready)" in table and "cluster-manager" in table
     two = json.loads(fplus(home, "audit", "--principal", story.operator_name, "--limit", "2",
                            "-o", "json").stdout)
     assert [e["action"] for e in two] == ["bootstrap-url.issue", "deployment.create"]
