@@ -162,7 +162,8 @@ def history(repo_path: Path, ref: str = "refs/heads/main", limit: int = 20) -> l
     with cached.lock:
         try:
             start = cached.repo.revparse_single(ref).peel(pygit2.Commit)
-            walker = cached.repo.walk(start.id, pygit2.enums.SortMode.TIME)
+            walker = cached.repo.walk(start.id, pygit2.enums.SortMode.TOPOLOGICAL
+                                      | pygit2.enums.SortMode.TIME)
             return [_info(c) for c, _ in zip(walker, range(limit), strict=False)]
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
             return []
