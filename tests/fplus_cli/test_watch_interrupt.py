@@ -51,6 +51,10 @@ class Listener:
                     for a, b in ((conn, upstream), (upstream, conn)):
                         threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
+    def _saw(self, data: bytes) -> None:
+        with self._lock:
+            self.seen += data
+
     def _keep(self, conn: socket.socket) -> None:
         with self._lock:
             self._open.append(conn)
@@ -58,12 +62,12 @@ class Listener:
     def _swallow(self, conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while data := conn.recv(65536):
-                self.seen += data
+                self._saw(data)
 
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while data := source.recv(65536):
-                self.seen += data
+                self._saw(data)
                 sink.sendall(data)
 
     def kill(self) -> None:
