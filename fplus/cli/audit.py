@@ -23,9 +23,11 @@ def _target(row: dict[str, Any]) -> str:
 
 
 def _outcome(row: dict[str, Any]) -> str:
-    if row.get("outcome") == "ok":
-        return "ok"
+    """``ok``, or ``refused STATUS``; with the reason when there is one (for
+    ``phase.changed``: the phase reached)."""
     reason = f" ({row['reason']})" if row.get("reason") else ""
+    if row.get("outcome") == "ok":
+        return "ok" + reason
     return f"refused {row.get('status')}{reason}"
 
 

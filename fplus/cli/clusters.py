@@ -33,7 +33,7 @@ LIST_COLUMNS: list[Column] = [
     ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12]),
     ("LABELS", lambda c: labels_text(c.get("labels")))]
 STATUS_COLUMNS: list[Column] = [
-    ("NAME", lambda s: (s.get("spec") or {}).get("name")), ("UUID", lambda s: s.get("uuid")),
+    ("NAME", lambda s: _name(s)), ("UUID", lambda s: s.get("uuid")),
     ("PHASE", lambda s: s.get("phase")), ("SYNC", lambda s: s.get("syncState")),
     ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: (s.get("edge") or {}).get(
         "lastSeen")), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
@@ -42,6 +42,12 @@ STATUS_COLUMNS: list[Column] = [
 REACHED = {"ready": ("Ready", "Online", "Stale", "Offline"), "online": ("Online",)}
 """The phases that satisfy ``wait --for``: a cluster once ready stays ready when its edge
 goes quiet (Stale/Offline are liveness, not setup)."""
+
+
+def _name(status: dict[str, Any]) -> Any:
+    """The name as commissioned, else as requested (a configuration refused at creation)."""
+    return (status.get("spec") or {}).get("name") or (
+        (status.get("refused") or {}).get("spec") or {}).get("name")
 
 
 @click.group("cluster")

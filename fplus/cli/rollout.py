@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-import requests
 
-from fplus.config_store import uuids
 from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 
 from .api import UUID, ApiError, ManagerApi
@@ -20,7 +18,6 @@ from .output import Column, emit, output_option, quiet_option
 from .session import manager
 
 PATH = "/v1/rollout"
-TEMPLATES = f"/v2/app/{uuids.App.FluxTemplate}/object"
 HEAD: list[Column] = [
     ("NAME", lambda r: r.get("name")), ("UUID", lambda r: r.get("uuid")),
     ("KIND", lambda r: r.get("kind")),
@@ -185,39 +182,12 @@ def abort(ref: str) -> None:
                err=True)
 
 
-def _store(api: ManagerApi, method: str, path: str, **kwargs: Any) -> Any:
-    """One Config Store request as the caller (their own grants, not the Cluster
-    Manager's); ApiError unless it answered 2xx."""
-    profile = api.profile
-    url = profile.config_store_url + path
-    try:
-        resp = requests.request(method, url, headers={"Authorization": str(
-            profile.authorization())}, verify=profile.ca_file or True, timeout=30, **kwargs)
-    except requests.RequestException as exc:
-        raise ApiError(0, f"cannot reach {profile.config_store_url}: "
-                          f"{type(exc).__name__}") from None
-    if resp.status_code >= 400:
-        raise ApiError(resp.status_code, f"the Config Store refused {method} {path} "
-                                         f"(HTTP {resp.status_code})")
-    return resp.json() if resp.content else None
-
-
 @rollout.command("promote")
 @click.argument("ref", metavar="ROLLOUT")
 def promote(ref: str) -> None:
-    """Make a complete template rollout's candidate the default Flux template (written as
-    you: it needs write access to the Flux template app); the Cluster Manager then removes
-    the rollout's pins."""
-    api = manager()
-    uuid = resolve(api, ref)
-    view = api.call("GET", f"{PATH}/{uuid}").json()
-    if "fluxTemplate" not in (view.get("change") or {}):
-        raise ApiError(409, f"rollout {uuid} is not a Flux template rollout")
-    if view.get("state") != "Complete":
-        raise ApiError(409, f"the rollout is {view.get('state')}; promote needs it Complete "
-                            "(before, the new default would reach every unpinned cluster "
-                            "at once)")
-    candidate = _store(api, "GET", f"{TEMPLATES}/{uuid}")
-    _store(api, "PUT", f"{TEMPLATES}/{uuids.App.FluxTemplate}", json=candidate)
-    click.echo(f"rollout {uuid}: its template is the default; the Cluster Manager removes "
+    """Make a complete template rollout's candidate the default Flux template (``POST
+    /v1/rollout/:r/promote``: written as you, so it needs write access to the Flux template
+    app; recorded in the audit log); the Cluster Manager then removes the rollout's pins."""
+    done = _request("promote", ref)
+    click.echo(f"rollout {done['uuid']}: its template is the default; the Cluster Manager removes "
                "the pins", err=True)

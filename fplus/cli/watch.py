@@ -5,16 +5,25 @@ setup status and edge status apps); each burst of changes costs one list call to
 Cluster Manager, which derives the phases. The list is also fetched every ``--interval``
 seconds, since phases age (Online → Stale) without any write, and so that a user who may
 not subscribe to those apps still sees changes.
+
+Ctrl-C ends the watch at once, whatever it is doing (reading an answer, waiting for the
+WebSocket's handshake, reconnecting, tidying up): SIGINT is kept off the notify thread, so
+it always lands on the main thread, whose handler restores the terminal and leaves with
+status 0 without waiting for any socket to close (the process's end closes them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import click
@@ -48,8 +57,9 @@ def _notifications(api: ManagerApi, changed: threading.Event,
         store = ConfigStoreClient(profile.config_store_url, token=profile.token, retries=1)
     notify = NotifyClient(store, reconnect_delay=(2.0, 3.0))
     try:
-        for app in WATCHED_APPS:
-            notify.search(app, lambda _state: changed.set())
+        with _sigint_for_main_thread_only():  # the notify thread starts with SIGINT blocked
+            for app in WATCHED_APPS:
+                notify.search(app, lambda _state: changed.set())
         if not notify.wait_ready(connect_timeout):
             click.echo(f"live updates unavailable ({notify.problem}): refreshing on the "
                        "interval only", err=True)
@@ -57,6 +67,39 @@ def _notifications(api: ManagerApi, changed: threading.Event,
     finally:
         notify.close()
         store.close()
+
+
+@contextmanager
+def _sigint_for_main_thread_only() -> Iterator[None]:
+    """Threads started inside block SIGINT (they inherit the mask), so the kernel delivers
+    it to the main thread, interrupting whatever call it is blocked in."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: nothing to steer
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextmanager
+def _ctrl_c_leaves(screen: _Screen) -> Iterator[None]:
+    """While inside, SIGINT restores the terminal and ends the process with status 0 at
+    once: no close handshake, join or retry delay can hold it (a second one meanwhile is
+    ignored)."""
+    def leave(_signum: int, _frame: FrameType | None) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for tidy in (screen.close, sys.stdout.flush, sys.stderr.flush):
+            with contextlib.suppress(Exception):  # e.g. a flush interrupted mid-write
+                tidy()
+        os._exit(0)
+
+    previous = signal.signal(signal.SIGINT, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class _Screen:
@@ -94,18 +137,17 @@ def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
     changed = threading.Event()
     screen = _Screen(fmt, columns)
     last: list[dict[str, Any]] | None = None
-    try:
-        with _notifications(api, changed):
-            while True:
-                rows = by_name(api.clusters(phase, selector))
-                if rows != last:
-                    screen.show(rows)
-                    last = rows
-                changed.wait(interval)
-                if changed.is_set():
-                    time.sleep(SETTLE)
-                    changed.clear()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        screen.close()
+    with _ctrl_c_leaves(screen):
+        try:
+            with _notifications(api, changed):
+                while True:
+                    rows = by_name(api.clusters(phase, selector))
+                    if rows != last:
+                        screen.show(rows)
+                        last = rows
+                    changed.wait(interval)
+                    if changed.is_set():
+                        time.sleep(SETTLE)
+                        changed.clear()
+        finally:
+            screen.close()

@@ -10,8 +10,11 @@ by its cluster, never its token. Rows are only ever inserted, and dropped by age
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+import uuid as uuidlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -154,5 +157,50 @@ class AuditLog:
         return [view(row) for row in rows], (int(rows[-1][0]) if more else None)
 
 
-__all__ = ["DEFAULT_RETENTION_DAYS", "AuditLog", "Entry", "schema",
+log = logging.getLogger(__name__)
+OWN_STATUS = 0
+"""The ``status`` of a row for a change the Cluster Manager made of its own accord (no
+request was answered)."""
+
+
+class OwnChanges:
+    """Rows for the changes the Cluster Manager makes of its own accord (a phase reached, a
+    re-seal), naming itself as the principal: the account it uses (``whoami()`` gives its
+    ``uuid`` and ``name``, asked once). Recording never fails the change: a row that cannot
+    be written is logged."""
+
+    def __init__(self, log_: AuditLog, whoami: Callable[[], dict[str, Any]]) -> None:
+        self.log, self._whoami = log_, whoami
+        self._me: dict[str, Any] | None = None
+
+    def _principal(self) -> tuple[str | None, str | None]:
+        if self._me is None:
+            try:
+                self._me = dict(self._whoami())
+            except Exception:  # asked again next time; the row names no one meanwhile
+                return None, None
+        uuid, name = self._me.get("uuid"), self._me.get("name")
+        return (uuid if isinstance(uuid, str) else None, name if isinstance(name, str) else None)
+
+    def record(self, action: str, cluster: str, *, name: str | None = None,
+               kind: str = "cluster", target: str | None = None,
+               reason: str | None = None) -> None:
+        """One row: ``action`` on ``target`` (default the cluster itself) of ``cluster``;
+        ``reason`` a word of a fixed vocabulary (a phase's name)."""
+        uuid, who = self._principal()
+        entry = Entry(request_id=uuidlib.uuid4().hex, principal=uuid, principal_name=who,
+                      action=action, target_kind=kind,
+                      target=cluster if kind == "cluster" and target is None else target,
+                      target_name=name, cluster=cluster, status=OWN_STATUS, reason=reason)
+        try:
+            self.log.record(entry)
+        except Exception:  # the change is made: say so loudly, never undo it
+            log.exception("audit: could not record %s of cluster %s", action, cluster)
+
+    def phase_changed(self, cluster: str, phase: str, name: str | None) -> None:
+        """The reconciler recorded ``phase`` for ``cluster`` (``phase.changed``)."""
+        self.record("phase.changed", cluster, name=name, reason=phase)
+
+
+__all__ = ["DEFAULT_RETENTION_DAYS", "OWN_STATUS", "AuditLog", "Entry", "OwnChanges", "schema",
            "view"]

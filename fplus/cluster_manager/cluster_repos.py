@@ -15,9 +15,12 @@ from fplus import barerepo
 
 from .gitrepo import (
     ChangeSet,
+    CommitInfo,
     RemoteRepoWriter,
     WriteResult,
+    commit_info,
     head,
+    history,
     read_files,
     trust_ca_file,
     writer_for,
@@ -62,6 +65,19 @@ class ClusterRepos:
         if self.settings.git_repos is None:
             return self._remote_writer(cluster).remote_head()
         return head(self._local(cluster))
+
+    def history(self, cluster: str, limit: int = 20) -> list[CommitInfo]:
+        """The newest ``limit`` commits of the cluster's ``main`` branch, newest first."""
+        if self.settings.git_repos is None:
+            return self._remote_writer(cluster).history(limit)
+        return history(self._local(cluster), limit=limit)
+
+    def commit(self, cluster: str, sha: str) -> CommitInfo | None:
+        """The commit ``sha`` of the cluster's ``main`` branch with the paths it changed
+        (None: not a commit of that branch)."""
+        if self.settings.git_repos is None:
+            return self._remote_writer(cluster).commit_info(sha)
+        return commit_info(self._local(cluster), sha)
 
     def _local(self, cluster: str) -> Path:
         """The cluster's repo in the Git server's repos directory on this machine."""

@@ -59,6 +59,33 @@ class Metrics:
             "state (ready, progressing, failed, unknown), from what each edge reports.",
             ["state"], counts, _sync_samples))
 
+    def track_phases(self, counts: Callable[[], dict[str, int]],
+                     late_edges: Callable[[], int]) -> None:
+        """Report ``counts()`` (clusters by phase) as ``cluster_manager_clusters{phase}`` and
+        ``late_edges()`` as ``cluster_manager_edges_stale`` at every scrape."""
+        self.registry.register(_Computed(
+            "cluster_manager_clusters", "Clusters by phase (as GET /v1/cluster/:c/status "
+            "derives it: the reconciler's phase and the edge's heartbeat).", ["phase"],
+            counts, _sync_samples))
+        self.registry.register(_Computed(
+            "cluster_manager_edges_stale", "Edges whose last heartbeat is older than the "
+            "stale threshold (phase Stale or Offline).", [], late_edges, _value_sample))
+
+    def track_reseals(self, pending: Callable[[], int | None]) -> None:
+        """Report ``pending()`` (escrowed keys waiting for a re-seal; None: unknown now, the
+        last value is kept) as ``cluster_manager_reseals_pending`` at every scrape."""
+        last = [0]
+
+        def value() -> int:
+            found = pending()
+            if found is not None:
+                last[0] = found
+            return last[0]
+        self.registry.register(_Computed(
+            "cluster_manager_reseals_pending", "Escrowed secret keys sealed to another key "
+            "than their cluster's pinned one: the leader's re-seal has yet to seal them.",
+            [], value, _value_sample))
+
     def track_queue(self, depth: Callable[[], int]) -> None:
         """Report ``depth()`` as the queue depth at every scrape."""
         self.queue_depth.set_function(depth)
@@ -104,6 +131,10 @@ class _Computed:
 
 def _leadership_samples(status: Any) -> Iterator[tuple[list[str], float]]:
     yield [status.identity, status.holder or ""], 1 if status.leading else 0
+
+
+def _value_sample(value: int) -> Iterator[tuple[list[str], float]]:
+    yield [], value
 
 
 def _sync_samples(counts: dict[str, int]) -> Iterator[tuple[list[str], float]]:

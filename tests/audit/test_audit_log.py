@@ -1,10 +1,12 @@
 """The audit log on real processes: a sequence of changes gives exactly one row each, with
-the right principal, action, target and outcome; no sealed value and no bootstrap token is
+the right principal, action, target and outcome; each phase the reconciler recorded is one
+row naming the Cluster Manager itself; no sealed value and no bootstrap token is
 in the table (read from the database file) nor in ``GET /v1/audit``; the permission is
 enforced; filters and paging work."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -93,8 +95,18 @@ def audit(stack: Stack, **params: str) -> dict:
     return r.json()
 
 
+MANAGER = "cluster-manager"
+"""The account the Cluster Manager acts as: its own changes' principal."""
+
+
+def asked(entries: list[dict]) -> list[dict]:
+    """The rows of changes asked through the API (not the Cluster Manager's own)."""
+    return [e for e in entries if e["status"] != 0]
+
+
 def test_one_row_per_change_newest_first(shared_stack: Stack, story: Story) -> None:
-    entries = audit(shared_stack, cluster=story.cluster)["entries"]
+    everything = audit(shared_stack, cluster=story.cluster)["entries"]
+    entries = asked(everything)
     seen = [(e["action"], e["principal"]["name"], e["target"]["kind"], e["outcome"],
              e["status"], e["reason"]) for e in reversed(entries)]
     op = story.operator_name
@@ -116,8 +128,25 @@ def test_one_row_per_change_newest_first(shared_stack: Stack, story: Story) -> N
                                      "name": "app/creds/password"}
     assert entries[-4]["target"] == {"kind": "deployment", "uuid": story.deployment,
                                      "name": "broker"}
-    assert all(e["cluster"] == story.cluster for e in entries)
-    assert len({e["requestId"] for e in entries}) == len(entries)
+    assert all(e["cluster"] == story.cluster for e in everything)
+    assert len({e["requestId"] for e in everything}) == len(everything)
+
+
+def test_each_phase_reached_is_one_row_of_the_cluster_manager(shared_stack: Stack,
+                                                             story: Story) -> None:
+    entries = audit(shared_stack, cluster=story.cluster)["entries"]
+    own = [e for e in reversed(entries) if e["status"] == 0]
+    assert [e["reason"] for e in own[:2]] == ["Provisioning", "Ready"]
+    phases = [e["reason"] for e in own]
+    assert all(a != b for a, b in itertools.pairwise(phases)), phases  # changes only
+    assert phases[-1] == status(shared_stack.admin, story.cluster)["phase"]
+    for e in own:
+        assert (e["action"], e["principal"]["name"], e["outcome"], e["target"]) == (
+            "phase.changed", MANAGER, "ok",
+            {"kind": "cluster", "uuid": story.cluster, "name": story.name})
+        assert e["principal"]["uuid"]
+    created = next(e for e in entries if e["action"] == "cluster.create")
+    assert own[0]["seq"] > created["seq"]  # recorded once the reconciler wrote it
 
 
 def test_no_value_or_token_in_the_table_or_the_answer(shared_stack: Stack,
@@ -146,7 +175,7 @@ def test_the_permission_is_enforced(shared_stack: Stack, story: Story) -> None:
     reader = Api(url, on_cluster.auth)
     assert reader.get("/v1/audit").status_code == 403  # every cluster needs the wildcard
     r = reader.get("/v1/audit", params={"cluster": story.cluster})
-    assert r.status_code == 200 and len(r.json()["entries"]) == 8
+    assert r.status_code == 200 and len(asked(r.json()["entries"])) == 8
     third, wildcard = make_user(stack.admin)
     grant(stack.admin, third, AUDIT, uuids.NULL)
     assert Api(url, wildcard.auth).get("/v1/audit").status_code == 200
@@ -196,6 +225,7 @@ def test_fplus_audit(shared_stack: Stack, story: Story, home: dict[str, str]) ->
     table = fplus(home, "audit", "--cluster", story.cluster, "--since", "1h").stdout
     assert "refused 410 (used)" in table and "secret app/creds/password" in table
     assert "refused 403" in table and story.stranger_name in table
+    assert "phase.changed" in table and "ok (Ready)" in table and "cluster-manager" in table
     two = json.loads(fplus(home, "audit", "--principal", story.operator_name, "--limit", "2",
                            "-o", "json").stdout)
     assert [e["action"] for e in two] == ["bootstrap-url.issue", "deployment.create"]

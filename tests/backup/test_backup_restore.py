@@ -68,6 +68,8 @@ class Restored:
     operator: str
     edge: dict[str, tuple[str, str]]
     """The second cluster's edge credentials (from a bootstrap script run before the backup)."""
+    audit: list[dict[str, Any]]
+    """The audit log's rows when the backup was taken, oldest first."""
 
 
 def _cm(stack: Stack) -> Api:
@@ -90,6 +92,13 @@ def _manager(stack: Stack, key: Path) -> None:
     stack.manager = cluster_manager_process(
         stack.root / "cm", stack.store.url, stack.git.url, stack.repos, "--secret-escrow",
         str(key), "--reseal-interval", str(INTERVAL)).start()
+
+
+def _audit(stack: Stack) -> list[dict[str, Any]]:
+    """Every row of the stack's audit log, oldest first, without its number."""
+    r = _cm(stack).get("/v1/audit", params={"limit": "1000"})
+    assert r.status_code == 200 and r.json()["next"] is None, r.text
+    return [{k: v for k, v in e.items() if k != "seq"} for e in reversed(r.json()["entries"])]
 
 
 def _chart(stack: Stack) -> str:
@@ -164,6 +173,7 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
         old_url = r.json().removeprefix(first.manager.url)
         edge = _edge_credentials(first, api, clusters[1].uuid, root / "clone-a")
         heads = {c.uuid: _head(first, c.uuid) for c in clusters}
+        audit = _audit(first)
         done = _cli("backup", first, "--out", str(root / "backup"))
         assert done.returncode == 0, done.stderr
         assert "escrow key is NOT in this backup" in done.stdout
@@ -192,7 +202,7 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
                      and r.json()["phase"] == "Ready", what=f"{cluster.name} Ready")
         yield Restored(second, root / "backup", clusters, heads,
                        {c.uuid: _head(second, c.uuid) for c in clusters}, old_url, operator,
-                       edge)
+                       edge, audit)
     finally:
         second.stop()
 
@@ -201,7 +211,8 @@ def test_backup_holds_what_was_taken_and_no_plain_secret(restored: Restored) -> 
     manifest = json.loads((restored.backup / "manifest.json").read_text())
     assert manifest["format"] == "fplus-backup/1"
     assert {c.uuid for c in restored.clusters} <= set(manifest["repos"])
-    assert manifest["tables"] == {"cm_sealed_keys": 1, "cm_sealing_keys": 2}
+    assert manifest["tables"] == {"cm_sealed_keys": 1, "cm_sealing_keys": 2,
+                                  "cm_audit": len(restored.audit)}
     assert "escrow key" in manifest["escrowKey"]
     assert "escrow key is NOT in this backup" in (restored.backup / "README.txt").read_text()
     everything = b"".join(p.read_bytes() for p in restored.backup.rglob("*") if p.is_file())
@@ -226,6 +237,14 @@ def test_clusters_are_ready_at_the_same_commits_with_the_sealed_file(
     assert path in bare(repo, "ls-tree", "-r", "--name-only", "main")
     r = api.get(f"/v1/cluster/{one}/deployment")
     assert [d["name"] for d in r.json()["deployments"]] == ["broker"], r.text
+
+
+def test_the_audit_log_came_back_in_its_order_with_its_times(restored: Restored) -> None:
+    actions = [e["action"] for e in restored.audit]
+    assert {"secret.seal", "deployment.create", "bootstrap-url.issue",
+            "phase.changed"} <= set(actions), actions
+    after = _audit(restored.stack)
+    assert after[:len(restored.audit)] == restored.audit  # the oldest rows, as they were
 
 
 def test_the_directory_names_the_restored_stacks_services(restored: Restored) -> None:

@@ -11,7 +11,9 @@ from fplus.cluster_manager.gitrepo import (
     ChangeSet,
     InvalidPath,
     RepoWriter,
+    commit_info,
     head,
+    history,
     list_files,
     read_file,
 )
@@ -70,3 +72,24 @@ def test_head_follows_the_branch(repo: Path, tmp_path: Path) -> None:
     before = head(repo)
     after = RepoWriter(repo).apply(ChangeSet(writes={"b": "2"}), "b").commit
     assert before is not None and head(repo) == after != before
+
+
+def test_history_newest_first_and_commits_of_main_only(repo: Path) -> None:
+    w = RepoWriter(repo)
+    second = w.apply(ChangeSet(writes={"edo/a.yaml": "a\n"}, deletes={"README.md"}),
+                     "two\n\nbody").commit
+    assert second is not None
+    shown = history(repo)
+    assert [c.summary for c in shown] == ["two", "one"] and shown[0].sha == second
+    assert [c.sha for c in history(repo, limit=1)] == [second]
+    assert history(repo.parent / "nope.git") == []
+    found = commit_info(repo, second)
+    assert found is not None and found.message == "two\n\nbody\n"
+    assert found.paths == ("README.md", "edo/a.yaml")  # a delete and a write
+    first = commit_info(repo, shown[1].sha)
+    assert first is not None and first.parents == ()
+    assert first.paths == ("README.md", "flux-system/flux-system.yaml")  # the root commit
+    side = RepoWriter(repo, branch="side").apply(ChangeSet(writes={"s": "s"}), "side").commit
+    assert side is not None and commit_info(repo, side) is None  # not on main
+    for bad in ("HEAD", "main", second[:12], second.upper(), "../" + second[3:]):
+        assert commit_info(repo, bad) is None

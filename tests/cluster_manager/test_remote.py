@@ -115,3 +115,23 @@ def test_remote_head_is_asked_without_fetching(server: GitHttpServer, tmp_path: 
     with pytest.raises(pygit2.GitError):
         RemoteRepoWriter(server.url("cluster.git"), tmp_path / "other", "flux",
                          "wrong").remote_head()
+
+
+def test_history_and_a_commit_through_cluster_repos(server: GitHttpServer,
+                                                   tmp_path: Path) -> None:
+    """The timeline's commits when the Git server is remote: freshly fetched, newest first,
+    and a commit's changed paths; a commit another pushed meanwhile is seen too."""
+    ensure_bare_repo(tmp_path / "srv" / "uuid" / "c2.git")
+    settings = Settings(config_store_url="http://127.0.0.1:9", data_dir=tmp_path / "cm",
+                        git_url=server.base + "/")
+    repos = ClusterRepos(settings, *AUTH)
+    assert repos.history("c2") == []
+    repos.write("c2", ChangeSet(writes={"edo/a.yaml": "a\n"}), "first")
+    push_from_clone(server.url("uuid/c2.git", with_auth=True), tmp_path / "c", "theirs", "t")
+    log = bare(tmp_path / "srv" / "uuid" / "c2.git", "log", "--format=%H %s", "main")
+    assert [(c.sha, c.summary) for c in repos.history("c2")] == [
+        tuple(line.split(" ", 1)) for line in log.splitlines()]
+    newest = repos.history("c2", limit=1)[0]
+    found = repos.commit("c2", newest.sha)
+    assert found is not None and found.paths == ("theirs",) and found.parents
+    assert repos.commit("c2", "0" * 40) is None

@@ -61,6 +61,8 @@ def exported_metrics() -> set[str]:
     manager.track_leadership(lambda: LeaderStatus("a", True, "a"))
     manager.track_sync(lambda: {"Synced": 1})
     manager.track_fleet(lambda: {"ready": 1})
+    manager.track_phases(lambda: {"Failed": 1}, lambda: 1)
+    manager.track_reseals(lambda: 1)
     manager.reconcile_seconds.labels("ok").observe(0)
     manager.seals.labels("seal", "sealed").inc()
     manager.bootstrap.labels("url", "issued").inc()
@@ -126,7 +128,8 @@ def test_each_rule_is_an_alert_with_severity_summary_and_a_duration(
         assert one["annotations"]["summary"] and one["annotations"]["description"], one
         assert one["expr"].count("(") == one["expr"].count(")"), one
     assert len(names) == len(set(names))
-    assert {"FplusLeaderLost", "FplusSyncDegraded"} <= set(names)
+    assert {"FplusLeaderLost", "FplusSyncDegraded", "FplusClusterFailed", "FplusEdgeStale",
+            "FplusResealPending"} <= set(names)
 
 
 def test_rules_and_dashboard_name_only_exported_metrics(build: Objects,
@@ -139,6 +142,8 @@ def test_rules_and_dashboard_name_only_exported_metrics(build: Objects,
     assert named - exported == set()
     # and the check can tell: a misspelt name is not exported
     assert "cluster_manager_clusters_phase" not in exported
+    assert {"cluster_manager_clusters", "cluster_manager_edges_stale",
+            "cluster_manager_reseals_pending"} <= named  # the fleet's phases are watched
 
 
 def test_dashboard_is_a_grafana_dashboard(build: Objects) -> None:

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from fplus.config_store import uuids
+from harness.servers import Api
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.cluster_manager.fleet.test_cluster_rollout_api import new_commit, report
+from tests.conftest import grant, make_user
 from tests.fplus_cli.test_journey import fplus, login
 
 CONFIG, ROLLOUT = uuids.App.EdgeClusterConfiguration, uuids.App.ClusterRollout
@@ -90,6 +92,23 @@ def test_rollout_create_list_status_abort(stack: Stack, home: dict[str, str],
                                             "metadata": {"name": "cli"}}]}
     wait_for(lambda: "fluxTemplate" not in stack.admin.get(
         f"/v2/app/{CONFIG}/object/{clusters[1]}").json(), timeout=120, what="unpinned")
+    manager = Api(stack.manager.url, stack.admin.auth)
+    rows = manager.get("/v1/audit", params={"limit": "1000"}).json()["entries"]
+    promoted = [e for e in rows if e["action"] == "rollout.promote"]
+    assert [(e["principal"]["name"], e["target"]["uuid"], e["status"]) for e in promoted] == [
+        ("admin", pinned["uuid"], 200), ("admin", made["uuid"], 409)]  # one row each
+
+    # the write is the caller's: the cluster permission without write on the template app
+    # is refused, naming the grant, and nothing is written or recorded as done
+    uid, session = make_user(stack.admin)
+    grant(stack.admin, uid, uuids.EdgePerm.Clusters, uuids.NULL)
+    default = stack.admin.get(f"/v2/app/{TEMPLATES}/object/{TEMPLATES}").json()
+    r = Api(stack.manager.url, session.auth).post(f"/v1/rollout/{pinned['uuid']}/promote")
+    assert r.status_code == 403 and "write access to the Flux template app" in r.text, r.text
+    assert stack.admin.get(f"/v2/app/{TEMPLATES}/object/{TEMPLATES}").json() == default
+    rows = manager.get("/v1/audit", params={"principal": uid}).json()["entries"]
+    assert [(e["action"], e["outcome"], e["status"]) for e in rows] == [
+        ("rollout.promote", "refused", 403)]
 
     before = stack.admin.get(f"/v2/app/{ROLLOUT}/object").json()
     assert "exactly one of" in fplus(home, "rollout", "create", "x", expect=2).stderr

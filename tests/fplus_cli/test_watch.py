@@ -81,7 +81,7 @@ def test_list_watch_follows_changes_live(stack: Stack, home: dict[str, str]) -> 
             and len(row["commit"]) == 40
     finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=5)
     assert proc.returncode == 0, err  # Ctrl-C ends a watch cleanly
     assert "live updates unavailable" not in err and "Traceback" not in err
 

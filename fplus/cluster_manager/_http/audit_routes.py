@@ -101,6 +101,7 @@ ACTIONS: dict[str, Action] = {
     "fleet.delete_fleet": Action("fleet-deployment.delete", "fleet-deployment", "fleet"),
     "fleet.create_rollout": Action("rollout.create", "rollout", ANSWER),
     "fleet.request_rollout": _CLUSTER["rollout"],
+    "fleet.promote_rollout": Action("rollout.promote", "rollout", "rollout"),
     # the console's forms make the same changes (a form posted without a session is sent
     # to sign in, and changes nothing: not recorded)
     "console.new_cluster": _CLUSTER["create"],

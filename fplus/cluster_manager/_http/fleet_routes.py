@@ -1,7 +1,8 @@
 """``/v1/fleet-deployment[/<d>]``: create, list, read (with the roll-up), merge-patch and
 delete fleet deployments (ours; :mod:`..services.fleet_deployments`); ``/v1/rollout/<r>``
 (``r``: the fleet deployment's uuid, or a cluster rollout's) and its ``pause``, ``resume``
-and ``abort`` (:mod:`..services.rollouts`); ``POST /v1/rollout`` creates a cluster rollout
+and ``abort`` (:mod:`..services.rollouts`), and ``promote`` (written as the caller);
+``POST /v1/rollout`` creates a cluster rollout
 (:mod:`..services.cluster_rollouts`) and ``GET /v1/rollout`` lists the rollouts of both
 kinds.
 
@@ -19,11 +20,13 @@ from flask import Blueprint, Response, jsonify, request, url_for
 
 from fplus.config_store import uuids
 from fplus.config_store.client import Caller
+from fplus.config_store.client import Forbidden as StoreForbidden
+from fplus.config_store.client import Unauthorized as StoreUnauthorized
 from fplus.serving import JSONRejected, loads_checked
 
 from ..model.fleet_deployments import FLEET_APP
 from ..services.cluster_rollouts import ClusterRolloutService
-from ..services.errors import BadRequest, Forbidden
+from ..services.errors import BadRequest, Forbidden, Unauthorized
 from ..services.fleet_deployments import FleetService
 from ..services.rollouts import RolloutService
 from .context import caller, require, services
@@ -156,3 +159,27 @@ def request_rollout(rollout: str, action: str) -> tuple[Response, int]:
     if request.get_data(cache=False):
         raise BadRequest(f"{action} takes no body")
     return jsonify(RolloutService(fleet_service().cs).request(rollout, action)), 202
+
+
+@bp.post("/v1/rollout/<fleet:rollout>/promote")
+def promote_rollout(rollout: str) -> Response:
+    """A complete template rollout's candidate made the default Flux template, written to
+    the Config Store with the caller's own credentials (it needs write access to the Flux
+    template app; the Cluster Manager has none)."""
+    _change()
+    only_query()
+    if request.get_data(cache=False):
+        raise BadRequest("promote takes no body")
+    authorization = request.headers.get("Authorization", "")
+
+    def write(app: str, obj: str, value: Any) -> None:
+        try:
+            fleet_service().cs.put_config_as(authorization, app, obj, value)
+        except StoreForbidden:
+            raise Forbidden("promote writes the default Flux template as you: you need write "
+                            "access to the Flux template app (ConfigDB WriteApp on "
+                            f"{app}); nothing was written") from None
+        except StoreUnauthorized:
+            raise Unauthorized("the Config Store refused your credentials for the "
+                               "write") from None
+    return jsonify(RolloutService(fleet_service().cs).promote(rollout, write))

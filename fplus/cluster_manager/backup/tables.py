@@ -1,8 +1,10 @@
 """The Cluster Manager's tables a restore needs, as JSON rows.
 
 Taken: ``cm_sealing_keys`` (each cluster's pinned sealing key, so seals keep going to the
-edge's controller) and ``cm_sealed_keys`` (the seal records, with the escrowed values
-encrypted under the escrow key, so a re-seal works). Not taken: ``cm_bootstrap_tokens``
+edge's controller), ``cm_sealed_keys`` (the seal records, with the escrowed values
+encrypted under the escrow key, so a re-seal works) and ``cm_audit`` (the audit log, names
+only; restored in its order and with its times, numbered after any rows the target holds,
+and optional in a backup taken before it was). Not taken: ``cm_bootstrap_tokens``
 (a bootstrap URL issued before the backup never works after a restore) and
 ``cm_leader_lease``. A restored pin is not armed (no bootstrap script was fetched from the
 restored stack).
@@ -11,16 +13,23 @@ restored stack).
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Any
 
+from ..audit import schema as audit_schema
 from ..db import Database
 from ..escrow import SCHEMA as ESCROW_SCHEMA
 from ..keypin import SCHEMA as PINS_SCHEMA
 from .manifest import BackupError
 
-SCHEMAS = {"cm_sealing_keys": PINS_SCHEMA, "cm_sealed_keys": ESCROW_SCHEMA}
+SCHEMAS = {"cm_sealing_keys": PINS_SCHEMA, "cm_sealed_keys": ESCROW_SCHEMA,
+           "cm_audit": audit_schema("sqlite")}
 CLEARED = {"cm_sealing_keys": ("armed_at",)}
 """Columns a restore leaves empty."""
+RENUMBERED = {"cm_audit": "seq"}
+"""The column a restore leaves to the target to number (rows are loaded in its order)."""
+APPENDED = ("cm_audit",)
+"""Tables a restore adds to (the others must be empty), and a backup may lack."""
 _COLUMN = re.compile(r"^\s+([a-z_]+)\s+(?:TEXT|INTEGER|DOUBLE PRECISION)", re.MULTILINE)
 
 
@@ -31,7 +40,7 @@ def columns(table: str) -> list[str]:
 
 def prepare(db: Database) -> None:
     """Make the tables if missing (a database the Cluster Manager never started on)."""
-    db.prepare(PINS_SCHEMA + ESCROW_SCHEMA)
+    db.prepare(PINS_SCHEMA + ESCROW_SCHEMA + audit_schema(db.dialect))
 
 
 def dump(db: Database) -> dict[str, list[dict[str, Any]]]:
@@ -46,10 +55,10 @@ def dump(db: Database) -> dict[str, list[dict[str, Any]]]:
 
 
 def counts(db: Database) -> dict[str, int]:
-    """Rows per table taken (a restore target must have none)."""
+    """Rows per table a restore target must have none of (not :data:`APPENDED`)."""
     prepare(db)
     found = {}
-    for table in SCHEMAS:
+    for table in (t for t in SCHEMAS if t not in APPENDED):
         row = db.fetchone(f"SELECT COUNT(*) FROM {table}")  # noqa: S608
         found[table] = int(row[0]) if row else 0
     return found
@@ -57,7 +66,8 @@ def counts(db: Database) -> dict[str, int]:
 
 def check(data: Any) -> dict[str, list[dict[str, Any]]]:
     """The tables of a backup, every row naming exactly its table's columns."""
-    if not isinstance(data, dict) or set(data) != set(SCHEMAS):
+    if not isinstance(data, dict) or not set(SCHEMAS) - set(APPENDED) <= set(data) <= set(
+            SCHEMAS):
         raise BackupError(f"tables.json must hold exactly {sorted(SCHEMAS)}")
     for table, rows in data.items():
         names = set(columns(table))
@@ -71,7 +81,10 @@ def check(data: Any) -> dict[str, list[dict[str, Any]]]:
 def load(db: Database, data: dict[str, list[dict[str, Any]]]) -> None:
     """Insert the rows of :func:`check`ed tables."""
     for table, rows in data.items():
-        names = columns(table)
+        numbered = RENUMBERED.get(table)
+        names = [n for n in columns(table) if n != numbered]
+        if numbered is not None:
+            rows = sorted(rows, key=itemgetter(numbered))
         sql = (f"INSERT INTO {table} ({', '.join(names)}) "  # noqa: S608
                f"VALUES ({', '.join('?' * len(names))})")
         for row in rows:

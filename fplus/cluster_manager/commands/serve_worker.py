@@ -19,7 +19,7 @@ from fplus.serving.login import ServiceCredentials
 
 from .._http.app import create_app
 from .._http.context import ApiServices
-from ..audit import AuditLog
+from ..audit import AuditLog, OwnChanges
 from ..cluster_repos import ClusterRepos
 from ..db import Database, open_database
 from ..escrow import Escrow, Keyring, SealedKeys
@@ -37,6 +37,7 @@ from ..services.bootstrap_scripts import ScriptBuilder, reach_urls
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.fleet_deployments import FleetService, FleetStates
+from ..services.fleet_phases import FleetPhases
 from ..services.fleet_sync import FleetSync
 from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads
@@ -82,13 +83,15 @@ def build(plan: Plan) -> Served:
         tokens.forget(cluster)
         keys.forget(cluster)
 
+    audit = AuditLog(db, settings.audit_retention_days)
+    own = OwnChanges(audit, cs.whoami)  # rows of the changes made of its own accord
     env = Env(cs, settings, plan.groups, repos, DesiredState(cs), claims,
-              forget_tokens=forget)
+              forget_tokens=forget, phase_changed=own.phase_changed)
     reconciler = Reconciler(env, settings.workers, settings.backoff_initial,
                             settings.backoff_max, metrics,
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
-    resealer = Resealer(secrets, plan.reseal_interval)
+    resealer = Resealer(secrets, plan.reseal_interval, own)
     fleet = RolloutLoop(cs)
     elector = make_elector(plan.lease(db), settings, plan.identity,
                            in_turn(reconciler.start, resealer.start, fleet.start),
@@ -97,6 +100,9 @@ def build(plan: Plan) -> Served:
     heads = RepoHeads(repos.head)
     metrics.track_sync(FleetSync(cs, heads).counts)
     metrics.track_fleet(FleetStates(cs).counts)
+    phases = FleetPhases(cs)
+    metrics.track_phases(phases.counts, phases.late_edges)
+    metrics.track_reseals(secrets.reseals_pending)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
         clusters=ClusterService(cs, claims, quota=settings.cluster_quota), tokens=tokens,
@@ -112,7 +118,7 @@ def build(plan: Plan) -> Served:
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
         heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url,
-        audit=AuditLog(db, settings.audit_retention_days),
+        audit=audit,
         imports=ImportService(cs, repos))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)

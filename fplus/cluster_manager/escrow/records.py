@@ -105,6 +105,15 @@ class SealedKeys:
                "SELECT DISTINCT cluster FROM cm_sealed_keys ORDER BY cluster")
         return [r[0] for r in self.db.fetchall(sql)]
 
+    def reseals_pending(self) -> int:
+        """Escrowed keys sealed to a key other than their cluster's pinned one (the pins'
+        table, ``cm_sealing_keys``): what the leader's next re-seal passes have to do."""
+        row = self.db.fetchone(
+            "SELECT COUNT(*) FROM cm_sealed_keys s JOIN cm_sealing_keys p "
+            "ON p.cluster = s.cluster WHERE s.key_id IS NOT NULL "
+            "AND p.fingerprint IS NOT NULL AND s.fingerprint <> p.fingerprint")
+        return int(row[0]) if row else 0
+
     def escrowed(self) -> list[SealedKey]:
         """Every record holding an escrowed value (for re-wrapping under a new escrow key)."""
         return [_row(r) for r in self.db.fetchall(

@@ -3,7 +3,15 @@ pygit2 (batched, compare-and-swap on the branch; or pushed to a remote), files r
 It knows nothing of clusters: :mod:`fplus.cluster_manager.cluster_repos` maps clusters to repos."""
 
 from fplus.cluster_manager.gitrepo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
-from fplus.cluster_manager.gitrepo.reader import head, list_files, read_file, read_files
+from fplus.cluster_manager.gitrepo.reader import (
+    CommitInfo,
+    commit_info,
+    head,
+    history,
+    list_files,
+    read_file,
+    read_files,
+)
 from fplus.cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter, trust_ca_file
 from fplus.cluster_manager.gitrepo.writer import (
     RefConflict,
@@ -14,14 +22,17 @@ from fplus.cluster_manager.gitrepo.writer import (
 
 __all__ = [
     "ChangeSet",
+    "CommitInfo",
     "InvalidPath",
     "PushRejected",
     "RefConflict",
     "RemoteRepoWriter",
     "RepoWriter",
     "WriteResult",
+    "commit_info",
     "ensure_bare_repo",
     "head",
+    "history",
     "list_files",
     "read_file",
     "read_files",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -125,3 +126,69 @@ def read_files(repo_path: Path, prefix: str = "", ref: str = "refs/heads/main",
     accepts, when given; the others are never read): path → content."""
     return {p: data for p in list_files(repo_path, prefix, ref) if keep is None or keep(p)
             if (data := read_file(repo_path, p, ref)) is not None}
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as a history shows it: never a file's content."""
+
+    sha: str
+    time: float
+    """The committer's time, seconds since the epoch."""
+    author: str
+    message: str
+    parents: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    """The files the commit changed against its first parent (filled by :func:`commit_info`
+    only)."""
+
+    @property
+    def summary(self) -> str:
+        """The message's first line."""
+        return self.message.split("\n", 1)[0]
+
+
+def _info(commit: pygit2.Commit, paths: tuple[str, ...] = ()) -> CommitInfo:
+    return CommitInfo(str(commit.id), float(commit.commit_time), str(commit.author.name),
+                      str(commit.message), tuple(str(p) for p in commit.parent_ids), paths)
+
+
+def history(repo_path: Path, ref: str = "refs/heads/main", limit: int = 20) -> list[CommitInfo]:
+    """The newest ``limit`` commits reachable from ``ref``, newest first ([]: no such repo
+    or ref)."""
+    cached = _repository(repo_path)
+    if cached is None:
+        return []
+    with cached.lock:
+        try:
+            start = cached.repo.revparse_single(ref).peel(pygit2.Commit)
+            walker = cached.repo.walk(start.id, pygit2.enums.SortMode.TOPOLOGICAL
+                                      | pygit2.enums.SortMode.TIME)
+            return [_info(c) for c, _ in zip(walker, range(limit), strict=False)]
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return []
+
+
+def commit_info(repo_path: Path, sha: str, ref: str = "refs/heads/main") -> CommitInfo | None:
+    """The commit ``sha`` (40 hex digits) with the paths it changed, if ``ref`` reaches it
+    (None otherwise: a commit of another branch or repo is not shown)."""
+    if len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
+        return None
+    cached = _repository(repo_path)
+    if cached is None:
+        return None
+    with cached.lock:
+        repo = cached.repo
+        try:
+            tip = repo.revparse_single(ref).peel(pygit2.Commit)
+            commit = repo.get(sha)
+            if not isinstance(commit, pygit2.Commit) or not (
+                    commit.id == tip.id or repo.descendant_of(tip.id, commit.id)):
+                return None
+            parent = commit.parents[0].tree if commit.parents else None
+            diff = (repo.diff(parent, commit.tree) if parent is not None
+                    else commit.tree.diff_to_tree(swap=True))
+            paths = tuple(sorted({d.delta.new_file.path for d in diff}))
+            return _info(commit, paths)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None

@@ -15,7 +15,7 @@ import pygit2
 
 from fplus.cluster_manager.gitrepo._branch import BranchWriter
 from fplus.cluster_manager.gitrepo._maintenance import merge_small_packs
-from fplus.cluster_manager.gitrepo.reader import read_files
+from fplus.cluster_manager.gitrepo.reader import CommitInfo, commit_info, history, read_files
 from fplus.cluster_manager.gitrepo.writer import AUTHOR_EMAIL, AUTHOR_NAME, ensure_bare_repo
 
 _REJECTION_HINTS = ("fastforward", "fast-forward", "not present locally", "fetch first",
@@ -73,6 +73,16 @@ class RemoteRepoWriter(BranchWriter):
         head, freshly fetched."""
         self._fetch()
         return read_files(Path(self._repo.path), prefix, self._tracking, keep)
+
+    def history(self, limit: int) -> list[CommitInfo]:
+        """The newest ``limit`` commits of the remote branch, freshly fetched."""
+        self._fetch()
+        return history(Path(self._repo.path), self._tracking, limit)
+
+    def commit_info(self, sha: str) -> CommitInfo | None:
+        """The commit ``sha`` of the remote branch, with the paths it changed."""
+        self._fetch()
+        return commit_info(Path(self._repo.path), sha, self._tracking)
 
     def remote_head(self) -> str | None:
         """The branch's commit on the remote, asked without fetching (None: no branch)."""

@@ -70,6 +70,9 @@ class Env:
     sealing key is forgotten)."""
     central: CentralFiles = field(default_factory=CentralFiles)
     """What the central repos hold, as renders need to know."""
+    phase_changed: Callable[[str, str, str | None], None] = lambda cluster, phase, name: None
+    """Called with the cluster, its new phase and its name whenever :func:`record` writes a
+    phase other than the one recorded (the audit log's ``phase.changed``)."""
 
 
 @dataclass
@@ -97,8 +100,21 @@ class Job:
 Step = Callable[[Job, Env], Patch | None]
 
 
+def _name(job: Job, patch: Patch) -> str | None:
+    """The cluster's name from the patch's spec or the configuration delivered."""
+    for source in (patch.get("spec"), job.spec, job.config):
+        name = source.get("name") if isinstance(source, dict) else None
+        if isinstance(name, str):
+            return name
+    return None
+
+
 def record(job: Job, env: Env, patch: Patch) -> None:
-    """Merge-patch the setup status entry, and the job's view of it."""
+    """Merge-patch the setup status entry, and the job's view of it (a new phase is told
+    to :attr:`Env.phase_changed`)."""
     env.cs.patch_config(STATUS_APP, job.cluster, patch)
+    phase = patch.get("phase")
+    if isinstance(phase, str) and phase != job.status.entry.get("phase"):
+        env.phase_changed(job.cluster, phase, job.status.name or _name(job, patch))
     job.status = SetupStatus(json_merge_patch.merge(copy.deepcopy(job.status.entry), patch))
 

@@ -22,6 +22,7 @@ from typing import Any
 from fplus.serving.periodic import Periodic
 
 from .. import escrow, sealing
+from ..audit import OwnChanges
 from ..gitrepo import ChangeSet
 from ..model.apps_and_roles import CONFIG_APP
 from .edge_status import EdgeStatusUnreadable, read_edge_status
@@ -36,8 +37,11 @@ class Resealer:
     """The re-sealing loop (see the module docstring); :meth:`start` / :meth:`stop` follow
     leadership."""
 
-    def __init__(self, secrets: SecretService, interval: float = INTERVAL) -> None:
-        self.secrets = secrets
+    def __init__(self, secrets: SecretService, interval: float = INTERVAL,
+                 audit: OwnChanges | None = None) -> None:
+        """``audit``: where each re-seal's row is written (``secret.reseal``, one per key
+        re-sealed, naming the Cluster Manager); None: not recorded."""
+        self.secrets, self.audit = secrets, audit
         self._holding: dict[str, str] = {}
         """The unapproved key each cluster's edge reports, as last logged."""
         self._loop = Periodic("reseal", interval, self.run_once)
@@ -133,6 +137,10 @@ class Resealer:
         message = f"Re-seal {len(stale)} secret keys to the edge's new key {fingerprint}"
         commit = repos.write(cluster, change, message).commit
         keeper.records.resealed(done, fingerprint)
+        if self.audit is not None:
+            for r in done:
+                self.audit.record("secret.reseal", cluster, kind="secret",
+                                  name=f"{r.namespace}/{r.name}/{r.key}")
         return commit, done
 
     def _problem(self, cluster: str, message: str) -> None:

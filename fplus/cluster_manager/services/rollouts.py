@@ -8,15 +8,21 @@ The leader alone writes the rollout status; a request is written into the rollou
 (the fleet deployment's, or the cluster rollout's) as ``rolloutRequest: {action,
 rolloutId, at}`` (If-Match, so no concurrent edit is lost) and the leader takes it on its
 next pass. A request the rollout's state does not allow is a 409 and writes nothing.
+
+Promoting a complete template rollout's candidate to the default Flux template is written as
+the caller (:meth:`RolloutService.promote`): the Cluster Manager may not write that app,
+which every edge executes.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 
@@ -49,6 +55,9 @@ CLUSTER_ABORT_NOTE = ("abort leaves every cluster as it is: the clusters listed 
                       "keep the change (a template rollout's pins stay: those clusters keep "
                       "the candidate template), the others keep what they had")
 
+PROMOTED = ("its template is the default Flux template now; the Cluster Manager removes the "
+            "rollout's pins")
+TEMPLATE_APP = uuids.App.FluxTemplate
 PROMOTE_NOTE = ("every targeted cluster is pinned to the candidate template; make it the "
                 "default (`fplus rollout promote`, or write it as the Flux template app's "
                 "default entry) and the Cluster Manager removes the pins")
@@ -171,3 +180,27 @@ class RolloutService:
         if action == "abort":
             answer["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
         return answer
+
+
+    def promote(self, uuid: str,
+                write_as_caller: Callable[[str, str, Any], None]) -> dict[str, Any]:
+        """Make a complete template rollout's candidate the default Flux template entry,
+        written by ``write_as_caller(app, obj, value)`` (the caller's own credentials: the
+        Cluster Manager holds no write on that app). 409 and nothing written unless the
+        rollout is a cluster rollout of a template, ``Complete``, its candidate still
+        stored."""
+        source = self._source(uuid)
+        if source.kind != CLUSTER or "fluxTemplate" not in (source.entry.get("change") or {}):
+            raise Conflict(f"rollout {uuid} is not a Flux template rollout")
+        shown = view(source, self.cs.get_config(ROLLOUT_APP, uuid))
+        if shown["state"] != COMPLETE:
+            raise Conflict(f"the rollout is {shown['state']}; promote needs it Complete "
+                           "(before, the new default would reach every unpinned cluster at "
+                           "once)")
+        candidate = self.cs.get_config(TEMPLATE_APP, uuid)
+        if not isinstance(candidate, dict):
+            raise Conflict(f"rollout {uuid}'s candidate template is gone from the Flux "
+                           "template app: nothing to promote")
+        write_as_caller(TEMPLATE_APP, TEMPLATE_APP, candidate)
+        log.info("cluster rollout %s: its candidate template promoted to the default", uuid)
+        return {"uuid": uuid, "promoted": True, "template": uuid, "message": PROMOTED}

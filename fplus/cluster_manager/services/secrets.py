@@ -115,18 +115,23 @@ class SecretService:
 
     def remove(self, cluster: str, namespace: str, name: str, key: str, *,
                dryrun: bool = False) -> str | None:
-        """Remove ``key`` from ``namespace/name`` (the file goes with its last key)."""
+        """Remove ``key`` from ``namespace/name`` (the file goes with its last key); 404 and
+        nothing written when the repo holds no such key (checked in the commit itself)."""
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
         self._commissioned(cluster)
         if read_edge_status(self.cs, cluster) is None:
             raise NotFound(f"cluster {cluster} has not been bootstrapped")
         if dryrun:
+            held = self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR,
+                                       keep=lambda p: p == path)
+            _held_key(self.documents.parse(held.get(path)), namespace, name, key)
             return None
 
         def edit(old: bytes | None) -> str | None:
-            doc = sealing.remove_key(self.documents.parse(old), key)
-            return None if doc is None else self.documents.render(doc)
+            left = sealing.remove_key(_held_key(self.documents.parse(old), namespace, name,
+                                                key), key)
+            return None if left is None else self.documents.render(left)
 
         commit = self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
         if self.escrow is not None:
@@ -177,6 +182,16 @@ class SecretService:
             raise Unavailable(escrow.unavailable(exc), retry_after=5) from exc
         return {(r.namespace, r.name, r.key): r for r in rows}
 
+    def reseals_pending(self) -> int | None:
+        """Escrowed keys (of every cluster) waiting for a re-seal to their cluster's pinned
+        key; None when the database cannot be reached now."""
+        if self.escrow is None:
+            return 0
+        try:
+            return self.escrow.records.reseals_pending()
+        except DatabaseUnavailable:
+            return None
+
     def summary(self, cluster: str, keys: KeyState) -> dict[str, Any] | None:
         """The status's ``secrets`` (:func:`fplus.cluster_manager.escrow.summary`) against the
         pinned key of ``keys``, with ``escrow`` saying whether values are kept and
@@ -211,6 +226,18 @@ class SecretService:
         except sealing.ManifestError as exc:
             raise Conflict(f"{path} in the cluster's repo is not a SealedSecret we can change: "
                            f"{exc}") from exc
+
+
+def _held_key(doc: dict[str, Any] | None, namespace: str, name: str,
+              key: str) -> dict[str, Any]:
+    """``doc`` if it holds ``key``; else 404 naming what is missing."""
+    if doc is None:
+        raise NotFound(f"no sealed secret {namespace}/{name} in the cluster's repo: nothing "
+                       "removed")
+    data = (doc.get("spec") or {}).get("encryptedData") or {}
+    if not isinstance(data, dict) or key not in data:
+        raise NotFound(f"sealed secret {namespace}/{name} has no key {key}: nothing removed")
+    return doc
 
 
 def _references(edge: dict[str, Any] | None) -> set[str] | None:

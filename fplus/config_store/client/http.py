@@ -174,6 +174,13 @@ class ConfigStoreClient(AuthApi):
         )
         return strip_etag(resp.headers.get("ETag"))
 
+    def put_config_as(self, authorization: str, app: str, obj: str, value: Any) -> None:
+        """Create or replace an entry as the caller whose ``Authorization`` header is given
+        (forwarded as is, never kept): the Config Store checks the caller's own grants, not
+        this client's."""
+        self._t.request("PUT", self._entry(app, obj), body=value, auth=False,
+                        headers={"Authorization": authorization})
+
     def patch_config(
         self, app: str, obj: str, patch: Any, *, if_match: str | None = None
     ) -> str | None:

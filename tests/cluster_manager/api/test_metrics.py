@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
+from fplus.config_store import uuids
 from harness.servers import Api
-from harness.stack import Stack
-from tests.cluster_manager.api.conftest import Cluster, commission
+from harness.stack import Stack, create_cluster, status, wait_for
+from tests.cluster_manager.api.conftest import Cluster, commission, report_edge
 
 
 def sample(text: str, name: str, **labels: str) -> float:
@@ -40,3 +42,39 @@ def test_metrics_count_reconciles_seals_and_bootstraps(stack: Stack, manager: Ap
             sample(before, name, operation="seal", outcome=outcome) == delta, outcome
     assert sample(text, "cluster_manager_bootstrap_total", kind="url", outcome="issued") >= 1
     assert sample(text, "cluster_manager_queue_depth") >= 0
+
+
+def _phases(manager: Api) -> dict[str, float]:
+    text = manager.get("/metrics").text
+    return {phase: sample(text, "cluster_manager_clusters", phase=phase)
+            for phase in ("Failed", "Stale", "Offline", "Online")} | {
+        "late": sample(text, "cluster_manager_edges_stale")}
+
+
+def _truth(stack: Stack, root: Api) -> dict[str, float]:
+    """The same counts from every cluster's status view, as the API shows it."""
+    found = dict.fromkeys(("Failed", "Stale", "Offline", "Online"), 0.0)
+    for cluster in stack.admin.get(f"/v2/app/{uuids.App.EdgeClusterConfiguration}/object").json():
+        phase = root.get(f"/v1/cluster/{cluster}/status").json()["phase"]
+        if phase in found:
+            found[phase] += 1
+    return found | {"late": found["Stale"] + found["Offline"]}
+
+
+def test_clusters_by_phase_and_late_edges_follow_the_fleet(stack: Stack, manager: Api,
+                                                          root: Api) -> None:
+    refused = create_cluster(stack.admin, "metrics-refused", fluxVersion="v9.9.9")
+    wait_for(lambda: (status(stack.admin, refused) or {}).get("phase") == "Failed",
+             what="refused at creation")
+    late, offline = commission(stack, "metrics-late"), commission(stack, "metrics-gone")
+    ago = datetime.now(UTC) - timedelta(minutes=5)  # past the 90 s stale threshold
+    report_edge(stack, late, lastSeen=ago.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    report_edge(stack, offline, lastSeen=(ago - timedelta(hours=1)).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"))
+
+    def agree() -> dict[str, float] | None:  # the counts are recomputed every 15 s at most
+        shown, truth = _phases(manager), _truth(stack, root)
+        return shown if shown == truth else None
+    shown = wait_for(agree, timeout=40, what="/metrics agreeing with the status views")
+    assert shown["Failed"] >= 1 and shown["Stale"] >= 1 and shown["Offline"] >= 1
+    assert shown["late"] >= 2

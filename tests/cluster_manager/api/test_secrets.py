@@ -79,11 +79,15 @@ def test_scopes(stack: Stack, root: Api, bootstrapped: Cluster, scope: str,
 
 
 def test_dryrun_writes_nothing(stack: Stack, root: Api, bootstrapped: Cluster) -> None:
+    assert root.put(secret_url(bootstrapped.uuid, name="dry-held"), data=b"v").status_code == 204
     before = head(stack, bootstrapped.uuid)
     for query in ("?dryrun", "?dryrun=true", "?dryrun=false"):  # presence counts, as ACS
         assert root.put(secret_url(bootstrapped.uuid, name="dry") + query,
                         data=b"").status_code == 204
-        assert root.delete(secret_url(bootstrapped.uuid, name="dry") + query).status_code == 204
+        assert root.delete(secret_url(bootstrapped.uuid, name="dry-held") + query
+                           ).status_code == 204
+        r = root.delete(secret_url(bootstrapped.uuid, name="dry") + query)  # never sealed
+        assert r.status_code == 404 and "no sealed secret app/dry" in r.json()["error"]
     assert head(stack, bootstrapped.uuid) == before
 
 
@@ -98,8 +102,18 @@ def test_delete_key_then_file(stack: Stack, root: Api, bootstrapped: Cluster) ->
     assert root.delete(secret_url(bootstrapped.uuid, name="del", key="b")).status_code == 204
     assert sealed_doc(stack, bootstrapped.uuid, "app", "del") is None
     before = head(stack, bootstrapped.uuid)
-    assert root.delete(secret_url(bootstrapped.uuid, name="del", key="b")).status_code == 204
-    assert head(stack, bootstrapped.uuid) == before  # nothing to delete: no commit
+    r = root.delete(secret_url(bootstrapped.uuid, name="del", key="b"))
+    assert r.status_code == 404, r.text  # nothing to delete: said so, and no commit
+    assert r.json()["error"] == "no sealed secret app/del in the cluster's repo: nothing removed"
+    assert root.put(secret_url(bootstrapped.uuid, name="del", key="c"), data=b"c"
+                    ).status_code == 204
+    before = head(stack, bootstrapped.uuid)
+    r = root.delete(secret_url(bootstrapped.uuid, name="del", key="gone"))
+    assert r.status_code == 404, r.text
+    assert r.json()["error"] == "sealed secret app/del has no key gone: nothing removed"
+    assert head(stack, bootstrapped.uuid) == before
+    assert list(sealed_doc(stack, bootstrapped.uuid, "app", "del")["spec"]["encryptedData"]) \
+        == ["c"]
 
 
 def test_listing_shows_names_and_keys_never_values(root: Api, bootstrapped: Cluster) -> None:
@@ -183,7 +197,7 @@ def test_bad_input_is_400_and_nothing_written(stack: Stack, root: Api, bootstrap
     assert r.status_code == 400, r.text
     assert r.json()["error"]
     assert root.delete(secret_url(bootstrapped.uuid, ns, name, key) + query).status_code in \
-        (400, 204 if query else 400)
+        ((400, 404) if query else (400,))
     assert head(stack, bootstrapped.uuid) == before
 
 

@@ -71,7 +71,7 @@ def test_delete_removes_the_record(escrow_stack: Stack, root_api: Api) -> None:
     assert [(s["namespace"], s["name"]) for s in listing(root_api, cluster.uuid)] == \
         [("app", "kept")]
     assert set(rows(escrow_stack, cluster.uuid)) == {("app", "kept", "a")}
-    assert root_api.delete(url).status_code == 204  # nothing left to delete: still fine
+    assert root_api.delete(url).status_code == 404  # nothing left to delete: said so
     put(root_api, cluster.uuid, "app", "gone", "a")  # and sealing it again records it again
     assert ("app", "gone", "a") in rows(escrow_stack, cluster.uuid)
 

@@ -97,6 +97,14 @@ def test_new_key_pair_reseals_every_escrowed_key_in_one_commit(
             for e in entries.values()} == {(fingerprint(new_key), True, False)}
     assert {r[1] for r in rows(escrow_stack, cluster.uuid).values()} == {fingerprint(new_key)}
 
+    audit = root_api.get("/v1/audit", params={"cluster": cluster.uuid, "limit": "1000"}).json()
+    resealed = [e for e in audit["entries"] if e["action"] == "secret.reseal"]
+    assert sorted(e["target"]["name"] for e in resealed) == sorted(
+        "/".join(place) for place in values)  # one row per key re-sealed, in the one pass
+    assert {(e["principal"]["name"], e["status"], e["outcome"], e["target"]["kind"])
+            for e in resealed} == {("cluster-manager", 0, "ok", "secret")}
+    assert not any(value.decode("latin-1") in repr(audit) for value in values.values())
+
 
 def test_without_escrow_nothing_is_resealed_and_all_keys_need_reposting(
         plain_stack: Stack) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from harness.servers import Api
 from harness.stack import Stack, wait_for
+from tests.cluster_manager.api.test_metrics import sample
 from tests.cluster_manager.escrow.conftest import (
     approve,
     bootstrap,
@@ -59,3 +60,6 @@ def test_a_spoiled_row_does_not_stop_other_clusters(faulty_stack: Stack) -> None
         lambda: (s := api.get(f"/v1/cluster/{first.uuid}/status").json().get("secrets", {}))
         .get("error") and s, timeout=15, what="the spoiled cluster's re-seal error")
     assert "EnvelopeError" in spoiled_status["error"] and spoiled_status["pending"] > 0
+    # /metrics counts the keys waiting for a re-seal: the spoiled cluster's, no other's
+    assert sample(api.get("/metrics").text, "cluster_manager_reseals_pending") == \
+        spoiled_status["pending"]

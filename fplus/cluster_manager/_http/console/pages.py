@@ -14,11 +14,12 @@ from werkzeug.wrappers import Response  # what redirect() answers; flask's is a 
 from fplus.bootstrap.command import bootstrap_command
 from fplus.config_store import uuids
 
+from ...model.apps_and_roles import CONFIG_APP
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
 from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
-from ...services.errors import ApiError, Conflict, Unauthorized
+from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import can_view, require, require_view, services
 from .deployment_view import cluster_deployments, parse_values
@@ -31,6 +32,7 @@ from .session import (
     set_cookie,
     signed_in,
 )
+from .timeline import iso, timeline
 
 bp = Blueprint("console", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
@@ -202,6 +204,19 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
+def display_name(cluster: str, status: dict[str, Any]) -> str:
+    """The cluster's name: as commissioned, else as requested (a configuration refused at
+    creation, or not yet seen by the reconciler), else its uuid."""
+    refused = status.get("refused")
+    for spec in (status.get("spec"), refused.get("spec") if isinstance(refused, dict) else None):
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if isinstance(name, str) and name:
+            return name
+    config = services().cs.get_config(CONFIG_APP, cluster)
+    name = config.get("name") if isinstance(config, dict) else None
+    return name if isinstance(name, str) and name else cluster
+
+
 def cluster_page(cluster: str, **extra: Any) -> str:
     """The cluster's page; ``extra``: a form's refusal and what was typed, or a result."""
     status = status_view(cluster)
@@ -209,24 +224,38 @@ def cluster_page(cluster: str, **extra: Any) -> str:
     can_seal = _may(uuids.EdgePerm.Secrets, cluster)
     secrets = services().secrets.listing(cluster) if can_seal and status.get("ready") else None
     return render_template("cluster.html", cluster=cluster, status=status,
-                           name=(status.get("spec") or {}).get("name") or cluster,
+                           name=display_name(cluster, status),
                            can_manage=can_manage, can_seal=can_seal, secrets=secrets,
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,
                            deploys=cluster_deployments(cluster),
-                           history=_history(cluster), **extra)
+                           **_history(cluster), **extra)
 
 
-HISTORY = 20
-"""Audit rows the cluster page shows."""
-
-
-def _history(cluster: str) -> list[dict[str, Any]] | None:
-    """The cluster's newest audit rows, if the user may read them (Edge.Perm.Audit)."""
+def _history(cluster: str) -> dict[str, Any]:
+    """The cluster's timeline (``history``: audit rows, phases reached and commits, newest
+    first; ``commits_unreadable``), if the user may read it (Edge.Perm.Audit)."""
     log = services().audit
     if log is None or not _may(uuids.EdgePerm.Audit, cluster):
-        return None
-    return log.page(cluster=cluster, limit=HISTORY)[0]
+        return {"history": None}
+    items, readable = timeline(cluster, log, services().secrets.repos)
+    return {"history": items, "commits_unreadable": not readable}
+
+
+@bp.get("/cluster/<cluster:cluster>/commit/<sha>")
+@signed_in
+def commit(cluster: str, sha: str) -> str:
+    """One commit of the cluster's repo: its message, author, time and the files it changed
+    (never their content); Edge.Perm.Audit, as the timeline linking here."""
+    require_view(cluster, g.console.authorization)
+    require(uuids.EdgePerm.Audit, cluster, g.console.authorization)
+    found = services().secrets.repos.commit(cluster, sha)
+    if found is None:
+        raise NotFound(f"{sha[:64]} is not a commit of this cluster's repo")
+    status = status_view(cluster)
+    return render_template("commit.html", cluster=cluster, commit=found,
+                           when=iso(found.time),
+                           name=display_name(cluster, status))
 
 
 @bp.get("/cluster/<cluster:cluster>")
@@ -279,7 +308,7 @@ def redeploy(cluster: str) -> Response:
 @signed_in
 def delete(cluster: str) -> Response | tuple[str, int]:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
-    name = (status_view(cluster).get("spec") or {}).get("name") or cluster
+    name = display_name(cluster, status_view(cluster))
     if request.form.get("confirm", "").strip() != name:
         return cluster_page(cluster, delete_error=f"Type {name} to confirm."), 422
     services().clusters.delete(cluster, force=bool(request.form.get("force")))
