@@ -94,8 +94,12 @@ class GiteaClient:
     # -- repositories ----------------------------------------------------------------------
 
     def repo(self, owner: str, name: str) -> dict[str, Any] | None:
-        """The repo ``owner/name`` (None: there is none)."""
-        return self.call("GET", f"/repos/{owner}/{name}", missing_ok=True)
+        """The repo ``owner/name`` (None: there is none; Gitea's answer for a name it keeps
+        as a redirect to a renamed repo is that other repo, and counts as none)."""
+        found = self.call("GET", f"/repos/{owner}/{name}", missing_ok=True)
+        if found is None or str(found.get("name", "")).lower() != name.lower():
+            return None
+        return found
 
     def create_org_repo(self, org: str, name: str, description: str) -> dict[str, Any]:
         """An empty private repo in ``org`` whose default branch is ``main``."""
