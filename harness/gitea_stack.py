@@ -32,12 +32,14 @@ class GiteaStack:
 
 
 def manager_process(data_dir: Path, store_url: str, gitea: Gitea, token: str | None,
-                    *extra: str, org: str = ORG) -> ServiceProcess:
-    """A ``cluster-manager serve`` on Gitea, seeded first, the token in its environment
-    (none: ``token`` None); ``--git`` names a port nothing answers on."""
+                    *extra: str, org: str = ORG, seed: bool = True) -> ServiceProcess:
+    """A ``cluster-manager serve`` on Gitea, seeded first (unless not ``seed``: one that
+    is to stop before it logs in), the token in its environment (none: ``token`` None);
+    ``--git`` names a port nothing answers on."""
     settings = {TOKEN_ENV: token} if token is not None else {}
     return ServiceProcess(data_dir, module="fplus.cluster_manager.cli", admin_password=None,
-                          seed_from=store_url, settings=settings, log_level="INFO",
+                          seed_from=store_url if seed else None, settings=settings,
+                          log_level="INFO",
                           extra_args=("--config-store", store_url, "--git",
                                       "http://127.0.0.1:9", "--git-provider", "gitea",
                                       "--gitea-url", gitea.url, "--gitea-org", org,

@@ -219,6 +219,8 @@ class GiteaRepos(ClusterRepos):
                       key=lambda pair: pair[0])
         grace_ms = self.settings.rotation_grace * 1000
         for (_, older), (successor_ms, successor) in itertools.pairwise(made):
+            # to the second: a successor used within the second it was made counts as
+            # unused (its predecessor then waits out the grace period)
             used = successor.get("last_used_at", "") > successor.get("created_at", "")
             if used or now_ms - successor_ms >= grace_ms:
                 self.client.delete_token(user, password, int(older["id"]))
