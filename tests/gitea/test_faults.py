@@ -103,6 +103,14 @@ def test_a_repo_name_someone_else_holds_is_refused_naming_the_holder(
     assert user.status_code == 404
 
 
+def test_the_gitea_token_is_in_no_log_and_on_no_command_line(faults: Host) -> None:
+    logs = "".join(p.read_text(errors="replace") for p in faults.stack.root.glob("*.log"))
+    assert "Cluster Manager listening" in logs and faults.gitea.token not in logs
+    pid = faults.stack.manager.proc.pid  # type: ignore[union-attr]
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    assert "--gitea-url" in argv and faults.gitea.token not in argv
+
+
 def test_gitea_down_at_start_then_commissioning_completes_once_it_answers(
         tmp_path: Path) -> None:
     gitea = start_gitea(tmp_path / "gitea")

@@ -196,3 +196,4 @@ def test_teardown_moves_the_repo_aside_revokes_flux_and_frees_the_name(
     again = commission(host, "prov-g")  # the name is free again: a new, empty repo
     assert again != cluster
     assert host.head(again, "prov-g") == (status(host.admin, again) or {}).get("commit")
+
