@@ -120,11 +120,6 @@ class GiteaClient:
         self.call("PUT", f"/repos/{owner}/{repo}/collaborators/{user}", ok=(204,),
                   json={"permission": permission})
 
-    def collaborator_permission(self, owner: str, repo: str, user: str) -> str:
-        """``user``'s permission on the repo (``none``, ``read``, ``write``, ``admin`` …)."""
-        found = self.call("GET", f"/repos/{owner}/{repo}/collaborators/{user}/permission")
-        return str(found.get("permission", "none"))
-
     # -- users and their tokens ------------------------------------------------------------
 
     def user(self, name: str) -> dict[str, Any] | None:
