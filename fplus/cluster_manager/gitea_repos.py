@@ -26,6 +26,7 @@ from typing import Any
 
 from .cluster_repos import ClusterRepos, RepoTaken
 from .gitea_api import GiteaClient, GiteaError
+from .gitrepo import ChangeSet, WriteResult
 from .model.settings import GITEA, SHARED_REPO_NAMES, Settings
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,7 @@ class GiteaRepos(ClusterRepos):
         self._name_of = name_of
         self._names: dict[str, str] = dict(SHARED_REPO_NAMES)
         self._checked = False
+        self._shared_made: set[str] = set()
         self._names_lock = threading.Lock()
 
     # -- the seam --------------------------------------------------------------------------
@@ -156,6 +158,14 @@ class GiteaRepos(ClusterRepos):
         token = self.client.create_token(user, password, f"flux-{now_ms}", READER_SCOPES)
         self._prune_tokens(user, password, now_ms)
         return user, token
+
+    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
+        """As :meth:`ClusterRepos.write`; a shared repo is made first if this process has
+        not made sure of it yet (an import may come before the leader made them)."""
+        if cluster in SHARED_REPO_NAMES and cluster not in self._shared_made:
+            self.create(cluster, SHARED_REPO_NAMES[cluster])
+            self._shared_made.add(cluster)
+        return super().write(cluster, changes, message)
 
     # -- helpers -----------------------------------------------------------------------
 

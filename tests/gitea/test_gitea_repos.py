@@ -39,11 +39,12 @@ class GoesAway(requests.Session):
 
 
 def repos_on(gitea: Gitea, tmp_path: Path, session: requests.Session | None = None,
-             names: dict[str, str] | None = None, **settings: Any) -> GiteaRepos:
+             names: dict[str, str] | None = None, org: str = ORG,
+             **settings: Any) -> GiteaRepos:
     """GiteaRepos on the real Gitea; ``names``: the clusters' recorded names."""
     config = Settings(config_store_url="http://127.0.0.1:9", git_url="http://127.0.0.1:9",
                       data_dir=tmp_path, git_provider=GITEA, gitea_url=gitea.url,
-                      gitea_org=ORG, **settings)
+                      gitea_org=org, **settings)
     client = GiteaClient(gitea.url, gitea.token, session=session)
     return GiteaRepos(config, client, gitea.token, (names or {}).get)
 
@@ -132,3 +133,15 @@ def test_an_older_flux_token_stays_for_the_grace_period_and_goes_once_its_succes
     assert not pulls(first)  # its successor was used
     assert pulls(second) and pulls(third)
     assert not pulls(gitea.token[:-4] + "0000")
+
+
+def test_a_write_to_a_shared_repo_before_the_leader_made_it_makes_it(
+        gitea: Gitea, tmp_path: Path) -> None:
+    charts = next(iter(SHARED_REPO_NAMES))
+    written = repos_on(gitea, tmp_path, org="early-import-org").write(
+        charts, ChangeSet(writes={"chart/Chart.yaml": "name: chart\n"}), "Import chart")
+    repo = gitea.api().get(f"{gitea.url}/api/v1/repos/early-import-org/"
+                           f"{SHARED_REPO_NAMES[charts]}", timeout=30).json()
+    assert repo["description"] == marker(charts) and repo["private"] is True
+    url = gitea.clone_url("early-import-org", SHARED_REPO_NAMES[charts])
+    assert run_git("ls-remote", url, "refs/heads/main").stdout.split()[0] == written.commit
