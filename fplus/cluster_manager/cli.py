@@ -48,7 +48,7 @@ from fplus.serving.tls import (  # noqa: E402
 )
 
 from .audit import schema as audit_schema  # noqa: E402
-from .commands import backup, escrow_keys, imports  # noqa: E402
+from .commands import backup, escrow_keys, git_provider, imports  # noqa: E402
 from .commands.serve_worker import Plan, build  # noqa: E402
 from .commands.up import Addresses, EdgeOptions, up  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402
@@ -148,7 +148,8 @@ def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
     return Settings(
         config_store_url=args.config_store, git_url=args.git, data_dir=args.data_dir,
         git_repos=args.git_repos, git_internal_url=args.git_internal,
-        organisation=args.organisation,
+        organisation=args.organisation, git_provider=args.git_provider,
+        gitea_url=args.gitea_url, gitea_org=args.gitea_org, gitea_teardown=args.gitea_teardown,
         edge_config_store_url=args.edge_config_store, edge_sync_image=args.edge_sync_image,
         workers=args.workers, backoff_initial=args.backoff,
         external_url=args.external_url or f"{scheme(tls)}://{args.host}:{args.port}",
@@ -196,6 +197,7 @@ def _serve(args: argparse.Namespace) -> None:
     if settings.air_gapped and settings.flux_install_file is None:
         raise SystemExit(f"{PROG}: --air-gapped needs --flux-install-file (a `flux install "
                          "--export` whose images your edges' registry serves)")
+    gitea_token = git_provider.gitea_token(args, settings, PROG, ca_file)
     listener = bind_port(args.host, args.port, PROG)
     url = settings.config_store_url.rstrip("/")
     keyring = escrow_keys.keyring_of(args, PROG)
@@ -206,10 +208,10 @@ def _serve(args: argparse.Namespace) -> None:
     cs, service = _connect(url, login)
     plan = Plan(settings, login, ca_file, keyring, Groups.from_service_config(service),
                 new_identity(), args.reseal_interval, origins,
-                functools.partial(_lease, settings))
+                functools.partial(_lease, settings), gitea_token)
     with cs:
         print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
-              f"(Config Store {settings.config_store_url}, Git {settings.git_url}, "
+              f"(Config Store {settings.config_store_url}, Git {git_provider.where(settings)}, "
               f"database {db.description}, identity {plan.identity}, secret escrow "
               f"{'on' if keyring is not None else 'off'})", flush=True)
         warn_if_seeded(login, PROG)
@@ -280,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(e.g. a Kubernetes Service where edges use an Ingress)")
     run.add_argument("--git-repos", type=Path,
                      help="the Git server's repos directory, if on this machine")
+    git_provider.add_options(run)
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8700)
     run.add_argument("--organisation", default="ACS", help="Sparkplug group prefix")

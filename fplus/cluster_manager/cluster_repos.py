@@ -1,7 +1,14 @@
 """Where each cluster's repo lives: straight into the Git server's bare repos when they are on
 this machine, otherwise through the remote writer over HTTP. The Git mechanics are
 :mod:`fplus.cluster_manager.gitrepo`'s, where a repo lives on disk :mod:`fplus.barerepo`'s;
-this only maps a cluster uuid to its repo."""
+this only maps a cluster uuid to its repo.
+
+This is also the Git provider seam: commissioning and teardown call :meth:`claim`,
+:meth:`create`, :meth:`revoke_reader` and :meth:`archive` without knowing who hosts the
+repos. With our Git server (this class) the first three have nothing to do: a repo exists
+because its Git repository configuration entry does, and Flux's access is its Config Store
+principal's. :class:`fplus.cluster_manager.gitea_repos.GiteaRepos` does them through Gitea's
+API."""
 
 from __future__ import annotations
 
@@ -28,6 +35,10 @@ from .gitrepo import (
 from .model.settings import Settings
 
 
+class RepoTaken(ValueError):
+    """The repo a cluster would get is held by something else (nothing was changed)."""
+
+
 class ClusterRepos:
     """Writes, reads and archives cluster repos."""
 
@@ -43,12 +54,23 @@ class ClusterRepos:
         self._remote: dict[str, RemoteRepoWriter] = {}
         self._lock = threading.Lock()
 
+    def claim(self, cluster: str, name: str) -> None:
+        """Refuse (:class:`RepoTaken`) if the repo ``cluster`` would be named ``name`` is
+        held by something else; nothing is made (our server: the name claim suffices)."""
+
+    def create(self, cluster: str, name: str) -> None:
+        """Make the repo and Flux's read access to it (idempotent; our server: the Git
+        repository configuration entry made it)."""
+
+    def revoke_reader(self, cluster: str) -> None:
+        """Flux's access to the repo goes (our server: with its Config Store principal)."""
+
     def _base(self) -> str:
         return (self.settings.git_internal_url or self.settings.git_url).rstrip("/")
 
     def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
         """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""
-        if self.settings.git_repos is not None:
+        if self._on_disk():
             return writer_for(self._local(cluster)).apply(changes, message)
         return self._remote_writer(cluster).apply(changes, message)
 
@@ -56,13 +78,13 @@ class ClusterRepos:
                  keep: Callable[[str], bool] | None = None) -> dict[str, bytes]:
         """Every file under ``prefix`` on the cluster's ``main`` branch (path → content);
         only those whose path ``keep`` accepts, if given (the others are not read)."""
-        if self.settings.git_repos is None:
+        if not self._on_disk():
             return self._remote_writer(cluster).fetch_files(prefix, keep)
         return read_files(self._local(cluster), prefix, keep=keep)
 
     def head(self, cluster: str) -> str | None:
         """The commit the cluster's ``main`` branch is at (None: no repo or no commit yet)."""
-        if self.settings.git_repos is None:
+        if not self._on_disk():
             return self._remote_writer(cluster).remote_head()
         return head(self._local(cluster))
 
@@ -84,13 +106,21 @@ class ClusterRepos:
         assert self.settings.git_repos is not None
         return barerepo.repo_path(self.settings.git_repos, cluster)
 
+    def _on_disk(self) -> bool:
+        """True when the repos are written straight into the Git server's directory."""
+        return self.settings.git_repos is not None
+
+    def _remote_url(self, cluster: str) -> str:
+        """Where the remote writer fetches and pushes the repo of ``cluster``."""
+        return f"{self._base()}/uuid/{cluster}"
+
     def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
+        url = self._remote_url(cluster)
         with self._lock:
             writer = self._remote.get(cluster)
-            if writer is None:
+            if writer is None or writer.url != url:
                 writer = self._remote[cluster] = RemoteRepoWriter(
-                    f"{self._base()}/uuid/{cluster}", self._cache_dir() / cluster,
-                    self._auth[0], self._auth[1])
+                    url, self._cache_dir() / cluster, self._auth[0], self._auth[1])
             return writer
 
     def _cache_dir(self) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import atexit
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fplus.config_store.client import Access, ConfigStoreClient
@@ -20,14 +20,16 @@ from fplus.serving.login import ServiceCredentials
 from .._http.app import create_app
 from .._http.context import ApiServices
 from ..audit import AuditLog, OwnChanges
-from ..cluster_repos import ClusterRepos
 from ..db import Database, open_database
 from ..escrow import Escrow, Keyring, SealedKeys
+from ..gitea_repos import GiteaRepos, open_repos
 from ..keypin import KeyPins
 from ..leader import in_turn, make_elector
 from ..metrics import Metrics
+from ..model.apps_and_roles import STATUS_APP
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
+from ..model.setup_status import SetupStatus
 from ..reconcile.cluster_rollouts import RolloutLoop
 from ..reconcile.desired_state import DesiredState
 from ..reconcile.job import Env, Groups
@@ -63,6 +65,8 @@ class Plan:
     origins: list[str]
     lease: Callable[[Database], Any]
     """The leader lease on a database (None: election off), as the master checked it."""
+    gitea_token: str | None = field(default=None, repr=False)
+    """The operator's Gitea token (``--git-provider gitea``; never shown)."""
 
 
 def build(plan: Plan) -> Served:
@@ -74,7 +78,9 @@ def build(plan: Plan) -> Served:
     credentials = ServiceCredentials(plan.login, "cluster-manager")  # re-read at each login
     cs = ConfigStoreClient(settings.config_store_url.rstrip("/"), credentials=credentials,
                            login_refused=credentials.refused)
-    repos = ClusterRepos(settings, plan.login.user, plan.login.password, plan.ca_file)
+    repos = open_repos(settings, plan.login.user, plan.login.password, plan.ca_file,
+                       plan.gitea_token,
+                       lambda cluster: SetupStatus.parse(cs.get_config(STATUS_APP, cluster)).name)
     metrics = Metrics()
     claims = NameClaims(cs)
     keys = SealingKeys(KeyPins(db))
@@ -111,7 +117,9 @@ def build(plan: Plan) -> Served:
                               with_credentials=not settings.public_bootstrap,
                               rotation_grace=settings.rotation_grace,
                               edge_ca=settings.edge_ca,
-                              reach=reach_urls(settings.git_url, settings.edge_store_url,
+                              git_reader=(repos.mint_reader
+                                          if isinstance(repos, GiteaRepos) else None),
+                              reach=reach_urls(settings.git_reach_url, settings.edge_store_url,
                                                settings.edge_sync_image,
                                                settings.air_gapped,
                                                settings.flux_install_file is not None)),

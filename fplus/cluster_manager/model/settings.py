@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fplus.config_store import uuids
+
+OURS, GITEA = "ours", "gitea"
+GIT_PROVIDERS = (OURS, GITEA)
+"""Who hosts the repos: our Git server (driven by the Config Store's Git repository
+entries), or a Gitea through its REST API (:mod:`fplus.cluster_manager.gitea_repos`)."""
+SHARED_REPO_NAMES = {uuids.Shared.HelmChartsRepo: "helm-charts",
+                     uuids.Shared.FluxSystemRepo: "flux-system"}
+"""The shared repos' names (the last part of their Git repository entries' paths)."""
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -19,6 +29,15 @@ class Settings:
     git_internal_url: str | None = None
     """Base URL this service writes repos through, when not ``git_url`` (an in-cluster
     Service address where edges use an Ingress). Unused with ``git_repos``."""
+    git_provider: str = OURS
+    """``ours`` or ``gitea`` (:data:`GIT_PROVIDERS`)."""
+    gitea_url: str | None = None
+    """The Gitea's base URL, as edges and this service reach it (``gitea`` only)."""
+    gitea_org: str = "edge-clusters"
+    """The Gitea organisation holding the cluster and shared repos."""
+    gitea_teardown: str = "archive"
+    """What a teardown does to a Gitea repo: ``archive`` (renamed aside, read-only) or
+    ``delete``."""
     organisation: str = "ACS"
     """Prefix of Sparkplug group ids: ``<organisation>-<cluster name>``."""
     edge_config_store_url: str | None = None
@@ -69,6 +88,20 @@ class Settings:
     """Seconds between a leader's renewals."""
     lease_retry: float = 2.0
     """Seconds between a standby's attempts to take the lease."""
+
+    def repo_url(self, repo: str, name: str) -> str:
+        """The URL edges clone the repo ``repo`` (a cluster's or shared repo's uuid, its
+        repo named ``name``) from."""
+        if self.git_provider == GITEA and self.gitea_url:
+            return f"{self.gitea_url.rstrip('/')}/{self.gitea_org}/{name}.git"
+        return f"{self.git_url.rstrip('/')}/uuid/{repo}"
+
+    @property
+    def git_reach_url(self) -> str:
+        """What a bootstrap script checks the edge reaches before it changes anything."""
+        if self.git_provider == GITEA and self.gitea_url:
+            return f"{self.gitea_url.rstrip('/')}/api/healthz"
+        return f"{self.git_url.rstrip('/')}/ping"
 
     @property
     def database(self) -> str:

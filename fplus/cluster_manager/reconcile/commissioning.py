@@ -10,19 +10,22 @@ cluster API's request for it changes, and again with back-off when it raised.
 1. :func:`validate` — keys and DNS-1123 names; the name is the one the cluster was
    commissioned under.
 2. :func:`render` — the repo's files from the Flux template (and the chart, if named).
-3. :func:`claim_name` — the name, claimed atomically
+3. :func:`claim_repo` — the repo the name gives is free or already this cluster's (on a
+   Gitea a repo of that name may exist already: held by another, it is refused, naming it).
+4. :func:`claim_name` — the name, claimed atomically
    (:mod:`fplus.cluster_manager.model.name_claims`): one cluster per name however entries and
    API calls interleave.
-   A refusal in 1 to 3 is recorded as phase ``Failed`` with the refused entry kept apart from
+   A refusal in 1 to 4 is recorded as phase ``Failed`` with the refused entry kept apart from
    the accepted ``spec``; nothing is created, and it is not retried until the entry changes.
-4. :func:`sparkplug_address` — ``{group_id: <organisation>-<name>}``.
-5. :func:`accounts` — one principal per edge role with its grants (found by name again
+5. :func:`sparkplug_address` — ``{group_id: <organisation>-<name>}``.
+6. :func:`accounts` — one principal per edge role with its grants (found by name again
    after a crash, so never duplicated).
-6. :func:`git_config` — the Git repository configuration entry (the repo then exists on
-   the Git server) and the repo group membership.
-7. :func:`repository` — the rendered files committed (no commit when nothing changed,
+7. :func:`git_config` — the Git repository configuration entry (the repo then exists on
+   the Git server) and the repo group membership; the repo host's own part (on a Gitea:
+   the repo, Flux's user and its read access).
+8. :func:`repository` — the rendered files committed (no commit when nothing changed,
    unless the cluster API asked for a redeploy: then a new revision regardless).
-8. :func:`ready` — ``ready: true`` with the commit and the self-link.
+9. :func:`ready` — ``ready: true`` with the commit and the self-link.
 
 Each step is idempotent and returns what it did as a setup status patch; the patches are
 recorded together with readiness (or, when a step fails, as far as they got), so a restart
@@ -162,6 +165,11 @@ def _check_central_repos(job: Job, env: Env, template: object) -> str | None:
     return flux
 
 
+def claim_repo(job: Job, env: Env) -> None:
+    """The cluster's repo is not held by anything else (a ``ValueError`` naming the holder)."""
+    env.repos.claim(job.cluster, job.spec["name"])
+
+
 def claim_name(job: Job, env: Env) -> None:
     """The name, claimed for this cluster (:class:`InvalidConfig` if another holds it)."""
     holder = env.claims.claim(job.spec["name"], job.cluster, fresh=job.status.name is None)
@@ -202,6 +210,7 @@ def git_config(job: Job, env: Env) -> None:
     env.cs.put_config(uuids.App.GitRepoConfig, job.cluster,
                       {"path": f"{env.groups.repo_path}/{job.spec['name']}"})
     env.cs.add_member(env.groups.cluster, job.cluster)
+    env.repos.create(job.cluster, job.spec["name"])
 
 
 def repository(job: Job, env: Env) -> None:
@@ -221,7 +230,7 @@ def ready(job: Job, env: Env) -> Patch:
     return patch
 
 
-CHECKS: tuple[Callable[[Job, Env], None], ...] = (validate, render, claim_name)
+CHECKS: tuple[Callable[[Job, Env], None], ...] = (validate, render, claim_repo, claim_name)
 """Before anything is created: a refusal here is recorded as ``Failed``."""
 STEPS: tuple[Step, ...] = (sparkplug_address, accounts, git_config, repository, ready)
 """The work, in order."""

@@ -33,6 +33,15 @@ class RepoStore(Protocol):
     def archive(self, cluster: str) -> None:
         """Move the cluster's repo aside (a missing repo is fine)."""
 
+    def claim(self, cluster: str, name: str) -> None:
+        """Refuse (a ``ValueError``) if the repo named ``name`` is held by something else."""
+
+    def create(self, cluster: str, name: str) -> None:
+        """Make the repo and Flux's read access to it, where the Git host needs that."""
+
+    def revoke_reader(self, cluster: str) -> None:
+        """Flux's access to the repo goes, where the Git host keeps it apart."""
+
 
 @dataclass(frozen=True)
 class Groups:

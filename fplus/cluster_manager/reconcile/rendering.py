@@ -20,7 +20,7 @@ from fplus.templating import render
 from ..formats.manifest_yaml import render_documents
 from ..gitrepo import ChangeSet
 from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX_SECRET
-from ..model.settings import Settings
+from ..model.settings import SHARED_REPO_NAMES, Settings
 
 CLUSTER_DIR = "edo/cluster"
 EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
@@ -73,9 +73,11 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
         "uuid": uuid,
         "name": config["name"],
         "namespace": config["namespace"],
-        "url": {"self": f"{settings.git_url.rstrip('/')}/uuid/{uuid}",
-                "helm_charts": f"{settings.git_url.rstrip('/')}/uuid/{HELM_CHARTS_REPO}",
-                "flux_system": f"{settings.git_url.rstrip('/')}/uuid/{FLUX_SYSTEM_REPO}",
+        "url": {"self": settings.repo_url(uuid, config["name"]),
+                "helm_charts": settings.repo_url(HELM_CHARTS_REPO,
+                                                 SHARED_REPO_NAMES[HELM_CHARTS_REPO]),
+                "flux_system": settings.repo_url(FLUX_SYSTEM_REPO,
+                                                 SHARED_REPO_NAMES[FLUX_SYSTEM_REPO]),
                 "config_store": settings.edge_store_url},
         "edge_sync": {"image": settings.edge_sync_image,
                       "credentials_secret": EDGE_SYNC_SECRET},

@@ -10,6 +10,7 @@ import threading
 from fplus.config_store import uuids
 
 from ..gitrepo import ChangeSet
+from ..model.settings import SHARED_REPO_NAMES
 from .job import RepoStore
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ def ensure_shared_repos(repos: RepoStore, stop: threading.Event,
     while not stop.is_set():
         for repo, readme in list(pending.items()):
             try:
+                repos.create(repo, SHARED_REPO_NAMES[repo])
                 repos.write(repo, ChangeSet(writes={"README.md": readme}), "Shared repo")
             except Exception as exc:  # any failure is retried, and said
                 log.warning("shared repo %s is not ready (%s: %s); retrying in %.0f s",

@@ -14,11 +14,13 @@ as it happens, so a restart resumes where it stopped; nothing is left behind.
    a forced delete, or the edge never reported at all. The wait is a requeue, not a held
    worker.
 5. :func:`revoke_accounts` — the edge principals (recorded ones by uuid, then any a crash left
-   behind under the cluster's name), so Flux and Edge Sync lose their access only now.
+   behind under the cluster's name), and Flux's account on the repo host where it has its
+   own (Gitea), so Flux and Edge Sync lose their access only now.
 6. :func:`remove_entries` — Git config, repo group membership, Sparkplug address, the edge's
    status and the cluster API's request entry.
 7. :func:`release_name` — the name claim, so the name can be used again.
-8. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed).
+8. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed; on a
+   Gitea archived under another name, or deleted if so configured).
 9. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working (and its
    pinned sealing key is forgotten).
 10. :func:`remove_cluster` — last: the Edge cluster object, and the setup status with it.
@@ -124,6 +126,7 @@ def revoke_accounts(job: Job, env: Env) -> None:
         if principal:
             _remove_account(env, role, principal, job.status.name)
             record(job, env, SetupStatus.account_patch(role, None))
+    env.repos.revoke_reader(job.cluster)
     if job.status.name is None:
         return
     for role in ROLES:

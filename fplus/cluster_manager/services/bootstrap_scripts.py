@@ -28,7 +28,7 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.templating import TemplateError, render
 
 from ..formats.flux_export import FluxExport, FluxExportError, read_flux_export
-from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX_SECRET, FLUX_VERSION, ROLES
+from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX, FLUX_SECRET, FLUX_VERSION, ROLES
 from ..model.setup_status import SetupStatus
 from .errors import NotFound, Unavailable
 from .followed_entry import FollowedEntry
@@ -53,7 +53,7 @@ def image_registry(image: str) -> str:
     return "https://registry-1.docker.io/v2/"
 
 
-def reach_urls(git_url: str, config_store_url: str, edge_sync_image: str,
+def reach_urls(git_check: str, config_store_url: str, edge_sync_image: str,
                air_gapped: bool, flux_embedded: bool = False) -> dict[str, str]:
     """The ``reach`` context of the Bootstrap script: what it checks the edge can reach
     before changing anything (registries only when not air-gapped; Flux's release URL
@@ -61,7 +61,7 @@ def reach_urls(git_url: str, config_store_url: str, edge_sync_image: str,
     download = [] if flux_embedded else [FLUX_INSTALL_URL]
     registries = [] if air_gapped else list(dict.fromkeys(
         [*download, FLUX_REGISTRY, image_registry(edge_sync_image)]))
-    return {"git": git_url.rstrip("/") + "/ping",
+    return {"git": git_check,
             "config_store": config_store_url.rstrip("/") + "/ping",
             "registries": " ".join(registries)}
 
@@ -83,9 +83,13 @@ class ScriptBuilder:
     def __init__(self, cs: ConfigStoreClient, *, flux_install_file: Path | None = None,
                  wait_timeout: str = "300s", with_credentials: bool = True,
                  rotation_grace: float = 900.0, edge_ca: str | None = None,
-                 reach: dict[str, str] | None = None) -> None:
-        """``reach``: the URLs scripts check first (:func:`reach_urls`; none when absent)."""
+                 reach: dict[str, str] | None = None,
+                 git_reader: Callable[[str], tuple[str, str]] | None = None) -> None:
+        """``reach``: the URLs scripts check first (:func:`reach_urls`; none when absent);
+        ``git_reader``: mints the Flux pull credentials of a cluster (user name, secret) on
+        a Git host other than ours (None: Flux's Config Store principal gets a password)."""
         self.cs = cs
+        self.git_reader = git_reader
         self.reach = reach or {"git": "", "config_store": "", "registries": ""}
         self.edge_ca = edge_ca
         self.rotation_grace = rotation_grace
@@ -194,6 +198,9 @@ class ScriptBuilder:
             principal = setup.account(role).uuid
             if not principal:
                 raise NotFound(f"cluster {cluster} has no {role.key} account yet")
+            if role == FLUX and self.git_reader is not None:
+                secrets[role.secret] = self.git_reader(cluster)
+                continue
             password = self.cs.generate_password(principal,
                                                  previous_valid_for=self.rotation_grace)
             secrets[role.secret] = (role.principal_name(setup.name), password)

@@ -227,3 +227,12 @@ class FakeRepos:
     def archive(self, cluster: str) -> None:
         self.files.pop(cluster, None)
         self.archived.append(cluster)
+
+    def claim(self, cluster: str, name: str) -> None:
+        pass  # our Git server: the name claim suffices
+
+    def create(self, cluster: str, name: str) -> None:
+        pass  # our Git server: the Git repository entry makes the repo
+
+    def revoke_reader(self, cluster: str) -> None:
+        pass  # our Git server: Flux's access is its Config Store principal's
