@@ -8,9 +8,9 @@ password it keeps in the data dir. ``serve`` logs in as that principal (see :fun
 
 from __future__ import annotations
 
-from gevent import monkey
+from fplus.serving.green import patch_all
 
-monkey.patch_all()  # before requests/ssl are imported: the service runs on gevent
+patch_all()  # before requests/ssl are imported: the service runs on gevent
 
 import argparse  # noqa: E402
 import functools  # noqa: E402

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gevent import monkey
+from fplus.serving.green import patch_all
 
-monkey.patch_all()  # before psycopg is imported: it picks a gevent-friendly wait then
+patch_all()  # before psycopg is imported: it picks a gevent-friendly wait then
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402

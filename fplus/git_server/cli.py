@@ -7,9 +7,9 @@ keeps in the data dir. ``serve`` logs in as that principal (see :func:`_login`).
 
 from __future__ import annotations
 
-from gevent import monkey
+from fplus.serving.green import patch_all
 
-monkey.patch_all()  # before requests/ssl are imported: the server runs on gevent
+patch_all()  # before requests/ssl are imported: the server runs on gevent
 
 import argparse  # noqa: E402
 import functools  # noqa: E402

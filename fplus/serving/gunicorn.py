@@ -112,6 +112,10 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
         "timeout": 0, "graceful_timeout": 2, "keepalive": max(1, math.ceil(limits.idle_timeout)),
         "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,
         "loglevel": "warning",
+        # gunicorn's control socket (25.1+) is one path per user ($HOME/.gunicorn/gunicorn.ctl)
+        # that every server of that user would take from the others, and its thread holds a
+        # stop up by seconds under gevent; nothing of ours uses gunicornc.
+        "control_socket_disable": True,
     }
     if tls is not None:
         options |= {"certfile": str(tls.cert), "keyfile": str(tls.key),
