@@ -90,14 +90,14 @@ class ClusterRepos:
 
     def history(self, cluster: str, limit: int = 20) -> list[CommitInfo]:
         """The newest ``limit`` commits of the cluster's ``main`` branch, newest first."""
-        if self.settings.git_repos is None:
+        if not self._on_disk():
             return self._remote_writer(cluster).history(limit)
         return history(self._local(cluster), limit=limit)
 
     def commit(self, cluster: str, sha: str) -> CommitInfo | None:
         """The commit ``sha`` of the cluster's ``main`` branch with the paths it changed
         (None: not a commit of that branch)."""
-        if self.settings.git_repos is None:
+        if not self._on_disk():
             return self._remote_writer(cluster).commit_info(sha)
         return commit_info(self._local(cluster), sha)
 
