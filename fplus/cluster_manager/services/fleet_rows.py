@@ -5,11 +5,14 @@ error and commit (its setup status) and what its edge last said (lastSeen, hosts
 fields its sync rests on). Reading those entry by entry costs a request per cluster; here one
 search per app selects only those fields, so a list of 10,000 clusters costs three requests.
 
-Each search still makes the Config Store read every entry of its app, so once the fleet
-holds :data:`CACHE_FROM` clusters or more the rows are kept for ``ttl`` seconds and shared by
-the requests in between (a write made through this Cluster Manager's API drops them at
-once: :meth:`FleetRows.forget`). A smaller fleet is read afresh for every request, so its list
-always shows the latest write.
+Each search still makes the Config Store read every entry of its app (about 3 s for 10,000
+clusters on a 2-core machine, ``bench/fleet_list.py``), so once the fleet holds
+:data:`CACHE_FROM` clusters or more the rows are kept and shared by the requests that follow,
+for ``ttl`` seconds or three times as long as reading them took, whichever is longer (so the
+list never keeps the Config Store busy more than a third of the time); while one request
+reads them again the others are answered from the rows kept. A write made through this
+Cluster Manager's API drops them at once (:meth:`FleetRows.forget`). A smaller fleet is read
+afresh for every request, so its list always shows the latest write.
 """
 
 from __future__ import annotations
@@ -118,17 +121,29 @@ class FleetRows:
         self.ttl, self.cache_from, self._clock = ttl, cache_from, clock
         self._lock = threading.Lock()
         self._kept: tuple[float, list[FleetRow]] | None = None
+        self._reading = False
+        self._writes = 0  # forget() counts; rows read across a write are not kept
 
     def rows(self) -> list[FleetRow]:
-        """The rows, shared while fresh enough, else read now."""
+        """The rows: shared while fresh enough, and while another request reads them again;
+        else read now."""
         with self._lock:
             kept = self._kept
-        if kept is not None and self._clock() < kept[0]:
-            return kept[1]
-        rows = self.read()
-        with self._lock:
-            self._kept = ((self._clock() + self.ttl, rows)
-                          if len(rows) >= self.cache_from else None)
+            if kept is not None and (self._clock() < kept[0] or self._reading):
+                return kept[1]
+            self._reading = kept is not None
+            writes = self._writes
+        try:
+            started = self._clock()
+            rows = self.read()
+            took = self._clock() - started
+        finally:
+            with self._lock:
+                self._reading = False
+        with self._lock:  # shared for ttl, or three times the read (the store's load bounded)
+            self._kept = ((self._clock() + max(self.ttl, 3 * took), rows)
+                          if len(rows) >= self.cache_from and writes == self._writes
+                          else None)
         return rows
 
     def read(self) -> list[FleetRow]:
@@ -142,3 +157,4 @@ class FleetRows:
         """Drop the shared rows: the next list reads afresh (after a write)."""
         with self._lock:
             self._kept = None
+            self._writes += 1

@@ -25,7 +25,7 @@ from ..context import can_view, services
 from .pages import DONE, bp
 from .session import signed_in
 
-PAGE_SIZE = 50
+PAGE_SIZE = 100
 """Rows per page, unless the address asks for another ``limit`` (1-200)."""
 _FILTERS = ("q", "phase", "sync", "limit")
 
