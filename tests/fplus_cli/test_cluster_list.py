@@ -68,7 +68,7 @@ def test_the_table_shows_sync_an_age_and_the_error(stack: Stack, home: dict[str,
     table = fplus(home, "cluster", "list", "-s", tag).stdout.splitlines()
     assert table[0].split() == ["NAME", "UUID", "PHASE", "SYNC", "LAST", "SEEN", "HOSTS",
                                 "COMMIT", "ERROR"]
-    rows = {line.split()[0]: line for line in table[1:] if line.strip()}
+    rows = {line.split()[0]: line for line in table[2:] if line.strip()}  # [1]: the rule
     assert sorted(rows) == names
     assert re.search(r"Online\s+Synced\s+(\d+s ago|just now)\s", rows[f"{tag}-online"]), \
         rows[f"{tag}-online"]
