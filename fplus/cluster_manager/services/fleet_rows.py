@@ -13,6 +13,10 @@ list never keeps the Config Store busy more than a third of the time); while one
 reads them again the others are answered from the rows kept. A write made through this
 Cluster Manager's API drops them at once (:meth:`FleetRows.forget`). A smaller fleet is read
 afresh for every request, so its list always shows the latest write.
+
+Edge Sync writes the edge entries with the edge's credentials; one the Config Store cannot
+parse is left out of its search, so its cluster is listed as if its edge had not reported
+(its status route answers 502 naming the entry).
 """
 
 from __future__ import annotations
