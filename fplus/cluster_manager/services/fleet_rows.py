@@ -5,7 +5,7 @@ error and commit (its setup status) and what its edge last said (lastSeen, hosts
 fields its sync rests on). Reading those entry by entry costs a request per cluster; here one
 search per app selects only those fields, so a list of 10,000 clusters costs three requests.
 
-Each search still makes the Config Store read every entry of its app (about 3 s for 10,000
+Each search still makes the Config Store read every entry of its app (2-3 s for 10,000
 clusters on a 2-core machine, ``bench/fleet_list.py``), so once the fleet holds
 :data:`CACHE_FROM` clusters or more the rows are kept and shared by the requests that follow,
 for ``ttl`` seconds or three times as long as reading them took, whichever is longer (so the
