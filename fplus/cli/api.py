@@ -105,20 +105,31 @@ class ManagerApi:
 
     # -- clusters ---------------------------------------------------------------------------
 
-    def clusters(self, phase: str | None = None,
-                 selector: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every cluster the caller may see (only those in ``phase`` and whose labels match
-        ``selector``, a Kubernetes selector string, when given), page by page."""
+    def clusters(self, phase: str | None = None, selector: str | None = None, *,
+                 sync: str | None = None, search: str | None = None
+                 ) -> Iterator[dict[str, Any]]:
+        """Every cluster the caller may see, in name order (only those in ``phase``, in sync
+        state ``sync``, whose name holds ``search`` or whose uuid starts with it, and whose
+        labels match ``selector``, a Kubernetes selector string, when given), page by page."""
         after = None
         while True:
-            params = {"limit": "1000", **({"after": after} if after else {}),
-                      **({"phase": phase} if phase else {}),
-                      **({"selector": selector} if selector is not None else {})}
-            page = self.call("GET", "/v1/cluster", params=params).json()
+            page = self.cluster_page(phase, selector, sync=sync, search=search, limit=1000,
+                                     after=after)
             yield from page["clusters"]
             after = page.get("next")
             if not after:
                 return
+
+    def cluster_page(self, phase: str | None = None, selector: str | None = None, *,
+                     sync: str | None = None, search: str | None = None, limit: int = 100,
+                     after: str | None = None) -> dict[str, Any]:
+        """One page of ``GET /v1/cluster?sort=name``: ``{clusters, next, counts, total}``
+        (filters as :meth:`clusters`; ``after``: the ``next`` of the previous page)."""
+        given = {"phase": phase, "selector": selector, "sync": sync, "search": search,
+                 "after": after}
+        params = {"sort": "name", "limit": str(limit),
+                  **{k: v for k, v in given.items() if v is not None}}
+        return _object(self.call("GET", "/v1/cluster", params=params))
 
     def resolve(self, name_or_uuid: str) -> str:
         """The uuid of the cluster named so (a uuid is taken as it is)."""

@@ -14,7 +14,7 @@ import click
 from fplus.bootstrap.command import bootstrap_command
 
 from .api import ApiError, ManagerApi
-from .output import Column, by_name, emit, output_option, quiet_option
+from .output import Column, ago, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 from .watch import watch
@@ -29,14 +29,15 @@ def labels_text(labels: Any) -> str:
 
 LIST_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
-    ("PHASE", lambda c: c.get("phase")), ("LAST SEEN", lambda c: c.get("lastSeen")),
+    ("PHASE", lambda c: c.get("phase")), ("SYNC", lambda c: c.get("syncState")),
+    ("LAST SEEN", lambda c: ago(c.get("lastSeen"))),
     ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12]),
-    ("LABELS", lambda c: labels_text(c.get("labels")))]
+    ("LABELS", lambda c: labels_text(c.get("labels"))), ("ERROR", lambda c: c.get("error"))]
 STATUS_COLUMNS: list[Column] = [
     ("NAME", lambda s: _name(s)), ("UUID", lambda s: s.get("uuid")),
     ("PHASE", lambda s: s.get("phase")), ("SYNC", lambda s: s.get("syncState")),
-    ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: (s.get("edge") or {}).get(
-        "lastSeen")), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
+    ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: ago((s.get("edge") or {}).get(
+        "lastSeen"))), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
     ("COMMIT", lambda s: (s.get("commit") or "")[:12]),
     ("LABELS", lambda s: labels_text(s.get("labels"))), ("ERROR", lambda s: s.get("error"))]
 REACHED = {"ready": ("Ready", "Online", "Stale", "Offline"), "online": ("Online",)}
@@ -96,7 +97,7 @@ def create(name: str, namespace: str, chart: str | None, values_file: str | None
 
 
 def _phase(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """A phase as the API spells it, whatever its case (``failed``: ``Failed``)."""
+    """A phase or sync state as the API spells it, whatever its case (``failed``: ``Failed``)."""
     return value.strip().capitalize() if value else None
 
 
@@ -104,21 +105,44 @@ def _phase(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
 @click.option("--phase", callback=_phase,
               help="only clusters in this phase (Pending, Failed, Provisioning, Ready, Online, "
                    "Stale, Offline, Deleting; any case)")
+@click.option("--sync", callback=_phase,
+              help="only clusters in this sync state (Synced, Progressing, Degraded, Unknown; "
+                   "any case)")
+@click.option("-s", "--search", metavar="TEXT",
+              help="only clusters whose name holds TEXT or whose UUID starts with it")
 @click.option("-l", "--selector", metavar="SELECTOR",
               help="only clusters whose labels match, e.g. 'site=leeds,env in (a,b),!legacy'")
+@click.option("--limit", type=click.IntRange(1, 1000), metavar="N",
+              help="one page of N clusters (the next page's --after is said on stderr)")
+@click.option("--after", metavar="CURSOR", help="with --limit: the page after CURSOR")
 @click.option("-w", "--watch", "follow", is_flag=True,
               help="print the list again whenever it changes (Ctrl-C ends)")
 @click.option("--interval", type=click.FloatRange(min=1), default=10.0, show_default=True,
               help="with --watch: also refresh this often (phases age without writes)")
 @output_option
 @quiet_option
-def list_clusters(phase: str | None, selector: str | None, follow: bool, interval: float,
-                  fmt: str) -> None:
-    """The clusters you may see."""
+def list_clusters(phase: str | None, sync: str | None, search: str | None,
+                  selector: str | None, limit: int | None, after: str | None, follow: bool,
+                  interval: float, fmt: str) -> None:
+    """The clusters you may see, by name."""
+    if after is not None and limit is None:
+        raise click.UsageError("--after needs --limit (the size of the page it continues)")
     if follow:
-        watch(manager(), phase, fmt, LIST_COLUMNS, interval, selector)
+        if limit is not None:
+            raise click.UsageError("--watch shows every cluster: leave out --limit")
+        watch(manager(), phase, fmt, LIST_COLUMNS, interval, selector, sync=sync,
+              search=search)
         return
-    emit(by_name(manager().clusters(phase, selector)), fmt, LIST_COLUMNS)
+    if limit is None:
+        emit(by_name(manager().clusters(phase, selector, sync=sync, search=search)), fmt,
+             LIST_COLUMNS)
+        return
+    page = manager().cluster_page(phase, selector, sync=sync, search=search, limit=limit,
+                                  after=after)
+    emit(page["clusters"], fmt, LIST_COLUMNS)
+    if page.get("next"):
+        click.echo(f"{page.get('total', '?')} match; next page: --limit {limit} --after "
+                   f"{page['next']}", err=True)
 
 
 @cluster.command("get")

@@ -6,6 +6,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -38,6 +39,26 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 def by_name(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` sorted by name (then UUID), the order every list prints in."""
     return sorted(rows, key=lambda r: (str(r.get("name") or ""), str(r.get("uuid") or "")))
+
+
+def ago(when: Any, now: datetime | None = None) -> str | None:
+    """An RFC 3339 time as its age, kubectl-style (``45s ago``, ``3m ago``, ``2h ago``,
+    ``5d ago``); None for none; text that is no time, as it is."""
+    if not isinstance(when, str) or not when:
+        return None
+    try:
+        moment = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    except ValueError:
+        return when
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    seconds = int(((now or datetime.now(UTC)) - moment).total_seconds())
+    if seconds < 0:
+        return "just now" if seconds > -60 else when
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
 
 
 def _cell(value: Any) -> str:

@@ -131,9 +131,10 @@ class _Screen:
 
 
 def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
-          interval: float, selector: str | None = None) -> None:
-    """Show the cluster list (only clusters whose labels match ``selector`` when given),
-    then again after every change, until interrupted."""
+          interval: float, selector: str | None = None, *, sync: str | None = None,
+          search: str | None = None) -> None:
+    """Show the cluster list (filtered as :meth:`ManagerApi.clusters` filters it), then
+    again after every change, until interrupted."""
     changed = threading.Event()
     screen = _Screen(fmt, columns)
     last: list[dict[str, Any]] | None = None
@@ -141,7 +142,7 @@ def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
         try:
             with _notifications(api, changed):
                 while True:
-                    rows = by_name(api.clusters(phase, selector))
+                    rows = by_name(api.clusters(phase, selector, sync=sync, search=search))
                     if rows != last:
                         screen.show(rows)
                         last = rows

@@ -77,7 +77,8 @@ def test_list_watch_follows_changes_live(stack: Stack, home: dict[str, str]) -> 
             lambda by_name: by_name.get("watched", {}).get("phase") == "Online")
             if r["name"] == "watched"]
         assert row == {"uuid": cluster, "name": "watched", "phase": "Online", "lastSeen": now,
-                       "hosts": 2, "commit": row["commit"], "labels": {}} \
+                       "syncState": "Unknown", "hosts": 2, "commit": row["commit"],
+                       "labels": {}} \
             and len(row["commit"]) == 40
     finally:
         proc.send_signal(signal.SIGINT)
@@ -98,4 +99,5 @@ def test_quiet_prints_only_uuids(stack: Stack, home: dict[str, str]) -> None:
                             "sealedSecrets": False}
     table = fplus(home, "cluster", "list").stdout.splitlines()
     # LABELS follows once some cluster of the (shared) stack has labels
-    assert table[0].split()[:7] == ["NAME", "UUID", "PHASE", "LAST", "SEEN", "HOSTS", "COMMIT"]
+    assert table[0].split()[:8] == ["NAME", "UUID", "PHASE", "SYNC", "LAST", "SEEN", "HOSTS",
+                                    "COMMIT"]

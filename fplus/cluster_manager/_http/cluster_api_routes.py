@@ -10,6 +10,7 @@ the current one)."""
 from __future__ import annotations
 
 import uuid as uuidlib
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from flask import Blueprint, Response, jsonify, request, url_for
@@ -21,12 +22,13 @@ from fplus.serving import JSONRejected, loads_checked
 
 from ..services.clusters import Configured
 from ..services.deployments import DeploymentService
-from .context import caller, can_view, require, require_view, services
+from ..services.fleet_rows import FleetRows
+from ..services.fleet_view import FleetPage, FleetQuery, FleetView
+from .context import caller, can_view, repo_head, require, require_view, services
 from .params import only_query
 
 bp = Blueprint("cluster_api", __name__)
-PHASES = ("Pending", "Failed", "Provisioning", "Ready", "Online", "Stale", "Offline",
-          "Deleting")
+LIST_PARAMS = ("phase", "sync", "search", "selector", "sort", "limit", "after")
 TRUE, FALSE = ("true", "1", "yes", ""), ("false", "0", "no")
 PATCH_TYPES = ("application/merge-patch+json", "application/json")
 
@@ -52,26 +54,23 @@ def create_cluster() -> tuple[Response, int]:
 @bp.get("/v1/cluster")
 def list_clusters() -> Response:
     who = caller()
-    only_query("phase", "limit", "after", "selector")
-    phase = request.args.get("phase")
-    if phase is not None and phase not in PHASES:
-        raise BadRequest(f"phase must be one of {', '.join(PHASES)}")
-    limit = request.args.get("limit", "100")
-    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
-        raise BadRequest("limit must be a whole number from 1 to 1000")
-    after = request.args.get("after")
-    if after is not None and not uuids.is_uuid(after):
-        raise BadRequest("after must be a cluster UUID (the `next` of the previous page)")
-    selector = request.args.get("selector")
+    only_query(*LIST_PARAMS)
+    page = fleet_page(lambda cluster: can_view(who, cluster), request.args)
+    return jsonify({"clusters": page.clusters, "next": page.next, "counts": page.counts,
+                    "total": page.total})
+
+
+def fleet_page(visible: Callable[[str], bool], args: Mapping[str, str]) -> FleetPage:
+    """The page of the cluster list ``args`` ask for (400 naming a bad parameter)."""
+    selector = args.get("selector")
     try:
         parsed = None if selector is None else parse_selector(selector)
     except SelectorSyntaxError as exc:
         raise BadRequest(f"selector: {exc}") from None
+    query = FleetQuery.parse(dict(args), parsed)
     api = services()
-    page = api.clusters.page(
-        lambda cluster: can_view(who, cluster),
-        phase=phase, after=after, limit=int(limit), selector=parsed)
-    return jsonify({"clusters": page.clusters, "next": page.next})
+    rows = api.fleet_rows or FleetRows(api.cs, api.liveness)
+    return FleetView(rows, repo_head, api.liveness).page(visible, query)
 
 
 def _cluster(cluster: str, configured: Configured) -> Response:

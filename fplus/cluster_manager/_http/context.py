@@ -18,6 +18,7 @@ from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.errors import Forbidden, Unauthorized
 from ..services.fleet_deployments import FleetService
+from ..services.fleet_rows import FleetRows
 from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads
 from ..services.secrets import SecretService
@@ -51,6 +52,9 @@ class ApiServices:
     find it from the Cluster Manager (``fplus login``); None: not said."""
     audit: AuditLog | None = None
     """Where changes are recorded (``_http.audit_routes``); None: not recorded."""
+    fleet_rows: FleetRows | None = None
+    """Every cluster's list row, shared between requests in a large fleet; None: read per
+    request."""
     imports: ImportService | None = None
     """Chart and Flux imports into the central repos (``POST /v1/chart``, ``/v1/flux-version``);
     None: not served."""

@@ -40,6 +40,7 @@ from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
 from ..services.fleet_deployments import FleetService, FleetStates
 from ..services.fleet_phases import FleetPhases
+from ..services.fleet_rows import FleetRows
 from ..services.fleet_sync import FleetSync
 from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads
@@ -104,6 +105,7 @@ def build(plan: Plan) -> Served:
                            in_turn(reconciler.stop, resealer.stop, fleet.stop))
     metrics.track_leadership(elector.status)
     heads = RepoHeads(repos.head)
+    fleet_rows = FleetRows(cs)
     metrics.track_sync(FleetSync(cs, heads).counts)
     metrics.track_fleet(FleetStates(cs).counts)
     phases = FleetPhases(cs)
@@ -111,7 +113,8 @@ def build(plan: Plan) -> Served:
     metrics.track_reseals(secrets.reseals_pending)
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
-        clusters=ClusterService(cs, claims, quota=settings.cluster_quota), tokens=tokens,
+        clusters=ClusterService(cs, claims, quota=settings.cluster_quota,
+                                changed=fleet_rows.forget), tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
                               with_credentials=not settings.public_bootstrap,
@@ -125,8 +128,8 @@ def build(plan: Plan) -> Served:
                                                settings.flux_install_file is not None)),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
-        heads=heads, fleet=FleetService(cs), config_store_url=settings.edge_store_url,
-        audit=audit,
+        heads=heads, fleet_rows=fleet_rows, fleet=FleetService(cs),
+        config_store_url=settings.edge_store_url, audit=audit,
         imports=ImportService(cs, repos))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)

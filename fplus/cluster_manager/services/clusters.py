@@ -1,5 +1,5 @@
-"""The cluster API: create, read, edit, list, delete and redeploy clusters in one call each
-(extensions).
+"""The cluster API: create, read, edit, delete and redeploy clusters in one call each
+(extensions; the list is :mod:`.fleet_view`).
 
 Creating claims the name first (:mod:`fplus.cluster_manager.model.name_claims`), so of any number of
 concurrent creates of one name exactly one makes a cluster and the others create nothing.
@@ -26,7 +26,6 @@ from fplus.config_store import uuids
 from fplus.config_store.client import Caller, ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as EntryChanged
 from fplus.config_store.client import Unprocessable as EntryRefused
-from fplus.kubenames.labels import selector_matches
 
 from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
 from ..model.cluster_config import InvalidConfig, check_config, patched_config
@@ -37,7 +36,6 @@ from .errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessab
 from .status_view import Liveness, derive_phase, edge_text, host_count
 
 log = logging.getLogger(__name__)
-MAX_PAGE = 1000
 QUOTA = 1000
 """Clusters one principal may have created and not deleted (the default setting)."""
 EDIT_TRIES = 5
@@ -53,14 +51,6 @@ class Configured:
     etag: str
 
 
-@dataclass(frozen=True)
-class Page:
-    """One page of the cluster list; ``next`` is the cursor of the following page."""
-
-    clusters: list[dict[str, Any]]
-    next: str | None
-
-
 def request_redeploy(cs: ConfigStoreClient, cluster: str) -> str:
     """Ask the reconciler for a new commit of ``cluster``'s re-rendered repo (a Failed
     cluster is tried again); return the request time."""
@@ -71,12 +61,14 @@ def request_redeploy(cs: ConfigStoreClient, cluster: str) -> str:
 
 
 class ClusterService:
-    """Create, delete, redeploy and list clusters."""
+    """Create, read, edit, delete and redeploy clusters (the list: :mod:`.fleet_view`)."""
 
     def __init__(self, cs: ConfigStoreClient, claims: NameClaims,
-                 liveness: Liveness | None = None, quota: int = QUOTA) -> None:
+                 liveness: Liveness | None = None, quota: int = QUOTA,
+                 changed: Callable[[], None] | None = None) -> None:
         self.cs, self.claims, self.liveness = cs, claims, liveness or Liveness()
         self.quota = quota
+        self._changed = changed or (lambda: None)  # after a write: the list reads afresh
 
     def create(self, body: Any, cluster: str, creator: Caller | None = None) -> dict[str, Any]:
         """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
@@ -100,6 +92,7 @@ class ClusterService:
             if isinstance(exc, EntryRefused):  # the configuration app's schema refused it
                 raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
             raise
+        self._changed()
         log.info("cluster %s (%s): created through the API", cluster, config["name"])
         return {"uuid": cluster, **config, "phase": "Pending"}
 
@@ -129,6 +122,7 @@ class ClusterService:
             self.cs.patch_config(REQUEST_APP, cluster, {"forceDelete": True})
         if configured:
             self.cs.delete_config(CONFIG_APP, cluster)
+        self._changed()
         log.info("cluster %s: deletion requested%s", cluster, " (forced)" if force else "")
 
     def redeploy(self, cluster: str) -> str:
@@ -179,41 +173,12 @@ class ClusterService:
                 continue
             except EntryRefused as exc:
                 raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
+            self._changed()
             log.info("cluster %s: configuration edited (%s)", cluster,
                      ", ".join(sorted(map(str, patch))))
             return Configured(config, etag or self.configured(cluster).etag)
         raise Conflict(f"cluster {cluster}'s configuration kept changing while it was "
                        "edited; nothing was written: try again")
-
-    def labels(self) -> dict[str, dict[str, str]]:
-        """Every configured cluster's labels, in one search."""
-        found = self.cs.search(CONFIG_APP, {}, select={"labels": "labels"})
-        return {cluster: picked["labels"] for cluster, picked in (found or {}).items()
-                if isinstance(picked, dict) and isinstance(picked.get("labels"), dict)}
-
-    def page(self, visible: Any, *, phase: str | None = None, after: str | None = None,
-             limit: int = 100, selector: dict[str, Any] | None = None) -> Page:
-        """Clusters the caller may see (``visible(uuid)``), in uuid order after ``after``,
-        at most ``limit``, only those in ``phase`` and whose labels match ``selector``
-        (:func:`~fplus.kubenames.labels.selector_matches`) when given."""
-        known = set(self.cs.list_app_objects(CONFIG_APP))
-        known |= set(self.cs.list_app_objects(STATUS_APP))
-        labels = self.labels()
-        found: list[dict[str, Any]] = []
-        now = datetime.now(UTC)
-        for cluster in sorted(c for c in known if after is None or c > after):
-            mine = labels.get(cluster, {})
-            if not visible(cluster) or (selector is not None
-                                        and not selector_matches(selector, mine)):
-                continue
-            summary = self.summary(cluster, now)
-            if summary is None or (phase is not None and summary["phase"] != phase):
-                continue
-            summary["labels"] = mine
-            if len(found) == limit:
-                return Page(found, found[-1]["uuid"])
-            found.append(summary)
-        return Page(found, None)
 
     def _edge(self, cluster: str) -> dict[str, Any] | None:
         """The edge's status entry; an unreadable one counts as none here (its own status
@@ -226,7 +191,7 @@ class ClusterService:
 
     def summary(self, cluster: str, now: datetime) -> dict[str, Any] | None:
         """``{uuid, name, phase, lastSeen, hosts, commit}`` of one cluster (None: gone
-        meanwhile); :meth:`page` adds its ``labels``."""
+        meanwhile)."""
         setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))
         name = setup.name or (setup.refused or {}).get("spec", {}).get("name")
         if not setup.exists:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
 
@@ -19,23 +18,8 @@ from ..model.apps_and_roles import EDGE_APP, STATUS_APP
 from ..model.setup_status import DELETING, FAILED
 from ..model.sync_state import STATES, UNKNOWN, derive_sync
 from .repo_heads import RepoHeads
-from .status_view import Liveness, edge_state
+from .status_view import EDGE_SEARCH_FIELDS, Liveness, edge_state, searched_edge
 from .throttled_counts import ThrottledCounts
-
-_EDGE_FIELDS = {"appliedCommit": "appliedCommit", "lastSeen": "lastSeen",
-                "total": "flux.total", "ready": "flux.ready", "failed": "flux.failed",
-                "error": "flux.error"}
-_FLUX_FIELDS = ("total", "ready", "failed", "error")
-
-
-def _edge(picked: dict[str, Any] | None) -> dict[str, Any] | None:
-    """An edge entry rebuilt from the searched fields (``flux`` without its objects)."""
-    if not picked:
-        return None
-    edge: dict[str, Any] = {k: picked[k] for k in ("appliedCommit", "lastSeen") if k in picked}
-    if "total" in picked:
-        edge["flux"] = {k: picked[k] for k in _FLUX_FIELDS if k in picked}
-    return edge
 
 
 class FleetSync(ThrottledCounts):
@@ -49,14 +33,14 @@ class FleetSync(ThrottledCounts):
 
     def _count(self) -> dict[str, int]:
         setups = self.cs.search(STATUS_APP, {"ready": True}, {"phase": "phase"}) or {}
-        edges = self.cs.search(EDGE_APP, {}, _EDGE_FIELDS) or {}
+        edges = self.cs.search(EDGE_APP, {}, EDGE_SEARCH_FIELDS) or {}
         now = datetime.now(UTC)
         found = dict.fromkeys(STATES, 0)
         for cluster, setup in setups.items():
             if setup.get("phase") in (FAILED, DELETING):
                 found[UNKNOWN] += 1
                 continue
-            edge = _edge(edges.get(cluster))
+            edge = searched_edge(edges.get(cluster))
             sync = derive_sync(self.heads.get(cluster), edge,
                                edge_state(edge, now, self.liveness))
             found[sync.state] += 1

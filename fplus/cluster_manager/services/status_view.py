@@ -44,7 +44,8 @@ class Liveness:
     offline_after: float = 600.0
 
 
-def _parse_time(value: object) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 time (naive: UTC) as an aware datetime; None if it is not one."""
     if not isinstance(value, str):
         return None
     try:
@@ -65,7 +66,7 @@ def edge_state(edge: dict[str, Any] | None, now: datetime,
                liveness: Liveness = Liveness()) -> str | None:
     """Online / Stale / Offline from Edge Sync's ``lastSeen``; None until a first heartbeat
     (an edge that never sent one is not late, it has not started)."""
-    seen = _parse_time((edge or {}).get("lastSeen"))
+    seen = parse_time((edge or {}).get("lastSeen"))
     if seen is None:
         return None
     age = (now - seen).total_seconds()
@@ -84,6 +85,25 @@ def derive_phase(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
     if not setup.ready:
         return "Provisioning"
     return edge_state(edge, now, liveness) or "Ready"
+
+
+EDGE_SEARCH_FIELDS = {"appliedCommit": "appliedCommit", "lastSeen": "lastSeen",
+                      "total": "flux.total", "ready": "flux.ready", "failed": "flux.failed",
+                      "error": "flux.error"}
+"""What a Config Store search selects of Edge cluster status entries for their liveness and
+sync (:func:`searched_edge` rebuilds an entry from it), never the entries whole."""
+_FLUX_FIELDS = ("total", "ready", "failed", "error")
+
+
+def searched_edge(picked: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An edge entry rebuilt from the :data:`EDGE_SEARCH_FIELDS` a search picked (``flux``
+    without its objects; other picked fields, such as ``hosts``, kept as they are)."""
+    if not picked:
+        return None
+    edge: dict[str, Any] = {k: v for k, v in picked.items() if k not in _FLUX_FIELDS}
+    if "total" in picked:
+        edge["flux"] = {k: picked[k] for k in _FLUX_FIELDS if k in picked}
+    return edge
 
 
 def host_count(edge: dict[str, Any] | None) -> int:

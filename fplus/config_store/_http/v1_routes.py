@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn
@@ -13,9 +14,11 @@ from .._domain.common.errors import DomainError, Forbidden
 from .._domain.common.jsonvalue import parse
 from .._domain.configdb import configs
 from .._domain.configdb.search import Query
+from .._domain.notify.subscriptions import UNPROCESSABLE, reason_of
 from .auth import require, store
 
 bp = Blueprint("v1", __name__)
+log = logging.getLogger(__name__)
 _SEG = r"([^/]+)"
 _C = uuids.Class
 FORWARDS: list[tuple[re.Pattern[str], str]] = [(re.compile(f"^{p}/?$"), t) for p, t in [
@@ -73,5 +76,17 @@ def search(app: str, klass: str | None = None) -> Response:
         entries = [(o, core.graph.objects[o].registration()) for o in objs]
     else:  # SQLite filters; only matching entries are parsed (and checked again)
         rows = core.storage.reader().search_entries(app, query.sql_conditions())
-        entries = [(o, parse(t)) for o, t in rows if o in wanted]
+        entries = list(_parsed(app, ((o, t) for o, t in rows if o in wanted)))
     return jsonify(query.run(entries))
+
+
+def _parsed(app: str, rows: Iterable[tuple[str, str]]) -> Iterable[tuple[str, Any]]:
+    """The rows' entries, parsed; one stored before nesting was checked at the door, too deep
+    to parse, is left out (logged), so it cannot fail the search of every other entry (as in a
+    notify SEARCH, where it is answered as unprocessable)."""
+    for obj, text in rows:
+        try:
+            yield obj, parse(text)
+        except UNPROCESSABLE as exc:
+            log.warning("search of app %s: entry of %s left out: %s", app, obj,
+                        reason_of(exc))

@@ -136,7 +136,7 @@ def test_list_pages_filters_by_phase_and_shows_only_permitted_clusters(
             break
     by_uuid = {c["uuid"]: c for c in everything}
     assert by_uuid[mine] == {"uuid": mine, "name": "listed-a", "phase": "Ready",
-                             "lastSeen": None, "hosts": 0, "labels": {},
+                             "syncState": "Unknown", "lastSeen": None, "hosts": 0, "labels": {},
                              "commit": status(stack.admin, mine)["commit"]}
     assert [c["uuid"] for c in everything] == sorted(by_uuid)
     ready_only = root.get("/v1/cluster", params={"phase": "Ready", "limit": "1000"}).json()

@@ -21,7 +21,7 @@ from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
-from ..context import can_view, require, require_view, services
+from ..context import require, require_view, services
 from .deployment_view import cluster_deployments, parse_values
 from .session import (
     clear_cookie,
@@ -107,26 +107,6 @@ def logout() -> Response:
 
 
 # -- clusters -------------------------------------------------------------------------------
-
-
-def _visible_clusters() -> list[dict[str, Any]]:
-    who = g.console.caller
-    return services().clusters.page(lambda c: can_view(who, c), limit=1000).clusters
-
-
-@bp.get("/")
-@signed_in
-def clusters() -> str:
-    return render_template("clusters.html", clusters=_visible_clusters(),
-                           can_create=_may(uuids.EdgePerm.Clusters, uuids.NULL),
-                           done=DONE.get(request.args.get("done", "")))
-
-
-@bp.get("/rows")
-@signed_in
-def cluster_rows() -> str:
-    """The list's rows alone, for the page to refresh its phase badges."""
-    return render_template("_rows.html", clusters=_visible_clusters())
 
 
 def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
