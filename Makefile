@@ -7,6 +7,11 @@ DATA_DIR ?= .data
 PORT ?= 8700
 # Browser apps on these origins may call the services (a web app's local development server)
 CORS_ORIGINS ?= http://localhost:5173 http://127.0.0.1:5173
+# Python writes bytecode caches (__pycache__, ignored by git) even where the environment says
+# not to: a test run starts hundreds of interpreters, and each would otherwise compile every
+# module of ours again (a third of a CPU-second per service start) and pytest rewrite every
+# test module's asserts again in every worker.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test test-unit test-durations test-slow test-replicas test-edge edge-tools lint bench images clean
 

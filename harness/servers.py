@@ -22,6 +22,15 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.git_server.seeding import seed as git_server_seed
 
 ADMIN_PASSWORD = "test-admin-password"  # noqa: S105  (the throwaway services' admin)
+SUITE_SETTINGS = ("FPLUS_ARGON2_PROFILE",)
+"""FPLUS_* settings a test suite sets for every service it starts (tests/conftest.py): kept by
+:func:`plain_env`, which drops the others (credentials, URLs)."""
+
+
+def plain_env() -> dict[str, str]:
+    """Our environment without FPLUS_* credentials or URLs (but the suite's settings)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("FPLUS_") or k in SUITE_SETTINGS}
 
 
 def wait_until_up(url: str, timeout: float = 60.0,
@@ -104,7 +113,7 @@ def run_command(module: str, *args: str, env: dict[str, str] | None = None,
     ``env`` defaults to ours without any FPLUS_* variable (no credentials).
     """
     if env is None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+        env = plain_env()
     return subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -138,7 +147,8 @@ class ServiceProcess:
             env["FPLUS_ADMIN_PASSWORD"] = self.admin_password
         if self.seed_from is not None:
             seed_service(self.module, self.data_dir, self.seed_from)
-            env = {k: v for k, v in env.items() if not k.startswith("FPLUS_")}
+            env = {k: v for k, v in env.items()
+                   if not k.startswith("FPLUS_") or k in SUITE_SETTINGS}
         env |= self.settings
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         # A free port found now may be taken by another process before the server binds it
@@ -277,7 +287,7 @@ IN_PROCESS_SEEDS: dict[str, Callable[[ConfigStoreClient, Path], Path]] = {
 
 def admin_env(config_store_url: str) -> dict[str, str]:
     """Our environment with the throwaway Config Store's admin credentials (for ``seed``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    env = plain_env()
     return env | {"FPLUS_USER": "admin", "FPLUS_PASSWORD": ADMIN_PASSWORD,
                   "CONFIG_STORE_URL": config_store_url}
 

@@ -19,6 +19,11 @@ from harness.stack import Stack, start_stack
 
 pytest_plugins = ["tests.scheduling"]
 
+# The services the tests start hash passwords with argon2id's cheapest parameters: the
+# default's (64 MiB, three passes) cost a fifth of a CPU-second per hash and per first login,
+# hundreds of times a run. tests/config_store/test_argon2_profile.py checks the default.
+os.environ.setdefault("FPLUS_ARGON2_PROFILE", "CHEAPEST")
+
 
 @pytest.fixture(scope="session")
 def config_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConfigStoreProcess]:

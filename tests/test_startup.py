@@ -17,6 +17,7 @@ from harness.servers import (
     ConfigStoreProcess,
     free_port,
     free_port_block,
+    plain_env,
     run_command,
     start_all_in_one,
     taken_port,
@@ -41,7 +42,7 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 
 def env_with(**extra: str) -> dict[str, str]:
     """Our environment without FPLUS_* variables, plus ``extra``."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")} | extra
+    return plain_env() | extra
 
 
 def in_use(port: int) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import requests
 
 from fplus.config_store import uuids
-from harness.servers import free_port_block, start_all_in_one, wait_until_up
+from harness.servers import free_port_block, plain_env, start_all_in_one, wait_until_up
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ def test_up_runs_the_stack_and_stops_it(tmp_path: Path) -> None:
                 break
         assert f"     console       http://127.0.0.1:{port}/ui/" in "".join(banner)
         [login] = [line.strip() for line in banner if "fplus login" in line]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+        env = plain_env()
         done = subprocess.run(["sh", "-c", login], cwd=REPO, capture_output=True, text=True,
                               env=env | {"XDG_CONFIG_HOME": str(tmp_path / "config")})
         assert done.returncode == 0, done.stderr  # the printed login line works as it is

@@ -17,6 +17,7 @@ from fplus.serving.boot import ServiceBoot  # noqa: E402
 from fplus.serving.cors import add_cors_options, cors_origins, enable_cors  # noqa: E402
 from fplus.serving.tls import add_tls_options, scheme, server_tls  # noqa: E402
 
+from ._domain.core.credentials import password_hasher  # noqa: E402
 from ._domain.notify import NotifyLimits  # noqa: E402
 from ._domain.store import Store, UnusableDatabase, load_store, open_store  # noqa: E402
 from ._http.app import Settings, create_app  # noqa: E402
@@ -44,6 +45,7 @@ def _prepare(args: argparse.Namespace, url: str) -> str:
     with _one_line():
         if args.database_pool < 2:
             raise ValueError("--database-pool must be at least 2 (a write and a read)")
+        password_hasher()  # an unknown FPLUS_ARGON2_PROFILE: one line, nothing served
         store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
                            args.database, args.database_pool, args.durable_commits)
     store.core.storage.close()

@@ -20,6 +20,7 @@ from harness.gitcli import bare
 from harness.servers import (
     ServiceProcess,
     free_port_block,
+    plain_env,
     run_command,
     start_all_in_one,
     stop_all,
@@ -45,7 +46,7 @@ def _up(data: Path, port: int) -> Iterator[tuple[str, str]]:
 
 def _cli(command: str, data: Path, port: int, password: str,
          *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    env = plain_env()
     return run_command("fplus.cluster_manager.cli", command, *args, "--config-store",
                        f"http://127.0.0.1:{port + 1}", "--data-dir",
                        str(data / "cluster-manager"), "--git-repos", str(data / "git/repos"),

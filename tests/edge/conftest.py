@@ -9,7 +9,6 @@ edge reaches nothing but our services.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ import pytest
 
 from harness import edgetools
 from harness.realedge import Edge, start_edge
-from harness.servers import ADMIN_PASSWORD, run_command
+from harness.servers import ADMIN_PASSWORD, plain_env, run_command
 from harness.stack import Stack, start_stack, wait_for
 from tests.toolchain import path_with, tool
 
@@ -67,7 +66,7 @@ def import_central(stack: Stack, command: str, source: Path) -> None:
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    return plain_env()
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from harness.servers import (
     ServiceProcess,
     cluster_manager_process,
     free_port,
+    plain_env,
     run_command,
 )
 from harness.stack import Stack, create_cluster, status, wait_for
@@ -239,7 +240,7 @@ def test_an_empty_or_corrupt_token_database_refuses_to_start(
 
 
 def _service_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")} | {
+    return plain_env() | {
         "FPLUS_USER": "admin", "FPLUS_PASSWORD": ADMIN_PASSWORD}
 
 

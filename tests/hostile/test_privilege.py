@@ -33,6 +33,7 @@ from harness.servers import (
     ServiceProcess,
     free_port_block,
     git_server_process,
+    plain_env,
     wait_until_up,
 )
 from harness.stack import CONFIG, create_cluster, status, wait_for
@@ -76,7 +77,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     data = tmp_path_factory.mktemp("privilege") / "data"
     port = free_port_block(3)
     password = "admin-" + secrets.token_hex(12)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    env = plain_env()
     proc = subprocess.Popen([sys.executable, "-m", "fplus.cluster_manager.cli", "up", "--data-dir",
                              str(data), "--port", str(port)],
                             env=env | {"FPLUS_ADMIN_PASSWORD": password},

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from harness.certs import make_cert
 from harness.gitcli import bare
-from harness.servers import Api
+from harness.servers import Api, plain_env
 from harness.stack import Stack
 from tests.cluster_manager.api.conftest import commission, report_edge
 from tests.cluster_manager.api.test_secrets import head, repo, secret_url
@@ -85,7 +85,7 @@ def test_keys_per_secret(stack: Stack, root: Api, cluster: str) -> None:
 
 def test_fplus_reports_the_limit_in_one_line(stack: Stack, cluster: str,
                                              tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")} | {
+    env = plain_env() | {
         "XDG_CONFIG_HOME": str(tmp_path / "config"), "FPLUS_URL": stack.manager.url,
         "FPLUS_USER": "admin", "FPLUS_PASSWORD": stack.admin.auth[1],
         "CONFIG_STORE_URL": stack.store.url}

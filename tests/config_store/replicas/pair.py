@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
@@ -12,7 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess, free_port, run_command
+from harness.servers import (
+    ADMIN_PASSWORD,
+    Api,
+    ConfigStoreProcess,
+    free_port,
+    plain_env,
+    run_command,
+)
 
 T = TypeVar("T")
 
@@ -51,7 +57,7 @@ def replica(data_dir: Path, database: str, port: int | None = None) -> ConfigSto
 def refusal(tmp_path: Path, database: str) -> str:
     """Run ``config-store serve`` on ``database``, which it must refuse: it exits non-zero
     with one line, naming the URL without its password; that line."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FPLUS_")}
+    env = plain_env()
     done = run_command("fplus.config_store.cli", "serve", "--data-dir", str(tmp_path / "refused"),
                        "--port", "0", "--database", database,
                        env=env | {"FPLUS_ADMIN_PASSWORD": ADMIN_PASSWORD})

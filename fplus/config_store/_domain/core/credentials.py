@@ -26,7 +26,9 @@ sign-out), on every replica and with the notify sessions it opened.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
+import os
 import secrets
 import threading
 import time
@@ -34,7 +36,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from argon2 import PasswordHasher
+from argon2 import Parameters, PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from fplus.serving import offload
@@ -45,12 +47,29 @@ TOKEN_LIFETIME_S = 3 * 3600
 TOKEN_GRACE_S = 60
 LOGIN_CACHE_S = 60.0
 
-_hasher = PasswordHasher()
+ARGON2_PROFILE_VARIABLE = "FPLUS_ARGON2_PROFILE"
+ARGON2_PROFILES: dict[str, Parameters] = {
+    "RFC_9106_LOW_MEMORY": profiles.RFC_9106_LOW_MEMORY,  # the default: 64 MiB, 3 passes
+    "RFC_9106_HIGH_MEMORY": profiles.RFC_9106_HIGH_MEMORY,  # 2 GiB, 1 pass
+    "CHEAPEST": profiles.CHEAPEST,  # for test suites only: argon2id, but no work factor
+}
+"""argon2-cffi's named parameter sets new hashes are made with (``$FPLUS_ARGON2_PROFILE``);
+a stored hash names its own parameters, so changing the profile never locks anyone out."""
+
+
+@functools.cache
+def password_hasher() -> PasswordHasher:
+    """The hasher of ``$FPLUS_ARGON2_PROFILE`` (ValueError naming it if unknown)."""
+    name = os.environ.get(ARGON2_PROFILE_VARIABLE, "RFC_9106_LOW_MEMORY")
+    if name not in ARGON2_PROFILES:
+        raise ValueError(f"{ARGON2_PROFILE_VARIABLE}={name!r} is none of "
+                         f"{', '.join(ARGON2_PROFILES)}")
+    return PasswordHasher.from_parameters(ARGON2_PROFILES[name])
 
 
 def hash_password(password: str) -> str:
     """An argon2id hash of ``password`` (offloaded: it takes tens of milliseconds)."""
-    return offload.run(_hasher.hash, password)
+    return offload.run(password_hasher().hash, password)
 
 
 GENERATED_PREFIX = "$sha256-generated$"
@@ -76,7 +95,7 @@ def verify_password(password_hash: str | None, password: str) -> bool:
 def _argon2_matches(password_hash: str, password: str) -> bool:
     """The offloaded argon2 check; never raises for a wrong password or a bad hash."""
     try:
-        return _hasher.verify(password_hash, password)
+        return password_hasher().verify(password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
 
