@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 import yaml
 
 from fplus.cluster_manager.model.apps_and_roles import STATUS_APP as STATUS
@@ -176,15 +177,23 @@ def test_a_template_that_fails_rotates_nothing_and_leaves_the_url_usable(
     entry = f"/v2/app/{uuids.App.BootstrapScript}/object/{uuids.App.BootstrapScript}"
     template = stack.admin.get(entry).json()
     working = credentials(Api("").get(new_url(root, bootstrapped.uuid)).text)
-    url = new_url(root, bootstrapped.uuid)
     broken = {**template, "wrapper": "#!/bin/sh\necho no files here\n"}  # no {{files}} line
     r = stack.admin.put(entry, json=broken)
     assert r.status_code in (200, 201, 204), r.text
+
+    def refused_url() -> tuple[str, requests.Response] | None:
+        """A new URL fetched: refused once the broken template is in use (it is followed
+        through notify, so it applies within the notify delay); until then the script is
+        served, with the credentials that must then survive the refusal."""
+        nonlocal working
+        url = new_url(root, bootstrapped.uuid)
+        r = Api("").get(url, headers=JSON)
+        if r.status_code == 200:
+            working = credentials(r.text)
+        return (url, r) if r.status_code == 503 else None
+
     try:
-        # the template is followed through notify: the change applies within its delay
-        (refused,) = wait_for(
-            lambda: (r := Api("").get(url, headers=JSON)).status_code == 503 and (r,), 30,
-            "the broken template in use")  # (a 503 Response is falsy)
+        url, refused = wait_for(refused_url, 30, "the broken template in use")
         assert "unusable" in refused.json()["error"]
         sync = Api(stack.store.url, working["edge-sync-credentials"])
         assert sync.get("/v2/whoami/uuid").status_code == 200  # nothing rotated
