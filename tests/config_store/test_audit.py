@@ -5,16 +5,19 @@ the answers; who may read it; paging. On both storage backends (``config_store``
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
+from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.config_store.actors import Actor, grants_of, unique
 from tests.conftest import grant, make_class
+from tests.fplus_cli.test_journey import fplus
 
 A = uuids.AuthPerm
 
@@ -168,9 +171,8 @@ def test_pages_newest_first(config_store: ConfigStoreProcess) -> None:
     assert _rows(admin, target=name, since="2000-01-01T00:00:00Z") == whole
 
 
-@pytest.mark.parametrize("kind", ["kerberos"])
-def test_identities_and_groups_are_recorded(config_store: ConfigStoreProcess, kind: str) -> None:
-    admin = _admin(config_store)
+def test_identities_and_groups_are_recorded(config_store: ConfigStoreProcess) -> None:
+    admin, kind = _admin(config_store), "kerberos"
     group = make_class(admin)
     name = unique("grouped")
     r = admin.post("/v2/principal", json={"name": name, "groups": [group]})
@@ -186,3 +188,29 @@ def test_identities_and_groups_are_recorded(config_store: ConfigStoreProcess, ki
         ("group.add", {"group": group}),
         ("principal.create", {"class": uuids.Class.Principal, "withPassword": False}),
     ]
+
+
+def test_fplus_audit_store(config_store: ConfigStoreProcess, tmp_path: Path) -> None:
+    """``fplus audit --store`` shows the Config Store's rows as the API answers them."""
+    admin = _admin(config_store)
+    name = unique("cli")
+    principal = admin.post("/v2/principal", json={"name": name}).json()["uuid"]
+    grant(admin, principal, A.ReadACL, uuids.NULL)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("FPLUS_") and k != "CONFIG_STORE_URL"}
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1",
+            "FPLUS_URL": "http://127.0.0.1:9", "CONFIG_STORE_URL": config_store.url,
+            "FPLUS_USER": "admin", "FPLUS_PASSWORD": ADMIN_PASSWORD}
+    shown = json.loads(fplus(env, "audit", "--store", "--target", name, "-o", "json").stdout)
+    assert shown == _rows(admin, target=name)
+    assert [r["action"] for r in shown] == ["grant.add", "principal.create"]
+    table = fplus(env, "audit", "--store", "--target", name, "--since", "1h").stdout
+    assert "principal.create" in table and f"grant {name}" in table and "admin" in table
+    one = json.loads(fplus(env, "audit", "--store", "--target", name, "--limit", "1",
+                           "-o", "json").stdout)
+    assert one == shown[:1]
+    assert "--target" in fplus(env, "audit", "--store", "--cluster", "x", expect=2).stderr
+    assert "--store" in fplus(env, "audit", "--target", name, expect=2).stderr
+    env["FPLUS_PASSWORD"] = "wrong"
+    refused = fplus(env, "audit", "--store", expect=None)
+    assert refused.returncode != 0 and "wrong username or password" in refused.stderr
