@@ -214,3 +214,17 @@ def test_fplus_audit_store(config_store: ConfigStoreProcess, tmp_path: Path) -> 
     env["FPLUS_PASSWORD"] = "wrong"
     refused = fplus(env, "audit", "--store", expect=None)
     assert refused.returncode != 0 and "wrong username or password" in refused.stderr
+
+
+def test_a_replaced_grant_says_what_it_was(config_store: ConfigStoreProcess) -> None:
+    admin = _admin(config_store)
+    principal = admin.post("/v2/principal", json={"name": unique("replaced")}).json()["uuid"]
+    granted = grant(admin, principal, A.ReadACL, uuids.NULL)
+    r = admin.put(f"/v2/grant/{granted}", json={"principal": principal,
+                                                "permission": A.ReadKerberos,
+                                                "target": uuids.NULL})
+    assert r.status_code == 204, r.text
+    [replaced, added] = _rows(admin, target=granted)
+    assert (replaced["action"], added["action"]) == ("grant.replace", "grant.add")
+    assert replaced["detail"]["permission"] == A.ReadKerberos
+    assert replaced["detail"]["was"]["permission"] == A.ReadACL
