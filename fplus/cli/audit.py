@@ -1,16 +1,21 @@
 """``fplus audit``: who changed what through the Cluster Manager's API, newest first
-(``GET /v1/audit``, paged)."""
+(``GET /v1/audit``, paged); with ``--store``, through the Config Store's Auth API (``GET
+/v2/audit``: principals, passwords, grants, identities)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import click
+import requests
 
+from .api import ApiError
 from .output import Column, emit, output_option
-from .session import manager
+from .session import CONFIG_STORE, STORE_URL, current, manager
+from .transport import unreachable
 
 DURATION = re.compile(r"(\d+)([smhdw])")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -57,6 +62,36 @@ def since_time(text: str, now: datetime | None = None) -> str:
     return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+Pager = Callable[[dict[str, str]], dict[str, Any]]
+
+
+def _store_pages() -> Pager:
+    """``GET /v2/audit`` on the profile's Config Store, with its credentials."""
+    found = current()
+    header = found.authorization()
+    if header is None:
+        raise ApiError(401, "not logged in: run `fplus login URL` (or set FPLUS_TOKEN, or "
+                            "FPLUS_USER and FPLUS_PASSWORD)")
+    base = found.config_store_url
+
+    def page(params: dict[str, str]) -> dict[str, Any]:
+        try:
+            resp = requests.get(f"{base}/v2/audit", params=params, timeout=30,
+                                headers={"Authorization": header},
+                                verify=found.ca_file or True)
+        except requests.RequestException as exc:
+            raise ApiError(0, unreachable(CONFIG_STORE, base, exc, STORE_URL)) from None
+        if resp.status_code >= 400:
+            try:
+                detail = resp.json().get("error")
+            except (ValueError, AttributeError):
+                detail = None
+            raise ApiError(resp.status_code, f"{base}: {detail or resp.reason}")
+        return dict(resp.json())
+
+    return page
+
+
 @click.command("audit")
 @click.option("--cluster", metavar="NAME|UUID", help="only the changes to this cluster")
 @click.option("--principal", metavar="NAME|UUID", help="only the changes this principal asked")
@@ -64,25 +99,44 @@ def since_time(text: str, now: datetime | None = None) -> str:
               help="only changes since then (2026-01-31T12:00:00Z, or 30m, 12h, 7d ago)")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=100, show_default=True,
               help="at most this many rows (the newest)")
+@click.option("--store", is_flag=True,
+              help="the Config Store's log instead: principals, passwords, grants, identities")
+@click.option("--target", metavar="NAME|UUID",
+              help="with --store: only the changes to this principal (and its grants) or grant")
 @output_option
 def audit(cluster: str | None, principal: str | None, since: str | None, limit: int,
-          fmt: str) -> None:
+          store: bool, target: str | None, fmt: str) -> None:
     """Who changed what, newest first: clusters, deployments, secrets (names only),
-    bootstrap URLs issued and redeemed, refusals with their status."""
+    bootstrap URLs issued and redeemed, refusals with their status. With --store, the
+    Config Store's log: principals created, re-passworded and deleted, grants added and
+    removed, identities set (never a password)."""
+    if store and cluster is not None:
+        raise click.UsageError("--cluster is the Cluster Manager's filter; with --store use "
+                               "--target")
+    if target is not None and not store:
+        raise click.UsageError("--target filters the Config Store's log: add --store")
     params: dict[str, str] = {}
     if since is not None:
         params["since"] = since_time(since)
-    api = manager()
-    if cluster is not None:
-        params["cluster"] = api.resolve(cluster)
     if principal is not None:
         params["principal"] = principal
+    if store:
+        pager = _store_pages()
+        if target is not None:
+            params["target"] = target
+    else:
+        api = manager()
+        if cluster is not None:
+            params["cluster"] = api.resolve(cluster)
+
+        def pager(query: dict[str, str]) -> dict[str, Any]:
+            return dict(api.call("GET", "/v1/audit", params=query).json())
+
     rows: list[dict[str, Any]] = []
     after = None
     while len(rows) < limit:
-        page = api.call("GET", "/v1/audit", params={
-            **params, "limit": str(min(PAGE, limit - len(rows))),
-            **({"after": after} if after else {})}).json()
+        page = pager({**params, "limit": str(min(PAGE, limit - len(rows))),
+                      **({"after": after} if after else {})})
         rows += page["entries"]
         after = page.get("next")
         if not after:

@@ -184,6 +184,8 @@ class AuthPerm:
     """Ours (not in ACS): may grant, on this target, any permission it holds WriteACL on,
     without holding that permission itself (the grant rule,
     ``fplus.config_store._domain.core.acl``)."""
+    ReadAudit = "2c11ecd2-2e52-48e9-82fa-d200a03b432e"
+    """Ours: read the Auth audit log (``GET /v2/audit``); the target is the wildcard."""
 
 
 class EdgePerm:

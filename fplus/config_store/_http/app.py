@@ -13,6 +13,7 @@ from fplus.serving.http_metrics import HttpMetrics
 from .._domain.store import Store
 from . import (
     app_routes,
+    audit_routes,
     auth,
     auth_routes,
     directory_routes,
@@ -54,7 +55,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     errors.register(app)
     for bp in (misc_routes.bp, auth_routes.bp, identity_routes.bp, grant_routes.bp,
                legacy_auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
-               directory_routes.bp):
+               directory_routes.bp, audit_routes.bp):
         app.register_blueprint(bp)
     install_notify(app, store, settings.notify)
     metrics = HttpMetrics("config_store")

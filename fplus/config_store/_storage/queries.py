@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from .rows import GrantRow, LoginRow, ObjectRow, TokenRow
+from .rows import AuditRow, GrantRow, LoginRow, ObjectRow, TokenRow
 
 SearchCondition = tuple[str, str, Any]
 """``(json_path, json_type, value)``: see :meth:`Reader.search_entries`."""
@@ -64,6 +64,10 @@ ENTRY_QUERY = "SELECT json, etag FROM config WHERE app = ? AND object = ?"
 def entry_row(row: Sequence[Any] | None) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
+
+AUDIT_COLUMNS = ("at, request_id, principal, principal_name, action, target_kind, target, "
+                 "target_name, outcome, status, detail")
+"""The columns of an audit row, in :class:`~.rows.AuditRow`'s order (``seq`` is last)."""
 
 _PRINCIPAL_LOGIN = ("SELECT uuid, password_hash, previous_hash, previous_until FROM principal "
                     "WHERE {} = ?")
@@ -208,3 +212,31 @@ class Reader:
         r = self.sql.one("SELECT digest, principal, tag, refused_from FROM token "
                          "WHERE digest = ?", (digest,))
         return TokenRow(r[0], r[1], r[2], r[3]) if r else None
+
+    def audit_page(self, *, principal: str | None = None, target: str | None = None,
+                   since: float | None = None, before: int | None = None,
+                   limit: int = 100) -> list[AuditRow]:
+        """Audit rows newest first matching every filter given (``principal`` the acting
+        principal's uuid or name; ``target`` the target's uuid or name; ``since`` seconds
+        since the epoch; ``before`` a ``seq``: only older rows), at most ``limit``."""
+        where: list[str] = []
+        args: list[Any] = []
+        if principal is not None:
+            where.append("(principal = ? OR principal_name = ?)")
+            args += [principal, principal]
+        if target is not None:
+            where.append("(target = ? OR target_name = ?)")
+            args += [target, target]
+        if since is not None:
+            where.append("at >= ?")
+            args.append(since)
+        if before is not None:
+            where.append("seq < ?")
+            args.append(before)
+        clauses = " WHERE " + " AND ".join(where) if where else ""  # fixed text; values: ?
+        rows = self.sql.rows(f"SELECT {AUDIT_COLUMNS}, seq FROM cs_audit{clauses} "  # noqa: S608
+                             "ORDER BY seq DESC LIMIT ?", [*args, limit])
+        return [AuditRow(at=float(r[0]), request_id=r[1], principal=r[2], principal_name=r[3],
+                         action=r[4], target_kind=r[5], target=r[6], target_name=r[7],
+                         outcome=r[8], status=int(r[9]), detail=r[10], seq=int(r[11]))
+                for r in rows]

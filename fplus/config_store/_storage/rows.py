@@ -66,3 +66,24 @@ class Change:
     a: str
     b: str = ""
     etag: str | None = None
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One change made through the Auth API (or a refusal of one), as the audit table keeps
+    it: who, what, on what, how it ended, when and under which request id. ``detail`` is a
+    JSON object of names and uuids only, never a password, hash, token or secret."""
+
+    at: float
+    request_id: str
+    principal: str | None
+    principal_name: str | None
+    action: str
+    target_kind: str
+    target: str | None
+    target_name: str | None
+    outcome: str
+    status: int
+    detail: str | None = None
+    seq: int = 0
+    """Given by the database (counts up in commit order); 0 before it is written."""

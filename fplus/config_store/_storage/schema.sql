@@ -64,3 +64,23 @@ CREATE TABLE IF NOT EXISTS token (
     refused_from REAL NOT NULL         -- seconds since the epoch
 );
 CREATE INDEX IF NOT EXISTS token_by_principal ON token (principal);
+-- The Auth audit log: one row per change made through the Auth API (principals, passwords,
+-- grants, identities, groups) written in the change's own transaction, and one per refused
+-- change (403). Only ever inserted: names and uuids, never a password, hash or token.
+CREATE TABLE IF NOT EXISTS cs_audit (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    at             REAL NOT NULL,          -- seconds since the epoch
+    request_id     TEXT NOT NULL,
+    principal      TEXT,
+    principal_name TEXT,
+    action         TEXT NOT NULL,
+    target_kind    TEXT NOT NULL,
+    target         TEXT,
+    target_name    TEXT,
+    outcome        TEXT NOT NULL,          -- ok | refused
+    status         INTEGER NOT NULL,
+    detail         TEXT                    -- a JSON object of names and uuids, or NULL
+);
+CREATE INDEX IF NOT EXISTS cs_audit_by_principal ON cs_audit (principal, seq);
+CREATE INDEX IF NOT EXISTS cs_audit_by_target ON cs_audit (target, seq);
+CREATE INDEX IF NOT EXISTS cs_audit_by_at ON cs_audit (at);

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from .queries import Reader, Sql, entry_row
-from .rows import Change, GrantRow, ObjectRow, TokenRow
+from .queries import AUDIT_COLUMNS, Reader, Sql, entry_row
+from .rows import AuditRow, Change, GrantRow, ObjectRow, TokenRow
 
 
 class Outcome(Protocol):
@@ -205,6 +205,14 @@ class Writer(Reader):
     def delete_tokens_refused_before(self, when: float) -> int:
         """Forget tokens refused since before ``when``; how many."""
         return self.sql.count("DELETE FROM token WHERE refused_from < ?", (when,))
+
+    def add_audit(self, row: AuditRow) -> None:
+        """Append an audit row (never replicated as a change: readers read the table)."""
+        self.sql.execute(f"INSERT INTO cs_audit ({AUDIT_COLUMNS}) "  # noqa: S608 - fixed text
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (row.at, row.request_id, row.principal, row.principal_name, row.action,
+                          row.target_kind, row.target, row.target_name, row.outcome,
+                          row.status, row.detail))
 
 
 class Storage(Protocol):

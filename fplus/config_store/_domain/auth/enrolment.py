@@ -29,7 +29,7 @@ from ..core.acl import Prospect
 from ..core.credentials import hash_password
 from ..core.graph import Obj
 from ..core.state import Core, Tx, new_uuid
-from . import grants
+from . import audit, grants
 from .principals import NAME
 
 A, P = uuids.AuthPerm, uuids.ConfigDBPerm
@@ -182,10 +182,18 @@ def _write(core: Core, tx: Tx, req: Enrolment, plan: _Plan, hashed: str | None,
         tx.set_member(plan.cls.uuid, plan.uuid, True)
     if hashed is not None or new_principal:
         tx.w.put_principal(plan.uuid, req.name, hashed)
+        audit.record(tx, "principal.create" if new_principal else "principal.password",
+                     "principal", plan.uuid, target_name=req.name,
+                     detail={"class": req.klass, "withPassword": hashed is not None}
+                     if new_principal else {"generated": False})
     for group in req.groups:
         if plan.uuid not in core.graph.direct_members(group):
             tx.set_member(group, plan.uuid, True)
+            audit.record(tx, "group.add", "principal", plan.uuid, target_name=req.name,
+                         detail={"group": group})
     if info is not None:
         tx.put_config(uuids.App.Info, plan.uuid, *info)
     for grant in req.grants:
-        grants.add_in(core, tx, replace(grant, principal=plan.uuid))
+        uuid, created = grants.add_in(core, tx, replace(grant, principal=plan.uuid))
+        if created:
+            grants.record_added(tx, replace(grant, uuid=uuid, principal=plan.uuid))

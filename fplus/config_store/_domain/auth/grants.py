@@ -16,6 +16,7 @@ from ..._storage import GrantRow
 from ...uuids import is_uuid
 from ..common.errors import Conflict, Forbidden, NotFound, Unprocessable
 from ..core.state import Core, Tx, new_uuid
+from . import audit
 
 _FIELDS = ("principal", "permission", "target")
 
@@ -70,7 +71,17 @@ def add(core: Core, caller: str, grant: GrantRow) -> tuple[str, bool]:
     """Authorise and store a grant unless an identical one exists; ``(uuid, created)``."""
     with core.transaction() as tx:
         authorise(core, caller, grant)  # decided on the state the write sees
-        return add_in(core, tx, grant)
+        uuid, created = add_in(core, tx, grant)
+        if created:
+            record_added(tx, dataclasses.replace(grant, uuid=uuid))
+        return uuid, created
+
+
+def record_added(tx: Tx, grant: GrantRow) -> None:
+    """The audit row of a grant stored in ``tx`` (named by its grantee's name)."""
+    audit.record(tx, "grant.add", "grant", grant.uuid,
+                 target_name=tx.w.principal_name(grant.principal),
+                 detail=audit.grant_detail(grant))
 
 
 def add_in(core: Core, tx: Tx, grant: GrantRow) -> tuple[str, bool]:
@@ -106,6 +117,9 @@ def replace(core: Core, caller: str, uuid: str, grant: GrantRow) -> None:
             raise Conflict(f"grant {twins[0]} is already that grant")
         tx.delete_grants([uuid])
         tx.put_grant(dataclasses.replace(grant, uuid=uuid))
+        audit.record(tx, "grant.replace", "grant", uuid,
+                     target_name=tx.w.principal_name(grant.principal),
+                     detail={**audit.grant_detail(grant), "was": audit.grant_detail(old)})
 
 
 def writable(core: Core, caller: str) -> list[str]:
@@ -154,4 +168,8 @@ def delete(core: Core, uuid: str) -> None:
     """Delete a grant (404 if unknown)."""
     get(core, uuid)
     with core.transaction() as tx:
+        old = get(core, uuid)  # as the write sees it
         tx.delete_grants([uuid])
+        audit.record(tx, "grant.remove", "grant", uuid,
+                     target_name=tx.w.principal_name(old.principal),
+                     detail=audit.grant_detail(old))

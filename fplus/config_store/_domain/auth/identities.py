@@ -25,7 +25,7 @@ from typing import NamedTuple
 from ... import uuids
 from ..common.errors import Conflict, Forbidden, Gone, MethodNotAllowed, NotFound, Unprocessable
 from ..core.state import Core, Tx
-from . import grants
+from . import audit, grants
 
 KERBEROS, LOGIN = "kerberos", "login"
 KINDS = (KERBEROS, LOGIN)
@@ -138,13 +138,16 @@ def put(core: Core, caller: str, principal: str, kind: str, name: object) -> Non
         raise Unprocessable("body must be a JSON string holding a Kerberos principal name "
                             "(name@REALM)")
     with core.transaction() as tx:
-        claim_kerberos(core, tx, principal, name)
+        if claim_kerberos(core, tx, principal, name):
+            audit.record(tx, "identity.set", "principal", principal,
+                         target_name=tx.w.principal_name(principal),
+                         detail={"kind": KERBEROS, "name": name})
 
 
-def claim_kerberos(core: Core, tx: Tx, principal: str, name: str) -> None:
+def claim_kerberos(core: Core, tx: Tx, principal: str, name: str) -> bool:
     """Store ``name`` as ``principal``'s Kerberos identity within ``tx`` (the same again: no
-    change); 404 if ``principal`` is not a principal, 409 if the name is another's (held,
-    or another principal's login name) or ``principal`` has another one."""
+    change: False); 404 if ``principal`` is not a principal, 409 if the name is another's
+    (held, or another principal's login name) or ``principal`` has another one."""
     if not core.graph.is_member(principal, uuids.Class.Principal):
         raise NotFound(f"{principal} is not a principal")
     holder = tx.w.identity_holder(KERBEROS, name)
@@ -160,6 +163,7 @@ def claim_kerberos(core: Core, tx: Tx, principal: str, name: str) -> None:
                        "DELETE it first")
     if held is None:
         tx.w.put_identity(principal, KERBEROS, name)
+    return held is None
 
 
 def delete(core: Core, caller: str, principal: str, kind: str) -> None:
@@ -168,6 +172,8 @@ def delete(core: Core, caller: str, principal: str, kind: str) -> None:
     with core.transaction() as tx:
         if not tx.w.delete_identity(principal, kind):
             raise NotFound(f"principal {principal} has no {kind} identity")
+        audit.record(tx, "identity.remove", "principal", principal,
+                     target_name=tx.w.principal_name(principal), detail={"kind": kind})
 
 
 def _may_write(core: Core, caller: str, principal: str, kind: str) -> None:

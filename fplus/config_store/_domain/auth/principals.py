@@ -28,6 +28,7 @@ from ..core.credentials import (
     verify_password,
 )
 from ..core.state import Core
+from . import audit
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@/+-]{0,252}$")
 MAX_PREVIOUS_VALID_S = 86400
@@ -112,7 +113,7 @@ def listing(core: Core) -> list[dict[str, str]]:
 
 def set_password(core: Core, uuid: str, password: str) -> None:
     """Replace a principal's password (ending its tokens and remembered logins)."""
-    _store_hash(core, uuid, hash_password(password))
+    _store_hash(core, uuid, hash_password(password), {"generated": False})
 
 
 def parse_rotation(body: Any) -> float | None:
@@ -148,20 +149,24 @@ def generate_password(core: Core, uuid: str,
     """
     secret, hashed = generate_secret()
     if previous_valid_for is None:
-        _store_hash(core, uuid, hashed)
+        _store_hash(core, uuid, hashed, {"generated": True})
         return secret, None
-    describe(core, uuid)
+    name = describe(core, uuid)["name"]
     now = time.time()
     until = now + previous_valid_for
     with core.transaction() as tx:
         tx.w.rotate_password(uuid, hashed, until, now)
+        audit.record(tx, "principal.password", "principal", uuid, target_name=name,
+                     detail={"generated": True, "previousValidFor": previous_valid_for})
     return secret, until
 
 
-def _store_hash(core: Core, uuid: str, hashed: str) -> None:
+def _store_hash(core: Core, uuid: str, hashed: str, detail: dict[str, Any]) -> None:
     name = describe(core, uuid)["name"]
     with core.transaction() as tx:
         tx.w.put_principal(uuid, name, hashed)
+        audit.record(tx, "principal.password", "principal", uuid, target_name=name,
+                     detail=detail)
 
 
 def remove(core: Core, uuid: str) -> None:
@@ -170,7 +175,11 @@ def remove(core: Core, uuid: str) -> None:
     if core.acl.is_root(uuid):
         raise Conflict("the root principal cannot be deleted")
     with core.transaction() as tx:
+        name = tx.w.principal_name(uuid)
         if not tx.w.delete_principal(uuid):
             raise NotFound(f"principal {uuid} not found")
         tx.w.delete_identity(uuid)
-        tx.delete_grants([g.uuid for g in core.acl.find(principal=uuid)])
+        naming = [g.uuid for g in core.acl.find(principal=uuid)]
+        tx.delete_grants(naming)
+        audit.record(tx, "principal.delete", "principal", uuid, target_name=name,
+                     detail={"grantsRemoved": len(naming)} if naming else None)

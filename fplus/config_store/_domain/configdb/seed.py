@@ -54,6 +54,7 @@ _INDIVIDUALS = {  # class -> {uuid: name}
         U.AuthPerm.ReadACL: "ReadACL", U.AuthPerm.WriteACL: "WriteACL",
         U.AuthPerm.ReadKerberos: "ReadKerberos", U.AuthPerm.WriteKerberos: "WriteKerberos",
         U.AuthPerm.Grant: "Grant",
+        U.AuthPerm.ReadAudit: "ReadAudit",
     },
     U.EdgePerm.All: {U.EdgePerm.Clusters: "Manage clusters", U.EdgePerm.Secrets: "Manage secrets",
                      U.EdgePerm.Audit: "Read the audit log",
