@@ -16,13 +16,13 @@ import re
 import uuid as uuidlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 from werkzeug.exceptions import BadRequest
 
 from fplus.config_store import uuids
+from fplus.serving.since import parse_since
 
 from ..audit import Entry
 from ..model.apps_and_roles import CONFIG_APP
@@ -229,14 +229,11 @@ def audit() -> Response:
 
 
 def _since(value: str | None) -> float | None:
-    """``since`` as seconds since the epoch (an ISO 8601 time; naive means UTC)."""
-    if value is None:
-        return None
+    """``since`` as seconds since the epoch (400 if it is no ISO 8601 time)."""
     try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadRequest("since must be an ISO 8601 time, e.g. 2026-01-31T12:00:00Z") from None
-    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
+        return parse_since(value)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 __all__ = ["ACTIONS", "Action", "bp"]
