@@ -212,7 +212,7 @@ def audit() -> Response:
     principal = request.args.get("principal")
     if principal is not None and not principal:
         raise BadRequest("principal must be a principal's uuid or name")
-    since = _since(request.args.get("since"))
+    since = parse_since(request.args.get("since"), BadRequest)
     limit = request.args.get("limit", "100")
     if not limit.isdigit() or not 1 <= int(limit) <= 1000:
         raise BadRequest("limit must be a whole number from 1 to 1000")
@@ -226,14 +226,6 @@ def audit() -> Response:
                               before=None if after is None else int(after),
                               limit=int(limit))
     return jsonify({"entries": entries, "next": None if more is None else str(more)})
-
-
-def _since(value: str | None) -> float | None:
-    """``since`` as seconds since the epoch (400 if it is no ISO 8601 time)."""
-    try:
-        return parse_since(value)
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from None
 
 
 __all__ = ["ACTIONS", "Action", "bp"]

@@ -93,17 +93,9 @@ def read() -> Response:
     if after is not None and not (after.isdigit() and len(after) <= 18):
         raise BadRequest("after must be the `next` of the previous page (a whole number)")
     entries, more = audit.page(store().core, principal=principal, target=target,
-                               since=_since(request.args.get("since")),
+                               since=parse_since(request.args.get("since"), BadRequest),
                                before=None if after is None else int(after), limit=int(limit))
     return jsonify({"entries": entries, "next": None if more is None else str(more)})
-
-
-def _since(value: str | None) -> float | None:
-    """``since`` as seconds since the epoch (400 if it is no ISO 8601 time)."""
-    try:
-        return parse_since(value)
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from None
 
 
 __all__ = ["REFUSABLE", "bp"]
