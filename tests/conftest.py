@@ -17,7 +17,7 @@ from harness.postgres import ENV_URL, ExternalPostgres, PostgresServer, server_f
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from harness.stack import Stack, start_stack
 
-pytest_plugins = ["tests.scheduling"]
+pytest_plugins = ["tests.scheduling", "tests.rewrite_cache"]
 
 # The services the tests start hash passwords with argon2id's cheapest parameters: the
 # default's (64 MiB, three passes) cost a fifth of a CPU-second per hash and per first login,
