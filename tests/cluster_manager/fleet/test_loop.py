@@ -3,8 +3,10 @@ writes nothing until every input is known, applies the plan once, and a refused 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from fplus.cluster_manager.model.edge_deployments import Deployment
@@ -69,11 +71,24 @@ def deliver(notify: Notify, key: str, children: dict[str, Any], *, full: bool = 
                                               refused=refused))
 
 
-def test_writes_once_every_input_is_known_and_not_before() -> None:
-    notify, store = Notify(), Store()
+@contextlib.contextmanager
+def running(store: Store, *, known: bool = False) -> Iterator[tuple[Notify, FleetLoop]]:
+    """A started loop on a fake notify (every input delivered empty if ``known``)."""
+    notify = Notify()
     loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
     loop.start()
     try:
+        if known:
+            for key in INPUTS:
+                deliver(notify, key, {})
+        yield notify, loop
+    finally:
+        loop.stop()
+
+
+def test_writes_once_every_input_is_known_and_not_before() -> None:
+    store = Store()
+    with running(store) as (notify, _loop):
         deliver(notify, "fleets", {F: {"name": "h", "chart": CHART, "clusters": [A]}})
         deliver(notify, "configs", {A: {"name": "a"}})
         deliver(notify, "rollouts", {})
@@ -83,8 +98,6 @@ def test_writes_once_every_input_is_known_and_not_before() -> None:
         assert not store.written.wait(0.3)  # refused is unknown, not empty
         deliver(notify, "deployments", {})
         assert store.written.wait(5)
-    finally:
-        loop.stop()
     member = member_uuid(F, A)
     assert store.calls == [("create", member), ("name", member, "h"), ("put", member, A)]
 
@@ -112,12 +125,8 @@ class Statuses(Store):
 
 
 def test_a_written_rollout_status_is_taken_as_read_until_notify_catches_up() -> None:
-    notify, store = Notify(), Statuses()
-    loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
-    loop.start()
-    try:
-        for key in INPUTS:
-            deliver(notify, key, {})
+    store = Statuses()
+    with running(store, known=True) as (_notify, loop):
         status = {"rolloutId": "r", "state": "Progressing"}
         assert loop.apply(Plan(rollouts={F: status}))
         assert store.calls == [("put", F, "Progressing")]
@@ -126,17 +135,10 @@ def test_a_written_rollout_status_is_taken_as_read_until_notify_catches_up() -> 
         assert loop.apply(Plan(rollout_removals=[F]))
         found = loop.snapshot()
         assert found is not None and found[0]["rollouts"] == {}
-    finally:
-        loop.stop()
 
 
 def test_edge_reports_cause_a_pass_only_while_a_rollout_progresses() -> None:
-    notify, store = Notify(), Statuses()
-    loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
-    loop.start()
-    try:
-        for key in INPUTS:
-            deliver(notify, key, {})
+    with running(Statuses(), known=True) as (notify, loop):
         settled = _settle(loop)
         deliver(notify, "edges", {A: {"heartbeat": 1}}, full=False)
         assert _settle(loop) == settled  # kept, but no pass
@@ -149,8 +151,6 @@ def test_edge_reports_cause_a_pass_only_while_a_rollout_progresses() -> None:
         assert rolling > settled
         deliver(notify, "edges", {A: {"heartbeat": 2}}, full=False)
         assert _settle(loop) > rolling
-    finally:
-        loop.stop()
 
 
 def _settle(loop: FleetLoop) -> int:
