@@ -3,6 +3,10 @@
 A :class:`Tx` writes storage and the in-memory graph together and collects change
 events; they are published only after the commit. A failed transaction reloads the graph
 and the grants from storage, so memory never keeps a rolled-back change.
+
+A :class:`Batch` (:meth:`Core.batch`) runs several operations in one transaction: each
+operation's own :meth:`Core.transaction` joins it, and what each changed is published
+after the commit as if it had committed alone.
 """
 
 from __future__ import annotations
@@ -122,6 +126,73 @@ class Tx:
         self.removed_grants.extend(uuids_)
 
 
+class BatchRolledBack(Exception):
+    """Raised inside a batch's storage write to roll it back (never leaves :meth:`Core.batch`)."""
+
+
+class Batch:
+    """Operations sharing one write transaction (:meth:`Core.batch`).
+
+    Each operation's :meth:`Core.transaction` (and :meth:`Core.raw_write`, e.g. an audit
+    row) joins the batch's: it writes through the same :class:`Writer`, and its events and
+    changes are kept apart to be published after the commit, one operation after another.
+    :meth:`Core.reader` reads through the batch's transaction too, so a later operation
+    sees what an earlier one wrote.
+    """
+
+    def __init__(self, core: Core, writer: Writer) -> None:
+        self.core = core
+        self.writer = writer
+        self.owner = threading.get_ident()
+        self.done: list[Tx] = []
+        """The operations' transactions that ended well, in order."""
+        self.marks: list[int] = []
+        """Where each of :attr:`done` ends in the writer's changes."""
+        self.acl_dirty = False
+        self.rollback = False
+        """Set by the caller (or by a failed operation that wrote): roll the batch back."""
+
+    def owned(self) -> bool:
+        """Whether the calling thread (greenlet) runs the batch."""
+        return self.owner == threading.get_ident()
+
+    @contextmanager
+    def operation(self) -> Iterator[Tx]:
+        """One operation's transaction inside the batch's. If it raises having written
+        something, the batch can only be rolled back (its own statements are not undone
+        alone)."""
+        tx = Tx(self.core, self.writer)
+        start = len(self.writer.changes)
+        try:
+            yield tx
+        except BaseException:
+            if len(self.writer.changes) > start or tx.events or tx.acl_dirty:
+                self.rollback = True
+            self.acl_dirty |= tx.acl_dirty
+            raise
+        if tx.acl_dirty:
+            self.acl_dirty = True
+            self.core.acl.invalidate()  # later operations check against the graph as it is
+        self.done.append(tx)
+        self.marks.append(len(self.writer.changes))
+
+    def publish(self) -> None:
+        """After the commit: grants into the ACL, then each operation's events and changes,
+        in order (as separate commits would have)."""
+        acl = self.core.acl
+        for tx in self.done:
+            if tx.removed_grants:
+                acl.remove(tx.removed_grants)
+            for grant in tx.added_grants:
+                acl.add(grant)
+        if self.acl_dirty:
+            acl.invalidate()
+        start = 0
+        for tx, end in zip(self.done, self.marks, strict=True):
+            self.core.committed(tx.events, self.writer.changes[start:end])
+            start = end
+
+
 class Core:
     """Storage, the in-memory graph, grants, sessions and the event bus."""
 
@@ -143,7 +214,22 @@ class Core:
         self.stale = False
         """True when memory may hold a change the database does not (a write whose rollback
         could not be followed by a reload): the next :meth:`reload` clears it."""
+        self._batch: Batch | None = None
+        """The batch being run (by the thread holding :attr:`order`), if any."""
         self.reload()
+
+    def reader(self) -> Reader:
+        """Queries outside a write; inside a batch, through its transaction (what earlier
+        operations of the batch wrote is seen)."""
+        batch = self._batch
+        if batch is not None and batch.owned():
+            return batch.writer
+        return self.storage.reader()
+
+    def _joined(self) -> Batch | None:
+        """The batch the calling thread runs, if any."""
+        batch = self._batch
+        return batch if batch is not None and batch.owned() else None
 
     def reload(self) -> None:
         """Load the graph and grants from storage."""
@@ -161,7 +247,13 @@ class Core:
         """A serialised write; events are published after the commit. ``entry``:
         ``(app, object)`` of an entry the write reads first (read as it begins). A
         :meth:`Tx.shareable` write lets the storage commit it with the writes queued behind
-        it (:meth:`~config_store._storage.Writer.commit_later`); it returns once committed."""
+        it (:meth:`~config_store._storage.Writer.commit_later`); it returns once committed.
+        Inside a :meth:`batch`, the write joins the batch's transaction."""
+        batch = self._joined()
+        if batch is not None:
+            with batch.operation() as joined:
+                yield joined
+            return
         tx: Tx | None = None
         with self._in_order():
             try:
@@ -189,9 +281,38 @@ class Core:
     @contextmanager
     def raw_write(self) -> Iterator[Writer]:
         """A storage write outside the graph (tokens, upkeep), in the same lock order as
-        :meth:`transaction`: the order lock first, then the storage's."""
+        :meth:`transaction`: the order lock first, then the storage's. Inside a
+        :meth:`batch`, the batch's transaction."""
+        batch = self._joined()
+        if batch is not None:
+            yield batch.writer
+            return
         with self._in_order(), self.storage.write() as writer:
             yield writer
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One write transaction for several operations (see :class:`Batch`): committed
+        when the block ends, unless it raises or sets :attr:`Batch.rollback`; nothing of a
+        rolled-back batch is published."""
+        with self._in_order():
+            batch: Batch | None = None
+            try:
+                with self.storage.write() as writer:
+                    batch = self._batch = Batch(self, writer)
+                    try:
+                        yield batch
+                    finally:
+                        self._batch = None
+                    if batch.rollback:
+                        raise BatchRolledBack
+            except BaseException as exc:
+                if batch is not None and batch.acl_dirty:
+                    self._forget_rolled_back()
+                if not isinstance(exc, BatchRolledBack):
+                    raise
+                return
+            batch.publish()
 
     @contextmanager
     def _in_order(self) -> Iterator[None]:
