@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from jsonschema import Draft202012Validator
 
+import fplus.spec
 from fplus.config_store import uuids
 from fplus.config_store.client import (
     ConfigStoreClient,
@@ -21,6 +25,7 @@ from fplus.config_store.client import (
 )
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
 from tests.conftest import grant, make_object, make_user
+from tests.openapi_doc import inline
 
 P = uuids.ConfigDBPerm
 
@@ -197,3 +202,26 @@ def test_more_operations_than_the_limit_are_refused(
     assert admin.get(_entry(app, objs[0])).status_code == 404
     assert _post(admin, ops[:100]).status_code == 200
     assert admin.get(_entry(app, objs[0])).json() == 99
+
+
+def test_answers_conform_to_the_openapi_document(
+        config_store: ConfigStoreProcess, app_and_objects: tuple[str, list[str]]) -> None:
+    spec = yaml.safe_load((Path(fplus.spec.__file__).parent / "config-store.yaml").read_text())
+    responses = inline(spec, spec["paths"]["/v2/batch"]["post"]["responses"])
+    request_schema = inline(spec, spec["components"]["schemas"]["BatchRequest"])
+    app, objs = app_and_objects
+    admin = _admin(config_store)
+    write = {"method": "PUT", "path": _entry(app, objs[0]), "body": {"a": 1},
+             "headers": {"If-None-Match": "*"}}
+    sent = [([write, {"method": "GET", "path": _entry(app, objs[0])}], 200),
+            ([write], 412),
+            ([{"method": "GET", "path": _entry(app, objs[1]), "accept": [404]},
+              {"method": "POST", "path": "/v2/principal", "body": {"name": "no good!"}}], 422),
+            ([{"method": "GET", "path": "/v2/nowhere"}], 400)]
+    for ops, status in sent:
+        assert not list(Draft202012Validator(request_schema).iter_errors({"operations": ops}))
+        r = _post(admin, ops)
+        assert r.status_code == status, r.text
+        schema = responses.get(str(status), responses["default"])["content"]["application/json"]
+        errors = [e.message for e in Draft202012Validator(schema["schema"]).iter_errors(r.json())]
+        assert errors == [], (status, r.json())
