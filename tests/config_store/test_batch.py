@@ -225,3 +225,21 @@ def test_answers_conform_to_the_openapi_document(
         schema = responses.get(str(status), responses["default"])["content"]["application/json"]
         errors = [e.message for e in Draft202012Validator(schema["schema"]).iter_errors(r.json())]
         assert errors == [], (status, r.json())
+
+
+def test_an_entry_is_checked_against_the_schema_written_before_it(
+        config_store: ConfigStoreProcess, app_and_objects: tuple[str, list[str]]) -> None:
+    app, objs = app_and_objects
+    admin = _admin(config_store)
+    schema = {"method": "PUT", "path": _entry(uuids.App.ConfigSchema, app),
+              "body": {"type": "object", "required": ["name"]}}
+    r = _post(admin, [schema, {"method": "PUT", "path": _entry(app, objs[0]), "body": {}}])
+    assert r.status_code == 422 and r.json()["failed"] == 1, r.text
+    assert "name" in r.json()["results"][1]["body"]["errors"][0]
+    assert admin.get(_entry(uuids.App.ConfigSchema, app)).status_code == 404
+    assert admin.put(_entry(app, objs[0]), json={}).status_code == 201  # no schema kept
+
+    r = _post(admin, [{"method": "DELETE", "path": _entry(app, objs[0])}, schema,
+                      {"method": "PUT", "path": _entry(app, objs[1]), "body": {"name": "x"}}])
+    assert [res["status"] for res in r.json()["results"]] == [204, 201, 201], r.text
+    assert admin.put(_entry(app, objs[2]), json={}).status_code == 422  # as committed
