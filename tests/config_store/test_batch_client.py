@@ -62,6 +62,9 @@ def test_builders_send_the_single_calls_requests() -> None:
          "body": {"name": "edge", "label": "Edge", "groups": [KLASS],
                   "grants": [{"plural": False, "permission": APP, "target": OBJ}]}},
         {"method": "DELETE", "path": f"/v2/principal/{OBJ}", "accept": [404]}]
+    # a null merge patch deletes the entry, as ConfigStoreClient.patch_config does
+    assert batch.patch_config(APP, OBJ, None).wire() == \
+        {"method": "DELETE", "path": ENTRY, "accept": [404]}
 
 
 def test_results_come_back_in_order_with_unquoted_etags() -> None:
@@ -106,3 +109,47 @@ def test_a_503_is_sent_again_and_an_answer_without_results_refused() -> None:
     cs, _ = _client(reply(200, {"results": []}))
     with pytest.raises(ConfigStoreError, match="no results"):
         cs.batch([batch.put_config(APP, OBJ, 1)])
+
+
+class _StandIn:
+    """An in-memory stand-in for the client, as a test's fake is (entries and objects)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str], Any] = {}
+        self.objects: list[str] = []
+
+    def get_config(self, app: str, obj: str) -> Any:
+        return self.entries.get((app, obj))
+
+    def put_config(self, app: str, obj: str, value: Any, *,
+                   if_none_match: str | None = None) -> str:
+        if if_none_match == "*" and (app, obj) in self.entries:
+            raise PreconditionFailed(412, {"error": "If-None-Match failed"})
+        self.entries[(app, obj)] = value
+        return f"etag-{len(self.entries)}"
+
+    def delete_config(self, app: str, obj: str) -> None:
+        if self.entries.pop((app, obj), None) is None:
+            raise NotFound(404, {"error": "no such entry"})
+
+    def create_object(self, klass: str, uuid: str | None = None) -> str:
+        self.objects.append(uuid or KLASS)
+        return self.objects[-1]
+
+
+def test_a_stand_in_replays_a_batch_as_its_single_calls() -> None:
+    fake = _StandIn()
+    results = batch.replay(fake, [
+        batch.create_object(KLASS, OBJ), batch.put_config(APP, OBJ, {"a": 1}),
+        batch.get_config(APP, OBJ), batch.get_config(APP, KLASS),
+        batch.delete_config(APP, KLASS)])
+    assert [(r.status, r.etag, r.body) for r in results] == [
+        (200, None, {"uuid": OBJ}), (204, "etag-1", None), (200, None, {"a": 1}),
+        (404, None, None), (404, None, {"error": "no such entry"})]
+    with pytest.raises(PreconditionFailed) as failed:
+        batch.replay(fake, [batch.get_config(APP, OBJ),
+                            batch.put_config(APP, OBJ, 2, if_none_match="*")])
+    assert failed.value.index == 1
+    with pytest.raises(NotFound) as missing:
+        batch.replay(fake, [batch.get_config(APP, KLASS, absent_ok=False)])
+    assert missing.value.index == 0

@@ -48,6 +48,8 @@ def batch() -> tuple[Response, int] | Response:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     limit = int(app.config.get(MAX_OPERATIONS, DEFAULT_MAX_OPERATIONS))
     ops = parse(request.get_data(cache=False), limit, app.url_map.bind("localhost"))
+    if not ops:
+        return jsonify({"results": []})
     actor = audit.Actor(g.get("principal"), g.get("request_id") or "")
     base = _base_environ()
     outcomes: list[Outcome] = []
