@@ -243,3 +243,24 @@ def test_an_entry_is_checked_against_the_schema_written_before_it(
                       {"method": "PUT", "path": _entry(app, objs[1]), "body": {"name": "x"}}])
     assert [res["status"] for res in r.json()["results"]] == [204, 201, 201], r.text
     assert admin.put(_entry(app, objs[2]), json={}).status_code == 422  # as committed
+
+
+def test_a_rolled_back_batch_leaves_no_object_membership_or_grant_in_memory(
+        config_store: ConfigStoreProcess, app_and_objects: tuple[str, list[str]]) -> None:
+    app, objs = app_and_objects
+    admin = _admin(config_store)
+    klass, fresh = make_object(admin, uuids.Class.R1Class), str(uuid.uuid4())
+    principal, _ = make_user(admin)
+    r = _post(admin, [
+        {"method": "POST", "path": "/v2/object", "body": {"class": uuids.Class.Device,
+                                                           "uuid": fresh}},
+        {"method": "PUT", "path": f"/v2/class/{klass}/direct/member/{objs[0]}"},
+        {"method": "POST", "path": "/v2/grant",
+         "body": {"principal": principal, "permission": P.ReadApp, "target": app}},
+        {"method": "GET", "path": f"/v2/acl/{principal}"},
+        {"method": "GET", "path": _entry(app, fresh)}])
+    assert r.status_code == 404 and r.json()["failed"] == 4, r.text
+    assert r.json()["results"][3]["body"] == [{"permission": P.ReadApp, "target": app}]
+    assert admin.get(f"/v2/object/{fresh}").status_code == 404
+    assert admin.get(f"/v2/class/{klass}/direct/member").json() == []
+    assert admin.get(f"/v2/acl/{principal}").json() == []

@@ -148,7 +148,8 @@ class Batch:
         """The operations' transactions that ended well, in order."""
         self.marks: list[int] = []
         """Where each of :attr:`done` ends in the writer's changes."""
-        self.acl_dirty = False
+        self.memory_changed = False
+        """Whether an operation changed the graph or grants in memory (a rollback reloads)."""
         self.rollback = False
         """Set by the caller (or by a failed operation that wrote): roll the batch back."""
 
@@ -168,7 +169,7 @@ class Batch:
         except BaseException:
             if len(self.writer.changes) > start or tx.events or tx.acl_dirty:
                 self.rollback = True
-            self.acl_dirty |= tx.acl_dirty
+            self.memory_changed |= tx.acl_dirty
             raise
         self._apply(tx)
         self.done.append(tx)
@@ -186,7 +187,7 @@ class Batch:
             acl.add(grant)
         if tx.acl_dirty:
             acl.invalidate()
-        self.acl_dirty |= tx.acl_dirty or bool(tx.added_grants or tx.removed_grants)
+        self.memory_changed |= tx.acl_dirty or bool(tx.added_grants or tx.removed_grants)
 
     def publish(self) -> None:
         """After the commit: each operation's events and changes, in order (as separate
@@ -313,7 +314,7 @@ class Core:
                     if batch.rollback:
                         raise BatchRolledBack
             except BaseException as exc:
-                if batch is not None and batch.acl_dirty:
+                if batch is not None and batch.memory_changed:
                     self._forget_rolled_back()
                 if not isinstance(exc, BatchRolledBack):
                     raise
