@@ -58,7 +58,9 @@ def _worker(args: argparse.Namespace, root: str, origins: list[str]) -> Served:
     with _one_line():
         store = load_store(args.data_dir, root, args.database, args.database_pool,
                            args.durable_commits)
-    app = create_app(store, Settings(body_limit=args.body_limit, notify=_notify_settings(args)))
+    app = create_app(store, Settings(body_limit=args.body_limit,
+                                   batch_max_operations=args.batch_max_operations,
+                                   notify=_notify_settings(args)))
     enable_cors(app, origins)
     return Served(app, on_start=lambda: _follow_other_replicas(store))
 
@@ -110,6 +112,14 @@ def _notify_settings(args: argparse.Namespace) -> NotifySettings:
                           message_bytes=args.notify_message_bytes)
 
 
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (argparse applies it to a default from the environment
+    too)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``config-store`` command line (deploy manifests are checked against it)."""
     parser = argparse.ArgumentParser(prog="config-store", description=__doc__)
@@ -129,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="connections to PostgreSQL per process (requests wait up to 5 s "
                           "for one, then get 503)")
     run.add_argument("--body-limit", type=int, default=1024 * 1024, help="max body bytes")
+    run.add_argument("--batch-max-operations", type=_positive,
+                     default=os.environ.get("FPLUS_BATCH_MAX_OPERATIONS", "100"),
+                     help="operations one POST /v2/batch may carry (more: 413; env "
+                          "FPLUS_BATCH_MAX_OPERATIONS)")
     run.add_argument("--connections", type=int, default=2000,
                      help="concurrent HTTP and WebSocket connections")
     add_tls_options(run)

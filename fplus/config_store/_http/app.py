@@ -16,6 +16,7 @@ from . import (
     audit_routes,
     auth,
     auth_routes,
+    batch_routes,
     directory_routes,
     errors,
     grant_routes,
@@ -35,6 +36,8 @@ class Settings:
     """HTTP settings."""
 
     body_limit: int = 1024 * 1024
+    batch_max_operations: int = batch_routes.DEFAULT_MAX_OPERATIONS
+    """Operations one ``POST /v2/batch`` may carry (more: 413)."""
     device_uuid: str | None = None
     notify: NotifySettings = field(default_factory=NotifySettings)
 
@@ -45,6 +48,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app = Flask("config_store", static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = settings.body_limit
     app.config["DEVICE_UUID"] = settings.device_uuid
+    app.config[batch_routes.MAX_OPERATIONS] = settings.batch_max_operations
     assert isinstance(app.json, DefaultJSONProvider)  # Flask's own, which can keep key order
     app.json.sort_keys = False
     app.extensions["config_store"] = store
@@ -55,7 +59,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     errors.register(app)
     for bp in (misc_routes.bp, auth_routes.bp, identity_routes.bp, grant_routes.bp,
                legacy_auth_routes.bp, object_routes.bp, app_routes.bp, v1_routes.bp,
-               directory_routes.bp, audit_routes.bp):
+               directory_routes.bp, audit_routes.bp, batch_routes.bp):
         app.register_blueprint(bp)
     install_notify(app, store, settings.notify)
     metrics = HttpMetrics("config_store")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import re
 import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
@@ -57,16 +59,24 @@ def _actor() -> None:
 def _refusal(response: Response) -> Response:
     request_id = g.get("request_id") or uuidlib.uuid4().hex
     response.headers[REQUEST_ID] = request_id
-    found = REFUSABLE.get(request.endpoint or "")
-    if found is None or response.status_code != 403 or g.get("principal") is None:
-        return response
-    action, kind, part = found
-    target = (request.view_args or {}).get(part) if part else None
-    try:
-        audit.refused(store().core, action, kind, target, response.status_code)
-    except Exception:  # the answer stands: say so loudly, never fail it
-        log.exception("audit: could not record a refused %s (request %s)", action, request_id)
+    record_refusal(request.endpoint, request.view_args, response.status_code)
     return response
+
+
+def record_refusal(endpoint: str | None, view_args: Mapping[str, Any] | None,
+                   status: int) -> None:
+    """The row of a change refused with 403 by a route of :data:`REFUSABLE` (a batch
+    records its refused operation this way once it has rolled back)."""
+    found = REFUSABLE.get(endpoint or "")
+    if found is None or status != 403 or g.get("principal") is None:
+        return
+    action, kind, part = found
+    target = (view_args or {}).get(part) if part else None
+    try:
+        audit.refused(store().core, action, kind, target, status)
+    except Exception:  # the answer stands: say so loudly, never fail it
+        log.exception("audit: could not record a refused %s (request %s)", action,
+                      g.get("request_id"))
 
 
 @bp.teardown_app_request
@@ -98,4 +108,4 @@ def read() -> Response:
     return jsonify({"entries": entries, "next": None if more is None else str(more)})
 
 
-__all__ = ["REFUSABLE", "bp"]
+__all__ = ["REFUSABLE", "bp", "record_refusal"]

@@ -25,7 +25,7 @@ def whoami() -> Response:
     """The caller's identities (``id_whoami``); no permission needed."""
     core = store().core
     if detailed():
-        name = core.storage.reader().principal_name(caller())
+        name = core.reader().principal_name(caller())
         return jsonify({"uuid": caller(), "name": name, "root": core.acl.is_root(caller())})
     return jsonify(identities.of(core, caller()))
 

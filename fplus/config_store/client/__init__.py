@@ -22,6 +22,7 @@ from __future__ import annotations
 from ._fold import SearchDelta, SearchMirror, SearchState
 from ._transport import Credentials, Response, Send
 from .access import Access, Caller, TTLCache
+from .batch import BatchOp, BatchResult
 from .errors import (
     BadRequest,
     ConfigStoreError,
@@ -46,6 +47,8 @@ from .subscription import Subscription
 __all__ = [
     "Access",
     "BadRequest",
+    "BatchOp",
+    "BatchResult",
     "Caller",
     "ConfigStoreClient",
     "ConfigStoreError",

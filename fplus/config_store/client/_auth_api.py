@@ -18,6 +18,27 @@ def _uuid_of(body: Any, what: str) -> str:
     raise ConfigStoreError(200, body, f"{what}: answer carries no uuid")
 
 
+def principal_body(name: str, password: str | None = None, uuid: str | None = None,
+                   klass: str | None = None, *, label: str | None = None,
+                   groups: list[str] | None = None,
+                   grants: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The ``POST /v2/principal`` body of :meth:`AuthApi.create_principal`."""
+    body: dict[str, Any] = {"name": name}
+    if password is not None:
+        body["password"] = password
+    if uuid is not None:
+        body["uuid"] = uuid
+    if klass is not None:
+        body["class"] = klass
+    if label is not None:
+        body["label"] = label
+    if groups:
+        body["groups"] = groups
+    if grants:
+        body["grants"] = [{"plural": False, **g} for g in grants]
+    return body
+
+
 class AuthApi:
     """Methods for the auth endpoints; mixed into :class:`ConfigStoreClient`."""
 
@@ -66,19 +87,8 @@ class AuthApi:
         becomes a direct member of) and ``grants`` (``{permission, target, plural?,
         object?}``); each needs the permission its own route would, and all are idempotent.
         """
-        body: dict[str, Any] = {"name": name}
-        if password is not None:
-            body["password"] = password
-        if uuid is not None:
-            body["uuid"] = uuid
-        if klass is not None:
-            body["class"] = klass
-        if label is not None:
-            body["label"] = label
-        if groups:
-            body["groups"] = groups
-        if grants:
-            body["grants"] = [{"plural": False, **g} for g in grants]
+        body = principal_body(name, password, uuid, klass, label=label, groups=groups,
+                              grants=grants)
         return _uuid_of(self._t.call("POST", "/v2/principal", body=body), "create_principal")
 
     def set_password(self, principal: str, password: str) -> None:

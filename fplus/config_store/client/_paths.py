@@ -1,4 +1,4 @@
-"""URL path segments and search query encoding."""
+"""URL path segments, search query encoding and ETag conditions."""
 
 from __future__ import annotations
 
@@ -23,3 +23,12 @@ def search_params(
     ]
     params.extend((f"@{name}", sel) for name, sel in (select or {}).items())
     return params
+
+
+def conditions(if_match: str | None, if_none_match: str | None = None) -> dict[str, str]:
+    """``If-Match``/``If-None-Match`` headers; bare etags get quoted, ``*`` stays."""
+    headers = {}
+    for name, tag in (("If-Match", if_match), ("If-None-Match", if_none_match)):
+        if tag is not None:
+            headers[name] = tag if tag == "*" or tag.endswith('"') else f'"{tag}"'
+    return headers

@@ -13,6 +13,8 @@ class ConfigStoreError(Exception):
     """
 
     status: int = 0
+    index: int | None = None
+    """In a failed batch (:meth:`ConfigStoreClient.batch`), the operation that failed."""
 
     def __init__(
         self, status: int | None = None, body: Any = None, message: str | None = None

@@ -4,33 +4,27 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..uuids import App
 from ._auth_api import AuthApi
+from ._paths import conditions as _conditions
 from ._paths import search_params, seg
 from ._transport import MERGE_PATCH, Credentials, Send, Transport, parse_body, strip_etag
+from .batch import BatchOp, BatchResult
 from .errors import (
     ConfigStoreError,
     ConnectionFailed,
     NotFound,
     PreconditionFailed,
     Unauthorized,
+    error_for,
 )
 
 DEFAULT_URL = "http://127.0.0.1:8701"
 
 T = TypeVar("T")
-
-
-def _conditions(if_match: str | None, if_none_match: str | None = None) -> dict[str, str]:
-    """``If-Match``/``If-None-Match`` headers; bare etags get quoted, ``*`` stays."""
-    headers = {}
-    for name, tag in (("If-Match", if_match), ("If-None-Match", if_none_match)):
-        if tag is not None:
-            headers[name] = tag if tag == "*" or tag.endswith('"') else f'"{tag}"'
-    return headers
 
 
 class ConfigStoreClient(AuthApi):
@@ -139,6 +133,29 @@ class ConfigStoreClient(AuthApi):
                     time.sleep(0.25)
         if self._t.has_credentials:
             self.token()
+
+    # -- batches ---------------------------------------------------------------
+
+    def batch(self, ops: Sequence[BatchOp]) -> list[BatchResult]:
+        """Run ``ops`` (built with :mod:`fplus.config_store.client.batch`) in order in one
+        transaction (``POST /v2/batch``); their results, in order.
+
+        If one fails, nothing is written and the error its single call would raise is
+        raised (``PreconditionFailed``, ``NotFound``, ...), its ``index`` naming it and its
+        ``body`` that operation's answer. A batch refused as a whole (a malformed operation,
+        too many) raises with ``index`` None.
+        """
+        if not ops:
+            return []
+        try:
+            answer = self._t.call("POST", "/v2/batch",
+                                  body={"operations": [op.wire() for op in ops]})
+        except ConfigStoreError as exc:
+            raise _failed_operation(exc, ops) from None
+        results = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(results, list) or len(results) != len(ops):
+            raise ConfigStoreError(200, answer, "POST /v2/batch: answer carries no results")
+        return [BatchResult.parse(r) for r in results]
 
     # -- config entries -------------------------------------------------------
 
@@ -295,6 +312,22 @@ class ConfigStoreClient(AuthApi):
     def remove_subclass(self, klass: str, sub: str) -> None:
         """Remove ``sub`` from the direct subclasses of ``klass``."""
         self._t.call("DELETE", f"/v2/class/{seg(klass)}/direct/subclass/{seg(sub)}")
+
+
+def _failed_operation(exc: ConfigStoreError, ops: Sequence[BatchOp]) -> ConfigStoreError:
+    """The error of the operation a failed batch names (``exc`` as it is otherwise)."""
+    body = exc.body
+    index = body.get("failed") if isinstance(body, dict) else None
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(ops):
+        return exc
+    results = body.get("results")
+    answer = (results[index].get("body") if isinstance(results, list)
+              and len(results) > index and isinstance(results[index], dict) else None)
+    op = ops[index]
+    error = error_for(exc.status, answer if answer is not None else body,
+                      f"POST /v2/batch operation {index} ({op.method} {op.path})")
+    error.index = index
+    return error
 
 
 def client_from_env(base_url: str | None = None) -> ConfigStoreClient:

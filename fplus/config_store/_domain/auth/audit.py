@@ -118,7 +118,7 @@ def page(core: Core, *, principal: str | None = None, target: str | None = None,
     """Rows newest first matching every filter (see
     :meth:`~config_store._storage.Reader.audit_page`), at most ``limit``; and the ``seq``
     to pass as ``before`` for the next page (None: no more)."""
-    rows = core.storage.reader().audit_page(principal=principal, target=target, since=since,
+    rows = core.reader().audit_page(principal=principal, target=target, since=since,
                                             before=before, limit=limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]

@@ -132,7 +132,7 @@ def _need(ok: bool, what: str) -> None:
 
 def _plan(core: Core, caller: str, req: Enrolment) -> _Plan:
     cls = objects.require_class(core, req.klass)
-    alike = core.storage.reader().principals_named_alike(req.name)  # one read: consistent
+    alike = core.reader().principals_named_alike(req.name)  # one read: consistent
     holder = next((uuid for uuid, name in alike if name == req.name), None)
     if holder is None and alike:
         raise Conflict(f"principal name {req.name!r} is taken by {alike[0][1]!r}: "
@@ -164,7 +164,7 @@ def _labelled_info(core: Core, schemas: SchemaCache, uuid: str,
     entry it replaces; None without a label."""
     if label is None:
         return None
-    stored = core.storage.reader().get_config(uuids.App.Info, uuid)
+    stored = core.reader().get_config(uuids.App.Info, uuid)
     base = parse_json(stored[0]) if stored else {}
     if not isinstance(base, dict):
         raise Conflict("the principal's Info entry is not a JSON object")

@@ -44,7 +44,7 @@ class Identity(NamedTuple):
 
 def every(core: Core) -> list[Identity]:
     """Every identity: the stored ones and each principal's login name."""
-    reader = core.storage.reader()
+    reader = core.reader()
     found = [Identity(*row) for row in reader.identities()]
     found += [Identity(uuid, LOGIN, name) for uuid, name in reader.principals()]
     return sorted(found)
@@ -101,7 +101,7 @@ def of(core: Core, principal: str) -> dict[str, str]:
 
 def names_of(core: Core, principal: str) -> dict[str, str]:
     """``{kind: name}`` of a principal's identities."""
-    reader = core.storage.reader()
+    reader = core.reader()
     found = dict(reader.identities_of(principal))
     login = reader.principal_name(principal)
     return found | ({LOGIN: login} if login is not None else {})
@@ -121,11 +121,11 @@ def lookup(core: Core, kind: str, name: str) -> str | None:
     if kind != KERBEROS:
         return None
     return (_by_login(core, name) or _by_login(core, name.split("@", 1)[0])
-            or core.storage.reader().identity_holder(kind, name))
+            or core.reader().identity_holder(kind, name))
 
 
 def _by_login(core: Core, name: str) -> str | None:
-    found = core.storage.reader().principal_by_name(name)
+    found = core.reader().principal_by_name(name)
     return found[0] if found else None
 
 

@@ -52,7 +52,7 @@ def login(core: Core, name: str, password: str) -> Login | None:
     remembered = core.sessions.remembered_login(name, password)
     if remembered is not None:
         return Login(*remembered)
-    found = core.storage.reader().principal_login(name)
+    found = core.reader().principal_login(name)
     if found is None:
         return None
     if verify_password(found.password_hash, password):
@@ -81,7 +81,7 @@ def issue_token(core: Core, proved: Login) -> tuple[str, int]:
     """A token for a login, and its expiry (ms since the epoch): it ends when the password
     the login proved stops being accepted, if sooner than its lifetime. 401 if that password
     was replaced since the login was checked."""
-    found = core.storage.reader().principal_credentials(proved.principal)
+    found = core.reader().principal_credentials(proved.principal)
     if found is not None and hash_tag(found.password_hash) == proved.tag:
         return core.sessions.issue_token(proved.principal, proved.tag)
     until = found.previous_until if found is not None else None
@@ -100,7 +100,7 @@ def end_token(core: Core, token: str) -> None:
 
 def describe(core: Core, uuid: str) -> dict[str, str]:
     """``{uuid, name}`` of a principal (404 if it has no credentials)."""
-    name = core.storage.reader().principal_name(uuid)
+    name = core.reader().principal_name(uuid)
     if name is None:
         raise NotFound(f"principal {uuid} not found")
     return {"uuid": uuid, "name": name}
@@ -108,7 +108,7 @@ def describe(core: Core, uuid: str) -> dict[str, str]:
 
 def listing(core: Core) -> list[dict[str, str]]:
     """Every principal as ``{uuid, name}``."""
-    return [{"uuid": u, "name": n} for u, n in sorted(core.storage.reader().principals())]
+    return [{"uuid": u, "name": n} for u, n in sorted(core.reader().principals())]
 
 
 def set_password(core: Core, uuid: str, password: str) -> None:

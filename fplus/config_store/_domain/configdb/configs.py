@@ -27,7 +27,7 @@ def get(core: Core, app: str, obj: str) -> tuple[Any, str] | None:
     if app == REGISTRATION:
         found = core.graph.get(obj)
         return (found.registration(), found.etag) if found else None
-    stored = core.storage.reader().get_config(app, obj)
+    stored = core.reader().get_config(app, obj)
     return (parse(stored[0]), stored[1]) if stored else None
 
 
@@ -111,7 +111,7 @@ def app_objects(core: Core, app: str) -> list[str]:
         raise NotFound(f"app {app} not found")
     if app == REGISTRATION:
         return sorted(core.graph.objects)
-    return core.storage.reader().config_objects(app)
+    return core.reader().config_objects(app)
 
 
 def app_class_objects(core: Core, app: str, klass: str) -> list[str]:

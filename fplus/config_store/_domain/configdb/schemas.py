@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -66,10 +66,15 @@ def _explain(err: ValidationError) -> str:
 
 
 class SchemaCache:
-    """Compiled validators per app, dropped when the app's ConfigSchema entry changes."""
+    """Compiled validators per app, dropped when the app's ConfigSchema entry changes.
 
-    def __init__(self, storage: Storage, events: EventBus) -> None:
+    Inside a batch that has written an app's schema, that app's entries are checked against
+    the schema as written (never cached: the batch may still roll back)."""
+
+    def __init__(self, storage: Storage, events: EventBus,
+                 pending: Callable[[str], Reader | None] = lambda app: None) -> None:
         self.storage = storage
+        self._pending = pending
         self._lock = threading.Lock()
         self._compiled: dict[str, Draft202012Validator | None] = {}
         events.subscribe(self._on_events)
@@ -88,6 +93,11 @@ class SchemaCache:
 
     def validator(self, app: str) -> Draft202012Validator | None:
         """The validator for ``app``'s entries, or None if it has no schema."""
+        pending = self._pending(app)
+        if pending is not None:
+            written = pending.get_config(uuids.App.ConfigSchema, app)
+            return (Draft202012Validator(parse(written[0]), format_checker=_FORMATS)
+                    if written else None)
         with self._lock:
             if app in self._compiled:
                 return self._compiled[app]

@@ -3,6 +3,10 @@
 A :class:`Tx` writes storage and the in-memory graph together and collects change
 events; they are published only after the commit. A failed transaction reloads the graph
 and the grants from storage, so memory never keeps a rolled-back change.
+
+A :class:`Batch` (:meth:`Core.batch`) runs several operations in one transaction: each
+operation's own :meth:`Core.transaction` joins it, and what each changed is published
+after the commit as if it had committed alone.
 """
 
 from __future__ import annotations
@@ -122,6 +126,82 @@ class Tx:
         self.removed_grants.extend(uuids_)
 
 
+class BatchRolledBack(Exception):
+    """Raised inside a batch's storage write to roll it back (never leaves :meth:`Core.batch`)."""
+
+
+class Batch:
+    """Operations sharing one write transaction (:meth:`Core.batch`).
+
+    Each operation's :meth:`Core.transaction` (and :meth:`Core.raw_write`, e.g. an audit
+    row) joins the batch's: it writes through the same :class:`Writer`, and its events and
+    changes are kept apart to be published after the commit, one operation after another.
+    :meth:`Core.reader` reads through the batch's transaction too, so a later operation
+    sees what an earlier one wrote.
+    """
+
+    def __init__(self, core: Core, writer: Writer) -> None:
+        self.core = core
+        self.writer = writer
+        self.owner = threading.get_ident()
+        self.done: list[Tx] = []
+        """The operations' transactions that ended well, in order."""
+        self.marks: list[int] = []
+        """Where each of :attr:`done` ends in the writer's changes."""
+        self.schemas: set[str] = set()
+        """The apps whose ConfigSchema entry an operation wrote."""
+        self.memory_changed = False
+        """Whether an operation changed the graph or grants in memory (a rollback reloads)."""
+        self.rollback = False
+        """Set by the caller (or by a failed operation that wrote): roll the batch back."""
+
+    def owned(self) -> bool:
+        """Whether the calling thread (greenlet) runs the batch."""
+        return self.owner == threading.get_ident()
+
+    @contextmanager
+    def operation(self) -> Iterator[Tx]:
+        """One operation's transaction inside the batch's. If it raises having written
+        something, the batch can only be rolled back (its own statements are not undone
+        alone)."""
+        tx = Tx(self.core, self.writer)
+        start = len(self.writer.changes)
+        try:
+            yield tx
+        except BaseException:
+            if len(self.writer.changes) > start or tx.events or tx.acl_dirty:
+                self.rollback = True
+            self.memory_changed |= tx.acl_dirty
+            raise
+        self._apply(tx)
+        self.schemas.update(c.b for c in self.writer.changes[start:]
+                            if c.kind == "config" and c.a == uuids.App.ConfigSchema)
+        self.done.append(tx)
+        self.marks.append(len(self.writer.changes))
+
+    def _apply(self, tx: Tx) -> None:
+        """An operation's grants into the ACL now, as its own commit would have put them:
+        later operations are checked as they would be when sent one by one (other requests
+        see them too until the batch ends, as they see its graph changes; a rollback
+        reloads both)."""
+        acl = self.core.acl
+        if tx.removed_grants:
+            acl.remove(tx.removed_grants)
+        for grant in tx.added_grants:
+            acl.add(grant)
+        if tx.acl_dirty:
+            acl.invalidate()
+        self.memory_changed |= tx.acl_dirty or bool(tx.added_grants or tx.removed_grants)
+
+    def publish(self) -> None:
+        """After the commit: each operation's events and changes, in order (as separate
+        commits would have published them)."""
+        start = 0
+        for tx, end in zip(self.done, self.marks, strict=True):
+            self.core.committed(tx.events, self.writer.changes[start:end])
+            start = end
+
+
 class Core:
     """Storage, the in-memory graph, grants, sessions and the event bus."""
 
@@ -143,7 +223,30 @@ class Core:
         self.stale = False
         """True when memory may hold a change the database does not (a write whose rollback
         could not be followed by a reload): the next :meth:`reload` clears it."""
+        self._batch: Batch | None = None
+        """The batch being run (by the thread holding :attr:`order`), if any."""
         self.reload()
+
+    def reader(self) -> Reader:
+        """Queries outside a write; inside a batch, through its transaction (what earlier
+        operations of the batch wrote is seen)."""
+        return self.batch_writer() or self.storage.reader()
+
+    def batch_writer(self) -> Writer | None:
+        """The write of the batch the calling thread runs, if any."""
+        batch = self._joined()
+        return batch.writer if batch is not None else None
+
+    def batch_schema(self, app: str) -> Reader | None:
+        """Where to read ``app``'s ConfigSchema entry when the batch the calling thread runs
+        has written it (not yet committed), else None."""
+        batch = self._joined()
+        return batch.writer if batch is not None and app in batch.schemas else None
+
+    def _joined(self) -> Batch | None:
+        """The batch the calling thread runs, if any."""
+        batch = self._batch
+        return batch if batch is not None and batch.owned() else None
 
     def reload(self) -> None:
         """Load the graph and grants from storage."""
@@ -161,7 +264,13 @@ class Core:
         """A serialised write; events are published after the commit. ``entry``:
         ``(app, object)`` of an entry the write reads first (read as it begins). A
         :meth:`Tx.shareable` write lets the storage commit it with the writes queued behind
-        it (:meth:`~config_store._storage.Writer.commit_later`); it returns once committed."""
+        it (:meth:`~config_store._storage.Writer.commit_later`); it returns once committed.
+        Inside a :meth:`batch`, the write joins the batch's transaction."""
+        batch = self._joined()
+        if batch is not None:
+            with batch.operation() as joined:
+                yield joined
+            return
         tx: Tx | None = None
         with self._in_order():
             try:
@@ -189,9 +298,38 @@ class Core:
     @contextmanager
     def raw_write(self) -> Iterator[Writer]:
         """A storage write outside the graph (tokens, upkeep), in the same lock order as
-        :meth:`transaction`: the order lock first, then the storage's."""
+        :meth:`transaction`: the order lock first, then the storage's. Inside a
+        :meth:`batch`, the batch's transaction."""
+        batch = self._joined()
+        if batch is not None:
+            yield batch.writer
+            return
         with self._in_order(), self.storage.write() as writer:
             yield writer
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One write transaction for several operations (see :class:`Batch`): committed
+        when the block ends, unless it raises or sets :attr:`Batch.rollback`; nothing of a
+        rolled-back batch is published."""
+        with self._in_order():
+            batch: Batch | None = None
+            try:
+                with self.storage.write() as writer:
+                    batch = self._batch = Batch(self, writer)
+                    try:
+                        yield batch
+                    finally:
+                        self._batch = None
+                    if batch.rollback:
+                        raise BatchRolledBack
+            except BaseException as exc:
+                if batch is not None and batch.memory_changed:
+                    self._forget_rolled_back()
+                if not isinstance(exc, BatchRolledBack):
+                    raise
+                return
+            batch.publish()
 
     @contextmanager
     def _in_order(self) -> Iterator[None]:

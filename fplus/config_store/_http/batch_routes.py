@@ -1,0 +1,134 @@
+"""``POST /v2/batch`` (our extension, not ACS): several ConfigDB/Auth operations in one
+request and one database transaction.
+
+Each operation is dispatched in-process to the route the single request would reach, as
+the batch's caller (already authenticated), so its status, ETag, body and ACL are the single
+request's. Every operation's write joins the batch's transaction
+(:meth:`~fplus.config_store._domain.core.state.Core.batch`), audit rows included. The first
+operation that fails (a status of 400 or more not in its ``accept``) rolls everything back:
+the answer then has that operation's status and ``failed``, its index. Otherwise the batch
+commits and subscribers hear each operation's changes as if it had been sent alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
+
+from .._domain.auth import audit
+from .audit_routes import record_refusal
+from .auth import store
+from .batch_ops import Operation, parse
+
+bp = Blueprint("batch", __name__)
+MAX_OPERATIONS = "BATCH_MAX_OPERATIONS"
+"""The app config key of ``--batch-max-operations``."""
+DEFAULT_MAX_OPERATIONS = 100
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one operation answered, and the route that answered it."""
+
+    status: int
+    result: dict[str, Any]
+    endpoint: str | None
+    view_args: dict[str, Any] | None
+    retry_after: str | None
+
+
+@bp.post("/v2/batch")
+def batch() -> tuple[Response, int] | Response:
+    """Run the operations in order in one transaction; all or nothing."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    limit = int(app.config.get(MAX_OPERATIONS, DEFAULT_MAX_OPERATIONS))
+    ops = parse(request.get_data(cache=False), limit, app.url_map.bind("localhost"))
+    if not ops:
+        return jsonify({"results": []})
+    actor = audit.Actor(g.get("principal"), g.get("request_id") or "")
+    base = _base_environ()
+    outcomes: list[Outcome] = []
+    failed: int | None = None
+    with store().core.batch() as running:
+        for i, op in enumerate(ops):
+            outcome = _run(app, op, actor, base)
+            outcomes.append(outcome)
+            if not op.passes(outcome.status) or running.rollback:
+                failed, running.rollback = i, True
+                break
+    audit.set_actor(actor)
+    results = [o.result for o in outcomes]
+    if failed is None:
+        return jsonify({"results": results})
+    last = outcomes[failed]
+    record_refusal(last.endpoint, last.view_args, last.status)
+    body = last.result.get("body")
+    reason = body.get("error") if isinstance(body, dict) else None
+    status = last.status if last.status >= 400 else 500  # a write that failed half-way
+    resp = jsonify({"error": f"operation {failed} ({ops[failed].method} {ops[failed].path}) "
+                             f"failed with {last.status}" + (f": {reason}" if reason else ""),
+                    "failed": failed, "results": results})
+    if last.retry_after:
+        resp.headers["Retry-After"] = last.retry_after
+    return resp, status
+
+
+def _base_environ() -> dict[str, Any]:
+    """What every operation's request keeps of the batch's: the WSGI server's keys, who
+    calls and from where (never its body, path or content headers)."""
+    keep = ("SERVER_NAME", "SERVER_PORT", "SERVER_PROTOCOL", "REMOTE_ADDR", "REMOTE_PORT",
+            "HTTP_HOST", "HTTP_AUTHORIZATION", "HTTP_X_REQUEST_ID")
+    environ = request.environ
+    base = {k: v for k, v in environ.items() if k.startswith("wsgi.") or k in keep}
+    base["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "")
+    return base
+
+
+def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
+    """The WSGI environ of ``op`` as a single request (PEP 3333: the path's bytes as
+    latin-1, as a server hands it over)."""
+    path, _, query = op.path.partition("?")
+    body = op.body or b""
+    environ = {**base, "REQUEST_METHOD": op.method, "QUERY_STRING": query,
+               "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+               "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+    if op.content_type is not None:
+        environ["CONTENT_TYPE"] = op.content_type
+    for name, value in op.headers.items():
+        environ["HTTP_" + name.upper().replace("-", "_")] = value
+    return environ
+
+
+def _run(app: Flask, op: Operation, actor: audit.Actor, base: dict[str, Any]) -> Outcome:
+    """Dispatch ``op`` to its route as the single request would be (the caller's principal
+    already proved: the batch's ``g`` is shared), without the per-request hooks."""
+    with app.request_context(_environ(op, base)):
+        audit.set_actor(actor)  # each operation's request ends by clearing it
+        try:
+            resp = app.make_response(app.dispatch_request())
+        except Exception as exc:
+            resp = app.make_response(app.handle_user_exception(exc))
+        endpoint, view_args = request.endpoint, request.view_args
+    result: dict[str, Any] = {"status": resp.status_code}
+    etag = resp.headers.get("ETag")
+    if etag is not None:
+        result["etag"] = etag
+    result["body"] = _json(resp)
+    return Outcome(resp.status_code, result, endpoint, view_args,
+                   resp.headers.get("Retry-After"))
+
+
+def _json(resp: Response) -> Any:
+    """The answer's JSON body, or None (no body, or not JSON)."""
+    data = resp.get_data()
+    if not data or not resp.is_json:
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
