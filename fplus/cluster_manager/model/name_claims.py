@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid as uuidlib
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fplus.config_store import uuids
@@ -65,6 +66,13 @@ def read_op(name: str) -> BatchOp:
 def holder_in(result: BatchResult) -> str | None:
     """The cluster holding the name, from the result of :func:`read_op` (None: free)."""
     return _cluster(result.body) if result.status == 200 else None
+
+
+def release_op(name: str, etag: str) -> BatchOp:
+    """A batch operation releasing ``name``'s claim as read with ``etag``; changed or gone
+    meanwhile (412, 404), it is no longer the reader's to release and stays."""
+    return replace(batch.delete_config(APP, claim_object(name), if_match=etag),
+                   accept=(404, 412))
 
 
 def claim_ops(name: str, cluster: str) -> tuple[BatchOp, BatchOp]:

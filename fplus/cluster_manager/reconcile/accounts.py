@@ -13,6 +13,7 @@ Pull on Edge clusters, ReadApp and WriteApp on the Edge cluster status app.
 from __future__ import annotations
 
 from dataclasses import replace
+from urllib.parse import quote
 
 from fplus.config_store import uuids
 from fplus.config_store.client import BatchOp, batch
@@ -47,16 +48,17 @@ def removal_ops(principal: str, *, gone_ok: bool = False) -> list[BatchOp]:
     """Batch operations dropping the principal's credentials and grants, then its object
     (entries, memberships); an already-missing principal is fine. ``gone_ok``: its object may
     be gone already too (then it is no Edge account any more, and the Config Store refuses
-    its deletion with 403, not 404)."""
-    drop = batch.delete_object(principal)
-    if gone_ok:
-        drop = replace(drop, accept=(*drop.accept, 403))
-    return [batch.delete_principal(principal), drop]
+    to delete either with 403, not 404)."""
+    ops = [batch.delete_principal(principal), batch.delete_object(principal)]
+    return [replace(op, accept=(*op.accept, 403)) for op in ops] if gone_ok else ops
 
 
-def remove_account(cs: ConfigDB, principal: str) -> None:
-    """Remove the principal (:func:`removal_ops`) in one request; repeatable."""
-    cs.batch(removal_ops(principal))
+def named_op(role: Role, cluster_name: str) -> BatchOp:
+    """A batch operation finding the principal with the role's name for a cluster (its
+    result's body is the uuid; 404: none)."""
+    name = role.principal_name(cluster_name)
+    kind = "kerberos" if "@" in name else "login"
+    return BatchOp("GET", f"/v2/identity/{kind}/{quote(name, safe='@')}", accept=(404,))
 
 
 def serves(cs: ConfigDB, principal: str, cluster: str) -> bool:

@@ -126,6 +126,11 @@ class Job:
     """The Config Store writes queued for the next :func:`send`."""
     claim_at: int | None = None
     """The index in :attr:`batch` of the name's claim, when it is queued there."""
+    claim_etag: str | None = None
+    """The etag of the name's claim as read with :attr:`holder` (teardown)."""
+    named: dict[str, str | None] = field(default_factory=dict)
+    """The principal holding each role's name for the cluster, by role key, as read
+    (teardown)."""
 
     @property
     def redeploy_requested(self) -> bool:

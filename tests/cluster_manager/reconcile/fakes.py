@@ -116,7 +116,7 @@ class FakeConfigDB:
             for index, op in enumerate(ops):
                 try:
                     body = self._run(op)
-                    results.append(BatchResult(200, None, body))
+                    results.append(BatchResult(200, self._etag_of(op), body))
                 except ConfigStoreError as exc:
                     if exc.status not in op.accept:
                         exc.index = index
@@ -140,6 +140,14 @@ class FakeConfigDB:
                 return run(self, op, body, *map(unquote, found.groups()))
         raise AssertionError(f"the fake runs no batch operation {match}")
 
+    def _etag_of(self, op: BatchOp) -> str | None:
+        """The entry's etag after ``op``, as the Config Store sends it (entries only)."""
+        found = re.fullmatch(self._ENTRY, op.path)
+        if found is None or op.method == "DELETE":
+            return None
+        app, obj = map(unquote, found.groups())
+        return self.etags.get((app, obj))
+
     def _entry_op(self, op: BatchOp, body: Any, app: str, obj: str) -> Any:
         if_match = op.headers.get("If-Match", "").strip('"') or None
         if op.method == "GET":
@@ -153,9 +161,10 @@ class FakeConfigDB:
         elif op.method == "PATCH":
             self.patch_config(app, obj, body)
         else:
-            if (app, obj) not in self.entries:
-                raise NotFound(404, None, f"no entry {app}/{obj}")
+            absent = (app, obj) not in self.entries
             self.delete_config(app, obj, if_match=if_match)
+            if absent:
+                raise NotFound(404, None, f"no entry {app}/{obj}")
         return None
 
     def _principal_op(self, op: BatchOp, body: Any) -> Any:

@@ -206,13 +206,27 @@ def test_decommissioning_resumes_after_a_crash(env: Env, cs: FakeConfigDB,
     configure(env, {C1: SPEC})
     steps.reconcile(C1, env)
     configure(env, {C1: None})
-    cs.fail("delete_config", uuids.App.SparkplugAddress)  # after the accounts went
+    cs.fail("delete_config", uuids.App.SparkplugAddress)  # in the batch revoking the accounts
     with pytest.raises(Injected):
         steps.reconcile(C1, env)
-    st = status(cs)
-    assert st["phase"] == "Deleting" and "flux" not in st and "sync" not in st
+    st = status(cs)  # that batch wrote nothing: the accounts and their records stay
+    assert st["phase"] == "Deleting" and st["flux"]["done"] and st["sync"]["done"]
+    assert len(cs.principals) == 2 and env.claims.holder("line-1") == C1
+    assert (uuids.App.SparkplugAddress, C1) in cs.entries and repos.archived == []
     steps.reconcile(C1, env)
     assert (STATUS_APP, C1) not in cs.entries and repos.archived == [C1]
+    assert cs.principals == {} and env.claims.holder("line-1") is None
+
+
+def test_decommissioning_costs_eight_requests(env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: None})
+    requests = cs.requests
+    steps.reconcile(C1, env)
+    # the status; Deleting; the deployments' search; the teardown commit; the edge's status;
+    # the look-up; the accounts, entries and claim; the object and status
+    assert cs.requests - requests == 8
 
 
 def test_a_cluster_without_entry_or_status_is_a_no_op(env: Env, cs: FakeConfigDB) -> None:

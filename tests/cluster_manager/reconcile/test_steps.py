@@ -311,16 +311,41 @@ def test_remove_deployments_removes_every_deployment_of_the_cluster(
 def test_revoke_accounts_removes_recorded_principals_and_their_records(
         env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
+    teardown.look_up(j, env)
     teardown.revoke_accounts(j, env)
+    assert len(cs.principals) == 2  # queued
+    teardown.write(j, env)
     assert cs.principals == {} and cs.grants == {}
     assert "flux" not in cs.entries[(STATUS_APP, C1)] and "sync" not in j.status.entry
+
+
+def test_revoke_accounts_takes_a_recorded_one_gone_from_its_name_as_removed(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    flux = cs.principals["op1flux/line-1"]
+    cs.delete_principal(flux)  # a killed run removed it but not its record
+    cs.objects.discard(flux)
+    teardown.look_up(j, env)
+    assert j.named == {"flux": None, "sync": cs.principals["op1sync/line-1"]}
+    teardown.revoke_accounts(j, env)
+    sync = cs.principals["op1sync/line-1"]
+    for op in j.batch.ops:  # no Edge account any more: deleting it is refused, with 403
+        if op.method == "DELETE" and op.path in (f"/v2/object/{flux}",
+                                                  f"/v2/principal/{flux}"):
+            assert 403 in op.accept
+        if op.method == "DELETE" and op.path in (f"/v2/object/{sync}",
+                                                  f"/v2/principal/{sync}"):
+            assert 403 not in op.accept  # still under its name: a refusal is a real problem
+    assert sum(op.path.endswith((flux, sync)) for op in j.batch.ops) == 4
 
 
 def test_revoke_accounts_finds_one_a_crash_left_unrecorded(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
     cs.patch_config(STATUS_APP, C1, {"sync": None})  # created, but the record was lost
     j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    teardown.look_up(j, env)
     teardown.revoke_accounts(j, env)
+    teardown.write(j, env)
     assert "op1sync/line-1" not in cs.principals
 
 
@@ -331,7 +356,9 @@ def test_revoke_accounts_leaves_a_namesake_serving_another_cluster(
     cs.delete_principal(cs.principals["op1sync/line-1"])
     other = cs.create_principal("op1sync/line-1", grants=[{"permission": "p", "target": C2}])
     j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    teardown.look_up(j, env)
     teardown.revoke_accounts(j, env)
+    teardown.write(j, env)
     assert cs.principals == {"op1sync/line-1": other}
 
 
@@ -339,6 +366,7 @@ def test_remove_entries(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
     cs.put_config(EDGE_APP, C1, {"hosts": []})
     teardown.remove_entries(j, env)
+    teardown.write(j, env)
     for app in (uuids.App.GitRepoConfig, uuids.App.SparkplugAddress, EDGE_APP):
         assert (app, C1) not in cs.entries
     assert C1 not in cs.members[GROUPS.cluster]
@@ -368,10 +396,21 @@ def test_remove_cluster_keeps_an_object_in_use_but_drops_the_status(
 
 def test_release_name_frees_only_this_clusters_claim(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
+    teardown.look_up(j, env)
     teardown.release_name(j, env)
+    teardown.write(j, env)
     assert env.claims.holder("line-1") is None
     env.claims.claim("line-1", C2)
+    teardown.look_up(j, env)
     teardown.release_name(j, env)
+    assert j.batch.ops == []  # not ours
+    env.claims.release("line-1", C2)
+    env.claims.claim("line-1", C1)
+    teardown.look_up(j, env)
+    env.claims.release("line-1", C1)
+    env.claims.claim("line-1", C2)  # taken over since the look
+    teardown.release_name(j, env)
+    teardown.write(j, env)
     assert env.claims.holder("line-1") == C2
 
 
@@ -399,7 +438,9 @@ def test_await_edge_waits_for_the_edge_to_apply_the_teardown_commit(
         teardown.await_edge(j, env)
     cs.put_config(EDGE_APP, C1, {"appliedCommit": j.status.teardown["commit"]})
     teardown.await_edge(j, env)
+    teardown.write(j, env)  # recorded with the next batch
     assert j.status.teardown["applied"] is True
+    assert cs.entries[(STATUS_APP, C1)]["teardown"]["applied"] is True
 
 
 @pytest.mark.parametrize("case", ["never reported", "forced", "timed out"])
