@@ -74,7 +74,8 @@ def load_store(data_dir: Path, root: str | None, database: str | None = None,
     core = Core(storage)
     core.acl.root = root
     replication = Replication(core, storage) if is_replicated(storage) else None
-    return Store(core, SchemaCache(core.storage, core.events), data_dir, replication)
+    return Store(core, SchemaCache(core.storage, core.events, core.batch_writer), data_dir,
+                 replication)
 
 
 def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:

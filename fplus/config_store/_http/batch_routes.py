@@ -12,12 +12,13 @@ commits and subscribers hear each operation's changes as if it had been sent alo
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
-from werkzeug.test import EnvironBuilder
 
 from .._domain.auth import audit
 from .audit_routes import record_refusal
@@ -47,6 +48,8 @@ def batch() -> tuple[Response, int] | Response:
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     limit = int(app.config.get(MAX_OPERATIONS, DEFAULT_MAX_OPERATIONS))
     ops = parse(request.get_data(cache=False), limit, app.url_map.bind("localhost"))
+    if not ops:
+        return jsonify({"results": []})
     actor = audit.Actor(g.get("principal"), g.get("request_id") or "")
     base = _base_environ()
     outcomes: list[Outcome] = []
@@ -76,26 +79,35 @@ def batch() -> tuple[Response, int] | Response:
 
 
 def _base_environ() -> dict[str, Any]:
-    """What every operation's request keeps of the batch's (who calls, from where)."""
-    keep = ("REMOTE_ADDR", "REMOTE_PORT", "SERVER_NAME", "SERVER_PORT", "SERVER_PROTOCOL",
-            "wsgi.url_scheme")
-    return {k: request.environ[k] for k in keep if k in request.environ}
+    """What every operation's request keeps of the batch's: the WSGI server's keys, who
+    calls and from where (never its body, path or content headers)."""
+    keep = ("SERVER_NAME", "SERVER_PORT", "SERVER_PROTOCOL", "REMOTE_ADDR", "REMOTE_PORT",
+            "HTTP_HOST", "HTTP_AUTHORIZATION", "HTTP_X_REQUEST_ID")
+    environ = request.environ
+    base = {k: v for k, v in environ.items() if k.startswith("wsgi.") or k in keep}
+    base["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "")
+    return base
+
+
+def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
+    """The WSGI environ of ``op`` as a single request (PEP 3333: the path's bytes as
+    latin-1, as a server hands it over)."""
+    path, _, query = op.path.partition("?")
+    body = op.body or b""
+    environ = {**base, "REQUEST_METHOD": op.method, "QUERY_STRING": query,
+               "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+               "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+    if op.content_type is not None:
+        environ["CONTENT_TYPE"] = op.content_type
+    for name, value in op.headers.items():
+        environ["HTTP_" + name.upper().replace("-", "_")] = value
+    return environ
 
 
 def _run(app: Flask, op: Operation, actor: audit.Actor, base: dict[str, Any]) -> Outcome:
     """Dispatch ``op`` to its route as the single request would be (the caller's principal
     already proved: the batch's ``g`` is shared), without the per-request hooks."""
-    headers = dict(op.headers)
-    if auth := request.headers.get("Authorization"):
-        headers["Authorization"] = auth
-    builder = EnvironBuilder(path=op.path, method=op.method, data=op.body,
-                             content_type=op.content_type, headers=list(headers.items()),
-                             environ_base=base)
-    try:
-        environ = builder.get_environ()
-    finally:
-        builder.close()
-    with app.request_context(environ):
+    with app.request_context(_environ(op, base)):
         audit.set_actor(actor)  # each operation's request ends by clearing it
         try:
             resp = app.make_response(app.dispatch_request())

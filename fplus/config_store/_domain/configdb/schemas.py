@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
 from ... import uuids
-from ..._storage import Reader, Storage
+from ..._storage import Reader, Storage, Writer
 from ..common.errors import Conflict, Unprocessable
 from ..common.events import ConfigChanged, Event, EventBus, Resynced
 from ..common.jsonvalue import parse
@@ -66,10 +66,15 @@ def _explain(err: ValidationError) -> str:
 
 
 class SchemaCache:
-    """Compiled validators per app, dropped when the app's ConfigSchema entry changes."""
+    """Compiled validators per app, dropped when the app's ConfigSchema entry changes.
 
-    def __init__(self, storage: Storage, events: EventBus) -> None:
+    Inside a batch that has written an app's schema, that app's entries are checked against
+    the schema as written (never cached: the batch may still roll back)."""
+
+    def __init__(self, storage: Storage, events: EventBus,
+                 pending: Callable[[], Writer | None] = lambda: None) -> None:
         self.storage = storage
+        self._pending = pending
         self._lock = threading.Lock()
         self._compiled: dict[str, Draft202012Validator | None] = {}
         events.subscribe(self._on_events)
@@ -88,6 +93,12 @@ class SchemaCache:
 
     def validator(self, app: str) -> Draft202012Validator | None:
         """The validator for ``app``'s entries, or None if it has no schema."""
+        writer = self._pending()
+        if writer is not None and any(c.kind == "config" and c.a == uuids.App.ConfigSchema
+                                      and c.b == app for c in writer.changes):
+            written = writer.get_config(uuids.App.ConfigSchema, app)
+            return (Draft202012Validator(parse(written[0]), format_checker=_FORMATS)
+                    if written else None)
         with self._lock:
             if app in self._compiled:
                 return self._compiled[app]

@@ -148,7 +148,8 @@ class Batch:
         """The operations' transactions that ended well, in order."""
         self.marks: list[int] = []
         """Where each of :attr:`done` ends in the writer's changes."""
-        self.acl_dirty = False
+        self.memory_changed = False
+        """Whether an operation changed the graph or grants in memory (a rollback reloads)."""
         self.rollback = False
         """Set by the caller (or by a failed operation that wrote): roll the batch back."""
 
@@ -168,25 +169,29 @@ class Batch:
         except BaseException:
             if len(self.writer.changes) > start or tx.events or tx.acl_dirty:
                 self.rollback = True
-            self.acl_dirty |= tx.acl_dirty
+            self.memory_changed |= tx.acl_dirty
             raise
-        if tx.acl_dirty:
-            self.acl_dirty = True
-            self.core.acl.invalidate()  # later operations check against the graph as it is
+        self._apply(tx)
         self.done.append(tx)
         self.marks.append(len(self.writer.changes))
 
-    def publish(self) -> None:
-        """After the commit: grants into the ACL, then each operation's events and changes,
-        in order (as separate commits would have)."""
+    def _apply(self, tx: Tx) -> None:
+        """An operation's grants into the ACL now, as its own commit would have put them:
+        later operations are checked as they would be when sent one by one (other requests
+        see them too until the batch ends, as they see its graph changes; a rollback
+        reloads both)."""
         acl = self.core.acl
-        for tx in self.done:
-            if tx.removed_grants:
-                acl.remove(tx.removed_grants)
-            for grant in tx.added_grants:
-                acl.add(grant)
-        if self.acl_dirty:
+        if tx.removed_grants:
+            acl.remove(tx.removed_grants)
+        for grant in tx.added_grants:
+            acl.add(grant)
+        if tx.acl_dirty:
             acl.invalidate()
+        self.memory_changed |= tx.acl_dirty or bool(tx.added_grants or tx.removed_grants)
+
+    def publish(self) -> None:
+        """After the commit: each operation's events and changes, in order (as separate
+        commits would have published them)."""
         start = 0
         for tx, end in zip(self.done, self.marks, strict=True):
             self.core.committed(tx.events, self.writer.changes[start:end])
@@ -221,10 +226,12 @@ class Core:
     def reader(self) -> Reader:
         """Queries outside a write; inside a batch, through its transaction (what earlier
         operations of the batch wrote is seen)."""
-        batch = self._batch
-        if batch is not None and batch.owned():
-            return batch.writer
-        return self.storage.reader()
+        return self.batch_writer() or self.storage.reader()
+
+    def batch_writer(self) -> Writer | None:
+        """The write of the batch the calling thread runs, if any."""
+        batch = self._joined()
+        return batch.writer if batch is not None else None
 
     def _joined(self) -> Batch | None:
         """The batch the calling thread runs, if any."""
@@ -307,7 +314,7 @@ class Core:
                     if batch.rollback:
                         raise BatchRolledBack
             except BaseException as exc:
-                if batch is not None and batch.acl_dirty:
+                if batch is not None and batch.memory_changed:
                     self._forget_rolled_back()
                 if not isinstance(exc, BatchRolledBack):
                     raise
