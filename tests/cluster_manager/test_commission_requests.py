@@ -1,5 +1,5 @@
-"""What commissioning and teardown cost in Config Store requests, counted in the Config Store's
-access log on a real stack (a count, not a timing)."""
+"""What commissioning, teardown and a bootstrap script cost in Config Store requests, counted in
+the Config Store's access log on a real stack (a count, not a timing)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from fplus.config_store import uuids
+from harness.servers import Api
 from harness.stack import STATUS, Stack, create_cluster, start_stack, wait_for
+from tests.cluster_manager.api.test_bootstrap import credentials
 
 LINE = re.compile(r'"(\w+) (/\S*) HTTP/1\.1" (\d{3})')
 
@@ -89,3 +91,31 @@ def test_a_removed_cluster_costs_eight_requests_and_the_git_servers_two(stack: S
     # status), and the Git server's two checking who asks it to archive the repo
     assert len(theirs) - reads <= 10, theirs
     assert theirs.count(("POST", "/v2/batch", "200")) == 3
+
+
+def test_a_bootstrap_script_rotates_both_credentials_in_one_request(stack: Stack) -> None:
+    cluster = create_cluster(stack.admin, "counted-3")
+    polled(stack, cluster, lambda st: bool(st and st.get("ready")))
+    manager = Api(stack.manager.url, stack.admin.auth)
+
+    def url() -> str:
+        r = manager.post(f"/v1/cluster/{cluster}/bootstrap-url")
+        assert r.status_code == 200, r.text
+        return str(r.json())
+
+    def fetch(url: str) -> str:
+        script = Api("").get(url)
+        assert script.status_code == 200, script.text
+        return script.text
+
+    fetch(url())  # the first fetch reads the template, later ones follow it
+    second = url()
+    log = Requests(stack)
+    script = fetch(second)
+    theirs = log.since()
+    assert [line for line in theirs if line[1].endswith("/password")] == []
+    assert theirs.count(("POST", "/v2/batch", "200")) == 1, theirs
+    # the setup status, the rotations' batch, and the audit row's read of the cluster's name
+    assert len(theirs) <= 3, "\n".join(map(str, theirs))
+    for user, password in credentials(script).values():
+        assert Api(stack.store.url, (user, password)).get("/v2/whoami/uuid").status_code == 200
