@@ -264,3 +264,13 @@ def test_a_rolled_back_batch_leaves_no_object_membership_or_grant_in_memory(
     assert admin.get(f"/v2/object/{fresh}").status_code == 404
     assert admin.get(f"/v2/class/{klass}/direct/member").json() == []
     assert admin.get(f"/v2/acl/{principal}").json() == []
+
+
+def test_the_request_body_limit_applies_to_the_whole_batch(
+        config_store: ConfigStoreProcess, app_and_objects: tuple[str, list[str]]) -> None:
+    app, objs = app_and_objects
+    admin = _admin(config_store)
+    pad = "x" * (300 * 1024)  # each operation is under the limit, the four of them over it
+    r = _post(admin, [{"method": "PUT", "path": _entry(app, o), "body": pad} for o in objs])
+    assert r.status_code == 413, r.text
+    assert [admin.get(_entry(app, o)).status_code for o in objs] == [404] * 4

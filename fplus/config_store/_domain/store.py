@@ -74,7 +74,7 @@ def load_store(data_dir: Path, root: str | None, database: str | None = None,
     core = Core(storage)
     core.acl.root = root
     replication = Replication(core, storage) if is_replicated(storage) else None
-    return Store(core, SchemaCache(core.storage, core.events, core.batch_writer), data_dir,
+    return Store(core, SchemaCache(core.storage, core.events, core.batch_schema), data_dir,
                  replication)
 
 

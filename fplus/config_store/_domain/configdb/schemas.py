@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
 from ... import uuids
-from ..._storage import Reader, Storage, Writer
+from ..._storage import Reader, Storage
 from ..common.errors import Conflict, Unprocessable
 from ..common.events import ConfigChanged, Event, EventBus, Resynced
 from ..common.jsonvalue import parse
@@ -72,7 +72,7 @@ class SchemaCache:
     the schema as written (never cached: the batch may still roll back)."""
 
     def __init__(self, storage: Storage, events: EventBus,
-                 pending: Callable[[], Writer | None] = lambda: None) -> None:
+                 pending: Callable[[str], Reader | None] = lambda app: None) -> None:
         self.storage = storage
         self._pending = pending
         self._lock = threading.Lock()
@@ -93,10 +93,9 @@ class SchemaCache:
 
     def validator(self, app: str) -> Draft202012Validator | None:
         """The validator for ``app``'s entries, or None if it has no schema."""
-        writer = self._pending()
-        if writer is not None and any(c.kind == "config" and c.a == uuids.App.ConfigSchema
-                                      and c.b == app for c in writer.changes):
-            written = writer.get_config(uuids.App.ConfigSchema, app)
+        pending = self._pending(app)
+        if pending is not None:
+            written = pending.get_config(uuids.App.ConfigSchema, app)
             return (Draft202012Validator(parse(written[0]), format_checker=_FORMATS)
                     if written else None)
         with self._lock:

@@ -148,6 +148,8 @@ class Batch:
         """The operations' transactions that ended well, in order."""
         self.marks: list[int] = []
         """Where each of :attr:`done` ends in the writer's changes."""
+        self.schemas: set[str] = set()
+        """The apps whose ConfigSchema entry an operation wrote."""
         self.memory_changed = False
         """Whether an operation changed the graph or grants in memory (a rollback reloads)."""
         self.rollback = False
@@ -172,6 +174,8 @@ class Batch:
             self.memory_changed |= tx.acl_dirty
             raise
         self._apply(tx)
+        self.schemas.update(c.b for c in self.writer.changes[start:]
+                            if c.kind == "config" and c.a == uuids.App.ConfigSchema)
         self.done.append(tx)
         self.marks.append(len(self.writer.changes))
 
@@ -232,6 +236,12 @@ class Core:
         """The write of the batch the calling thread runs, if any."""
         batch = self._joined()
         return batch.writer if batch is not None else None
+
+    def batch_schema(self, app: str) -> Reader | None:
+        """Where to read ``app``'s ConfigSchema entry when the batch the calling thread runs
+        has written it (not yet committed), else None."""
+        batch = self._joined()
+        return batch.writer if batch is not None and app in batch.schemas else None
 
     def _joined(self) -> Batch | None:
         """The batch the calling thread runs, if any."""
