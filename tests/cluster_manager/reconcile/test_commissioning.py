@@ -104,6 +104,18 @@ def test_a_new_cluster_costs_three_requests_and_an_update_three(env: Env,
     assert cs.requests - requests == 3 and status(cs)["spec"]["namespace"] == "other"
 
 
+def test_a_name_the_cluster_api_claimed_for_it_is_kept_as_claimed(env: Env,
+                                                                  cs: FakeConfigDB) -> None:
+    assert env.claims.claim("line-1", C1, creator="someone") is None  # as the API creates it
+    configure(env, {C1: SPEC})
+    claims = cs.count("put_config", CLAIM_APP)
+    steps.reconcile(C1, env)
+    assert status(cs)["phase"] == "Ready"
+    assert cs.count("put_config", CLAIM_APP) == claims  # the API's claim, not written again
+    claim = next(v for (app, _), v in cs.entries.items() if app == CLAIM_APP)
+    assert claim == {"cluster": C1, "name": "line-1", "creator": "someone"}
+
+
 def test_a_batch_failing_midway_writes_nothing_and_the_retry_completes(
         env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
     configure(env, {C1: SPEC})
