@@ -7,7 +7,9 @@ Measures, in the same run and against the same services:
   ``ready: true`` (as a dashboard would watch it) tells when each cluster became ready.
   ``seconds_to_all_ready`` runs from the first entry write to the last cluster ready;
   ``p50_ms``/``p99_ms`` are per-cluster entry write → ready latencies under that bulk load
-  (ready = when the update showing it arrived).
+  (ready = when the update showing it arrived). ``config_store_requests_per_cluster``: the
+  requests the Config Store answered meanwhile (its ``/metrics`` counter) but our entry
+  writes, per cluster.
 - single: afterwards, one cluster at a time, entry write → ready (GET of its status every
   10 ms) → ``single_p50_ms``/``single_p99_ms``.
 - ACS pattern: the same per-cluster work the way ACS's single-threaded manager does it, for
@@ -111,6 +113,7 @@ def _bulk(stack: Stack, storage: BenchStorage, n: int) -> dict[str, Any]:
             subscription = notify.search(STATUS, on_ready, filter={"ready": True})
             if not subscription.wait_initial(30):
                 raise RuntimeError("the notify SEARCH on the setup status never answered")
+            requests_before = _requests(stack)
             cpu_before = _cpu(stack, storage)
             with ThreadPoolExecutor(WRITERS) as pool:
                 starts = pool.map(lambda cn: _write_entry(sessions.api, *cn),
@@ -119,6 +122,7 @@ def _bulk(stack: Stack, storage: BenchStorage, n: int) -> dict[str, Any]:
             writes_done = time.monotonic()
             all_ready.wait(timeout)
             cpu_after = _cpu(stack, storage)
+            requests_after = _requests(stack)
         finally:
             notify.close()
             watcher.close()
@@ -138,7 +142,18 @@ def _bulk(stack: Stack, storage: BenchStorage, n: int) -> dict[str, Any]:
         "ready_updates": updates[0],
         "cpu_seconds": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_after},
         "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, n),
+        # the Config Store requests of the others (our n entry writes and first /metrics read
+        # taken off), per cluster
+        "config_store_requests_per_cluster": round(
+            (requests_after - requests_before - n - 1) / n, 2),
     }
+
+
+def _requests(stack: Stack) -> float:
+    """The requests the Config Store answered so far (its ``/metrics`` counter)."""
+    text = ok(stack.admin.get("/metrics"), 200).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("config_store_http_requests_total{"))
 
 
 # -- ours: one at a time ---------------------------------------------------------------------
@@ -336,6 +351,7 @@ def main() -> None:
         "cpu_seconds_during_bulk": bulk["cpu_seconds"],
         "cpu_ms_per_op": bulk["cpu_ms_per_op"],
         "cpu_ms_per_cluster": cpu_per_cluster,
+        "config_store_requests_per_cluster": bulk["config_store_requests_per_cluster"],
         "single_samples": len(single),
         "single_p50_ms": pct(single, 50),
         "single_p99_ms": pct(single, 99),

@@ -6,17 +6,20 @@ object ``uuid5(NAMESPACE, name)`` (class Edge cluster name). It is written with
 cluster, the reconciler commissioning an entry written directly, in any process — exactly
 one wins; the others read the winner. Principal names, Sparkplug group ids and Git paths all
 derive from the cluster name, so a claimed name keeps each of them to one cluster. A claim
-is released only by its holder (``If-Match`` on the entry it read).
+is released only by its holder (``If-Match`` on the entry it read). The claim and its read
+are also offered as batch operations (:func:`claim_ops`, :func:`read_op`), so a claim can be
+written in one transaction with what it guards.
 """
 
 from __future__ import annotations
 
 import contextlib
 import uuid as uuidlib
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fplus.config_store import uuids
-from fplus.config_store.client import NotFound, PreconditionFailed
+from fplus.config_store.client import BatchOp, BatchResult, NotFound, PreconditionFailed, batch
 
 NAMESPACE = uuidlib.UUID("5b1d8f3e-4c3a-4a57-9a36-0f2d6c1e9b41")
 """Namespace of the claim objects' UUIDs (version 5, from the name)."""
@@ -50,6 +53,36 @@ def claim_object(name: str) -> str:
     return str(uuidlib.uuid5(NAMESPACE, name))
 
 
+def _claim(name: str, cluster: str, creator: str | None) -> dict[str, str]:
+    """The claim entry."""
+    return {"cluster": cluster, "name": name} | ({"creator": creator} if creator else {})
+
+
+def read_op(name: str) -> BatchOp:
+    """A batch operation reading ``name``'s claim (see :func:`holder_in`)."""
+    return batch.get_config(APP, claim_object(name))
+
+
+def holder_in(result: BatchResult) -> str | None:
+    """The cluster holding the name, from the result of :func:`read_op` (None: free)."""
+    return _cluster(result.body) if result.status == 200 else None
+
+
+def release_op(name: str, etag: str) -> BatchOp:
+    """A batch operation releasing ``name``'s claim as read with ``etag``; changed or gone
+    meanwhile (412, 404), it is no longer the reader's to release and stays."""
+    return replace(batch.delete_config(APP, claim_object(name), if_match=etag),
+                   accept=(404, 412))
+
+
+def claim_ops(name: str, cluster: str) -> tuple[BatchOp, BatchOp]:
+    """Batch operations claiming a free ``name`` for ``cluster``: its claim object (found if
+    it exists), then the claim, refused (412, so the whole batch) if the name is held."""
+    obj = claim_object(name)
+    return (batch.create_object(CLASS, obj),
+            batch.put_config(APP, obj, _claim(name, cluster, None), if_none_match="*"))
+
+
 class NameClaims:
     """Claim, look up and release cluster names."""
 
@@ -68,7 +101,7 @@ class NameClaims:
         new cluster), so its claim object is created first instead of after a 404.
         ``creator``: the principal creating the cluster, recorded in the claim."""
         obj = claim_object(name)
-        entry = {"cluster": cluster, "name": name} | ({"creator": creator} if creator else {})
+        entry = _claim(name, cluster, creator)
         if fresh:
             self.cs.create_object(CLASS, obj)
         for _ in range(3):  # a holder releasing meanwhile lets the next attempt win

@@ -12,7 +12,11 @@ Pull on Edge clusters, ReadApp and WriteApp on the Edge cluster status app.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from urllib.parse import quote
+
 from fplus.config_store import uuids
+from fplus.config_store.client import BatchOp, batch
 
 from ..model.apps_and_roles import EDGE_APP, FLUX, Role
 from .configdb import ConfigDB
@@ -26,26 +30,35 @@ def grants(role: Role, cluster: str) -> list[dict[str, str]]:
             {"permission": uuids.ConfigDBPerm.WriteApp, "target": EDGE_APP, "object": cluster}]
 
 
-def ensure_account(cs: ConfigDB, role: Role, cluster: str, cluster_name: str,
-                   group: str) -> str:
-    """Create (or find) the role's principal for a cluster, name it, group it, grant it.
+def account_op(role: Role, cluster: str, cluster_name: str, group: str) -> BatchOp:
+    """The batch operation creating (or finding) the role's principal for a cluster, named,
+    grouped and granted; its result's body carries the principal's ``uuid``.
 
-    One request (the Config Store's principal extension). Idempotent: the principal is found
-    by name, grants and memberships are set-like, so a crash at any point is mended by
-    running this again.
+    One operation (the Config Store's principal extension). Idempotent: the principal is
+    found by name, grants and memberships are set-like, so a crash at any point is mended by
+    running it again.
     """
-    return cs.create_principal(role.principal_name(cluster_name), klass=uuids.Class.EdgeAccount,
-                               label=f"{role.label}: {cluster_name}", groups=[group],
-                               grants=grants(role, cluster))
+    return batch.create_principal(role.principal_name(cluster_name),
+                                  klass=uuids.Class.EdgeAccount,
+                                  label=f"{role.label}: {cluster_name}", groups=[group],
+                                  grants=grants(role, cluster))
 
 
-def remove_account(cs: ConfigDB, principal: str) -> None:
-    """Drop the principal's credentials and grants, then its object (entries, memberships).
+def removal_ops(principal: str, *, gone_ok: bool = False) -> list[BatchOp]:
+    """Batch operations dropping the principal's credentials and grants, then its object
+    (entries, memberships); an already-missing principal is fine. ``gone_ok``: its object may
+    be gone already too (then it is no Edge account any more, and the Config Store refuses
+    to delete either with 403, not 404)."""
+    ops = [batch.delete_principal(principal), batch.delete_object(principal)]
+    return [replace(op, accept=(*op.accept, 403)) for op in ops] if gone_ok else ops
 
-    Both calls ignore an already-missing principal, so this too can be repeated.
-    """
-    cs.delete_principal(principal)
-    cs.delete_object(principal)
+
+def named_op(role: Role, cluster_name: str) -> BatchOp:
+    """A batch operation finding the principal with the role's name for a cluster (its
+    result's body is the uuid; 404: none)."""
+    name = role.principal_name(cluster_name)
+    kind = "kerberos" if "@" in name else "login"
+    return BatchOp("GET", f"/v2/identity/{kind}/{quote(name, safe='@')}", accept=(404,))
 
 
 def serves(cs: ConfigDB, principal: str, cluster: str) -> bool:

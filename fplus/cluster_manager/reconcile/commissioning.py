@@ -5,31 +5,37 @@
 (never two workers on one cluster), whenever the cluster's entry, the Flux template or the
 cluster API's request for it changes, and again with back-off when it raised.
 
-**Commissioning** (the entry exists), reference §3.4, in order:
+**Commissioning** (the entry exists), reference §3.4, in order. :func:`look` reads the
+setup status and who holds the configured name (one request); then:
 
 1. :func:`validate` — keys and DNS-1123 names; the name is the one the cluster was
    commissioned under.
 2. :func:`render` — the repo's files from the Flux template (and the chart, if named).
 3. :func:`claim_repo` — the repo the name gives is free or already this cluster's (on a
    Gitea a repo of that name may exist already: held by another, it is refused, naming it).
-4. :func:`claim_name` — the name, claimed atomically
-   (:mod:`fplus.cluster_manager.model.name_claims`): one cluster per name however entries and
-   API calls interleave.
+4. :func:`claim_name` — the name is free or this cluster's; a free one is claimed
+   atomically (:mod:`fplus.cluster_manager.model.name_claims`, ``If-None-Match: *``) in the
+   batch below: one cluster per name however entries and API calls interleave.
    A refusal in 1 to 4 is recorded as phase ``Failed`` with the refused entry kept apart from
    the accepted ``spec``; nothing is created, and it is not retried until the entry changes.
 5. :func:`sparkplug_address` — ``{group_id: <organisation>-<name>}``.
 6. :func:`accounts` — one principal per edge role with its grants (found by name again
    after a crash, so never duplicated).
 7. :func:`git_config` — the Git repository configuration entry (the repo then exists on
-   the Git server) and the repo group membership; the repo host's own part (on a Gitea:
-   the repo, Flux's user and its read access).
-8. :func:`repository` — the rendered files committed (no commit when nothing changed,
-   unless the cluster API asked for a redeploy: then a new revision regardless).
-9. :func:`ready` — ``ready: true`` with the commit and the self-link.
+   the Git server) and the repo group membership.
+8. :func:`write_config` — the name's claim, the ``Provisioning`` record and 5 to 7, queued in
+   the job's batch, written in one request: all or nothing. A name another cluster claimed
+   meanwhile refuses the whole batch, so it too ends ``Failed`` with nothing created.
+9. :func:`create_repo` — the repo host's own part (on a Gitea: the repo, Flux's user and its
+   read access; nothing on ours).
+10. :func:`repository` — the rendered files committed (no commit when nothing changed,
+    unless the cluster API asked for a redeploy: then a new revision regardless).
+11. :func:`ready` — ``ready: true`` with the commit and the self-link.
 
 Each step is idempotent and returns what it did as a setup status patch; the patches are
 recorded together with readiness (or, when a step fails, as far as they got), so a restart
-repeats at most the work since the last record. Unlike ACS, spec and template changes reach
+repeats at most the work since the last record. A new cluster costs three Config Store
+requests: the look, the batch, the record. Unlike ACS, spec and template changes reach
 clusters that are already ready.
 """
 
@@ -41,14 +47,16 @@ import time
 from collections.abc import Callable
 
 from fplus.config_store import uuids
+from fplus.config_store.client import PreconditionFailed, batch
 
-from ..model.apps_and_roles import FLUX, ROLES, STATUS_APP
+from ..model import name_claims
+from ..model.apps_and_roles import FLUX, ROLES, STATUS_APP, Role
 from ..model.cluster_config import InvalidConfig, check_config
 from ..model.setup_status import FAILED, READY, Patch, SetupStatus
 from . import accounts as principals
 from .central_repo_check import CHARTS, FLUX_FILE
 from .central_repo_check import FLUX as FLUX_REPO
-from .job import Env, Job, Step, record
+from .job import Env, Job, OnResult, Step, record, send, stage
 from .rendering import (
     SEALED_SECRETS_FILE,
     TemplateMissing,
@@ -64,6 +72,10 @@ from .teardown import decommission
 log = logging.getLogger(__name__)
 
 
+class NameTaken(InvalidConfig):
+    """The configured name is held by another cluster."""
+
+
 def reconcile(cluster: str, env: Env, *, force: bool = False) -> None:
     """Bring ``cluster`` to its configured state, or tear it down.
 
@@ -77,11 +89,23 @@ def reconcile(cluster: str, env: Env, *, force: bool = False) -> None:
     config, etag = found
     if config is None:  # deleted since the notification; the next one says so
         return
-    status = SetupStatus.parse(env.cs.get_config(STATUS_APP, cluster))
-    job = Job(cluster, config, etag, status, force, request=env.desired.request(cluster))
+    job = Job(cluster, config, etag, SetupStatus.parse(None), force,
+              request=env.desired.request(cluster))
+    look(job, env)
     if job.redeploy_requested:
         job.force = True
     commission(job, env)
+
+
+def look(job: Job, env: Env) -> None:
+    """The setup status, and the cluster holding the configured name: one request."""
+    name = job.config.get("name") if isinstance(job.config, dict) else None
+    ops = [batch.get_config(STATUS_APP, job.cluster)]
+    if isinstance(name, str) and name:
+        ops.append(name_claims.read_op(name))
+    status, *claim = env.cs.batch(ops)
+    job.status = SetupStatus.parse(status.body if status.status == 200 else None)
+    job.holder = name_claims.holder_in(claim[0]) if claim else None
 
 
 # -- commissioning ------------------------------------------------------------------------
@@ -96,17 +120,17 @@ def commission(job: Job, env: Env) -> str:
         for check in CHECKS:
             check(job, env)
     except ValueError as exc:  # InvalidConfig, or a template that does not render
-        record(job, env, job.status.failed(job.config, str(exc), job.etag))
-        log.info("cluster %s: refused: %s", job.cluster, exc)
-        return FAILED
+        return _refuse(job, env, exc)
     started = time.monotonic()
     verb = ("redeployed" if job.redeploy_requested
             else "updated" if job.status.commit else "commissioned")
-    record(job, env, job.status.provisioning(job.spec))
+    stage(job, env, job.status.provisioning(job.spec))
     progress: Patch = {}
     try:
         for step in STEPS:
             progress.update(step(job, env) or {})
+    except NameTaken as exc:  # refused with the whole batch: nothing was created
+        return _refuse(job, env, exc)
     except Exception:
         if progress:  # as far as it got; the retry takes it from there
             with contextlib.suppress(Exception):
@@ -116,6 +140,13 @@ def commission(job: Job, env: Env) -> str:
     log.info("cluster %s (%s): %s at %s in %.0f ms", job.cluster, job.spec["name"], verb,
              job.commit, (time.monotonic() - started) * 1000)
     return READY
+
+
+def _refuse(job: Job, env: Env, exc: ValueError) -> str:
+    """Record the refusal as ``Failed``."""
+    record(job, env, job.status.failed(job.config, str(exc), job.etag))
+    log.info("cluster %s: refused: %s", job.cluster, exc)
+    return FAILED
 
 
 def validate(job: Job, env: Env) -> None:
@@ -171,10 +202,18 @@ def claim_repo(job: Job, env: Env) -> None:
 
 
 def claim_name(job: Job, env: Env) -> None:
-    """The name, claimed for this cluster (:class:`InvalidConfig` if another holds it)."""
-    holder = env.claims.claim(job.spec["name"], job.cluster, fresh=job.status.name is None)
-    if holder is not None:
-        raise InvalidConfig(f"the name {job.spec['name']!r} is used by cluster {holder}")
+    """The name is this cluster's, or free and claimed in the batch (:class:`NameTaken` if
+    another cluster holds it)."""
+    if job.holder not in (None, job.cluster):
+        raise _taken(job, job.holder)
+    if job.holder is None:
+        claim_object, claim = name_claims.claim_ops(job.spec["name"], job.cluster)
+        job.batch.add(claim_object)
+        job.claim_at = job.batch.add(claim)
+
+
+def _taken(job: Job, holder: str) -> NameTaken:
+    return NameTaken(f"the name {job.spec['name']!r} is used by cluster {holder}")
 
 
 def _claim_current_name(job: Job, env: Env) -> None:
@@ -189,27 +228,51 @@ def _claim_current_name(job: Job, env: Env) -> None:
 
 
 def sparkplug_address(job: Job, env: Env) -> None:
-    """The cluster's Sparkplug group id, ``<organisation>-<name>``."""
-    env.cs.put_config(uuids.App.SparkplugAddress, job.cluster,
-                      {"group_id": f"{env.settings.organisation}-{job.spec['name']}"})
+    """The cluster's Sparkplug group id, ``<organisation>-<name>`` (queued)."""
+    job.batch.add(batch.put_config(uuids.App.SparkplugAddress, job.cluster,
+                                   {"group_id": f"{env.settings.organisation}-"
+                                                f"{job.spec['name']}"}))
 
 
-def accounts(job: Job, env: Env) -> Patch:
-    """One principal per edge role; roles already recorded as done are skipped."""
-    done: Patch = {}
+def accounts(job: Job, env: Env) -> None:
+    """One principal per edge role (queued; recorded as done once written); roles already
+    recorded as done are skipped."""
     for role in ROLES:
         if not job.status.account(role).done:
-            principal = principals.ensure_account(env.cs, role, job.cluster, job.spec["name"],
-                                                  env.groups.for_role(role))
-            done[role.key] = {"uuid": principal, "done": True}
-    return done
+            job.batch.add(principals.account_op(role, job.cluster, job.spec["name"],
+                                                env.groups.for_role(role)), _created(role))
+
+
+def _created(role: Role) -> OnResult:
+    """The status patch recording the role's principal from its creation's result."""
+    return lambda result: {role.key: {"uuid": result.body["uuid"], "done": True}}
 
 
 def git_config(job: Job, env: Env) -> None:
-    """The repo's configuration entry (``<group path>/<name>``) and group membership."""
-    env.cs.put_config(uuids.App.GitRepoConfig, job.cluster,
-                      {"path": f"{env.groups.repo_path}/{job.spec['name']}"})
-    env.cs.add_member(env.groups.cluster, job.cluster)
+    """The repo's configuration entry (``<group path>/<name>``) and group membership
+    (queued)."""
+    job.batch.add(batch.put_config(uuids.App.GitRepoConfig, job.cluster,
+                                   {"path": f"{env.groups.repo_path}/{job.spec['name']}"}))
+    job.batch.add(batch.add_member(env.groups.cluster, job.cluster))
+
+
+def write_config(job: Job, env: Env) -> Patch:
+    """Everything queued, in one request (all or nothing); the accounts it recorded. A name
+    claimed by another cluster since :func:`look` is :class:`NameTaken`."""
+    claim_at = job.claim_at
+    try:
+        return send(job, env)
+    except PreconditionFailed as exc:
+        if claim_at is None or exc.index != claim_at:
+            raise
+        holder = env.claims.holder(job.spec["name"])
+        if holder in (None, job.cluster):  # released, or ours, meanwhile: the retry sees it
+            raise
+        raise _taken(job, holder) from exc
+
+
+def create_repo(job: Job, env: Env) -> None:
+    """The repo host's own part of the repo (nothing on our Git server)."""
     env.repos.create(job.cluster, job.spec["name"])
 
 
@@ -232,5 +295,6 @@ def ready(job: Job, env: Env) -> Patch:
 
 CHECKS: tuple[Callable[[Job, Env], None], ...] = (validate, render, claim_repo, claim_name)
 """Before anything is created: a refusal here is recorded as ``Failed``."""
-STEPS: tuple[Step, ...] = (sparkplug_address, accounts, git_config, repository, ready)
+STEPS: tuple[Step, ...] = (sparkplug_address, accounts, git_config, write_config, create_repo,
+                           repository, ready)
 """The work, in order."""

@@ -7,12 +7,17 @@ HTTP client.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
+
+from fplus.config_store.client import BatchOp, BatchResult
 
 
 class ConfigDB(Protocol):
     """The Config Store operations commissioning and decommissioning use."""
+
+    def batch(self, ops: Sequence[BatchOp]) -> list[BatchResult]:
+        """Run ``ops`` in order in one transaction (``POST /v2/batch``): all or nothing."""
 
     def get_config(self, app: str, obj: str) -> Any | None:
         """The entry, or None if absent."""

@@ -1,7 +1,9 @@
 """What happens when a cluster's configuration entry goes: an ordered teardown.
 
-:func:`decommission` runs these steps in order; read top to bottom. Every removal is recorded
-as it happens, so a restart resumes where it stopped; nothing is left behind.
+:func:`decommission` runs these steps in order; read top to bottom. Steps queue their Config
+Store writes in the job's batch and :func:`write` sends them, all or nothing, at the points
+the order needs; every removal is recorded in the same batch as it happens, so a restart
+resumes where it stopped; nothing is left behind.
 
 1. :func:`mark_deleting` — phase ``Deleting`` (kept, with its start time, when resumed).
 2. :func:`remove_deployments` — the cluster's Edge deployments (a person's and the fleet
@@ -13,17 +15,20 @@ as it happens, so a restart resumes where it stopped; nothing is left behind.
    in its Edge cluster status), or ``--teardown-timeout`` passes, or the cluster API asked for
    a forced delete, or the edge never reported at all. The wait is a requeue, not a held
    worker.
-5. :func:`revoke_accounts` — the edge principals (recorded ones by uuid, then any a crash left
-   behind under the cluster's name), and Flux's account on the repo host where it has its
-   own (Gitea), so Flux and Edge Sync lose their access only now.
-6. :func:`remove_entries` — Git config, repo group membership, Sparkplug address, the edge's
+5. :func:`look_up` — who holds the cluster's principal names and its name's claim (one
+   request), for 6 and 8.
+6. :func:`revoke_accounts` — the edge principals (recorded ones by uuid, then any a crash left
+   behind under the cluster's name), so Flux and Edge Sync lose their access only now.
+7. :func:`remove_entries` — Git config, repo group membership, Sparkplug address, the edge's
    status and the cluster API's request entry.
-7. :func:`release_name` — the name claim, so the name can be used again.
-8. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed; on a
-   Gitea archived under another name, or deleted if so configured).
-9. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working (and its
-   pinned sealing key is forgotten).
-10. :func:`remove_cluster` — last: the Edge cluster object, and the setup status with it.
+8. :func:`release_name` — the name claim, so the name can be used again; 6 to 8 are written
+   together.
+9. :func:`revoke_reader` — Flux's account on the repo host where it has its own (Gitea).
+10. :func:`archive_repo` — the repo moves aside on the Git server (never destroyed; on a
+    Gitea archived under another name, or deleted if so configured).
+11. :func:`forget_tokens` — bootstrap URLs handed out for the cluster stop working (and its
+    pinned sealing key is forgotten).
+12. :func:`remove_cluster` — last: the Edge cluster object, and the setup status with it.
 """
 
 from __future__ import annotations
@@ -31,17 +36,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from fplus.config_store import uuids
-from fplus.config_store.client import ConfigStoreError, Conflict, Forbidden
+from fplus.config_store.client import ConfigStoreError, batch
 
 from ..gitrepo import ChangeSet
-from ..model import edge_deployments
-from ..model.apps_and_roles import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP, Role
+from ..model import edge_deployments, name_claims
+from ..model.apps_and_roles import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP
 from ..model.setup_status import SetupStatus
 from . import accounts as principals
-from .job import Env, Job, record
+from .job import Env, Job, record, send, stage
 from .rendering import CLUSTER_DIR
 from .workqueue import RequeueAfter
 
@@ -80,6 +86,11 @@ def remove_deployments(job: Job, env: Env) -> None:
         log.info("cluster %s: removed its %d Edge deployment(s)", job.cluster, len(removed))
 
 
+def write(job: Job, env: Env) -> None:
+    """What the steps before queued, in one request (all or nothing)."""
+    send(job, env)
+
+
 def teardown_commit(job: Job, env: Env) -> None:
     """Commit the repo's teardown state once (a repo never written needs none)."""
     if job.status.teardown.get("commit") or job.status.commit is None:
@@ -106,7 +117,7 @@ def await_edge(job: Job, env: Env) -> None:
     if not isinstance(edge, dict):
         return
     if edge.get("appliedCommit") == commit:
-        record(job, env, {"teardown": {"applied": True}})
+        stage(job, env, {"teardown": {"applied": True}})
         return
     waited = _seconds_since(job.status.teardown.get("started"))
     remaining = env.settings.teardown_timeout - waited
@@ -118,41 +129,61 @@ def await_edge(job: Job, env: Env) -> None:
     raise RequeueAfter(min(POLL_SECONDS, remaining), f"waiting for the edge to apply {commit}")
 
 
+def look_up(job: Job, env: Env) -> None:
+    """The principals holding the cluster's role names (:attr:`Job.named`) and its name's
+    claim (:attr:`Job.holder`, :attr:`Job.claim_etag`): one request."""
+    name = job.status.name
+    if name is None:
+        return
+    ops = [principals.named_op(role, name) for role in ROLES]
+    *named, claim = env.cs.batch([*ops, name_claims.read_op(name)])
+    job.named = {role.key: found.body if found.status == 200 else None
+                 for role, found in zip(ROLES, named, strict=True)}
+    job.holder, job.claim_etag = name_claims.holder_in(claim), claim.etag
+
+
 def revoke_accounts(job: Job, env: Env) -> None:
     """Remove each recorded account, then any a crash left behind under the cluster's name
-    (ours: it serves this cluster, or it was never granted anything)."""
+    (ours: it serves this cluster, or it was never granted anything); queued."""
     for role in ROLES:
         principal = job.status.account(role).uuid
         if principal:
-            _remove_account(env, role, principal, job.status.name)
-            record(job, env, SetupStatus.account_patch(role, None))
-    env.repos.revoke_reader(job.cluster)
-    if job.status.name is None:
-        return
+            # not under its name any more: an earlier, killed run removed it (its object may
+            # be gone too: then it is no Edge account, and its deletion is refused with 403)
+            gone = job.status.name is not None and job.named.get(role.key) != principal
+            _remove(job, env, principal, gone)
+            stage(job, env, SetupStatus.account_patch(role, None))
     for role in ROLES:
-        orphan = env.cs.find_principal(role.principal_name(job.status.name))
-        if orphan and (principals.serves(env.cs, orphan, job.cluster)
-                       or not env.cs.find_grants(principal=orphan)):
-            # recorded first: a crash halfway through is resumed above, by uuid
-            record(job, env, {role.key: {"uuid": orphan, "done": False}})
-            principals.remove_account(env.cs, orphan)
-            record(job, env, SetupStatus.account_patch(role, None))
+        orphan = job.named.get(role.key)
+        if orphan and orphan != job.status.account(role).uuid and (
+                principals.serves(env.cs, orphan, job.cluster)
+                or not env.cs.find_grants(principal=orphan)):
+            _remove(job, env, orphan, False)
+
+
+def _remove(job: Job, env: Env, principal: str, gone_ok: bool) -> None:
+    for op in principals.removal_ops(principal, gone_ok=gone_ok):
+        job.batch.add(op)
 
 
 def remove_entries(job: Job, env: Env) -> None:
-    """The Git config, repo group membership, Sparkplug address, edge status and request."""
-    env.cs.delete_config(uuids.App.GitRepoConfig, job.cluster)
-    if job.cluster in env.cs.class_members(env.groups.cluster):
-        env.cs.remove_member(env.groups.cluster, job.cluster)
-    env.cs.delete_config(uuids.App.SparkplugAddress, job.cluster)
-    env.cs.delete_config(EDGE_APP, job.cluster)
-    env.cs.delete_config(REQUEST_APP, job.cluster)
+    """The Git config, repo group membership, Sparkplug address, edge status and request
+    (queued)."""
+    for app in (uuids.App.GitRepoConfig, uuids.App.SparkplugAddress, EDGE_APP, REQUEST_APP):
+        job.batch.add(batch.delete_config(app, job.cluster))
+    job.batch.add(batch.remove_member(env.groups.cluster, job.cluster))
 
 
 def release_name(job: Job, env: Env) -> None:
-    """The cluster's name claim (only if this cluster holds it)."""
-    if job.status.name is not None:
-        env.claims.release(job.status.name, job.cluster)
+    """The cluster's name claim, only if this cluster holds it (queued; changed or gone
+    meanwhile, it is no longer ours to release)."""
+    if job.status.name is not None and job.holder == job.cluster and job.claim_etag:
+        job.batch.add(name_claims.release_op(job.status.name, job.claim_etag))
+
+
+def revoke_reader(job: Job, env: Env) -> None:
+    """Flux's access to the repo, where the repo host keeps it apart (Gitea)."""
+    env.repos.revoke_reader(job.cluster)
 
 
 def archive_repo(job: Job, env: Env) -> None:
@@ -167,18 +198,22 @@ def forget_tokens(job: Job, env: Env) -> None:
 
 def remove_cluster(job: Job, env: Env) -> None:
     """Last: the Edge cluster object with its remaining entries (the setup status among
-    them); if the object cannot go (someone else uses it), just the setup status."""
-    try:
-        env.cs.delete_object(job.cluster)
-    except (Conflict, Forbidden) as exc:
-        log.warning("cluster %s: keeping its object (%s); removing its setup status",
-                    job.cluster, exc)
-    env.cs.delete_config(STATUS_APP, job.cluster)
+    them); if the object cannot go (someone else uses it), just the setup status. One
+    request."""
+    drop = replace(batch.delete_object(job.cluster), accept=(404, *KEPT_OBJECT))
+    dropped, _ = env.cs.batch([drop, batch.delete_config(STATUS_APP, job.cluster)])
+    if dropped.status in KEPT_OBJECT:
+        log.warning("cluster %s: keeping its object (refused with %d: %s); removed its setup "
+                    "status", job.cluster, dropped.status, dropped.body)
 
 
+KEPT_OBJECT = (403, 409)
+"""The answers to the cluster object's deletion that keep it (in use, or not ours to
+delete): its setup status goes regardless."""
 TEARDOWN: tuple[Callable[[Job, Env], None], ...] = (
-    mark_deleting, remove_deployments, teardown_commit, await_edge, revoke_accounts,
-    remove_entries, release_name, archive_repo, forget_tokens, remove_cluster)
+    mark_deleting, remove_deployments, teardown_commit, await_edge, look_up,
+    revoke_accounts, remove_entries, release_name, write, revoke_reader, archive_repo,
+    forget_tokens, remove_cluster)
 """Decommissioning, in order."""
 
 
@@ -190,17 +225,3 @@ def _seconds_since(moment: object) -> float:
     except ValueError:
         return 0.0
     return time.time() - then.timestamp()
-
-
-def _remove_account(env: Env, role: Role, principal: str, name: str | None) -> None:
-    """Remove a recorded account; one an earlier, killed run already removed is done.
-
-    Once its object is gone it is no Edge account any more, and the Config Store refuses
-    (403, not 404) to delete it again.
-    """
-    try:
-        principals.remove_account(env.cs, principal)
-    except Forbidden:
-        if name is None or env.cs.find_principal(role.principal_name(name)) == principal:
-            raise  # still there under its name: a real permission problem
-        log.info("account %s was already removed", principal)

@@ -3,9 +3,10 @@
 Rendered from the Bootstrap script entry (``a807d8fc-…``, seeded from
 ``fplus/manifests/bootstrap-script.yaml``) with json-templates semantics, then packed by the
 :mod:`bootstrap` package. Every script delivered rotates the cluster's two machine
-credentials (Flux pull, Edge Sync) with server-generated passwords, so running the newest
-script replaces whatever credentials the edge had, while the previous ones keep a running edge
-connected until the new ones are used (or a grace period ends). Files come from the setup
+credentials (Flux pull, Edge Sync) with server-generated passwords, both or neither (one batch
+request), so running the newest script replaces whatever credentials the edge had, while the
+previous ones keep a running edge connected until the new ones are used (or a grace period
+ends). Files come from the setup
 status and this process; no repository is cloned.
 
 What is the same from one fetch to the next is not redone: the template entry is followed in
@@ -21,14 +22,22 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fplus import bootstrap
 from fplus.config_store import uuids
-from fplus.config_store.client import ConfigStoreClient
+from fplus.config_store.client import BatchOp, ConfigStoreClient, ConfigStoreError
 from fplus.templating import TemplateError, render
 
 from ..formats.flux_export import FluxExport, FluxExportError, read_flux_export
-from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX, FLUX_SECRET, FLUX_VERSION, ROLES
+from ..model.apps_and_roles import (
+    EDGE_SYNC_SECRET,
+    FLUX,
+    FLUX_SECRET,
+    FLUX_VERSION,
+    ROLES,
+    Role,
+)
 from ..model.setup_status import SetupStatus
 from .errors import NotFound, Unavailable
 from .followed_entry import FollowedEntry
@@ -191,17 +200,32 @@ class ScriptBuilder:
         return export
 
     def _rotate_credentials(self, cluster: str, setup: SetupStatus) -> str:
-        """New passwords for the cluster's principals, as the Secrets manifest."""
+        """New passwords for the cluster's principals, as the Secrets manifest: the Config
+        Store ones rotated in one batch request (both or neither)."""
         assert setup.name is not None and setup.namespace is not None
         secrets: dict[str, tuple[str, str]] = {}
+        rotated: list[tuple[Role, BatchOp]] = []
         for role in ROLES:
             principal = setup.account(role).uuid
             if not principal:
                 raise NotFound(f"cluster {cluster} has no {role.key} account yet")
             if role == FLUX and self.git_reader is not None:
                 secrets[role.secret] = self.git_reader(cluster)
-                continue
-            password = self.cs.generate_password(principal,
-                                                 previous_valid_for=self.rotation_grace)
+            else:
+                rotated.append((role, rotation_op(principal, self.rotation_grace)))
+        results = self.cs.batch([op for _, op in rotated])
+        for (role, _), result in zip(rotated, results, strict=True):
+            password = result.body.get("password") if isinstance(result.body, dict) else None
+            if not isinstance(password, str):
+                raise ConfigStoreError(result.status, result.body,
+                                       "a password rotation answered no password")
             secrets[role.secret] = (role.principal_name(setup.name), password)
         return bootstrap.credentials_manifest(setup.namespace, secrets, self.edge_ca)
+
+
+def rotation_op(principal: str, grace: float) -> BatchOp:
+    """The batch operation giving ``principal`` a new server-generated password (in its
+    result's body), the previous one kept for ``grace`` seconds or until the new one is
+    used: :meth:`ConfigStoreClient.generate_password` with ``previous_valid_for``."""
+    return BatchOp("POST", f"/v2/principal/{quote(principal, safe='')}/password",
+                   {"previousValidFor": grace})

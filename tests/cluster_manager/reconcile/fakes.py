@@ -2,29 +2,62 @@
 
 :class:`FakeConfigDB` keeps entries, classes, principals and grants in dicts and answers
 like the Config Store for the calls the reconcile wing makes (the ``ConfigDB`` protocol);
-every call is logged in ``calls`` and any call can be made to fail once with ``fail``.
+every call is logged in ``calls`` (a batch's operations as the calls they stand for, after
+``batch``), ``requests`` counts what would be HTTP requests, and any call can be made to fail
+once with ``fail`` (in a batch: the batch fails, and nothing of it stays).
 :class:`FakeRepos` records what would be committed and archived.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
+import re
+import threading
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import json_merge_patch
 
 from fplus.cluster_manager.gitrepo import ChangeSet, WriteResult
 from fplus.cluster_manager.model.name_claims import APP as CLAIM_APP
-from fplus.config_store.client import Conflict, NotFound, PreconditionFailed
+from fplus.config_store.client import (
+    BatchOp,
+    BatchResult,
+    ConfigStoreError,
+    Conflict,
+    NotFound,
+    PreconditionFailed,
+)
+
+T = TypeVar("T")
 
 
 class Injected(RuntimeError):
     """A failure a test asked for."""
 
 
+def _serialised(cls: type[T]) -> type[T]:
+    """Run each public method of ``cls`` under the instance's lock (reconciler tests call
+    from several workers; a batch must see nothing change under it)."""
+    def locked(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return method(self, *args, **kwargs)
+        return run
+
+    for name, value in list(vars(cls).items()):
+        if not name.startswith("_") and callable(value):
+            setattr(cls, name, locked(value))
+    return cls
+
+
+@_serialised
 class FakeConfigDB:
     """The Config Store, in memory (no ACLs: the reconcile wing runs with its own grants).
 
@@ -45,6 +78,9 @@ class FakeConfigDB:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self._failures: dict[tuple[str, tuple[Any, ...]], Exception] = {}
         self._ids = itertools.count(1)
+        self.requests = 0
+        self._batching = False
+        self._lock = threading.RLock()
 
     # -- test controls --------------------------------------------------------------------
     def fail(self, method: str, *args: Any, error: Exception | None = None) -> None:
@@ -53,6 +89,7 @@ class FakeConfigDB:
 
     def _call(self, method: str, *args: Any) -> None:
         self.calls.append((method, args))
+        self.requests += not self._batching
         for (name, prefix), error in list(self._failures.items()):
             if name == method and args[:len(prefix)] == prefix:
                 del self._failures[(name, prefix)]
@@ -64,6 +101,100 @@ class FakeConfigDB:
 
     def _uuid(self) -> str:
         return f"00000000-0000-4000-8000-{next(self._ids):012d}"
+
+    # -- batches --------------------------------------------------------------------------
+    _STATE = ("entries", "objects", "etags", "members", "principals", "labels", "grants")
+
+    def batch(self, ops: Sequence[BatchOp]) -> list[BatchResult]:
+        """Run ``ops`` as the calls they stand for, all or nothing (state restored on a
+        failure, which is raised with ``index`` set as the client does)."""
+        self._call("batch", len(ops))
+        saved = {name: copy.deepcopy(getattr(self, name)) for name in self._STATE}
+        results: list[BatchResult] = []
+        self._batching = True
+        try:
+            for index, op in enumerate(ops):
+                try:
+                    body = self._run(op)
+                    results.append(BatchResult(200, self._etag_of(op), body))
+                except ConfigStoreError as exc:
+                    if exc.status not in op.accept:
+                        exc.index = index
+                        raise
+                    results.append(BatchResult(exc.status, None, None))
+        except BaseException:
+            for name, value in saved.items():
+                setattr(self, name, value)
+            raise
+        finally:
+            self._batching = False
+        return results
+
+    def _run(self, op: BatchOp) -> Any:
+        """One operation, by its method and path, as the single call it stands for."""
+        body = op.body if isinstance(op.body, dict | list | str | int | float | bool) else None
+        match = f"on {op.method} {op.path}"
+        for (method, pattern), run in self._ROUTES.items():
+            found = re.fullmatch(pattern, op.path)
+            if method == op.method and found:
+                return run(self, op, body, *map(unquote, found.groups()))
+        raise AssertionError(f"the fake runs no batch operation {match}")
+
+    def _etag_of(self, op: BatchOp) -> str | None:
+        """The entry's etag after ``op``, as the Config Store sends it (entries only)."""
+        found = re.fullmatch(self._ENTRY, op.path)
+        if found is None or op.method == "DELETE":
+            return None
+        app, obj = map(unquote, found.groups())
+        return self.etags.get((app, obj))
+
+    def _entry_op(self, op: BatchOp, body: Any, app: str, obj: str) -> Any:
+        if_match = op.headers.get("If-Match", "").strip('"') or None
+        if op.method == "GET":
+            if (app, obj) not in self.entries:
+                self._call("get_config", app, obj)
+                raise NotFound(404, None, f"no entry {app}/{obj}")
+            return self.get_config(app, obj)
+        if op.method == "PUT":
+            self.put_config(app, obj, body, if_match=if_match,
+                            if_none_match=op.headers.get("If-None-Match"))
+        elif op.method == "PATCH":
+            self.patch_config(app, obj, body)
+        else:
+            absent = (app, obj) not in self.entries
+            self.delete_config(app, obj, if_match=if_match)
+            if absent:
+                raise NotFound(404, None, f"no entry {app}/{obj}")
+        return None
+
+    def _principal_op(self, op: BatchOp, body: Any) -> Any:
+        principal = self.create_principal(body["name"], body.get("password"), body.get("uuid"),
+                                          body.get("class"), label=body.get("label"),
+                                          groups=body.get("groups"), grants=body.get("grants"))
+        return {"uuid": principal, "name": body["name"]}
+
+    def _identity_op(self, op: BatchOp, body: Any, name: str) -> Any:
+        found = self.find_principal(name)
+        if found is None:
+            raise NotFound(404, None, f"no principal {name}")
+        return found
+
+    _ENTRY = "/v2/app/([^/]+)/object/([^/]+)"
+    _ROUTES: dict[tuple[str, str], Callable[..., Any]] = {
+        **dict.fromkeys((("GET", _ENTRY), ("PUT", _ENTRY), ("PATCH", _ENTRY), ("DELETE", _ENTRY)),
+                        _entry_op),
+        ("POST", "/v2/object"): lambda self, op, body: {
+            "uuid": self.create_object(body["class"], body.get("uuid"))},
+        ("DELETE", "/v2/object/([^/]+)"): lambda self, op, body, obj: self.delete_object(obj),
+        ("PUT", "/v2/class/([^/]+)/direct/member/([^/]+)"):
+            lambda self, op, body, klass, obj: self.add_member(klass, obj),
+        ("DELETE", "/v2/class/([^/]+)/direct/member/([^/]+)"):
+            lambda self, op, body, klass, obj: self.remove_member(klass, obj),
+        ("POST", "/v2/principal"): _principal_op,
+        ("DELETE", "/v2/principal/([^/]+)"):
+            lambda self, op, body, principal: self.delete_principal(principal),
+        ("GET", "/v2/identity/login/([^/]+)"): _identity_op,
+    }
 
     # -- entries --------------------------------------------------------------------------
     def get_config(self, app: str, obj: str) -> Any | None:

@@ -7,7 +7,7 @@ import pytest
 from fplus.cluster_manager.model.apps_and_roles import STATUS_APP
 from fplus.cluster_manager.model.name_claims import APP as CLAIM_APP
 from fplus.cluster_manager.reconcile import commissioning as steps
-from fplus.cluster_manager.reconcile.job import Env
+from fplus.cluster_manager.reconcile.job import Env, Job
 from fplus.config_store import uuids
 from tests.cluster_manager.reconcile.conftest import GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos, Injected
@@ -66,9 +66,10 @@ def test_a_current_cluster_is_left_alone_unless_forced(env: Env, cs: FakeConfigD
                                                       repos: FakeRepos) -> None:
     configure(env, {C1: SPEC})
     steps.reconcile(C1, env)
-    before = len(cs.calls)
+    before, requests = len(cs.calls), cs.requests
     steps.reconcile(C1, env)
-    assert [name for name, _ in cs.calls[before:]] == ["get_config"]  # its status, nothing else
+    assert cs.requests == requests + 1  # its status and name's claim, read, nothing else
+    assert {name for name, _ in cs.calls[before:]} == {"batch", "get_config"}
     template = cs.entries[(uuids.App.FluxTemplate, uuids.App.FluxTemplate)]
     env.desired.replace_template(template | {"extra.yaml": [{"kind": "Extra"}]})
     steps.reconcile(C1, env, force=True)
@@ -89,10 +90,49 @@ def test_the_ready_condition_keeps_its_transition_time_until_its_status_changes(
     assert condition["lastTransitionTime"] != "2020-01-01T00:00:00Z"
 
 
-def test_a_crash_midway_records_progress_and_the_retry_resumes(
-        env: Env, cs: FakeConfigDB) -> None:
+def test_a_new_cluster_costs_three_requests_and_an_update_three(env: Env,
+                                                                cs: FakeConfigDB) -> None:
+    template = uuids.App.FluxTemplate
+    env.desired.replace_template(cs.entries[(template, template)])  # as notify delivers it
     configure(env, {C1: SPEC})
-    cs.fail("put_config", uuids.App.GitRepoConfig)
+    requests = cs.requests
+    steps.reconcile(C1, env)
+    assert cs.requests - requests == 3  # the look, the batch, the Ready record
+    configure(env, {C1: SPEC | {"namespace": "other"}})
+    requests = cs.requests
+    steps.reconcile(C1, env)
+    assert cs.requests - requests == 3 and status(cs)["spec"]["namespace"] == "other"
+
+
+def test_a_name_the_cluster_api_claimed_for_it_is_kept_as_claimed(env: Env,
+                                                                  cs: FakeConfigDB) -> None:
+    assert env.claims.claim("line-1", C1, creator="someone") is None  # as the API creates it
+    configure(env, {C1: SPEC})
+    claims = cs.count("put_config", CLAIM_APP)
+    steps.reconcile(C1, env)
+    assert status(cs)["phase"] == "Ready"
+    assert cs.count("put_config", CLAIM_APP) == claims  # the API's claim, not written again
+    claim = next(v for (app, _), v in cs.entries.items() if app == CLAIM_APP)
+    assert claim == {"cluster": C1, "name": "line-1", "creator": "someone"}
+
+
+def test_a_batch_failing_midway_writes_nothing_and_the_retry_completes(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
+    configure(env, {C1: SPEC})
+    cs.fail("put_config", uuids.App.GitRepoConfig)  # after the claim, status and accounts
+    with pytest.raises(Injected):
+        steps.reconcile(C1, env)
+    assert (STATUS_APP, C1) not in cs.entries and cs.principals == {} and cs.grants == {}
+    assert env.claims.holder("line-1") is None and repos.files == {}
+    assert [k for k in cs.entries if k[1] == C1] == [(uuids.App.EdgeClusterConfiguration, C1)]
+    steps.reconcile(C1, env)
+    assert status(cs)["phase"] == "Ready" and env.claims.holder("line-1") == C1
+
+
+def test_a_crash_after_the_batch_records_progress_and_the_retry_resumes(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
+    configure(env, {C1: SPEC})
+    repos.fail_next = Injected("the Git server is down")
     with pytest.raises(Injected):
         steps.reconcile(C1, env)
     st = status(cs)
@@ -100,6 +140,25 @@ def test_a_crash_midway_records_progress_and_the_retry_resumes(
     steps.reconcile(C1, env)
     assert status(cs)["phase"] == "Ready"
     assert cs.count("create_principal") == 2  # once per role, not again on the retry
+
+
+def test_a_name_claimed_after_the_look_ends_failed_with_nothing_created(
+        env: Env, cs: FakeConfigDB, repos: FakeRepos, monkeypatch: pytest.MonkeyPatch) -> None:
+    configure(env, {C1: SPEC})
+    look = steps.look
+
+    def look_then_lose(job: Job, env: Env) -> None:
+        look(job, env)
+        assert env.claims.claim("line-1", C2) is None  # another cluster, meanwhile
+
+    monkeypatch.setattr(steps, "look", look_then_lose)
+    steps.reconcile(C1, env)
+    st = status(cs)
+    assert st["phase"] == "Failed" and C2 in st["error"] and "spec" not in st
+    assert cs.principals == {} and repos.files == {} and C1 not in cs.members[GROUPS.cluster]
+    assert (uuids.App.SparkplugAddress, C1) not in cs.entries
+    assert (uuids.App.GitRepoConfig, C1) not in cs.entries
+    assert env.claims.holder("line-1") == C2
 
 
 def test_a_changed_entry_is_re_rendered(env: Env, cs: FakeConfigDB, repos: FakeRepos) -> None:
@@ -159,13 +218,27 @@ def test_decommissioning_resumes_after_a_crash(env: Env, cs: FakeConfigDB,
     configure(env, {C1: SPEC})
     steps.reconcile(C1, env)
     configure(env, {C1: None})
-    cs.fail("delete_config", uuids.App.SparkplugAddress)  # after the accounts went
+    cs.fail("delete_config", uuids.App.SparkplugAddress)  # in the batch revoking the accounts
     with pytest.raises(Injected):
         steps.reconcile(C1, env)
-    st = status(cs)
-    assert st["phase"] == "Deleting" and "flux" not in st and "sync" not in st
+    st = status(cs)  # that batch wrote nothing: the accounts and their records stay
+    assert st["phase"] == "Deleting" and st["flux"]["done"] and st["sync"]["done"]
+    assert len(cs.principals) == 2 and env.claims.holder("line-1") == C1
+    assert (uuids.App.SparkplugAddress, C1) in cs.entries and repos.archived == []
     steps.reconcile(C1, env)
     assert (STATUS_APP, C1) not in cs.entries and repos.archived == [C1]
+    assert cs.principals == {} and env.claims.holder("line-1") is None
+
+
+def test_decommissioning_costs_eight_requests(env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    configure(env, {C1: None})
+    requests = cs.requests
+    steps.reconcile(C1, env)
+    # the status; Deleting; the deployments' search; the teardown commit; the edge's status;
+    # the look-up; the accounts, entries and claim; the object and status
+    assert cs.requests - requests == 8
 
 
 def test_a_cluster_without_entry_or_status_is_a_no_op(env: Env, cs: FakeConfigDB) -> None:
@@ -184,4 +257,4 @@ def test_a_cluster_commissioned_before_claims_claims_its_name_once(env: Env,
     assert env.claims.holder("line-1") == C1 and status(cs)["nameClaimed"] is True
     before = len(cs.calls)
     steps.reconcile(C1, env)
-    assert [name for name, _ in cs.calls[before:]] == ["get_config"]  # nothing more
+    assert {name for name, _ in cs.calls[before:]} == {"batch", "get_config"}  # a look only

@@ -16,7 +16,7 @@ from fplus.cluster_manager.model.cluster_config import InvalidConfig
 from fplus.cluster_manager.model.setup_status import SetupStatus
 from fplus.cluster_manager.reconcile import commissioning as steps
 from fplus.cluster_manager.reconcile import teardown
-from fplus.cluster_manager.reconcile.job import Env, Job
+from fplus.cluster_manager.reconcile.job import Env, Job, send
 from fplus.cluster_manager.reconcile.rendering import TemplateMissing
 from fplus.cluster_manager.reconcile.workqueue import RequeueAfter
 from fplus.config_store import uuids
@@ -69,19 +69,40 @@ def test_validate_refuses_a_rename_once_accounts_exist(env: Env) -> None:
     steps.validate(job(status={"spec": {"name": "old", "namespace": "n"}}), env)  # no accounts
 
 
-def test_claim_name_takes_a_free_name_once(env: Env, cs: FakeConfigDB) -> None:
-    steps.claim_name(job(), env)
-    steps.claim_name(job(), env)  # again: still ours
+def test_claim_name_queues_a_free_names_claim_and_leaves_its_own_alone(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = job()
+    steps.claim_name(j, env)
+    assert cs.requests == 0 and j.claim_at == 1  # queued in the batch, not written
+    send(j, env)
     assert env.claims.holder("line-1") == C1
-    # a new cluster's claim object is made before its claim (idempotent), never after a 404
+    # the claim object is made before its claim (idempotent), never after a 404
     assert [name for name, _ in cs.calls if name in ("create_object", "put_config")] == [
-        "create_object", "put_config", "create_object", "put_config"]
+        "create_object", "put_config"]
+    again = job()
+    again.holder = C1  # as the look found it: ours already
+    steps.claim_name(again, env)
+    assert again.batch.ops == [] and again.claim_at is None
 
 
 def test_claim_name_refuses_a_name_another_cluster_holds(env: Env) -> None:
-    assert env.claims.claim("line-1", C2) is None
+    j = job()
+    j.holder = C2
     with pytest.raises(InvalidConfig, match=f"used by cluster {C2}"):
-        steps.claim_name(job(), env)
+        steps.claim_name(j, env)
+    assert j.batch.ops == []
+
+
+def test_write_config_refuses_a_name_claimed_since_the_look_and_writes_nothing(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = job()
+    steps.claim_name(j, env)
+    steps.sparkplug_address(j, env)
+    assert env.claims.claim("line-1", C2) is None  # another cluster, meanwhile
+    with pytest.raises(steps.NameTaken, match=f"used by cluster {C2}"):
+        steps.write_config(j, env)
+    assert (uuids.App.SparkplugAddress, C1) not in cs.entries
+    assert env.claims.holder("line-1") == C2
 
 
 # -- render ---------------------------------------------------------------------------------
@@ -189,13 +210,18 @@ def test_render_uses_the_delivered_template_without_reading_it(env: Env,
 # -- the work -------------------------------------------------------------------------------
 
 def test_sparkplug_address_is_organisation_dash_name(env: Env, cs: FakeConfigDB) -> None:
-    assert steps.sparkplug_address(job(), env) is None
+    j = job()
+    assert steps.sparkplug_address(j, env) is None
+    assert (uuids.App.SparkplugAddress, C1) not in cs.entries  # queued
+    assert send(j, env) == {}
     assert cs.entries[(uuids.App.SparkplugAddress, C1)] == {"group_id": "ACS-line-1"}
 
 
 def test_accounts_creates_each_role_with_its_grants_and_group(env: Env,
                                                               cs: FakeConfigDB) -> None:
-    patch = steps.accounts(job(), env)
+    j = job()
+    assert steps.accounts(j, env) is None and cs.principals == {}  # queued
+    patch = send(j, env)
     flux, sync = cs.principals["op1flux/line-1"], cs.principals["op1sync/line-1"]
     assert patch == {"flux": {"uuid": flux, "done": True}, "sync": {"uuid": sync, "done": True}}
     assert flux in cs.members[GROUPS.flux] and sync in cs.members[GROUPS.sync]
@@ -207,14 +233,16 @@ def test_accounts_creates_each_role_with_its_grants_and_group(env: Env,
 
 
 def test_accounts_skips_roles_already_done(env: Env, cs: FakeConfigDB) -> None:
-    status = {"flux": {"uuid": C2, "done": True}}
-    patch = steps.accounts(job(status=status), env)
-    assert list(patch) == ["sync"]
+    j = job(status={"flux": {"uuid": C2, "done": True}})
+    steps.accounts(j, env)
+    assert list(send(j, env)) == ["sync"]
     assert cs.count("create_principal") == 1
 
 
 def test_git_config_names_the_repo_and_groups_it(env: Env, cs: FakeConfigDB) -> None:
-    assert steps.git_config(job(), env) is None
+    j = job()
+    assert steps.git_config(j, env) is None
+    send(j, env)
     assert cs.entries[(uuids.App.GitRepoConfig, C1)] == {"path": "cluster/line-1"}
     assert C1 in cs.members[GROUPS.cluster]
 
@@ -283,16 +311,41 @@ def test_remove_deployments_removes_every_deployment_of_the_cluster(
 def test_revoke_accounts_removes_recorded_principals_and_their_records(
         env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
+    teardown.look_up(j, env)
     teardown.revoke_accounts(j, env)
+    assert len(cs.principals) == 2  # queued
+    teardown.write(j, env)
     assert cs.principals == {} and cs.grants == {}
     assert "flux" not in cs.entries[(STATUS_APP, C1)] and "sync" not in j.status.entry
+
+
+def test_revoke_accounts_takes_a_recorded_one_gone_from_its_name_as_removed(
+        env: Env, cs: FakeConfigDB) -> None:
+    j = commissioned(env, cs)
+    flux = cs.principals["op1flux/line-1"]
+    cs.delete_principal(flux)  # a killed run removed it but not its record
+    cs.objects.discard(flux)
+    teardown.look_up(j, env)
+    assert j.named == {"flux": None, "sync": cs.principals["op1sync/line-1"]}
+    teardown.revoke_accounts(j, env)
+    sync = cs.principals["op1sync/line-1"]
+    for op in j.batch.ops:  # no Edge account any more: deleting it is refused, with 403
+        if op.method == "DELETE" and op.path in (f"/v2/object/{flux}",
+                                                  f"/v2/principal/{flux}"):
+            assert 403 in op.accept
+        if op.method == "DELETE" and op.path in (f"/v2/object/{sync}",
+                                                  f"/v2/principal/{sync}"):
+            assert 403 not in op.accept  # still under its name: a refusal is a real problem
+    assert sum(op.path.endswith((flux, sync)) for op in j.batch.ops) == 4
 
 
 def test_revoke_accounts_finds_one_a_crash_left_unrecorded(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
     cs.patch_config(STATUS_APP, C1, {"sync": None})  # created, but the record was lost
     j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    teardown.look_up(j, env)
     teardown.revoke_accounts(j, env)
+    teardown.write(j, env)
     assert "op1sync/line-1" not in cs.principals
 
 
@@ -303,7 +356,9 @@ def test_revoke_accounts_leaves_a_namesake_serving_another_cluster(
     cs.delete_principal(cs.principals["op1sync/line-1"])
     other = cs.create_principal("op1sync/line-1", grants=[{"permission": "p", "target": C2}])
     j.status = SetupStatus.parse(cs.entries[(STATUS_APP, C1)])
+    teardown.look_up(j, env)
     teardown.revoke_accounts(j, env)
+    teardown.write(j, env)
     assert cs.principals == {"op1sync/line-1": other}
 
 
@@ -311,6 +366,7 @@ def test_remove_entries(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
     cs.put_config(EDGE_APP, C1, {"hosts": []})
     teardown.remove_entries(j, env)
+    teardown.write(j, env)
     for app in (uuids.App.GitRepoConfig, uuids.App.SparkplugAddress, EDGE_APP):
         assert (app, C1) not in cs.entries
     assert C1 not in cs.members[GROUPS.cluster]
@@ -340,10 +396,21 @@ def test_remove_cluster_keeps_an_object_in_use_but_drops_the_status(
 
 def test_release_name_frees_only_this_clusters_claim(env: Env, cs: FakeConfigDB) -> None:
     j = commissioned(env, cs)
+    teardown.look_up(j, env)
     teardown.release_name(j, env)
+    teardown.write(j, env)
     assert env.claims.holder("line-1") is None
     env.claims.claim("line-1", C2)
+    teardown.look_up(j, env)
     teardown.release_name(j, env)
+    assert j.batch.ops == []  # not ours
+    env.claims.release("line-1", C2)
+    env.claims.claim("line-1", C1)
+    teardown.look_up(j, env)
+    env.claims.release("line-1", C1)
+    env.claims.claim("line-1", C2)  # taken over since the look
+    teardown.release_name(j, env)
+    teardown.write(j, env)
     assert env.claims.holder("line-1") == C2
 
 
@@ -371,7 +438,9 @@ def test_await_edge_waits_for_the_edge_to_apply_the_teardown_commit(
         teardown.await_edge(j, env)
     cs.put_config(EDGE_APP, C1, {"appliedCommit": j.status.teardown["commit"]})
     teardown.await_edge(j, env)
+    teardown.write(j, env)  # recorded with the next batch
     assert j.status.teardown["applied"] is True
+    assert cs.entries[(STATUS_APP, C1)]["teardown"]["applied"] is True
 
 
 @pytest.mark.parametrize("case", ["never reported", "forced", "timed out"])
