@@ -8,6 +8,12 @@
 
 The storage floors (the same merge patch written without HTTP or auth) live here too, one
 per kind, so a benchmark compares the Config Store with the storage it actually used.
+
+Profiling aid: with ``FPLUS_BENCH_PG_STATEMENTS=1`` the throwaway PostgreSQL loads
+``pg_stat_statements`` and, as the bench ends, the statements run on the bench's database
+(calls, rows, server milliseconds; the most called first) go to stderr. The JSON on stdout is
+unchanged; the extension's own bookkeeping costs the server some CPU, so leave it off for
+figures.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import contextlib
 import json
 import os
 import secrets
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +39,9 @@ from harness.postgres import PostgresServer
 from harness.servers import ServiceProcess
 
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
+STATEMENTS_ENV = "FPLUS_BENCH_PG_STATEMENTS"
+STATEMENTS_SHOWN = 25
+"""How many statements the profiling aid prints."""
 HELP = ("sqlite (default), postgres (a throwaway durable PostgreSQL started here), or "
         "postgresql://USER:PASSWORD@HOST:PORT/DB (an existing empty database)")
 
@@ -94,18 +104,25 @@ class BenchStorage:
             raise ValueError(f"--database {spec[:40]!r}: expected {HELP}")
         self.kind = SQLITE if spec == SQLITE else POSTGRESQL
         self.server: PostgresServer | None = None
+        self.statements = os.environ.get(STATEMENTS_ENV) == "1" and spec == "postgres"
         if spec == "postgres":
-            self.server = PostgresServer(fsync=True)
+            self.server = PostgresServer(fsync=True, settings={
+                "shared_preload_libraries": "pg_stat_statements"} if self.statements else None)
 
     def start(self) -> BenchStorage:
         """Start the throwaway server, if any, and make the database the services share."""
         if self.server is not None:
             self.server.start()
             self.url = self.server.create_database()
+            if self.statements:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    conn.execute("CREATE EXTENSION pg_stat_statements")
         return self
 
     def stop(self) -> None:
         if self.server is not None:
+            if self.statements and self.url:
+                print_statements(self.url)
             self.server.stop()
 
     @property
@@ -172,6 +189,21 @@ class BenchStorage:
             yield floor
         finally:
             floor.close()
+
+
+def print_statements(url: str) -> None:
+    """The most called statements on the database at ``url`` (``pg_stat_statements``), to
+    stderr: calls, rows, total and mean server milliseconds, the statement's start."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT calls, rows, total_exec_time, mean_exec_time, query "
+            "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+            "WHERE datname = current_database()) ORDER BY calls DESC LIMIT %s",
+            (STATEMENTS_SHOWN,)).fetchall()
+    print(f"{'calls':>9} {'rows':>9} {'total ms':>10} {'mean ms':>8}  statement", file=sys.stderr)
+    for calls, nrows, total, mean, query in rows:
+        text = " ".join(query.split())[:140]
+        print(f"{calls:>9} {nrows:>9} {total:>10.1f} {mean:>8.3f}  {text}", file=sys.stderr)
 
 
 @contextlib.contextmanager
