@@ -10,10 +10,10 @@ The storage floors (the same merge patch written without HTTP or auth) live here
 per kind, so a benchmark compares the Config Store with the storage it actually used.
 
 Profiling aid: with ``FPLUS_BENCH_PG_STATEMENTS=1`` the throwaway PostgreSQL loads
-``pg_stat_statements`` and, as the bench ends, the statements run on the bench's database
-(calls, rows, server milliseconds; the most called first) go to stderr. The JSON on stdout is
-unchanged; the extension's own bookkeeping costs the server some CPU, so leave it off for
-figures.
+``pg_stat_statements`` and logs every query it receives; as the bench ends, the number of
+queries (round trips) and the statements run on the bench's database (calls, rows, server
+milliseconds; the most called first) go to stderr. The JSON on stdout is unchanged; the
+bookkeeping costs the server CPU, so leave it off for figures.
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ class BenchStorage:
         self.statements = os.environ.get(STATEMENTS_ENV) == "1" and spec == "postgres"
         if spec == "postgres":
             self.server = PostgresServer(fsync=True, settings={
-                "shared_preload_libraries": "pg_stat_statements"} if self.statements else None)
+                "shared_preload_libraries": "pg_stat_statements", "log_statement": "all",
+                "log_line_prefix": "db=%d "} if self.statements else None)
 
     def start(self) -> BenchStorage:
         """Start the throwaway server, if any, and make the database the services share."""
@@ -123,6 +124,7 @@ class BenchStorage:
         if self.server is not None:
             if self.statements and self.url:
                 print_statements(self.url)
+                self._print_queries()
             self.server.stop()
 
     @property
@@ -164,6 +166,17 @@ class BenchStorage:
                 store.stop()
             raise
         return stores
+
+    def _print_queries(self) -> None:
+        """How many queries the bench's database received (its log: one line each)."""
+        log = self.server.log_path if self.server else None
+        if log is None or not self.url or not log.exists():
+            return
+        prefix = f"db={self.url.rsplit('/', 1)[1]} "
+        with log.open(errors="replace") as lines:
+            queries = sum(1 for line in lines if line.startswith(prefix)
+                          and ("LOG:  statement: " in line or "LOG:  execute " in line))
+        print(f"queries received (round trips): {queries}", file=sys.stderr)
 
     def server_cpu_seconds(self) -> float | None:
         """CPU seconds the throwaway PostgreSQL has used (None: SQLite, or a server that is
