@@ -8,6 +8,12 @@
 
 The storage floors (the same merge patch written without HTTP or auth) live here too, one
 per kind, so a benchmark compares the Config Store with the storage it actually used.
+
+Profiling aid: with ``FPLUS_BENCH_PG_STATEMENTS=1`` the throwaway PostgreSQL loads
+``pg_stat_statements`` and logs every query it receives; as the bench ends, the number of
+queries (round trips) and the statements run on the bench's database (calls, rows, server
+milliseconds; the most called first) go to stderr. The JSON on stdout is unchanged; the
+bookkeeping costs the server CPU, so leave it off for figures.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import contextlib
 import json
 import os
 import secrets
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +39,9 @@ from harness.postgres import PostgresServer
 from harness.servers import ServiceProcess
 
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
+STATEMENTS_ENV = "FPLUS_BENCH_PG_STATEMENTS"
+STATEMENTS_SHOWN = 25
+"""How many statements the profiling aid prints."""
 HELP = ("sqlite (default), postgres (a throwaway durable PostgreSQL started here), or "
         "postgresql://USER:PASSWORD@HOST:PORT/DB (an existing empty database)")
 
@@ -94,18 +104,27 @@ class BenchStorage:
             raise ValueError(f"--database {spec[:40]!r}: expected {HELP}")
         self.kind = SQLITE if spec == SQLITE else POSTGRESQL
         self.server: PostgresServer | None = None
+        self.statements = os.environ.get(STATEMENTS_ENV) == "1" and spec == "postgres"
         if spec == "postgres":
-            self.server = PostgresServer(fsync=True)
+            self.server = PostgresServer(fsync=True, settings={
+                "shared_preload_libraries": "pg_stat_statements", "log_statement": "all",
+                "log_line_prefix": "db=%d "} if self.statements else None)
 
     def start(self) -> BenchStorage:
         """Start the throwaway server, if any, and make the database the services share."""
         if self.server is not None:
             self.server.start()
             self.url = self.server.create_database()
+            if self.statements:
+                with psycopg.connect(self.url, autocommit=True) as conn:
+                    conn.execute("CREATE EXTENSION pg_stat_statements")
         return self
 
     def stop(self) -> None:
         if self.server is not None:
+            if self.statements and self.url:
+                print_statements(self.url)
+                self._print_queries()
             self.server.stop()
 
     @property
@@ -148,6 +167,17 @@ class BenchStorage:
             raise
         return stores
 
+    def _print_queries(self) -> None:
+        """How many queries the bench's database received (its log: one line each)."""
+        log = self.server.log_path if self.server else None
+        if log is None or not self.url or not log.exists():
+            return
+        prefix = f"db={self.url.rsplit('/', 1)[1]} "
+        with log.open(errors="replace") as lines:
+            queries = sum(1 for line in lines if line.startswith(prefix)
+                          and ("LOG:  statement: " in line or "LOG:  execute " in line))
+        print(f"queries received (round trips): {queries}", file=sys.stderr)
+
     def server_cpu_seconds(self) -> float | None:
         """CPU seconds the throwaway PostgreSQL has used (None: SQLite, or a server that is
         not ours to measure)."""
@@ -172,6 +202,21 @@ class BenchStorage:
             yield floor
         finally:
             floor.close()
+
+
+def print_statements(url: str) -> None:
+    """The most called statements on the database at ``url`` (``pg_stat_statements``), to
+    stderr: calls, rows, total and mean server milliseconds, the statement's start."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT calls, rows, total_exec_time, mean_exec_time, query "
+            "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+            "WHERE datname = current_database()) ORDER BY calls DESC LIMIT %s",
+            (STATEMENTS_SHOWN,)).fetchall()
+    print(f"{'calls':>9} {'rows':>9} {'total ms':>10} {'mean ms':>8}  statement", file=sys.stderr)
+    for calls, nrows, total, mean, query in rows:
+        text = " ".join(query.split())[:140]
+        print(f"{calls:>9} {nrows:>9} {total:>10.1f} {mean:>8.3f}  {text}", file=sys.stderr)
 
 
 @contextlib.contextmanager

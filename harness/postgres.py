@@ -106,10 +106,12 @@ class PostgresServer(_Databases):
     """A throwaway PostgreSQL in a fresh temporary directory, as a non-root user.
 
     ``fsync=False`` trades durability for speed (tests); benchmarks keep the default.
+    ``settings``: more server settings (``-c name=value``), e.g. ``shared_preload_libraries``.
     """
 
     def __init__(self, *, fsync: bool = True, max_connections: int = 300,
-                 bin_dir: Path | None = None, port: int | None = None) -> None:
+                 bin_dir: Path | None = None, port: int | None = None,
+                 settings: dict[str, str] | None = None) -> None:
         super().__init__()
         found = bin_dir or find_bin_dir()
         if found is None:
@@ -118,6 +120,7 @@ class PostgresServer(_Databases):
         self.bin_dir = found
         self.fsync = fsync
         self.max_connections = max_connections
+        self.settings = dict(settings or {})
         self.port = port or free_port()
         self.password = secrets.token_urlsafe(16)
         self.user = _run_as()
@@ -173,6 +176,8 @@ class PostgresServer(_Databases):
                 "-c", f"fsync={'on' if self.fsync else 'off'}"]
         if not self.fsync:
             args += ["-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        for name, value in self.settings.items():
+            args += ["-c", f"{name}={value}"]
         with open(self.root / "postgres.log", "ab") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True,

@@ -109,7 +109,8 @@ def test_each_change_writes_one_row_and_no_password(config_store: ConfigStorePro
 def test_a_refused_change_writes_nothing_but_its_refusal(config_store: ConfigStoreProcess,
                                                          actor: Actor) -> None:
     admin = _admin(config_store)
-    victim = admin.post("/v2/principal", json={"name": unique("victim")}).json()["uuid"]
+    victim_name = unique("victim")
+    victim = admin.post("/v2/principal", json={"name": victim_name}).json()["uuid"]
     user = actor.basic()
 
     headers = _rid()
@@ -127,6 +128,7 @@ def test_a_refused_change_writes_nothing_but_its_refusal(config_store: ConfigSto
                                       ("principal.delete", victim, "refused", 403)]
     assert refused[1]["requestId"] == headers["X-Request-Id"]
     assert refused[1]["principal"] == {"uuid": actor.uuid, "name": actor.name}
+    assert refused[1]["target"]["name"] == victim_name
     about_victim = _rows(admin, target=victim)
     assert [r["action"] for r in about_victim] == ["principal.delete", "principal.create"]
 

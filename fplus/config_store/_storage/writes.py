@@ -10,6 +10,8 @@ from typing import Any, Protocol
 from .queries import AUDIT_COLUMNS, Reader, Sql, entry_row
 from .rows import AuditRow, Change, GrantRow, ObjectRow, TokenRow
 
+_NAME_OF = "(SELECT name FROM principal WHERE uuid = ?)"
+
 
 class Outcome(Protocol):
     """A held-back commit's result (:class:`~.postgres.group_commit.Outcome`)."""
@@ -206,13 +208,18 @@ class Writer(Reader):
         """Forget tokens refused since before ``when``; how many."""
         return self.sql.count("DELETE FROM token WHERE refused_from < ?", (when,))
 
-    def add_audit(self, row: AuditRow) -> None:
-        """Append an audit row (never replicated as a change: readers read the table)."""
+    def add_audit(self, row: AuditRow, target_principal: str | None = None) -> None:
+        """Append an audit row (never replicated as a change: readers read the table). Names
+        ``row`` leaves None are the insert's own lookups, as the transaction stands at that
+        point (no read, so no round trip of its own): ``principal_name`` is
+        ``row.principal``'s, ``target_name`` ``target_principal``'s (when given)."""
         self.sql.execute(f"INSERT INTO cs_audit ({AUDIT_COLUMNS}) "  # noqa: S608 - fixed text
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         (row.at, row.request_id, row.principal, row.principal_name, row.action,
-                          row.target_kind, row.target, row.target_name, row.outcome,
-                          row.status, row.detail))
+                         f"VALUES (?, ?, ?, coalesce(?, {_NAME_OF}), ?, ?, ?, "
+                         f"coalesce(?, {_NAME_OF}), ?, ?, ?)",
+                         (row.at, row.request_id, row.principal, row.principal_name,
+                          row.principal, row.action, row.target_kind, row.target,
+                          row.target_name, target_principal, row.outcome, row.status,
+                          row.detail))
 
 
 class Storage(Protocol):

@@ -193,6 +193,26 @@ def test_a_held_mutation_failing_at_commit_rolls_the_write_back(storage: Storage
     assert storage.reader().get_config(app, obj) == ("{}", "e2")
 
 
+def test_a_failing_write_leaves_the_connection_and_its_reads_fit(storage_of: Any) -> None:
+    """A write failing at its commit, first while its statements are being prepared on the
+    connection, then again with all of them prepared: nothing of it stays, and the reads
+    sharing the one connection (pool of one) answer from the database each time."""
+    storage = storage_of(pool_size=1)
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.write() as w:
+        w.put_principal("p-1", "taken", None)
+    for n in range(3):
+        with pytest.raises((sqlite3.IntegrityError, psycopg.errors.UniqueViolation)), \
+                storage.write((app, obj)) as w:
+            w.put_config(app, obj, f'{{"n":{n}}}', f"e{n}")
+            w.put_principal("p-2", "taken", None)  # name unique
+        assert storage.reader().get_config(app, obj) is None
+        assert storage.reader().principal_by_name("taken") == ("p-1", None)
+    with storage.write((app, obj)) as w:
+        w.put_config(app, obj, "{}", "e")
+    assert storage.reader().get_config(app, obj) == ("{}", "e")
+
+
 def test_postgres_logs_what_each_write_changed(postgres: Any, tmp_path: Path) -> None:
     from fplus.config_store._storage.postgres.change_feed import ChangeFeed
 

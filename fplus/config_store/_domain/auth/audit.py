@@ -68,32 +68,34 @@ def grant_detail(grant: GrantRow) -> dict[str, Any]:
     return out
 
 
-def _row(reader_name: str | None, actor: Actor, action: str, kind: str, target: str | None,
-         target_name: str | None, status: int, detail: dict[str, Any] | None) -> AuditRow:
+def _row(actor: Actor, action: str, kind: str, target: str | None, target_name: str | None,
+         status: int, detail: dict[str, Any] | None) -> AuditRow:
+    """The row (its actor's name is left to the insert: see ``Writer.add_audit``)."""
     return AuditRow(at=time.time(), request_id=actor.request_id, principal=actor.principal,
-                    principal_name=reader_name, action=action, target_kind=kind, target=target,
+                    principal_name=None, action=action, target_kind=kind, target=target,
                     target_name=target_name, outcome=OK if status < 400 else REFUSED,
                     status=status,
                     detail=json.dumps(detail, sort_keys=True) if detail else None)
 
 
 def record(tx: Tx, action: str, kind: str, target: str | None, *,
-           target_name: str | None = None, detail: dict[str, Any] | None = None,
-           status: int = 200) -> None:
+           target_name: str | None = None, target_principal: str | None = None,
+           detail: dict[str, Any] | None = None, status: int = 200) -> None:
     """Append the row of a change ``tx`` makes: ``action`` (``principal.create``, …) on the
-    ``kind`` object ``target``; ``detail`` names and uuids only."""
+    ``kind`` object ``target``, named ``target_name`` or else as the principal
+    ``target_principal`` is named at this point of ``tx``; ``detail`` names and uuids only.
+    The names are the insert's own lookups (no read: no round trip on PostgreSQL)."""
     actor = _actor()
-    name = tx.w.principal_name(actor.principal) if actor.principal else None
-    tx.w.add_audit(_row(name, actor, action, kind, target, target_name, status, detail))
+    tx.w.add_audit(_row(actor, action, kind, target, target_name, status, detail),
+                   target_principal)
 
 
 def refused(core: Core, action: str, kind: str, target: str | None, status: int) -> None:
     """Append the row of a refused change (a write of its own: the change wrote nothing)."""
     actor = _actor()
     with core.raw_write() as w:
-        name = w.principal_name(actor.principal) if actor.principal else None
-        target_name = w.principal_name(target) if kind == "principal" and target else None
-        w.add_audit(_row(name, actor, action, kind, target, target_name, status, None))
+        w.add_audit(_row(actor, action, kind, target, None, status, None),
+                    target if kind == "principal" else None)
 
 
 def _time(at: float) -> str:

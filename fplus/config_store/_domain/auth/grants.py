@@ -80,7 +80,7 @@ def add(core: Core, caller: str, grant: GrantRow) -> tuple[str, bool]:
 def record_added(tx: Tx, grant: GrantRow) -> None:
     """The audit row of a grant stored in ``tx`` (named by its grantee's name)."""
     audit.record(tx, "grant.add", "grant", grant.uuid,
-                 target_name=tx.w.principal_name(grant.principal),
+                 target_principal=grant.principal,
                  detail=audit.grant_detail(grant))
 
 
@@ -118,7 +118,7 @@ def replace(core: Core, caller: str, uuid: str, grant: GrantRow) -> None:
         tx.delete_grants([uuid])
         tx.put_grant(dataclasses.replace(grant, uuid=uuid))
         audit.record(tx, "grant.replace", "grant", uuid,
-                     target_name=tx.w.principal_name(grant.principal),
+                     target_principal=grant.principal,
                      detail={**audit.grant_detail(grant), "was": audit.grant_detail(old)})
 
 
@@ -171,5 +171,5 @@ def delete(core: Core, uuid: str) -> None:
         old = get(core, uuid)  # as the write sees it
         tx.delete_grants([uuid])
         audit.record(tx, "grant.remove", "grant", uuid,
-                     target_name=tx.w.principal_name(old.principal),
+                     target_principal=old.principal,
                      detail=audit.grant_detail(old))

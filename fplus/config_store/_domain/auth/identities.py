@@ -140,7 +140,7 @@ def put(core: Core, caller: str, principal: str, kind: str, name: object) -> Non
     with core.transaction() as tx:
         if claim_kerberos(core, tx, principal, name):
             audit.record(tx, "identity.set", "principal", principal,
-                         target_name=tx.w.principal_name(principal),
+                         target_principal=principal,
                          detail={"kind": KERBEROS, "name": name})
 
 
@@ -173,7 +173,7 @@ def delete(core: Core, caller: str, principal: str, kind: str) -> None:
         if not tx.w.delete_identity(principal, kind):
             raise NotFound(f"principal {principal} has no {kind} identity")
         audit.record(tx, "identity.remove", "principal", principal,
-                     target_name=tx.w.principal_name(principal), detail={"kind": kind})
+                     target_principal=principal, detail={"kind": kind})
 
 
 def _may_write(core: Core, caller: str, principal: str, kind: str) -> None:

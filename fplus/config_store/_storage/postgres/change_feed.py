@@ -4,11 +4,17 @@
 everything after the reader's cursor, so a notification lost with a dropped connection
 delays an update by at most one wait, never loses it. Old entries are pruned; a reader
 whose cursor is older than the pruned point has missed changes and must reload.
+
+A replica alone on the database would only wake itself: its listener counts the listeners
+(:data:`LISTENER`, at most every :data:`COUNT_EVERY_S`) and, while it is the only one, the
+storage's commits skip ``NOTIFY`` (:attr:`.storage.PostgresStorage.others_listening`). A
+replica that starts listening meanwhile reads those commits at its next wait's timeout.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 
 import psycopg
@@ -24,6 +30,14 @@ _READ = ("SELECT p.upto, c.seq, c.origin, c.kind, c.a, c.b, c.etag FROM change_l
          "ON TRUE WHERE p.id = 1 ORDER BY c.seq")
 """The pruned point and the changes after a cursor in one statement (one snapshot, one
 round trip: a write runs it each time it takes the lock)."""
+
+LISTENER = "fplus-config-store-feed"
+"""The ``application_name`` of every replica's listening connection."""
+_LISTENERS = ("SELECT count(*) FROM pg_stat_activity "
+              "WHERE datname = current_database() AND application_name = %s")
+COUNT_EVERY_S = 1.0
+"""How often a listener counts the others (so how long a new replica may wait, at most, for
+the first notifications of the replicas already running: its wait times out first)."""
 
 KEEP_S = 600.0
 """How long change log entries are kept (a replica cut off longer reloads everything)."""
@@ -52,10 +66,13 @@ def position(reader: Reader) -> int:
 class ChangeFeed:
     """Reads the change log of ``storage`` after a cursor, and waits for news."""
 
-    def __init__(self, storage: PostgresStorage, batch: int = 1000) -> None:
+    def __init__(self, storage: PostgresStorage, batch: int = 1000,
+                 count_every_s: float = COUNT_EVERY_S) -> None:
         self.storage = storage
         self.batch = batch
+        self.count_every_s = count_every_s
         self._listener: psycopg.Connection | None = None
+        self._counted_at = 0.0
 
     def read(self, cursor: int) -> Batch:
         """Up to :attr:`batch` changes after ``cursor``."""
@@ -82,14 +99,26 @@ class ChangeFeed:
         try:
             with translated():
                 if self._listener is None or self._listener.closed:
-                    self._listener = self.storage.connect()
+                    self._listener = self.storage.connect(application_name=LISTENER)
                     self._listener.execute(f"LISTEN {CHANNEL}")
+                    self._counted_at = 0.0
+                self._count_listeners(self._listener)
                 for note in self._listener.notifies(timeout=timeout):
                     if note.payload != self.storage.origin:
                         break
         except StorageUnavailable:
             self.close()
             raise
+
+    def _count_listeners(self, listener: psycopg.Connection) -> None:
+        """Tell the storage whether another replica listens (checked again after
+        :attr:`count_every_s`)."""
+        now = time.monotonic()
+        if now - self._counted_at < self.count_every_s:
+            return
+        row = listener.execute(_LISTENERS, (LISTENER,)).fetchone()
+        self.storage.others_listening = row is None or int(row[0]) > 1
+        self._counted_at = now
 
     def prune(self, keep_s: float = KEEP_S) -> int:
         """Delete entries older than ``keep_s`` seconds; how many."""
@@ -103,7 +132,8 @@ class ChangeFeed:
             return w.sql.count("DELETE FROM change_log WHERE seq <= ?", (row[0],))
 
     def close(self) -> None:
-        """Drop the listening connection."""
+        """Drop the listening connection (the storage notifies again: nobody counts)."""
+        self.storage.others_listening = True
         if self._listener is not None:
             with contextlib.suppress(psycopg.Error):
                 self._listener.close()

@@ -1,5 +1,6 @@
 """Statements on PostgreSQL connections: the SQL dialect, single statements on pooled
-connections, and a write transaction's batched, prepared statements."""
+connections, and a write transaction's batched statements; all prepared once per
+connection."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ class PgSql:
 
     def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
         with translated(), self._borrow() as conn:
-            return _result(conn.execute(pg(sql), args), fetch)
+            return _result(send(conn, [(pg(sql), args)]), fetch)
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
         """All result rows."""
@@ -107,8 +108,8 @@ class PgSql:
 
 
 PREPARED_PER_CONNECTION = 64
-"""How many statements a connection keeps prepared for batches (texts beyond are bound
-client-side each time: search conditions vary)."""
+"""How many statements a connection keeps prepared (texts beyond are bound client-side each
+time: search conditions vary)."""
 _prepared: weakref.WeakKeyDictionary[psycopg.Connection, dict[str, str]] = \
     weakref.WeakKeyDictionary()
 """Per connection: statement text → the name it is prepared under (``PREPARE``)."""
@@ -120,13 +121,54 @@ def _numbered(sql: str) -> str:
     return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
+def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[Any]]],
+         skip: int = 0) -> psycopg.Cursor:
+    """Run ``queue`` (``%s`` placeholders) as one query: one round trip, one driver call.
+    Each statement with arguments is prepared on the connection the first time
+    (``PREPARE``) and run as ``EXECUTE`` with its arguments bound client-side, so the server
+    parses and plans it once. The cursor is on the result of statement ``skip`` of the
+    queue (:meth:`~psycopg.Cursor.nextset` for the next). A connection whose query failed
+    while preparing is closed (what it has prepared is then unknown): the pool replaces it.
+    (psycopg's own preparing is off on these connections: it ends with ``DEALLOCATE ALL``
+    after any ``ROLLBACK``.)"""
+    cur = psycopg.ClientCursor(conn)
+    if queue:
+        prepares, runs, args = _batch(conn, queue)
+        try:
+            cur.execute("; ".join([*prepares, *runs]), args)
+        except psycopg.Error:
+            if prepares:
+                _prepared.pop(conn, None)
+                conn.close()
+            raise
+        for _ in range(len(prepares) + skip):
+            cur.nextset()
+    return cur
+
+
+def _batch(conn: psycopg.Connection, queue: list[tuple[str, Sequence[Any]]]
+           ) -> tuple[list[str], list[str], list[Any]]:
+    """The ``PREPARE``s ``conn`` lacks, then one statement per queued one (an ``EXECUTE``
+    where prepared), and their arguments."""
+    names = _prepared.setdefault(conn, {})
+    prepares: list[str] = []
+    runs: list[str] = []
+    args: list[Any] = []
+    for sql, params in queue:
+        name = names.get(sql)
+        if name is None and params and len(names) < PREPARED_PER_CONNECTION:
+            name = names[sql] = f"fplus_{len(names)}"
+            prepares.append(f"PREPARE {name} AS {_numbered(sql)}")
+        runs.append(sql if name is None
+                    else f"EXECUTE {name}({', '.join(['%s'] * len(params))})")
+        args.extend(params)
+    return prepares, runs, args
+
+
 class PgTransactionSql(PgSql):
     """The statements of one transaction on one connection. Mutations nobody reads are held
     and sent with the next statement waited for (a read, or the commit): several statements
-    go as one query, one round trip and one driver call for them all. Each is prepared on
-    the connection the first time (``PREPARE``) and run as ``EXECUTE`` with its arguments
-    bound client-side, so the server plans it once. (psycopg's own preparing is off on
-    these connections: it ends with ``DEALLOCATE ALL`` after any ``ROLLBACK``.)"""
+    go as one query, one round trip and one driver call for them all (:func:`send`)."""
 
     def __init__(self, conn: psycopg.Connection) -> None:
         super().__init__(lambda: nullcontext(conn))
@@ -147,37 +189,7 @@ class PgTransactionSql(PgSql):
         super().many(sql, args)
 
     def send(self, statements: list[tuple[str, Sequence[Any]]]) -> psycopg.Cursor:
-        """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query;
-        the cursor, on the first result of ``statements`` (:meth:`~psycopg.Cursor.nextset`
-        for the next). A connection whose batch failed is closed (what it has prepared is
-        then unknown): the pool replaces it."""
+        """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query
+        (see :func:`send`); the cursor, on the first result of ``statements``."""
         queue, self._held = [*self._held, *statements], []
-        cur = psycopg.ClientCursor(self.conn)
-        if queue:
-            prepares, runs, args = self._batch(queue)
-            try:
-                cur.execute("; ".join([*prepares, *runs]), args)
-            except psycopg.Error:
-                self.conn.close()
-                raise
-            for _ in range(len(prepares) + len(queue) - len(statements)):
-                cur.nextset()
-        return cur
-
-    def _batch(self, queue: list[tuple[str, Sequence[Any]]]
-               ) -> tuple[list[str], list[str], list[Any]]:
-        """The ``PREPARE``s the connection lacks, then one statement per queued one (an
-        ``EXECUTE`` where prepared), and their arguments."""
-        names = _prepared.setdefault(self.conn, {})
-        prepares: list[str] = []
-        runs: list[str] = []
-        args: list[Any] = []
-        for sql, params in queue:
-            name = names.get(sql)
-            if name is None and params and len(names) < PREPARED_PER_CONNECTION:
-                name = names[sql] = f"fplus_{len(names)}"
-                prepares.append(f"PREPARE {name} AS {_numbered(sql)}")
-            runs.append(sql if name is None
-                        else f"EXECUTE {name}({', '.join(['%s'] * len(params))})")
-            args.extend(params)
-        return prepares, runs, args
+        return send(self.conn, queue, len(queue) - len(statements))

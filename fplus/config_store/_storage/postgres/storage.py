@@ -5,7 +5,7 @@ every replica by a transaction-scoped advisory lock, so a read-check-write insid
 :meth:`PostgresStorage.write` (``If-Match``, uniqueness checks) holds as on SQLite, and the
 change log's sequence numbers follow commit order. Each write appends what it changed to
 ``change_log`` and wakes the other replicas with ``NOTIFY`` (payload: the writer's id, never
-a body); :mod:`.change_feed` reads it back.
+a body; none while no other replica listens); :mod:`.change_feed` reads it back.
 
 The pool is opened lazily in the process that uses it: the gunicorn master opens the store,
 then forks the worker, which must not share the master's connections (:meth:`close` before
@@ -95,6 +95,9 @@ class PostgresStorage:
         """The transaction writes held back their commit in (see :mod:`.group_commit`)."""
         self.queued: Callable[[], bool] | None = None
         """Set by the domain: whether another write waits to begin."""
+        self.others_listening = True
+        """Whether another replica may listen to :data:`CHANNEL`: when not (its change feed
+        counted no other listener), commits skip the ``NOTIFY`` that would wake only itself."""
         self.follower: Follower | None = None
         """Told, once a write holds the lock and before its block runs, of every change
         committed before it (read in the same round trip as taking the lock), so the replica
@@ -286,15 +289,16 @@ class PostgresStorage:
         return entry, cur.fetchone()
 
     def _log(self, changes: list[Change]) -> tuple[str, Sequence[Any]]:
-        """The statement appending ``changes`` to the log and announcing them; its one row
-        is the last seq written. The changes travel as one JSON array (one parameter to
-        bind, whatever their number)."""
+        """The statement appending ``changes`` to the log and announcing them (unless no
+        other replica listens); its one row is the last seq written. The changes travel as
+        one JSON array (one parameter to bind, whatever their number)."""
         rows = json.dumps([[c.kind, c.a, c.b, c.etag] for c in changes])
         return ("WITH logged AS (INSERT INTO change_log (origin, kind, a, b, etag) "
                 "SELECT %s::text, c->>0, c->>1, c->>2, c->>3 "
                 "FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS t(c, n) ORDER BY n "
-                "RETURNING seq) SELECT max(seq), pg_notify(%s::text, %s::text) FROM logged",
-                (self.origin, rows, CHANNEL, self.origin))
+                "RETURNING seq) SELECT max(seq), "
+                "CASE WHEN %s::boolean THEN pg_notify(%s::text, %s::text) END FROM logged",
+                (self.origin, rows, self.others_listening, CHANNEL, self.origin))
 
     def close(self) -> None:
         """Close this process's pool (it is made again on next use)."""
