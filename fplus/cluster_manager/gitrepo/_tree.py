@@ -88,6 +88,11 @@ class _Dir:
 TREE_TYPE, BLOB_TYPE = 2, 3
 _PARSED: Recent[bytes, dict[bytes, Leaf | _Dir]] = Recent(64)
 """Entries of recently read or written trees by id (a tree's id fixes its content)."""
+_BLOBS: Recent[bytes, bytes] = Recent(512)
+"""Small files recently written, by id: the next edit of one (a secret's next key) reads it
+from here, not through the pack indexes."""
+SMALL_BLOB = 16 * 1024
+"""Bytes a file may have to be remembered in :data:`_BLOBS` (at most 8 MiB in all)."""
 EMPTY_TREE = pygit2.Oid(hex="4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 
@@ -111,7 +116,11 @@ class MutableTree:
         objects: dict[bytes, RawObject] = {}
         leaves: set[bytes] = set()
         root = self._root.collect(objects, leaves)
-        objects.update((raw, blob) for raw, blob in self._blobs.items() if raw in leaves)
+        for raw, blob in self._blobs.items():
+            if raw in leaves:
+                objects[raw] = blob
+                if len(blob[1]) <= SMALL_BLOB:
+                    _BLOBS.put(raw, blob[1])
         return root, objects
 
     def put(self, path: str, data: bytes) -> bool:
@@ -141,7 +150,9 @@ class MutableTree:
         if not isinstance(entry, tuple) or entry[0] not in (FILE_MODE, EXEC_MODE):
             return None
         staged = self._blobs.get(entry[1].raw)
-        return staged[1] if staged else self._repo[entry[1]].read_raw()
+        if staged:
+            return staged[1]
+        return _BLOBS.get(entry[1].raw) or self._repo[entry[1]].read_raw()
 
     def delete(self, path: str) -> bool:
         """Remove a file (or symlink/submodule entry); missing paths and directories are left."""
