@@ -13,6 +13,7 @@ from fplus.cluster_manager.gitrepo._pack import git_hash, write_pack
 from fplus.cluster_manager.gitrepo._recent import Recent
 from fplus.cluster_manager.gitrepo._tree import EMPTY_TREE, MutableTree
 from fplus.cluster_manager.gitrepo.changes import ChangeSet, WriteResult, edited_content
+from fplus.serving import offload
 
 Pending = tuple[ChangeSet, str]  # a change set and its commit message
 Outcome = bool | Exception  # whether a change set mattered, or why it was left out
@@ -52,7 +53,9 @@ def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pe
     commit = git_hash(COMMIT_TYPE, body)
     objects[commit] = (COMMIT_TYPE, body)
     _TREES.put(commit.hex(), tree_id)
-    write_pack(Path(repo.path) / "objects" / "pack", objects)
+    # file-system work (writes and fsyncs): off the gevent hub, which meanwhile parses the
+    # requests that will make up the next batch
+    offload.run(write_pack, Path(repo.path) / "objects" / "pack", objects)
     return Built(commit.hex(), changed)
 
 

@@ -71,11 +71,15 @@ class RepoWriter(BranchWriter):
         return self.head()
 
     def _publish(self, commit: str, parent: str | None) -> str | None:
-        if not compare_and_swap(self._git_dir, self.ref, commit, parent,
-                                stale_after=self._stale_after, timeout=self._lock_timeout):
+        if not offload.run(self._swap, commit, parent):
             return "the branch moved"
         self._after_commit()
         return None
+
+    def _swap(self, commit: str, parent: str | None) -> bool:
+        """Compare-and-swap the ref (file-system calls and an fsync: run off the hub)."""
+        return compare_and_swap(self._git_dir, self.ref, commit, parent,
+                                stale_after=self._stale_after, timeout=self._lock_timeout)
 
     def _gave_up(self, reason: str) -> Exception:
         return RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
