@@ -88,8 +88,8 @@ class RepoWriter(BranchWriter):
         """Every few commits, merge the small packs they left once there are too many."""
         self._commits += 1
         if self._commits % 8 == 0:
-            try:
-                merge_small_packs(self._repo, self._max_small_packs)
+            try:  # reads and writes packs: off the hub too
+                offload.run(merge_small_packs, self._repo, self._max_small_packs)
             except Exception:  # the commit is done; maintenance retries later
                 log.exception("merging small packs in %s failed", self.repo_path)
 
