@@ -88,11 +88,11 @@ class _Dir:
 TREE_TYPE, BLOB_TYPE = 2, 3
 _PARSED: Recent[bytes, dict[bytes, Leaf | _Dir]] = Recent(64)
 """Entries of recently read or written trees by id (a tree's id fixes its content)."""
-_BLOBS: Recent[bytes, bytes] = Recent(512)
+_BLOBS: Recent[bytes, bytes] = Recent(2048)
 """Small files recently written, by id: the next edit of one (a secret's next key) reads it
 from here, not through the pack indexes."""
-SMALL_BLOB = 16 * 1024
-"""Bytes a file may have to be remembered in :data:`_BLOBS` (at most 8 MiB in all)."""
+SMALL_BLOB = 8 * 1024
+"""Bytes a file may have to be remembered in :data:`_BLOBS` (at most 16 MiB in all)."""
 EMPTY_TREE = pygit2.Oid(hex="4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 
