@@ -8,6 +8,9 @@ Measures, in the same run:
   ``--secret-names`` secrets (default: 4 keys per secret; each PUT rewrites its secret's
   whole file, so ``--secret-names 64`` makes a stress case of ~47 keys per secret) →
   ``secrets_per_s``, ``p50_ms``, ``p99_ms``; every key is checked in the repo afterwards.
+  ``commits`` and ``seals_per_commit`` say how well the group commit batched (each commit
+  costs a pack, its index and the ref, each fsynced); ``cluster_manager_user_system_ms_per_op``
+  splits the Cluster Manager's CPU per seal into user and system time.
 - floor: :func:`fplus.cluster_manager.sealing.encrypt_value` alone, in this process, one thread →
   ``floor_per_s`` (what sealing costs without HTTP, auth or Git).
 - ACS pattern: per secret a ``kubeseal``-like subprocess (``openssl pkeyutl`` wrapping a
@@ -83,6 +86,25 @@ def _ours(stack: Stack, cluster: str, n: int, clients: int,
     finally:
         sessions.close()
     return n / elapsed, latencies
+
+
+def _commits(stack: Stack, cluster: str) -> int:
+    """Commits on the cluster repo's ``main``: the seals' share of them is seals per commit."""
+    return int(bare(stack.repos / f"{cluster}.git", "rev-list", "--count", "main").strip())
+
+
+def _user_system(pgid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process group (the Cluster Manager's)."""
+    user = system = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:
+            user += int(fields[11]) + int(fields[13])
+            system += int(fields[12]) + int(fields[14])
+    return user / os.sysconf("SC_CLK_TCK"), system / os.sysconf("SC_CLK_TCK")
 
 
 def _check(stack: Stack, cluster: str, n: int, names: int) -> None:
@@ -174,10 +196,15 @@ def main() -> None:
         stack = start_stack(Path(tmp) / "stack")
         try:
             cluster = _cluster(stack, key)
+            commits_before = _commits(stack, cluster)
+            cm_pgid = stack.manager.proc.pid if stack.manager.proc else 0
+            split_before = _user_system(cm_pgid)
             cpu_before = stack_cpu(stack)
             rate, latencies = _ours(stack, cluster, args.secrets, args.clients,
                                     args.secret_names)
             cpu_after = stack_cpu(stack)
+            split_after = _user_system(cm_pgid)
+            commits = _commits(stack, cluster) - commits_before
             _check(stack, cluster, args.secrets, args.secret_names)
             acs = _acs(stack, cluster, key, args.acs_secrets, args.clients, Path(tmp))
         finally:
@@ -193,6 +220,10 @@ def main() -> None:
         "ratio_vs_acs": round(rate / acs, 1),
         "cpu_seconds": {k: round(cpu_after[k] - cpu_before[k], 1) for k in cpu_after},
         "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, args.secrets),
+        "commits": commits, "seals_per_commit": round(args.secrets / max(commits, 1), 1),
+        "cluster_manager_user_system_ms_per_op": [
+            round((after - before) * 1000 / args.secrets, 2)
+            for before, after in zip(split_before, split_after, strict=True)],
         "cpus": os.cpu_count(),
         "targets": TARGETS,
         "targets_met": {

@@ -34,6 +34,9 @@ from .gitrepo import (
 )
 from .model.settings import Settings
 
+MAX_REMEMBERED_PATHS = 100_000
+"""Cluster repo paths remembered (all are forgotten when there are more)."""
+
 
 class RepoTaken(ValueError):
     """The repo a cluster would get is held by something else (nothing was changed)."""
@@ -53,6 +56,8 @@ class ClusterRepos:
         self._auth = (username, password)
         self._remote: dict[str, RemoteRepoWriter] = {}
         self._lock = threading.Lock()
+        self._paths: dict[str, Path] = {}
+        """Each cluster's repo on this machine, worked out once (a seal asks for it)."""
 
     def claim(self, cluster: str, name: str) -> None:
         """Refuse (:class:`RepoTaken`) if the repo ``cluster`` would be named ``name`` is
@@ -103,8 +108,14 @@ class ClusterRepos:
 
     def _local(self, cluster: str) -> Path:
         """The cluster's repo in the Git server's repos directory on this machine."""
-        assert self.settings.git_repos is not None
-        return barerepo.repo_path(self.settings.git_repos, cluster)
+        path = self._paths.get(cluster)
+        if path is None:
+            assert self.settings.git_repos is not None
+            path = barerepo.repo_path(self.settings.git_repos, cluster)
+            if len(self._paths) >= MAX_REMEMBERED_PATHS:
+                self._paths.clear()
+            self._paths[cluster] = path
+        return path
 
     def _on_disk(self) -> bool:
         """True when the repos are written straight into the Git server's directory."""

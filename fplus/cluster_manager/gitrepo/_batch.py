@@ -33,6 +33,11 @@ class _Ticket:
 class GroupCommitter:
     """Serialises ``commit_batch`` calls and batches whoever is waiting for one."""
 
+    gather_wait = 0.002
+    """Seconds a leader waits at most for callers still arriving (see :meth:`_gather`)."""
+    gather_step = 0.0003
+    """Seconds it waits for the next one to arrive before it commits what it has."""
+
     def __init__(self, commit_batch: CommitBatch, max_batch: int = 512) -> None:
         self._commit_batch = commit_batch
         self._max_batch = max_batch
@@ -54,9 +59,7 @@ class GroupCommitter:
                 if ticket.done:
                     break
                 self._busy = True
-            # One yield before taking the batch: callers already running (threads, or
-            # greenlets whose requests are parsed) queue up and share this commit.
-            time.sleep(0)
+            self._gather()
             with self._cond:
                 batch = self._queue[:self._max_batch]
                 del self._queue[:self._max_batch]
@@ -65,6 +68,19 @@ class GroupCommitter:
             raise ticket.error
         assert ticket.result is not None
         return ticket.result
+
+    def _gather(self) -> None:
+        """Yield before taking the batch, so callers already running (threads, or greenlets
+        whose requests are parsed) queue up and share this commit; while more keep coming,
+        wait a little longer (at most ``gather_wait`` seconds in all)."""
+        time.sleep(0)
+        deadline = time.monotonic() + self.gather_wait
+        queued = len(self._queue)
+        while queued > 1 and time.monotonic() < deadline:
+            time.sleep(self.gather_step)
+            if len(self._queue) == queued:
+                return
+            queued = len(self._queue)
 
     def _lead(self, batch: list[_Ticket]) -> None:
         try:

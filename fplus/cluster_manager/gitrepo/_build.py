@@ -10,12 +10,17 @@ from pathlib import Path
 import pygit2
 
 from fplus.cluster_manager.gitrepo._pack import git_hash, write_pack
+from fplus.cluster_manager.gitrepo._recent import Recent
 from fplus.cluster_manager.gitrepo._tree import EMPTY_TREE, MutableTree
 from fplus.cluster_manager.gitrepo.changes import ChangeSet, WriteResult, edited_content
+from fplus.serving import offload
 
 Pending = tuple[ChangeSet, str]  # a change set and its commit message
 Outcome = bool | Exception  # whether a change set mattered, or why it was left out
 COMMIT_TYPE = 1
+_TREES: Recent[str, pygit2.Oid] = Recent(256)
+"""Root tree of the commits built here, by commit id: the next commit on top of one needs
+no object lookup to start from it."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class Built:
 def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pending],
                  author: tuple[str, str]) -> Built:
     """Apply ``batch`` in order onto ``parent``'s tree; store one commit if anything changed."""
-    base = repo[parent].peel(pygit2.Commit).tree_id if parent else EMPTY_TREE
+    base = _tree_of(repo, parent) if parent else EMPTY_TREE
     tree = MutableTree(repo, None if base == EMPTY_TREE else base)
     changed = [_apply(tree, changes) for changes, _ in batch]
     forced = [changes.always_commit and not isinstance(c, Exception)
@@ -47,8 +52,20 @@ def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pe
                          commit_message(messages))
     commit = git_hash(COMMIT_TYPE, body)
     objects[commit] = (COMMIT_TYPE, body)
-    write_pack(Path(repo.path) / "objects" / "pack", objects)
+    _TREES.put(commit.hex(), tree_id)
+    # file-system work (writes and fsyncs): off the gevent hub, which meanwhile parses the
+    # requests that will make up the next batch
+    offload.run(write_pack, Path(repo.path) / "objects" / "pack", objects)
     return Built(commit.hex(), changed)
+
+
+def _tree_of(repo: pygit2.Repository, commit: str) -> pygit2.Oid:
+    """The root tree id of ``commit``."""
+    tree = _TREES.get(commit)
+    if tree is None:
+        tree = repo[commit].peel(pygit2.Commit).tree_id
+        _TREES.put(commit, tree)
+    return tree
 
 
 def _apply(tree: MutableTree, changes: ChangeSet) -> Outcome:

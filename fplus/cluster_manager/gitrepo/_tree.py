@@ -5,6 +5,7 @@ whether anything really changed."""
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, insort
 
 import pygit2
 
@@ -21,7 +22,7 @@ Leaf = tuple[bytes, pygit2.Oid]  # (octal mode as git writes it, object id)
 class _Dir:
     """One directory: entries name → leaf or loaded subdirectory."""
 
-    __slots__ = ("_body", "_entries", "_oid", "_repo", "_stored")
+    __slots__ = ("_base", "_body", "_entries", "_oid", "_repo", "_stored", "_touched")
 
     def __init__(self, repo: pygit2.Repository, oid: pygit2.Oid | None) -> None:
         self._repo = repo
@@ -29,6 +30,8 @@ class _Dir:
         self._stored = oid is not None  # whether that content is known to be in the odb
         self._body: bytes | None = None
         self._entries: dict[bytes, Leaf | _Dir] | None = None if oid else {}
+        self._base = oid.raw if oid else None  # the last id computed, whose lines are known
+        self._touched: set[bytes] = set()  # names edited since
 
     @property
     def entries(self) -> dict[bytes, Leaf | _Dir]:
@@ -57,14 +60,46 @@ class _Dir:
     def invalidate(self) -> None:
         self._oid, self._stored, self._body = None, False, None
 
+    def touch(self, name: bytes) -> None:
+        """``name`` was added, changed or removed (its line is computed again)."""
+        self._touched.add(name)
+
     def digest(self) -> tuple[pygit2.Oid, bool]:
         """(tree id, whether empty) of the current content, computed without writing."""
         if self._oid is None:
-            body = b"".join(_serialise(name, entry) for name, entry in _sorted(self.entries))
+            keys, lines = self._lines()
+            body = b"".join(map(lines.__getitem__, keys))
             self._body = body
-            raw = hashlib.sha1(b"tree %d\x00" % len(body) + body, usedforsecurity=False)
-            self._oid = pygit2.Oid(raw=raw.digest())
+            raw = hashlib.sha1(b"tree %d\x00" % len(body) + body, usedforsecurity=False).digest()
+            self._oid = pygit2.Oid(raw=raw)
+            _LINES.put(raw, (keys, lines))
+            self._base, self._touched = raw, set()
         return self._oid, self._oid == EMPTY_TREE
+
+    def _lines(self) -> tuple[list[bytes], dict[bytes, bytes]]:
+        """The entries' lines by sort key, and those keys in git's order: the last
+        computed ones with the touched names redone, or all of them afresh."""
+        known = _LINES.get(self._base) if self._base is not None else None
+        if known is None:
+            keys, lines = [], {}
+            for key, name, entry in sorted((_key(n, e), n, e) for n, e in self.entries.items()):
+                line = _serialise(name, entry)
+                if line:  # an empty directory has none
+                    keys.append(key)
+                    lines[key] = line
+            return keys, lines
+        keys, lines = list(known[0]), dict(known[1])  # the remembered ones never change
+        for name in self._touched:
+            for key in (name, name + b"/"):
+                if lines.pop(key, None) is not None:
+                    del keys[bisect_left(keys, key)]
+            now = self.entries.get(name)
+            line = _serialise(name, now) if now is not None else b""
+            if now is not None and line:
+                key = _key(name, now)
+                insort(keys, key)
+                lines[key] = line
+        return keys, lines
 
     def collect(self, sink: dict[bytes, RawObject], leaves: set[bytes]) -> pygit2.Oid:
         """Add this directory and every edited one below it to ``sink``, and the ids of the
@@ -88,6 +123,14 @@ class _Dir:
 TREE_TYPE, BLOB_TYPE = 2, 3
 _PARSED: Recent[bytes, dict[bytes, Leaf | _Dir]] = Recent(64)
 """Entries of recently read or written trees by id (a tree's id fixes its content)."""
+_LINES: Recent[bytes, tuple[list[bytes], dict[bytes, bytes]]] = Recent(64)
+"""Trees computed here by id: their entries' lines by sort key and the keys in order, so the
+next edit of a large directory redoes only the lines it changed."""
+_BLOBS: Recent[bytes, bytes] = Recent(2048)
+"""Small files recently written, by id: the next edit of one (a secret's next key) reads it
+from here, not through the pack indexes."""
+SMALL_BLOB = 8 * 1024
+"""Bytes a file may have to be remembered in :data:`_BLOBS` (at most 16 MiB in all)."""
 EMPTY_TREE = pygit2.Oid(hex="4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 
@@ -111,7 +154,11 @@ class MutableTree:
         objects: dict[bytes, RawObject] = {}
         leaves: set[bytes] = set()
         root = self._root.collect(objects, leaves)
-        objects.update((raw, blob) for raw, blob in self._blobs.items() if raw in leaves)
+        for raw, blob in self._blobs.items():
+            if raw in leaves:
+                objects[raw] = blob
+                if len(blob[1]) <= SMALL_BLOB:
+                    _BLOBS.put(raw, blob[1])
         return root, objects
 
     def put(self, path: str, data: bytes) -> bool:
@@ -127,8 +174,7 @@ class MutableTree:
             return False
         self._blobs[oid.raw] = (BLOB_TYPE, data)
         chain[-1].entries[name] = (mode, oid)
-        for d in chain:
-            d.invalidate()
+        _touched(chain, [*dirs, name])
         return True
 
     def read(self, path: str) -> bytes | None:
@@ -141,7 +187,9 @@ class MutableTree:
         if not isinstance(entry, tuple) or entry[0] not in (FILE_MODE, EXEC_MODE):
             return None
         staged = self._blobs.get(entry[1].raw)
-        return staged[1] if staged else self._repo[entry[1]].read_raw()
+        if staged:
+            return staged[1]
+        return _BLOBS.get(entry[1].raw) or self._repo[entry[1]].read_raw()
 
     def delete(self, path: str) -> bool:
         """Remove a file (or symlink/submodule entry); missing paths and directories are left."""
@@ -166,8 +214,7 @@ class MutableTree:
         if is_dir != want_dir:
             return False
         del chain[-1].entries[name]
-        for d in chain:
-            d.invalidate()
+        _touched(chain, [*dirs, name])
         return True
 
 
@@ -182,13 +229,17 @@ def _parse(body: bytes) -> dict[bytes, Leaf | _Dir]:
     return entries
 
 
-def _sorted(entries: dict[bytes, Leaf | _Dir]) -> list[tuple[bytes, Leaf | _Dir]]:
-    def key(item: tuple[bytes, Leaf | _Dir]) -> bytes:
-        name, entry = item
-        is_dir = isinstance(entry, _Dir) or entry[0] == TREE_MODE
-        return name + b"/" if is_dir else name
+def _touched(chain: list[_Dir], names: list[bytes]) -> None:
+    """Each directory of ``chain`` changed in its entry ``names[i]`` (the next one down, or
+    the edited name itself)."""
+    for node, name in zip(chain, names, strict=True):
+        node.touch(name)
+        node.invalidate()
 
-    return sorted(entries.items(), key=key)
+
+def _key(name: bytes, entry: Leaf | _Dir) -> bytes:
+    """Git orders a tree's entries by name, a directory's as if it ended in ``/``."""
+    return name + b"/" if isinstance(entry, _Dir) or entry[0] == TREE_MODE else name
 
 
 def _serialise(name: bytes, entry: Leaf | _Dir) -> bytes:

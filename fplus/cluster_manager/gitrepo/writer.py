@@ -71,11 +71,15 @@ class RepoWriter(BranchWriter):
         return self.head()
 
     def _publish(self, commit: str, parent: str | None) -> str | None:
-        if not compare_and_swap(self._git_dir, self.ref, commit, parent,
-                                stale_after=self._stale_after, timeout=self._lock_timeout):
+        if not offload.run(self._swap, commit, parent):
             return "the branch moved"
         self._after_commit()
         return None
+
+    def _swap(self, commit: str, parent: str | None) -> bool:
+        """Compare-and-swap the ref (file-system calls and an fsync: run off the hub)."""
+        return compare_and_swap(self._git_dir, self.ref, commit, parent,
+                                stale_after=self._stale_after, timeout=self._lock_timeout)
 
     def _gave_up(self, reason: str) -> Exception:
         return RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
@@ -84,8 +88,8 @@ class RepoWriter(BranchWriter):
         """Every few commits, merge the small packs they left once there are too many."""
         self._commits += 1
         if self._commits % 8 == 0:
-            try:
-                merge_small_packs(self._repo, self._max_small_packs)
+            try:  # reads and writes packs: off the hub too
+                offload.run(merge_small_packs, self._repo, self._max_small_packs)
             except Exception:  # the commit is done; maintenance retries later
                 log.exception("merging small packs in %s failed", self.repo_path)
 

@@ -5,13 +5,21 @@ secret reads exactly the text the previous one wrote. :class:`SecretDocuments` r
 document behind each text it rendered (and each it parsed), so a burst of seals to one secret
 parses its YAML once, not once per key. Documents are shared: callers must not change them
 (the :mod:`fplus.cluster_manager.sealing.manifest` functions never change their arguments).
+
+A SealedSecret as we write it (maps of plain strings) is rendered by :func:`plain_yaml`
+without PyYAML's representer, which cost more than the rest of a seal's edit; its text is
+exactly what PyYAML writes. Anything else (lists, numbers, a string YAML would quote, a map
+appearing twice) goes to PyYAML.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
+
+from yaml.resolver import Resolver
 
 from .. import sealing
 from ..formats.manifest_yaml import load_documents, render_document
@@ -43,7 +51,9 @@ class SecretDocuments:
 
     def render(self, doc: dict[str, Any]) -> str:
         """``doc`` as the file's text, remembered for the next :meth:`parse` of it."""
-        text = render_document(doc)
+        text = plain_yaml(doc)
+        if text is None:
+            text = render_document(doc)
         self._remember(text.encode(), doc)
         return text
 
@@ -64,3 +74,52 @@ def document(content: bytes | None) -> dict[str, Any] | None:
     except Exception as exc:  # unparsable YAML in the repo
         raise sealing.ManifestError(f"unparsable YAML: {exc}") from exc
     return docs[0] if docs else None
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9][-A-Za-z0-9._/+=]*\Z")
+"""Strings PyYAML writes plain in block context (no indicator, space, colon or quote) unless
+an implicit resolver claims them (``true``, ``1.5``): those it writes in single quotes."""
+_SIMPLE_KEY = 128
+"""PyYAML writes a key this long or longer as an explicit ``? key``."""
+
+
+def _scalar(text: object) -> str | None:
+    """``text`` as PyYAML writes a string of :data:`_PLAIN`'s characters; None otherwise."""
+    if not isinstance(text, str) or not _PLAIN.match(text):
+        return None
+    resolvers = Resolver.yaml_implicit_resolvers.get(text[0], ())
+    return f"'{text}'" if any(pattern.match(text) for _, pattern in resolvers) else text
+
+
+def plain_yaml(doc: Any) -> str | None:
+    """``doc`` as :func:`~fplus.cluster_manager.formats.manifest_yaml.render_document`
+    writes it, when it is a map of such strings and of such maps (each map once; empty
+    ones as ``{}``); None for anything else."""
+    if not isinstance(doc, dict) or not doc:
+        return None
+    lines: list[str] = []
+    seen: set[int] = set()
+    return "".join(lines) if _block(doc, "", lines, seen) else None
+
+
+def _block(node: dict[Any, Any], indent: str, lines: list[str], seen: set[int]) -> bool:
+    if id(node) in seen:
+        return False  # PyYAML would write an anchor and an alias
+    seen.add(id(node))
+    for name, value in node.items():
+        key = _scalar(name)
+        if key is None or len(name) >= _SIMPLE_KEY:
+            return False
+        if isinstance(value, dict):
+            if not value:
+                lines.append(f"{indent}{key}: {{}}\n")
+                continue
+            lines.append(f"{indent}{key}:\n")
+            if not _block(value, indent + "  ", lines, seen):
+                return False
+        else:
+            text = _scalar(value)
+            if text is None:
+                return False
+            lines.append(f"{indent}{key}: {text}\n")
+    return True

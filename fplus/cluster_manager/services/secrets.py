@@ -11,6 +11,7 @@ never logged.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, TTLCache
@@ -38,7 +39,8 @@ class SecretService:
     A cluster's sealing key is its pinned key (:mod:`.sealing_keys`), never a certificate
     the edge reports that no one approved. It is remembered for ``key_ttl`` seconds after
     it was read (only successful reads), so a burst of seals does not re-read two entries
-    per secret; an approved key is used from at most that long after the approval.
+    per secret; an approved key is used from at most that long after the approval. When it
+    is due again, one seal reads it while the others to that cluster wait for its answer.
     """
 
     def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, keys: SealingKeys,
@@ -50,13 +52,20 @@ class SecretService:
         self.reseal_problems: dict[str, str] = {}
         """Why the last re-seal of a cluster failed (set by :mod:`.reseal` on the leader)."""
         self._keys = TTLCache(key_ttl, max_items=4096)
+        self._reading = threading.Lock()
+        self._readers: dict[str, threading.Lock] = {}
         self.documents = SecretDocuments()
         """Secret files parsed and rendered, remembered: a burst of seals parses once."""
 
     def _sealing_key(self, cluster: str) -> tuple[Any, str]:
         """The public key to seal to and its fingerprint (checks the cluster is commissioned
         and bootstrapped)."""
-        return self._keys.get(cluster, lambda: self._read_sealing_key(cluster))
+        with self._reading:
+            if len(self._readers) >= 4096:
+                self._readers.clear()  # a seal waiting on a dropped lock only reads once more
+            one = self._readers.setdefault(cluster, threading.Lock())
+        with one:
+            return self._keys.get(cluster, lambda: self._read_sealing_key(cluster))
 
     def _read_sealing_key(self, cluster: str) -> tuple[Any, str]:
         self._commissioned(cluster)

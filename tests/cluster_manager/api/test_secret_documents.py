@@ -59,3 +59,49 @@ def test_it_remembers_at_most_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == []  # the two most recent are remembered
     docs.parse(texts[0])
     assert calls == [1]  # the oldest was dropped
+
+
+# Strings of every kind the fast path meets or must leave to PyYAML: ciphertext-like base64,
+# names, words YAML resolves to other types (written quoted), and ones it cannot write plain.
+WORDS = ["k", "a.b-c_d", "A/B+C=", "Ag==", "v1.2.3", "x" * 127, "x" * 128, "true", "True",
+         "yes", "NO", "on", "null", "Null", "~", "123", "08", "1.5", "1e5", ".inf", "nan",
+         "0x1f", "0o7", "0b101", "1_000", "+1", "-1", "1-2", "12:30", "190:20:30",
+         "2001-12-14", "2001-12-14t21:59:43.10-05:00", "a:b", "a b", "-x", "=", "<<", "#a",
+         "a#b", "", "é", "it's", "line\nbreak"]
+KEYS = [w for w in WORDS if w.isascii() and w and all(c.isalnum() or c in "-._" for c in w)]
+
+
+def _documents() -> list[dict]:
+    """Every scope, key and label combination of :data:`WORDS` our documents can hold."""
+    docs: list[dict] = []
+    values = [CIPHER, "AgBx" + "x/+Q" * 179 + "xx=="]
+    for scope in sealing.SCOPES:
+        for i, key in enumerate(KEYS):
+            doc = sealing.sealed_secret("ns", "db", {key: values[i % 2], "z": CIPHER}, scope)
+            docs.append(doc)
+        for word in WORDS:
+            labelled = sealing.sealed_secret("ns", "db", {"k": CIPHER}, scope)
+            labelled["metadata"]["labels"] = {word or "empty": word, "n": "x"}
+            docs.append(labelled)
+    odd = sealing.sealed_secret("ns", "db", {"k": CIPHER})
+    docs += [odd | {"extra": value} for value in (1, True, None, [], ["a"], {}, {"a": {}})]
+    shared = sealing.sealed_secret("ns", "db", {"k": CIPHER})
+    shared["spec"]["template"]["metadata"] = shared["metadata"]  # PyYAML writes an alias
+    return [*docs, shared, {}]
+
+
+@pytest.mark.parametrize("doc", _documents())
+def test_the_fast_rendering_is_pyyaml_s_text_or_nothing(doc: dict) -> None:
+    fast = secret_documents.plain_yaml(doc)
+    assert fast is None or fast == secret_documents.render_document(doc)
+
+
+def test_the_documents_seals_write_are_rendered_without_pyyaml(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = {s: secret_documents.render_document(sealing.sealed_secret(
+        "ns", "db", {"user": CIPHER, "pass": CIPHER}, s)) for s in sealing.SCOPES}
+    monkeypatch.setattr(secret_documents, "render_document",
+                        lambda _doc: pytest.fail("rendered by PyYAML"))
+    for scope, text in expected.items():
+        assert SecretDocuments().render(sealing.sealed_secret(
+            "ns", "db", {"user": CIPHER, "pass": CIPHER}, scope)) == text
