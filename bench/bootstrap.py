@@ -32,7 +32,8 @@ from harness.gitcli import GIT_ENV
 from harness.servers import Api
 from harness.stack import create_cluster, start_stack, status, wait_for
 
-TARGETS = {"get_p50_ms": 5}
+TARGETS = {"get_p50_ms": 3, "cpu_ms_per_op": 3}
+"""GET p50, and CPU per URL + GET summed over every process of the stack."""
 
 
 def _fetch(manager: Api, cluster: str) -> tuple[float, float, str]:
@@ -96,16 +97,20 @@ def main() -> None:
         finally:
             stack.stop()
     get_p50 = pct(gets, 50)
+    cpu = cpu_ms_per_op(cpu_before, cpu_after, args.fetches)
+    cpu_all = round(sum(v or 0 for v in cpu.values()), 2)
     result = {
         "fetches": args.fetches, "script_bytes": len(script),
         "get_p50_ms": get_p50, "get_p99_ms": pct(gets, 99),
         "url_p50_ms": pct(urls, 50),
         "naive_get_p50_ms": pct(naive, 50), "naive_fetches": args.naive_fetches,
         "floor_ms": round(_floor_ms(setup["self_link"]), 3),
-        "cpu_ms_per_op": cpu_ms_per_op(cpu_before, cpu_after, args.fetches),
+        "cpu_ms_per_op": cpu,
+        "cpu_ms_per_op_all": cpu_all,
         "cpus": os.cpu_count(),
         "targets": TARGETS,
-        "targets_met": {"get_p50_ms": get_p50 is not None and get_p50 < TARGETS["get_p50_ms"]},
+        "targets_met": {"get_p50_ms": get_p50 is not None and get_p50 < TARGETS["get_p50_ms"],
+                        "cpu_ms_per_op": cpu_all <= TARGETS["cpu_ms_per_op"]},
     }
     print(json.dumps(result))
 

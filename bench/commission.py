@@ -62,8 +62,10 @@ NAMESPACE = "fplus-edge"
 WRITERS = 8
 SINGLE_POLL_S = 0.01
 SINGLE_TIMEOUT_S = 60.0
-TARGETS = {"clusters": 1000, "seconds_to_all_ready": 15, "cores": 2, "ratio_vs_acs": 15,
-           "single_p50_ms": 200, "cpu_ms_per_cluster": 15}
+TARGETS = {"clusters": 10000, "seconds_to_all_ready": 60, "cores": 2, "ratio_vs_acs": 25,
+           "single_p50_ms": 200, "cpu_ms_per_cluster": 8}
+"""Issue 38's: 10,000 clusters ready within 60 s at 8 CPU-ms each (all processes);
+``ratio_vs_acs`` is judged at 1,000 clusters."""
 
 
 def _new_object(admin: Api, klass: str) -> str:
