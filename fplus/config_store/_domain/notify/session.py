@@ -2,10 +2,11 @@
 
 Committed events are queued to a :class:`NotifySession` by the writer's thread;
 :meth:`NotifySession.run` (the connection's thread) turns them into updates, re-checking the
-ACL for each, and puts them as JSON text in :attr:`NotifySession.outbox`, which the
-transport's single writer sends. Nothing here waits for the client: a client that does not
-keep up overflows the outbox (or the events waiting) and its session ends
-(:class:`FellBehind`); the transport closes the connection with the reason.
+ACL for each, and puts them as JSON (ASCII bytes; a response shared by many subscribers is
+encoded once: :mod:`.encoding`) in :attr:`NotifySession.outbox`, which sends them. Nothing
+here waits for the client: a client that does not keep up overflows the outbox (or the
+events waiting) and its session ends (:class:`FellBehind`); the transport closes the
+connection with the reason.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from fplus.serving.notify_requests import (
 from ..common.events import Event, Resynced
 from ..store import Store
 from .base import Sub
+from .encoding import encode, plain
 from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError
 from .outbox import Outbox
 from .subscriptions import UNPROCESSABLE, reason_of, subscription, unprocessable
@@ -47,18 +49,15 @@ def _safe(response: Any) -> Any:
     return response
 
 
-def encode(update: dict[str, Any]) -> str:
-    """``update`` as JSON text; an entry whose value cannot be encoded is replaced by its
-    error response (:func:`unprocessable`), the rest of the update is kept."""
-    try:
-        return dumps(update)
-    except UNPROCESSABLE:
-        fixed = dict(update)
-        if isinstance(update.get("children"), dict):
-            fixed["children"] = {k: _safe(v) for k, v in update["children"].items()}
-        if "response" in update:
-            fixed["response"] = _safe(update["response"])
-        return dumps(fixed)
+def repaired(update: dict[str, Any]) -> str:
+    """``update`` as JSON text, each entry whose value cannot be encoded replaced by its
+    error response (:func:`unprocessable`), the rest of the update kept."""
+    fixed = plain(update)
+    if isinstance(fixed.get("children"), dict):
+        fixed["children"] = {k: _safe(v) for k, v in fixed["children"].items()}
+    if "response" in fixed:
+        fixed["response"] = _safe(fixed["response"])
+    return dumps(fixed)
 
 
 class NotifySession:
@@ -193,21 +192,28 @@ class NotifySession:
                         type(sub).__name__, reason_of(exc))
             updates = [{"response": unprocessable(reason_of(exc))}]
         for update in updates:
-            text = encode({"status": status, **update, "uuid": sub.uuid})
-            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+            whole = {"status": status, **update, "uuid": sub.uuid}
+            try:
+                data, digest = encode(whole)
+            except UNPROCESSABLE:
+                data = repaired(whole).encode("ascii")
+                digest = hashlib.blake2b(data, digest_size=16).digest()
             if digest != sub.last:
                 sub.last = digest
-                self.outbox.put(text)
+                self.outbox.put(data)
+
+    def _put_text(self, text: str) -> None:
+        self.outbox.put(text.encode("ascii"))
 
     def _reply(self, sub_uuid: str, status: int, error: str | None = None) -> None:
-        self.outbox.put(reply(sub_uuid, status, error))
+        self._put_text(reply(sub_uuid, status, error))
 
     def _request(self, text: str) -> None:
         try:
             sub_uuid, req = parse_request(text)
         except RequestRefused as exc:
             raise SessionError(str(exc)) from None
-        dispatch(sub_uuid, req, self.subs, self.outbox.put, self._open)
+        dispatch(sub_uuid, req, self.subs, self._put_text, self._open)
 
     def _open(self, sub_uuid: str, req: Request) -> None:
         """Every request but CLOSE (:func:`fplus.serving.notify_requests.dispatch`)."""
