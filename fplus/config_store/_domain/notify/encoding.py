@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from fplus.serving.notify_requests import dumps
@@ -73,6 +74,16 @@ def plain(update: dict[str, Any]) -> dict[str, Any]:
 _KEYS: dict[str, bytes] = {}
 
 
+def _small(value: Any) -> bytes:
+    """``dumps(value)`` as bytes, without building an encoder for a string or an integer
+    (a subscription's uuid, a status): what ``dumps`` writes for them."""
+    if type(value) is str:
+        return encode_basestring_ascii(value).encode("ascii")
+    if type(value) is int:
+        return b"%d" % value
+    return dumps(value).encode("ascii")
+
+
 def encode(update: dict[str, Any]) -> tuple[bytes, bytes]:
     """``update`` as :func:`dumps` would give it (ASCII bytes), :class:`Shared` parts
     spliced in, and a digest of it (equal updates, equal digests); raises what encoding
@@ -89,7 +100,7 @@ def encode(update: dict[str, Any]) -> tuple[bytes, bytes]:
             parts.append(value.text)
             digest.update(name + value.digest)
         else:
-            text = dumps(value).encode("ascii")
+            text = _small(value)
             parts.append(text)
             digest.update(name + text)
     parts.append(b"}")

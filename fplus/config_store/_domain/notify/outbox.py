@@ -31,7 +31,7 @@ class Outbox:
 
     def __init__(self, max_bytes: int, max_items: int) -> None:
         self.max_bytes, self.max_items = max_bytes, max_items
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # not an RLock: gevent's is pure Python
         self._data: deque[bytes] = deque()
         self._control: deque[object] = deque()
         self._rest: memoryview | None = None

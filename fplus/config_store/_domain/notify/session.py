@@ -78,7 +78,7 @@ class NotifySession:
         self.outbox = Outbox(limits.queue_bytes, limits.queue_events)
         self.subs: dict[str, Sub] = {}
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # not an RLock: gevent's is pure Python
         self._writes_waiting = 0
         self._requests_waiting = 0
         self._behind = False
