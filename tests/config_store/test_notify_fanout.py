@@ -1,10 +1,12 @@
-"""The notify fan-out's own parts: updates encoded once for every subscriber, and the outbox
-that writes at once to a socket that keeps up while keeping its bounds for one that does not.
+"""The notify fan-out's own parts: updates encoded once for every subscriber, the outbox
+that writes at once to a socket that keeps up while keeping its bounds for one that does
+not, and the one thread that delivers for every session.
 (The whole path, over real WebSockets, is in test_notify.py and tests/hostile/test_notify.py.)
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 
@@ -13,6 +15,7 @@ import pytest
 from fplus.config_store._domain.common.events import ConfigChanged
 from fplus.config_store._domain.notify import FellBehind, Outbox
 from fplus.config_store._domain.notify.encoding import Shared, encode, shared
+from fplus.config_store._domain.notify.fanout import FanOut
 from fplus.config_store._http.notify_ws import text_frame
 from fplus.serving.notify_requests import dumps
 from harness.stack import wait_for
@@ -186,3 +189,21 @@ def test_frames_are_what_a_websocket_client_reads() -> None:
         head = 2 if length < 126 else 4 if length == 126 else 10
         assert len(frame) == head + size
         assert (int.from_bytes(frame[2:head], "big") if head > 2 else length) == size
+
+
+# -- the fan-out thread ----------------------------------------------------------------
+
+
+def test_fan_out_jobs_run_in_order_in_one_thread_and_outlive_a_failing_one() -> None:
+    fanout, ran = FanOut(), list[tuple[int, str]]()
+
+    def job(n: int) -> None:
+        ran.append((n, threading.current_thread().name))
+        if n == 1:
+            raise RuntimeError("a bug in one delivery")
+
+    for n in range(5):
+        fanout.submit(functools.partial(job, n))
+    wait_for(lambda: len(ran) == 5, what="every job")
+    assert [n for n, _ in ran] == list(range(5))
+    assert {name for _, name in ran} == {"notify-fanout"}
