@@ -4,19 +4,23 @@ Before authentication the request's own thread alone reads and writes: the first
 must be ``Bearer <token>``, no bigger than ``auth_message_bytes`` and within
 ``auth_timeout``. After it, three threads share the connection, one job each: the session
 (requests and events → updates in its outbox), the reader (client messages → the session;
-pongs → the outbox) and the writer (outbox → socket, the only one writing; a ping every
-``ping_interval``). A session ends with a close frame saying why (1008 and the reason; 1009
-for a message over ``message_bytes``); a client that accepts nothing of a write for
-``send_timeout`` is dropped. A client going away is an ordinary end: logged at DEBUG, never
-as an error.
+pongs → the outbox) and the writer (outbox → socket; a ping every ``ping_interval``). An
+update that finds the writer idle and nothing queued is written by the session at once, as
+far as the socket takes it without waiting (the outbox sees that one writes at a time); the
+writer writes the rest, and whatever queues behind a client that does not keep up. A
+session ends with a close frame saying why (1008 and the reason; 1009 for a message over
+``message_bytes``); a client that accepts nothing of a write for ``send_timeout`` is
+dropped. A client going away is an ordinary end: logged at DEBUG, never as an error.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from flask import Blueprint, Flask, Response, current_app
@@ -35,11 +39,14 @@ from fplus.serving.notify_auth import (
 from fplus.serving.websocket import MessageTooBig, WebSocket
 
 from .._domain.notify import NotifyLimits, NotifyRegistry, NotifySession, SessionEnded
+from .._domain.notify.outbox import Bytes
 from .._domain.store import Store
 from .auth import store
 
 log = logging.getLogger(__name__)
 bp = Blueprint("notify", __name__)
+IOV_MAX = 512
+"""Buffers offered to one ``sendmsg`` at most (the system's limit is 1024)."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +107,45 @@ def _serve(ws: WebSocket, settings: NotifySettings, registry: NotifyRegistry) ->
         registry.leave(session)
 
 
+def text_frame(payload: bytes) -> bytes:
+    """An unmasked, unfragmented WebSocket text frame (RFC 6455 §5.2) of ASCII ``payload``:
+    what wsproto writes for ``TextMessage``, without its per-message machinery."""
+    size = len(payload)
+    if size < 126:
+        return b"".join((bytes((0x81, size)), payload))
+    if size < 1 << 16:
+        return b"".join((struct.pack("!BBH", 0x81, 126, size), payload))
+    return b"".join((struct.pack("!BBQ", 0x81, 127, size), payload))
+
+
+def _nowait(sock: socket.socket) -> Callable[[bytes], int]:
+    """Write what ``sock`` takes of ``data`` at once; 0 if nothing (or the socket failed:
+    the writer meets the failure on its next write and ends the connection). gevent's
+    ``sendmsg`` returns at once with ``MSG_DONTWAIT``, whatever the socket's timeout."""
+    def send(data: bytes) -> int:
+        try:
+            return sock.sendmsg((data,), (), socket.MSG_DONTWAIT)
+        except OSError:
+            return 0
+    return send
+
+
+def _write_all(sock: socket.socket, buffers: list[Bytes]) -> None:
+    """Write ``buffers`` in order, as few system calls as the socket allows (it waits up to
+    its timeout for the client to take something)."""
+    views = [memoryview(b) for b in buffers]
+    while views:
+        sent = sock.sendmsg(views[:IOV_MAX])
+        while views and sent >= len(views[0]):
+            sent -= len(views.pop(0))
+        if sent:
+            views[0] = views[0][sent:]
+
+
 def _run(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> None:
     """Run the session with its reader and writer threads until one of them ends it."""
     ws.on_control = session.outbox.put_control
+    session.outbox.wire(text_frame, _nowait(ws.sock))
     writer = threading.Thread(target=_write, args=(ws, session, settings),
                               daemon=True, name="notify-writer")
     reader = threading.Thread(target=_read, args=(ws, session, settings),
@@ -128,19 +171,17 @@ def _write(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> N
     try:
         while True:
             item = session.outbox.get(max(0.0, next_ping - time.monotonic()))
-            if time.monotonic() >= next_ping:
+            if isinstance(item, list):
+                _write_all(ws.sock, item)  # whole frames, or the rest of one
+            elif item is not None:
+                ws.send(item)  # type: ignore[arg-type]
+                if isinstance(item, CloseConnection):
+                    ws.shutdown(socket.SHUT_WR)
+                    return
+            if time.monotonic() >= next_ping:  # between frames
                 next_ping = time.monotonic() + settings.ping_interval
                 if ws.peer_close is None:
                     ws.send(Ping())
-            if item is None:
-                continue
-            if isinstance(item, str):
-                ws.send_text(item)
-                continue
-            ws.send(item)  # type: ignore[arg-type]
-            if isinstance(item, CloseConnection):
-                ws.shutdown(socket.SHUT_WR)
-                return
     except GONE as exc:
         log.debug("notify: writing to the client failed: %s", describe(exc))
         ws.shutdown()

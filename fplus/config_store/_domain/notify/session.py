@@ -1,10 +1,12 @@
 """One notify/v2 connection's subscriptions, independent of the WebSocket transport.
 
-Committed events are queued to a :class:`NotifySession` by the writer's thread;
-:meth:`NotifySession.run` (the connection's thread) turns them into updates, re-checking the
-ACL for each, and puts them as JSON text in :attr:`NotifySession.outbox`, which the
-transport's single writer sends. Nothing here waits for the client: a client that does not
-keep up overflows the outbox (or the events waiting) and its session ends
+Committed events are handed to a :class:`NotifySession` by the writer's thread, through
+the fan-out thread (:mod:`.fanout`), which turns them into updates while the session waits
+(otherwise they are queued for :meth:`NotifySession.run`, the connection's thread, which
+also handles the client's requests), re-checking the ACL for each, and puts them as JSON
+(ASCII bytes; a response shared by many subscribers is encoded once: :mod:`.encoding`) in
+:attr:`NotifySession.outbox`, which sends them. Nothing here waits for the client: a client
+that does not keep up overflows the outbox (or the events waiting) and its session ends
 (:class:`FellBehind`); the transport closes the connection with the reason.
 """
 
@@ -13,9 +15,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +34,8 @@ from fplus.serving.notify_requests import (
 from ..common.events import Event, Resynced
 from ..store import Store
 from .base import Sub
+from .encoding import encode, plain
+from .fanout import FANOUT
 from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError
 from .outbox import Outbox
 from .subscriptions import UNPROCESSABLE, reason_of, subscription, unprocessable
@@ -47,18 +51,15 @@ def _safe(response: Any) -> Any:
     return response
 
 
-def encode(update: dict[str, Any]) -> str:
-    """``update`` as JSON text; an entry whose value cannot be encoded is replaced by its
-    error response (:func:`unprocessable`), the rest of the update is kept."""
-    try:
-        return dumps(update)
-    except UNPROCESSABLE:
-        fixed = dict(update)
-        if isinstance(update.get("children"), dict):
-            fixed["children"] = {k: _safe(v) for k, v in update["children"].items()}
-        if "response" in update:
-            fixed["response"] = _safe(update["response"])
-        return dumps(fixed)
+def repaired(update: dict[str, Any]) -> str:
+    """``update`` as JSON text, each entry whose value cannot be encoded replaced by its
+    error response (:func:`unprocessable`), the rest of the update kept."""
+    fixed = plain(update)
+    if isinstance(fixed.get("children"), dict):
+        fixed["children"] = {k: _safe(v) for k, v in fixed["children"].items()}
+    if "response" in fixed:
+        fixed["response"] = _safe(fixed["response"])
+    return dumps(fixed)
 
 
 class NotifySession:
@@ -78,8 +79,11 @@ class NotifySession:
         self.limits = limits = limits or NotifyLimits()
         self.outbox = Outbox(limits.queue_bytes, limits.queue_events)
         self.subs: dict[str, Sub] = {}
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._cond = threading.Condition()
+        self._items: deque[tuple[str, Any]] = deque()
+        """What the session's thread has to handle, in order (under ``_cond``)."""
+        self._cond = threading.Condition(threading.Lock())  # not an RLock: gevent's is pure Python
+        self._busy = False
+        """An item (or a batch, in the fan-out thread) is being handled."""
         self._writes_waiting = 0
         self._requests_waiting = 0
         self._behind = False
@@ -89,17 +93,39 @@ class NotifySession:
     # -- called from other threads ------------------------------------------------
 
     def _on_events(self, events: Sequence[Event], number: int) -> None:
-        """The event bus's listener (the writer's thread): queue, never block. A batch is
-        shared by every session, so what a slow session holds is counted in batches."""
+        """The event bus's listener (the writer's thread): hand the batch to the fan-out
+        thread, never block. A batch is shared by every session, so what a slow session
+        holds is counted in batches."""
         with self._cond:
             if self._behind or self._stopped:
                 return
             self._writes_waiting += 1
             if self._writes_waiting > self.limits.queue_events:
                 self._behind = True
-                self._queue.put(("behind", None))
+                self._put("behind", None)
                 return
-        self._queue.put(("events", (events, number)))
+        FANOUT.submit(functools.partial(self._fan_out, events, number))
+
+    def _fan_out(self, events: Sequence[Event], number: int) -> None:
+        """The fan-out thread: deliver the batch here and now if the session's thread waits
+        with nothing to handle; otherwise queue it behind what it handles."""
+        with self._cond:
+            if self._stopped:
+                return
+            if self._busy or self._items:
+                self._put("events", (events, number))
+                return
+            self._busy = True
+        try:
+            self._events((events, number))
+        except Exception as exc:  # the session's thread ends the session with it
+            with self._cond:
+                self._put("ended", exc)
+        finally:
+            with self._cond:
+                self._busy = False
+                if self._items:  # came meanwhile: the session's thread waits for us
+                    self._cond.notify_all()
 
     def submit(self, text: str) -> None:
         """Queue a client message (the transport's reader); waits while too many are queued,
@@ -110,18 +136,23 @@ class NotifySession:
             if self._stopped:
                 return
             self._requests_waiting += 1
-        self._queue.put(("request", text))
+            self._put("request", text)
 
     def recheck_credentials(self) -> None:
         """The principal's tokens were revoked: re-check this session's (never blocks)."""
-        self._queue.put(("credentials", None))
+        with self._cond:
+            self._put("credentials", None)
 
     def stop(self) -> None:
         """Ask :meth:`run` to return."""
         with self._cond:
             self._stopped = True
-            self._cond.notify_all()
-        self._queue.put(("stop", None))
+            self._put("stop", None)
+
+    def _put(self, kind: str, item: Any) -> None:
+        """Queue an item for the session's thread (holding ``_cond``)."""
+        self._items.append((kind, item))
+        self._cond.notify_all()
 
     # -- the session's thread -----------------------------------------------------
 
@@ -145,6 +176,8 @@ class NotifySession:
                 elif kind == "behind":
                     raise FellBehind("notify: subscriber fell behind "
                                      f"(over {self.limits.queue_events} writes waiting)")
+                elif kind == "ended":
+                    raise item
         finally:
             unsubscribe()
             with self._cond:
@@ -152,15 +185,19 @@ class NotifySession:
                 self._cond.notify_all()
 
     def _next(self) -> tuple[str, Any]:
-        if self._ends_at is None:
-            return self._queue.get()
-        left = self._ends_at - time.time()
-        try:
-            if left > 0:
-                return self._queue.get(timeout=left)
-        except queue.Empty:
-            pass
-        raise CredentialsEnded("notify: credentials expired")
+        """The next item, once the fan-out thread is not delivering here."""
+        with self._cond:
+            self._busy = False  # done with the last one
+            while not self._items or self._busy:
+                if self._ends_at is None:
+                    self._cond.wait()
+                    continue
+                left = self._ends_at - time.time()
+                if left <= 0:
+                    raise CredentialsEnded("notify: credentials expired")
+                self._cond.wait(left)
+            self._busy = True
+            return self._items.popleft()
 
     def _handled_request(self) -> None:
         with self._cond:
@@ -193,21 +230,28 @@ class NotifySession:
                         type(sub).__name__, reason_of(exc))
             updates = [{"response": unprocessable(reason_of(exc))}]
         for update in updates:
-            text = encode({"status": status, **update, "uuid": sub.uuid})
-            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+            whole = {"status": status, **update, "uuid": sub.uuid}
+            try:
+                data, digest = encode(whole)
+            except UNPROCESSABLE:
+                data = repaired(whole).encode("ascii")
+                digest = hashlib.blake2b(data, digest_size=16).digest()
             if digest != sub.last:
                 sub.last = digest
-                self.outbox.put(text)
+                self.outbox.put(data)
+
+    def _put_text(self, text: str) -> None:
+        self.outbox.put(text.encode("ascii"))
 
     def _reply(self, sub_uuid: str, status: int, error: str | None = None) -> None:
-        self.outbox.put(reply(sub_uuid, status, error))
+        self._put_text(reply(sub_uuid, status, error))
 
     def _request(self, text: str) -> None:
         try:
             sub_uuid, req = parse_request(text)
         except RequestRefused as exc:
             raise SessionError(str(exc)) from None
-        dispatch(sub_uuid, req, self.subs, self.outbox.put, self._open)
+        dispatch(sub_uuid, req, self.subs, self._put_text, self._open)
 
     def _open(self, sub_uuid: str, req: Request) -> None:
         """Every request but CLOSE (:func:`fplus.serving.notify_requests.dispatch`)."""

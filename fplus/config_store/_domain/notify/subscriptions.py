@@ -28,6 +28,7 @@ from ..common.jsonvalue import canonical
 from ..configdb import configs, objects
 from .auth_watch import auth_watch
 from .base import Sub
+from .encoding import Shared, shared
 
 if TYPE_CHECKING:
     from .session import NotifySession
@@ -98,7 +99,11 @@ class EntryWatch(Sub):
     def on_events(self, events: Sequence[Event]) -> list[dict]:
         mine = [e for e in events if isinstance(e, ConfigChanged)
                 and e.app == self.app and e.obj == self.obj]
-        return [{"response": self._response(mine[-1].value, mine[-1].etag)}] if mine else []
+        if not mine:
+            return []
+        if not self.can(P.ReadApp, self.app, self.obj):
+            return [{"response": {"status": 403}}]
+        return [{"response": shared(mine[-1], self.head)}]  # one for every watcher
 
 
 class AppListWatch(Sub):
@@ -180,7 +185,8 @@ class AppSearch(Sub):
         value = loads_checked(text)
         return _entry_response(value, etag) if self._selects(value, etag) else None
 
-    def _guarded(self, obj: str, compute: Callable[[], dict | None]) -> dict | None:
+    def _guarded(self, obj: str,
+                 compute: Callable[[], dict | Shared | None]) -> dict | Shared | None:
         """``compute()``, or the unprocessable-entry response if ``obj``'s data breaks it."""
         try:
             return compute()
@@ -223,8 +229,8 @@ class AppSearch(Sub):
             return [{"child": e.obj, "response": {"status": gone}}]
         return []
 
-    def _changed(self, e: ConfigChanged) -> dict | None:
-        return _entry_response(e.value, e.etag) if self._selects(e.value, e.etag) else None
+    def _changed(self, e: ConfigChanged) -> Shared | None:
+        return shared(e) if self._selects(e.value, e.etag) else None
 
 
 def subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub | None, int]:
