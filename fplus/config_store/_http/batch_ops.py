@@ -9,6 +9,7 @@ operation and its field (413 for more operations than the limit); nothing has ru
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -46,7 +47,7 @@ class Operation:
     body: bytes | None
     headers: dict[str, str]
     accept: frozenset[int]
-    route: tuple[Rule, dict[str, Any]] | None = None
+    route: tuple[Rule, Mapping[str, Any]] | None = None
     """The route it reached when checked, with its arguments (None: the route answers
     the path's error as alone)."""
 
@@ -103,7 +104,7 @@ def _operation(i: int, op: Any, routes: MapAdapter) -> Operation:
 
 
 def _check_route(where: str, method: str, path: str,
-                 routes: MapAdapter) -> tuple[Rule, dict[str, Any]] | None:
+                 routes: MapAdapter) -> tuple[Rule, Mapping[str, Any]] | None:
     """The route ``method path`` reaches and its arguments; 400 unless it is one of the
     ConfigDB and Auth routes."""
     try:

@@ -23,7 +23,9 @@ from urllib.parse import unquote_to_bytes
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
 from flask.ctx import RequestContext
+from flask.globals import request_ctx as _request_ctx
 from flask.sessions import SessionMixin
+from werkzeug.routing import MapAdapter
 
 from .._domain.auth import audit
 from .._domain.core.state import Batch
@@ -110,15 +112,28 @@ def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
 
 class _OperationContext(RequestContext):
     """An operation's request context: its route is the one found when it was checked
-    (:func:`~.batch_ops.parse`), not matched again."""
+    (:func:`~.batch_ops.parse`), not matched again, and ``url_for`` builds with the batch's
+    URL adapter (the same host, scheme and script root) instead of binding the URL map
+    again. An operation whose path the check could not match is matched as alone."""
 
     def __init__(self, app: Flask, op: Operation, environ: dict[str, Any],
-                 session: SessionMixin) -> None:
-        super().__init__(app, environ, session=session)
+                 session: SessionMixin, adapter: MapAdapter | None) -> None:
         self.route = op.route
+        if self.route is None or adapter is None:
+            super().__init__(app, environ, session=session)
+            return
+        # RequestContext.__init__, less the binding of the URL map
+        self.app = app
+        self.request = app.request_class(environ)
+        self.request.json_module = app.json
+        self.url_adapter = adapter
+        self.flashes = None
+        self._session = session
+        self._after_request_functions = []
+        self._cv_tokens = []
 
     def match_request(self) -> None:
-        if self.route is None:  # a malformed path: the route's own error, as alone
+        if self.route is None:
             super().match_request()
         else:
             self.request.url_rule, args = self.route
@@ -131,6 +146,7 @@ class _Runner:
     def __init__(self, app: Flask, actor: audit.Actor, base: dict[str, Any]) -> None:
         self.app, self.actor, self.base = app, actor, base
         self.session = app.session_interface.make_null_session(app)
+        self.adapter = _request_ctx.url_adapter
 
     def all(self, ops: list[Operation],
             running: Batch | None) -> tuple[list[Outcome], int | None]:
@@ -151,7 +167,7 @@ class _Runner:
         principal already proved: the batch's ``g`` is shared), without the per-request
         hooks."""
         app = self.app
-        with _OperationContext(app, op, _environ(op, self.base), self.session):
+        with _OperationContext(app, op, _environ(op, self.base), self.session, self.adapter):
             audit.set_actor(self.actor)  # each operation's request ends by clearing it
             try:
                 resp = app.make_response(app.dispatch_request())
