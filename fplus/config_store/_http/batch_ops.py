@@ -50,6 +50,9 @@ class Operation:
     route: tuple[Rule, Mapping[str, Any]] | None = None
     """The route it reached when checked, with its arguments (None: the route answers
     the path's error as alone)."""
+    parsed: Any = None
+    """The body as parsed with the batch (checked as a single request's body is: its depth
+    is the batch's less the three levels above it); :attr:`body` is its bytes."""
 
     @property
     def content_type(self) -> str | None:
@@ -100,7 +103,7 @@ def _operation(i: int, op: Any, routes: MapAdapter) -> Operation:
     if "body" in op:
         body = json.dumps(op["body"], ensure_ascii=False, separators=(",", ":")).encode()
     return Operation(method, path, body, _headers(where, op.get("headers")),
-                     _accept(where, op.get("accept")), route)
+                     _accept(where, op.get("accept")), route, op.get("body"))
 
 
 def _check_route(where: str, method: str, path: str,

@@ -32,6 +32,7 @@ from .._domain.core.state import Batch
 from .audit_routes import record_refusal
 from .auth import store
 from .batch_ops import Operation, parse
+from .params import PARSED_BODY
 
 bp = Blueprint("batch", __name__)
 MAX_OPERATIONS = "BATCH_MAX_OPERATIONS"
@@ -105,6 +106,7 @@ def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
                "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
     if op.content_type is not None:
         environ["CONTENT_TYPE"] = op.content_type
+        environ[PARSED_BODY] = op.parsed
     for name, value in op.headers.items():
         environ["HTTP_" + name.upper().replace("-", "_")] = value
     return environ
