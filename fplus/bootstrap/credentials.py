@@ -12,6 +12,8 @@ from fplus.kubenames import checked, is_dns1123_label, is_dns1123_subdomain
 from .errors import BootstrapError
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "fplus-cluster-manager"}
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's safe dumper when the wheel has it (the same text, a tenth of the CPU)."""
 
 
 def _secret(namespace: str, name: str, credentials: object,
@@ -49,5 +51,5 @@ def credentials_manifest(namespace: str, secrets: Mapping[str, tuple[str, str]],
                              "(username, password)")
     docs = [_secret(namespace, name, creds, ca) for name, creds in secrets.items()]
     # safe_dump quotes whatever a password holds; never fold long values over lines
-    return yaml.safe_dump_all(docs, explicit_start=True, sort_keys=False,
-                              allow_unicode=True, width=2**31 - 1)
+    return yaml.dump_all(docs, Dumper=_DUMPER, explicit_start=True, sort_keys=False,
+                         allow_unicode=True, width=2**31 - 1)
