@@ -96,13 +96,20 @@ def _base_environ() -> dict[str, Any]:
     return base
 
 
+def _path_info(path: str) -> str:
+    """``path`` as a WSGI server hands it over: unquoted, its bytes as latin-1."""
+    if "%" not in path and path.isascii():
+        return path
+    return unquote_to_bytes(path).decode("latin-1")
+
+
 def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
     """The WSGI environ of ``op`` as a single request (PEP 3333: the path's bytes as
     latin-1, as a server hands it over)."""
     path, _, query = op.path.partition("?")
     body = op.body or b""
     environ = {**base, "REQUEST_METHOD": op.method, "QUERY_STRING": query,
-               "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+               "PATH_INFO": _path_info(path),
                "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
     if op.content_type is not None:
         environ["CONTENT_TYPE"] = op.content_type
