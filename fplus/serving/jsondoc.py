@@ -35,7 +35,7 @@ def loads_checked(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
     except UnicodeDecodeError:
         raise JSONRejected("JSON must be UTF-8") from None
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        value = _DECODER.decode(text)
     except JSONRejected:
         raise
     except RecursionError:
@@ -60,6 +60,10 @@ def _finite(text: str) -> float:
     if math.isinf(value):
         raise JSONRejected(f"the number {text[:40]} is out of range")
     return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+"""One decoder for every document (``json.loads`` with options builds one per call)."""
 
 
 def _check(value: Any, max_depth: int | None, strings: bool) -> None:

@@ -128,6 +128,10 @@ def test_one_row_per_change_newest_first(shared_stack: Stack, story: Story) -> N
                                      "name": "app/creds/password"}
     assert entries[-4]["target"] == {"kind": "deployment", "uuid": story.deployment,
                                      "name": "broker"}
+    # the cluster's name as the bootstrap route read it, or (a refused redeem, refused
+    # before the route reads the cluster) as its configuration entry has it
+    assert [e["target"] for e in entries[-7:-4]] == [
+        {"kind": "cluster", "uuid": story.cluster, "name": story.name}] * 3
     assert all(e["cluster"] == story.cluster for e in everything)
     assert len({e["requestId"] for e in everything}) == len(everything)
 

@@ -26,7 +26,7 @@ from fplus.serving.since import parse_since
 
 from ..audit import Entry
 from ..model.apps_and_roles import CONFIG_APP
-from .context import require, services
+from .context import noted_cluster_name, require, services
 from .params import only_query
 
 bp = Blueprint("audit", __name__)
@@ -193,7 +193,11 @@ def _target(action: Action, response: Response, answer: dict[str, Any]) -> Any:
 
 
 def _cluster_name(cluster: str) -> str | None:
-    """The cluster's name from its configuration entry, if it has one."""
+    """The cluster's name as its route read it, else from its configuration entry, if it
+    has one."""
+    noted = noted_cluster_name(cluster)
+    if noted is not None:
+        return noted
     try:
         config = services().cs.get_config(CONFIG_APP, cluster)
     except Exception:  # a name is a courtesy: the row is written without one

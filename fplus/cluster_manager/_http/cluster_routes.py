@@ -22,7 +22,7 @@ from ..services.edge_status import read_edge_status
 from ..services.errors import ApiError, BadRequest, Conflict, NotFound
 from ..services.sealing_keys import SealingKeys, approved
 from ..services.status_view import cluster_status
-from .context import repo_head, require, require_view, services
+from .context import note_cluster_name, repo_head, require, require_view, services
 from .params import only_query
 
 bp = Blueprint("clusters", __name__)
@@ -45,6 +45,7 @@ def _ready_setup(cluster: str) -> SetupStatus:
     if not setup.ready:
         raise NotFound(f"cluster {cluster} is not ready yet (phase "
                        f"{setup.phase}); try again when it is")
+    note_cluster_name(cluster, setup.name)
     return setup
 
 

@@ -65,6 +65,19 @@ def services() -> ApiServices:
     return current_app.extensions["cluster_manager"]
 
 
+def note_cluster_name(cluster: str, name: str | None) -> None:
+    """Keep the cluster's name as the route read it (its setup status), for the request's
+    audit row: the row then needs no read of its own."""
+    if name is not None:
+        g.cluster_names = {**g.get("cluster_names", {}), cluster: name}
+
+
+def noted_cluster_name(cluster: str) -> str | None:
+    """The cluster's name if the route noted it (:func:`note_cluster_name`)."""
+    name: str | None = g.get("cluster_names", {}).get(cluster)
+    return name
+
+
 def repo_head(cluster: str) -> str | None:
     """The commit the cluster's repo is at, if the app knows how to ask."""
     heads = services().heads

@@ -9,12 +9,13 @@ operation and its field (413 for more operations than the limit); nothing has ru
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
-from werkzeug.routing import MapAdapter, RequestRedirect
+from werkzeug.routing import MapAdapter, RequestRedirect, Rule
 
 from fplus.serving import JSONRejected, loads_checked
 from fplus.serving.jsondoc import MAX_DEPTH
@@ -46,6 +47,12 @@ class Operation:
     body: bytes | None
     headers: dict[str, str]
     accept: frozenset[int]
+    route: tuple[Rule, Mapping[str, Any]] | None = None
+    """The route it reached when checked, with its arguments (None: the route answers
+    the path's error as alone)."""
+    parsed: Any = None
+    """The body as parsed with the batch (checked as a single request's body is: its depth
+    is the batch's less the three levels above it); :attr:`body` is its bytes."""
 
     @property
     def content_type(self) -> str | None:
@@ -91,27 +98,30 @@ def _operation(i: int, op: Any, routes: MapAdapter) -> Operation:
     path = op.get("path")
     if not isinstance(path, str) or not path.startswith("/v2/"):
         raise BadRequest(f"{where}.path must be a ConfigDB or Auth route (/v2/...)")
-    _check_route(where, method, path, routes)
+    route = _check_route(where, method, path, routes)
     body = None
     if "body" in op:
         body = json.dumps(op["body"], ensure_ascii=False, separators=(",", ":")).encode()
     return Operation(method, path, body, _headers(where, op.get("headers")),
-                     _accept(where, op.get("accept")))
+                     _accept(where, op.get("accept")), route, op.get("body"))
 
 
-def _check_route(where: str, method: str, path: str, routes: MapAdapter) -> None:
-    """400 unless ``method path`` is one of the ConfigDB and Auth routes."""
+def _check_route(where: str, method: str, path: str,
+                 routes: MapAdapter) -> tuple[Rule, Mapping[str, Any]] | None:
+    """The route ``method path`` reaches and its arguments; 400 unless it is one of the
+    ConfigDB and Auth routes."""
     try:
-        endpoint, _ = routes.match(unquote(path.partition("?")[0]), method)
+        rule, args = routes.match(unquote(path.partition("?")[0]), method, return_rule=True)
     except (NotFound, MethodNotAllowed, RequestRedirect):
         raise BadRequest(f"{where}: {method} {path[:200]} is not a ConfigDB or Auth "
                          "route") from None
     except HTTPException:  # a malformed UUID: the route answers it (410) as alone
-        return
-    blueprint = str(endpoint).partition(".")[0]
-    if blueprint not in BLUEPRINTS or endpoint in REFUSED_ENDPOINTS:
+        return None
+    endpoint = str(rule.endpoint)
+    if endpoint.partition(".")[0] not in BLUEPRINTS or endpoint in REFUSED_ENDPOINTS:
         raise BadRequest(f"{where}: {method} {path[:200]} cannot be batched (only the "
                          "ConfigDB and Auth routes can)")
+    return rule, args
 
 
 def _headers(where: str, headers: Any) -> dict[str, str]:

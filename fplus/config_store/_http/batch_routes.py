@@ -1,5 +1,5 @@
 """``POST /v2/batch`` (our extension, not ACS): several ConfigDB/Auth operations in one
-request and one database transaction.
+request and one database transaction (a batch of reads only: one read snapshot).
 
 Each operation is dispatched in-process to the route the single request would reach, as
 the batch's caller (already authenticated), so its status, ETag, body and ACL are the single
@@ -8,6 +8,9 @@ request's. Every operation's write joins the batch's transaction
 operation that fails (a status of 400 or more not in its ``accept``) rolls everything back:
 the answer then has that operation's status and ``failed``, its index. Otherwise the batch
 commits and subscribers hear each operation's changes as if it had been sent alone.
+
+A batch of ``GET`` operations only opens no write: its reads share one snapshot of the
+database (:meth:`~fplus.config_store._domain.core.state.Core.read_batch`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,17 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
+from flask.ctx import RequestContext
+from flask.globals import request_ctx as _request_ctx
+from flask.sessions import SessionMixin
+from werkzeug.routing import MapAdapter
 
 from .._domain.auth import audit
+from .._domain.core.state import Batch
 from .audit_routes import record_refusal
 from .auth import store
 from .batch_ops import Operation, parse
+from .params import PARSED_BODY
 
 bp = Blueprint("batch", __name__)
 MAX_OPERATIONS = "BATCH_MAX_OPERATIONS"
@@ -51,16 +60,14 @@ def batch() -> tuple[Response, int] | Response:
     if not ops:
         return jsonify({"results": []})
     actor = audit.Actor(g.get("principal"), g.get("request_id") or "")
-    base = _base_environ()
-    outcomes: list[Outcome] = []
-    failed: int | None = None
-    with store().core.batch() as running:
-        for i, op in enumerate(ops):
-            outcome = _run(app, op, actor, base)
-            outcomes.append(outcome)
-            if not op.passes(outcome.status) or running.rollback:
-                failed, running.rollback = i, True
-                break
+    run = _Runner(app, actor, _base_environ())
+    core = store().core
+    if all(op.method == "GET" for op in ops):
+        with core.read_batch():
+            outcomes, failed = run.all(ops, None)
+    else:
+        with core.batch() as running:
+            outcomes, failed = run.all(ops, running)
     audit.set_actor(actor)
     results = [o.result for o in outcomes]
     if failed is None:
@@ -89,31 +96,99 @@ def _base_environ() -> dict[str, Any]:
     return base
 
 
+def _path_info(path: str) -> str:
+    """``path`` as a WSGI server hands it over: unquoted, its bytes as latin-1."""
+    if "%" not in path and path.isascii():
+        return path
+    return unquote_to_bytes(path).decode("latin-1")
+
+
 def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
     """The WSGI environ of ``op`` as a single request (PEP 3333: the path's bytes as
     latin-1, as a server hands it over)."""
     path, _, query = op.path.partition("?")
     body = op.body or b""
     environ = {**base, "REQUEST_METHOD": op.method, "QUERY_STRING": query,
-               "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+               "PATH_INFO": _path_info(path),
                "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
     if op.content_type is not None:
         environ["CONTENT_TYPE"] = op.content_type
+        environ[PARSED_BODY] = op.parsed
     for name, value in op.headers.items():
         environ["HTTP_" + name.upper().replace("-", "_")] = value
     return environ
 
 
-def _run(app: Flask, op: Operation, actor: audit.Actor, base: dict[str, Any]) -> Outcome:
-    """Dispatch ``op`` to its route as the single request would be (the caller's principal
-    already proved: the batch's ``g`` is shared), without the per-request hooks."""
-    with app.request_context(_environ(op, base)):
-        audit.set_actor(actor)  # each operation's request ends by clearing it
-        try:
-            resp = app.make_response(app.dispatch_request())
-        except Exception as exc:
-            resp = app.make_response(app.handle_user_exception(exc))
-        endpoint, view_args = request.endpoint, request.view_args
+class _OperationContext(RequestContext):
+    """An operation's request context: its route is the one found when it was checked
+    (:func:`~.batch_ops.parse`), not matched again, and ``url_for`` builds with the batch's
+    URL adapter (the same host, scheme and script root) instead of binding the URL map
+    again. An operation whose path the check could not match is matched as alone."""
+
+    def __init__(self, app: Flask, op: Operation, environ: dict[str, Any],
+                 session: SessionMixin, adapter: MapAdapter | None) -> None:
+        self.route = op.route
+        if self.route is None or adapter is None:
+            super().__init__(app, environ, session=session)
+            return
+        # RequestContext.__init__, less the binding of the URL map
+        self.app = app
+        self.request = app.request_class(environ)
+        self.request.json_module = app.json
+        self.url_adapter = adapter
+        self.flashes = None
+        self._session = session
+        self._after_request_functions = []
+        self._cv_tokens = []
+
+    def match_request(self) -> None:
+        if self.route is None:
+            super().match_request()
+        else:
+            self.request.url_rule, args = self.route
+            self.request.view_args = dict(args)
+
+
+class _Runner:
+    """Runs a batch's operations, one after another, as its caller."""
+
+    def __init__(self, app: Flask, actor: audit.Actor, base: dict[str, Any]) -> None:
+        self.app, self.actor, self.base = app, actor, base
+        self.session = app.session_interface.make_null_session(app)
+        self.adapter = _request_ctx.url_adapter
+
+    def all(self, ops: list[Operation],
+            running: Batch | None) -> tuple[list[Outcome], int | None]:
+        """The operations' outcomes up to the first that fails, and its index (None when
+        none did); a failure marks ``running`` (a write batch) to be rolled back."""
+        outcomes: list[Outcome] = []
+        for i, op in enumerate(ops):
+            outcome = self.one(op)
+            outcomes.append(outcome)
+            if not op.passes(outcome.status) or (running is not None and running.rollback):
+                if running is not None:
+                    running.rollback = True
+                return outcomes, i
+        return outcomes, None
+
+    def one(self, op: Operation) -> Outcome:
+        """Dispatch ``op`` to its route as the single request would be (the caller's
+        principal already proved: the batch's ``g`` is shared), without the per-request
+        hooks."""
+        app = self.app
+        with _OperationContext(app, op, _environ(op, self.base), self.session, self.adapter):
+            audit.set_actor(self.actor)  # each operation's request ends by clearing it
+            try:
+                resp = app.make_response(app.dispatch_request())
+            except Exception as exc:
+                resp = app.make_response(app.handle_user_exception(exc))
+            endpoint, view_args = request.endpoint, request.view_args
+        return _outcome(resp, endpoint, view_args)
+
+
+def _outcome(resp: Response, endpoint: str | None,
+             view_args: dict[str, Any] | None) -> Outcome:
+    """What ``resp`` answered, as a batch result."""
     result: dict[str, Any] = {"status": resp.status_code}
     etag = resp.headers.get("ETag")
     if etag is not None:

@@ -87,8 +87,10 @@ class _Plan:
 
 def create(core: Core, schemas: SchemaCache, caller: str, req: Enrolment) -> tuple[str, bool]:
     """Create (or re-password, name, group, grant) a principal; ``(uuid, created)``."""
-    _plan_and_authorise(core, caller, req)  # refuse before hashing costs anything
-    hashed = hash_password(req.password) if req.password is not None else None
+    hashed = None
+    if req.password is not None:
+        _plan_and_authorise(core, caller, req)  # refuse before hashing costs anything
+        hashed = hash_password(req.password)
     with core.transaction() as tx:
         plan = _plan_and_authorise(core, caller, req)  # the state may have moved meanwhile
         info = _labelled_info(core, schemas, plan.uuid, req.label)
@@ -187,7 +189,7 @@ def _write(core: Core, tx: Tx, req: Enrolment, plan: _Plan, hashed: str | None,
                      detail={"class": req.klass, "withPassword": hashed is not None}
                      if new_principal else {"generated": False})
     for group in req.groups:
-        if plan.uuid not in core.graph.direct_members(group):
+        if not core.graph.has_direct_member(group, plan.uuid):
             tx.set_member(group, plan.uuid, True)
             audit.record(tx, "group.add", "principal", plan.uuid, target_name=req.name,
                          detail={"group": group})

@@ -135,7 +135,7 @@ def set_member(core: Core, klass: str, member: str, present: bool) -> None:
     if not present and obj.klass == klass:
         raise Conflict("cannot remove an object from its primary class")
     with core.transaction() as tx:
-        if (member in core.graph.direct_members(klass)) != present:
+        if core.graph.has_direct_member(klass, member) != present:
             tx.set_member(klass, member, present)
 
 
@@ -151,13 +151,13 @@ def set_subclass(core: Core, klass: str, sub: str, present: bool) -> None:
                 raise Conflict("a subclass must have the rank of its superclass")
             if klass in graph.subclasses(sub):
                 raise Conflict("that would make a subclass cycle")
-            if sub in graph.direct_subclasses(klass):
+            if graph.has_direct_subclass(klass, sub):
                 return
             tx.set_subclass(klass, sub, True)
             ancestors = graph.superclasses(klass) - {klass}
             for redundant in graph.direct_superclasses(sub) & ancestors:
                 tx.set_subclass(redundant, sub, False)
-        elif sub in graph.direct_subclasses(klass):
+        elif graph.has_direct_subclass(klass, sub):
             tx.set_subclass(klass, sub, False)
             if not graph.direct_superclasses(sub):
                 tx.set_subclass(uuids.RANK_ROOTS[obj.rank - 1], sub, True)

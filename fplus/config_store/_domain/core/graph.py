@@ -115,6 +115,16 @@ class Graph:
         with self.lock:
             return set(self._members.get(klass, ()))
 
+    def has_direct_member(self, klass: str, obj: str) -> bool:
+        """Whether ``obj`` is a direct member of ``klass`` (no copy of its members)."""
+        with self.lock:
+            return obj in self._members.get(klass, ())
+
+    def has_direct_subclass(self, klass: str, sub: str) -> bool:
+        """Whether ``sub`` is a direct subclass of ``klass`` (no copy of its subclasses)."""
+        with self.lock:
+            return sub in self._subs.get(klass, ())
+
     def direct_subclasses(self, klass: str) -> set[str]:
         """Direct subclasses of a class."""
         with self.lock:

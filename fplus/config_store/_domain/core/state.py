@@ -6,7 +6,8 @@ and the grants from storage, so memory never keeps a rolled-back change.
 
 A :class:`Batch` (:meth:`Core.batch`) runs several operations in one transaction: each
 operation's own :meth:`Core.transaction` joins it, and what each changed is published
-after the commit as if it had committed alone.
+after the commit as if it had committed alone. A read-only batch (:meth:`Core.read_batch`)
+reads through one snapshot, outside the writes' order.
 """
 
 from __future__ import annotations
@@ -225,6 +226,8 @@ class Core:
         could not be followed by a reload): the next :meth:`reload` clears it."""
         self._batch: Batch | None = None
         """The batch being run (by the thread holding :attr:`order`), if any."""
+        self._snapshots: dict[int, Reader] = {}
+        """The read-only batches being run (:meth:`read_batch`): their snapshot by thread."""
         self.reload()
 
     def reader(self) -> Reader:
@@ -330,6 +333,19 @@ class Core:
                     raise
                 return
             batch.publish()
+
+    @contextmanager
+    def read_batch(self) -> Iterator[None]:
+        """Several reads that all see one state of the database: :meth:`reader` reads
+        through one snapshot on the calling thread (greenlet) until the block ends. No write
+        begins and no writer is waited for (a write asked meanwhile runs as alone)."""
+        ident = threading.get_ident()
+        with self.storage.snapshot() as reader:
+            self._snapshots[ident] = reader
+            try:
+                yield
+            finally:
+                del self._snapshots[ident]
 
     @contextmanager
     def _in_order(self) -> Iterator[None]:
