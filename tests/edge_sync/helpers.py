@@ -38,8 +38,9 @@ def make_edge(cs: ConfigStoreClient, name: str | None = None) -> Edge:
     name = name or f"edge-{secrets.token_hex(4)}"
     cluster = cs.create_object(uuids.Class.EdgeCluster)
     service = cs.get_config(uuids.App.ServiceConfig, uuids.Service.Clusters)
-    principal = accounts.ensure_account(cs, SYNC, cluster, name,
-                                        service["group"]["sync"]["uuid"])
+    [made] = cs.batch([accounts.account_op(SYNC, cluster, name,
+                                           service["group"]["sync"]["uuid"])])
+    principal = made.body["uuid"]
     password = secrets.token_urlsafe(12)
     cs.set_password(principal, password)
     return Edge(cluster, name, principal, SYNC.principal_name(name), password)
