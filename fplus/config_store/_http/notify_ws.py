@@ -130,9 +130,19 @@ def _nowait(sock: socket.socket) -> Callable[[bytes], int]:
     return send
 
 
+def _tls(sock: socket.socket) -> bool:
+    """True for a TLS socket (stdlib's or gevent's): it has no ``sendmsg``, and a write
+    that takes part of a record must be repeated with the same bytes, so it is never written
+    without waiting."""
+    return hasattr(sock, "cipher")
+
+
 def _write_all(sock: socket.socket, buffers: list[Bytes]) -> None:
     """Write ``buffers`` in order, as few system calls as the socket allows (it waits up to
     its timeout for the client to take something)."""
+    if _tls(sock):
+        sock.sendall(b"".join(buffers))
+        return
     views = [memoryview(b) for b in buffers]
     while views:
         sent = sock.sendmsg(views[:IOV_MAX])
@@ -145,7 +155,7 @@ def _write_all(sock: socket.socket, buffers: list[Bytes]) -> None:
 def _run(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> None:
     """Run the session with its reader and writer threads until one of them ends it."""
     ws.on_control = session.outbox.put_control
-    session.outbox.wire(text_frame, _nowait(ws.sock))
+    session.outbox.wire(text_frame, None if _tls(ws.sock) else _nowait(ws.sock))
     writer = threading.Thread(target=_write, args=(ws, session, settings),
                               daemon=True, name="notify-writer")
     reader = threading.Thread(target=_read, args=(ws, session, settings),

@@ -41,9 +41,11 @@ class Outbox:
         self._frame: Callable[[bytes], bytes] = bytes
         self._send_now: Callable[[bytes], int] | None = None
 
-    def wire(self, frame: Callable[[bytes], bytes], send_now: Callable[[bytes], int]) -> None:
+    def wire(self, frame: Callable[[bytes], bytes],
+             send_now: Callable[[bytes], int] | None) -> None:
         """Frame each update with ``frame``; ``send_now(data)`` writes what the socket
-        takes without waiting and says how many bytes (0: none, or the socket failed)."""
+        takes without waiting and says how many bytes (0: none, or the socket failed);
+        None: every update goes through the writer."""
         with self._cond:
             self._frame, self._send_now = frame, send_now
 
