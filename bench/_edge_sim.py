@@ -43,7 +43,7 @@ from gevent.pool import Pool
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._fleet_setup import fake_hosts
-from fplus.config_store.client import ConfigStoreClient, NotifyClient
+from fplus.config_store.client import ConfigStoreClient, ConnectionFailed, NotifyClient
 from fplus.config_store.client.subscription import Subscription
 from fplus.edge_sync import __version__
 from fplus.edge_sync.agent import RECONNECT_DELAY
@@ -125,9 +125,25 @@ class Load:
     samples: int = 0
 
 
-def log_in(edges: list[SimEdge], concurrency: int) -> None:
-    """One token per edge (``POST /token`` with its password), ``concurrency`` at a time."""
-    Pool(concurrency).map(lambda e: e.client.token(), edges)
+def log_in(edges: list[SimEdge], concurrency: int, attempts: int = 5) -> int:
+    """One token per edge (``POST /token`` with its password), ``concurrency`` at a time;
+    a login with no answer in time is tried again (``attempts`` in all). Returns how many
+    were tried again."""
+    again = 0
+
+    def one(edge: SimEdge) -> None:
+        nonlocal again
+        for attempt in range(attempts):
+            try:
+                edge.client.token()
+                return
+            except ConnectionFailed:
+                if attempt == attempts - 1:
+                    raise
+                again += 1
+
+    Pool(concurrency).map(one, edges)
+    return again
 
 
 def connect(edges: list[SimEdge], wave: int, timeout: float) -> None:
@@ -267,11 +283,12 @@ def main() -> None:
                      StatusReporter(client, c))
              for c, name, pw, r in spec["edges"]]
     started = time.monotonic()
-    log_in(edges, spec["concurrency"])
+    logins_again = log_in(edges, spec["login_concurrency"])
     login_s = time.monotonic() - started
     if spec["connect"]:
         connect(edges, spec["wave"], spec["timeout"])
-    print(json.dumps({"ready": {"login_s": round(login_s, 1),
+    print(json.dumps({"ready": {"login_s": round(login_s, 1), "logins_again": logins_again,
+                                "cpu_s": time.process_time(),
                                 "connect_s": round(time.monotonic() - started - login_s, 1)}}),
           flush=True)
     clock = json.loads(sys.stdin.readline())

@@ -183,7 +183,7 @@ class ServiceProcess:
             try:
                 if requests.get(self.url + "/ping", timeout=1).ok:
                     return True
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # a busy machine: again
                 time.sleep(0.05)
         self.stop()  # never leave a half-started server behind
         raise RuntimeError(f"{self.module} did not start")
