@@ -136,6 +136,7 @@ def log_in(edges: list[SimEdge], concurrency: int, attempts: int = 5) -> int:
         for attempt in range(attempts):
             try:
                 edge.client.token()
+                edge.client.close()  # its keep-alive socket would hold a descriptor
                 return
             except ConnectionFailed:
                 if attempt == attempts - 1:
