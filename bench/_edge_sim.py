@@ -125,25 +125,27 @@ class Load:
     samples: int = 0
 
 
-def log_in(edges: list[SimEdge], concurrency: int, attempts: int = 5) -> int:
-    """One token per edge (``POST /token`` with its password), ``concurrency`` at a time;
-    a login with no answer in time is tried again (``attempts`` in all). Returns how many
-    were tried again."""
-    again = 0
+def log_in(edges: list[SimEdge], concurrency: int, timeout: float) -> int:
+    """One token per edge (``POST /token`` with its password), ``concurrency`` at a time,
+    replica after replica: a token is a database write, and writes from several replicas
+    wait for each other's lock (one replica's logins can be starved past the client's
+    timeout). A login with no answer in time is tried again until ``timeout`` seconds have
+    passed. Returns how many were tried again."""
+    again, deadline = 0, time.monotonic() + timeout
 
     def one(edge: SimEdge) -> None:
         nonlocal again
-        for attempt in range(attempts):
+        while True:
             try:
                 edge.client.token()
                 edge.client.close()  # its keep-alive socket would hold a descriptor
                 return
             except ConnectionFailed:
-                if attempt == attempts - 1:
+                if time.monotonic() > deadline:
                     raise
                 again += 1
 
-    Pool(concurrency).map(one, edges)
+    Pool(concurrency).map(one, sorted(edges, key=lambda e: e.replica))
     return again
 
 
@@ -284,7 +286,7 @@ def main() -> None:
                      StatusReporter(client, c))
              for c, name, pw, r in spec["edges"]]
     started = time.monotonic()
-    logins_again = log_in(edges, spec["login_concurrency"])
+    logins_again = log_in(edges, spec["login_concurrency"], 4 * spec["timeout"])
     login_s = time.monotonic() - started
     if spec["connect"]:
         connect(edges, spec["wave"], spec["timeout"])

@@ -71,7 +71,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_seconds, exit_on_sigterm, pct
-from bench._edges import EdgeProcess, edge_processes, raise_fd_limit, server_census
+from bench._edges import (
+    EdgeProcess,
+    edge_processes,
+    established,
+    raise_fd_limit,
+    server_census,
+)
 from bench._fleet_setup import PASSWORD_HASHES, owner, setup_fleet
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from fplus.config_store import uuids
@@ -243,6 +249,19 @@ def _fleet_report(results: list[dict[str, Any]], ready: list[dict[str, Any]],
 
 
 # -- comparisons -------------------------------------------------------------------------
+def _quiet(store: ServiceProcess, timeout: float = 120.0) -> None:
+    """Wait until ``store`` holds (almost) no connection and its CPU rests: the fleet's
+    WebSockets closing cost it CPU that is not the naive writes'."""
+    deadline = time.monotonic() + timeout
+    last = cpu_seconds(store.proc.pid) if store.proc else 0.0
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(store.proc.pid) if store.proc else 0.0
+        if established([store.port])[0] < 10 and now - last < 0.05:
+            return
+        last = now
+
+
 def _naive(store: ConfigStoreProcess, clusters: list[str], creds: list[tuple[str, str]],
            samples: int) -> dict[str, Any]:
     """One at a time, after the fleet: a fresh connection and Basic login per write."""
@@ -373,6 +392,8 @@ def main() -> None:
                 clusters, creds = setup_fleet(admin, args.edges, args.principals, args.workers, 8)
             setup_s = time.monotonic() - started
             fleet = _run_fleet(stores, storage, clusters, creds, args)
+            if args.samples:  # once the edges' sessions are closed: not counted in naive's
+                _quiet(stores[0])
             naive = _naive(stores[0], clusters, creds, args.samples) if args.samples else {}
         finally:
             for store in stores:
