@@ -99,6 +99,8 @@ class Restart:
     down_at: float | None = None
     up_at: float | None = None
     cpu_at_kill: float = 0.0
+    error: str | None = None
+    """Why the replica did not come back (it is then down for the rest of the load)."""
 
     def run(self, stores: list[ServiceProcess], at: float, stop: threading.Event) -> None:
         """At monotonic time ``at`` (unless ``stop`` comes first), kill -9 the replica's
@@ -109,13 +111,21 @@ class Restart:
         self.cpu_at_kill = cpu_seconds(store.proc.pid) if store.proc else 0.0
         self.down_at = time.monotonic()
         store.stop(signal.SIGKILL)
-        store.start()
+        store.start_timeout = 120.0  # its edges all reconnect while it starts
+        try:
+            store.start()
+        except RuntimeError as exc:
+            self.error = str(exc)
+            return
         self.up_at = time.monotonic()
 
     def report(self, back: list[list[float | None]]) -> dict[str, Any]:
         """From each watched edge's ``(lost, back, write failed, written again)`` times."""
-        if self.down_at is None or self.up_at is None:
+        if self.down_at is None:
             return {}
+        if self.up_at is None:
+            return {"restart_replica": self.replica, "restart_error": self.error,
+                    "restart_all_back_s": None, "restart_edges_not_back": len(back)}
         up = self.up_at
         ready = [None if b is None or (f is not None and w is None) else max(b, w or b)
                  for _, b, f, w in back]
