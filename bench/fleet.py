@@ -47,8 +47,9 @@ Compared in the same run, ``--samples`` writes each, one at a time, after the fl
   (``bench._storage``).
 
 Usage: ``python bench/fleet.py --edges 10000``; 50,000 connected edges on PostgreSQL:
-``--edges 50000 --database postgres --replicas 3 --interval 120``; quick run: ``--edges 200
---interval 5 --duration 11``.
+``--edges 50000 --database postgres --replicas 3 --interval 300 --restart-at 60 --duration
+130`` (a 30 s heartbeat would be 1,667 writes/s, several times what 2 cores sustain); quick
+run: ``--edges 200 --interval 5 --duration 11``.
 """
 
 from __future__ import annotations
@@ -379,7 +380,7 @@ def _fd_limit(args: argparse.Namespace) -> dict[str, Any]:
             f"each replica may hold {args.connections} connections (its share of "
             f"{args.edges} edges and a margin) but the open-file limit is {limit.soft}, "
             f"and raising the hard limit needs root with CAP_SYS_RESOURCE: use "
-            f"--replicas {fewest} or more, or fewer edges")
+            f"--database postgres --replicas {fewest} or more, or fewer edges")
     args.edge_procs = args.edge_procs or edge_processes(args.edges, limit.soft, args.workers)
     return limit.report()
 
