@@ -1,108 +1,124 @@
-"""Edges that stay connected, as Edge Sync does: one notify/v2 WebSocket per edge.
+"""Edges that stay connected, as Edge Sync does, run in processes of their own
+(``bench._edge_sim``), and what the Config Stores hold meanwhile.
 
-Each simulated edge holds Edge Sync's own subscriptions on its WebSocket (the three SEARCHes
-of ``fplus.edge_sync.deployments.DeploymentSync.subscribe``: its Edge deployments, the Helm chart
-and K8s resource templates) for as long as the fleet runs; only the reconciling worker,
-which would apply to Kubernetes, is not run. HTTP keep-alive connections close after 15 s
-idle (``FPLUS_HTTP_IDLE_TIMEOUT``), longer than a heartbeat's interval, so the WebSocket is
-what keeps an edge connected.
+Each edge holds a notify/v2 WebSocket with Edge Sync's subscriptions and writes its
+heartbeat (see ``bench._edge_sim``). Tens of thousands of them need more file descriptors
+than one process may open (``RLIMIT_NOFILE``'s hard limit, 20,000 on the development
+machine) and more connections than one source address has ephemeral ports per server port
+(``ip_local_port_range``, about 28,000), so they are spread over several processes, each
+with its own loopback source address (127.0.0.2, 127.0.0.3, …), and over the replicas,
+each on its own port.
 
-What is connected is counted from both sides: the client's authenticated WebSockets, and
-the established TCP sockets each Config Store holds on its port (``/proc/net/tcp``).
+What the servers hold is counted here: the established TCP sockets whose local end is a
+Config Store's port (``/proc/net/tcp``) and the file descriptors open in its processes.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import subprocess
+import sys
 import threading
-import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from fplus.config_store.client import ConfigStoreClient, NotifyClient
-from fplus.edge_sync.agent import RECONNECT_DELAY
-from fplus.edge_sync.deployments import ClusterInfo, DeploymentSync
-
-THREAD_STACK = 512 * 1024
-"""Stack size of each WebSocket's thread (10,000 threads at the default 8 MiB would reserve
-80 GB of address space)."""
+ROOT = Path(__file__).resolve().parents[1]
 _ESTABLISHED = "01"
+EDGES_PER_PROCESS = 12_500
+"""At most this many edges per simulating process (one process is one core at most)."""
 
 
-@dataclass
-class ConnectedEdge:
-    """One edge's notify/v2 connection and Edge Sync's subscriptions on it."""
+@dataclass(frozen=True)
+class FdLimit:
+    """The open-file limit this process (and every process it starts) runs with."""
 
-    cluster: str
-    replica: int
-    notify: NotifyClient
-    sync: DeploymentSync
+    soft: int
+    hard: int
+    needed: int
+    hard_raised: bool
+    """The hard limit was raised here (root with CAP_SYS_RESOURCE)."""
 
-    def subscribed(self) -> bool:
-        """All three subscriptions answered with entries (not a refusal)."""
-        return self.sync.snapshot() is not None
+    def report(self) -> dict[str, Any]:
+        return {"nofile_soft": self.soft, "nofile_hard": self.hard,
+                "nofile_needed": self.needed, "nofile_hard_raised": self.hard_raised}
 
 
-@dataclass
-class Fleet:
-    """Every edge's connection; :meth:`open` connects them, :meth:`close` ends them."""
-
-    edges: list[ConnectedEdge] = field(default_factory=list)
-
-    def open(self, clusters: list[str], clients: list[ConfigStoreClient], replicas: list[int],
-             wave: int = 500, timeout: float = 120.0) -> float:
-        """Connect edge ``i`` through ``clients[i]`` (to replica ``replicas[i]``), ``wave``
-        at a time (each wave subscribed before the next starts); seconds it took."""
-        previous = threading.stack_size(THREAD_STACK)
-        start = time.monotonic()
+def raise_fd_limit(needed: int) -> FdLimit:
+    """Raise RLIMIT_NOFILE for this process and its children: the hard limit to ``needed``
+    when it is lower and that is permitted (root with CAP_SYS_RESOURCE, up to
+    ``fs.nr_open``), then the soft limit to the hard one. Returns what it got."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    raised = False
+    if hard != resource.RLIM_INFINITY and hard < needed:
         try:
-            for first in range(0, len(clusters), wave):
-                batch = []
-                for i in range(first, min(first + wave, len(clusters))):
-                    notify = NotifyClient(clients[i], reconnect_delay=RECONNECT_DELAY)
-                    sync = DeploymentSync(notify, None,  # type: ignore[arg-type]  # never run
-                                          clusters[i], ClusterInfo(f"edge-{i}"), lambda _: None)
-                    sync.subscribe()
-                    batch.append(ConnectedEdge(clusters[i], replicas[i], notify, sync))
-                self.edges += batch
-                deadline = time.monotonic() + timeout
-                for edge in batch:
-                    if not edge.sync.wait_initial(max(0.0, deadline - time.monotonic())) \
-                            or not edge.subscribed():
-                        raise RuntimeError(f"edge {edge.cluster} not subscribed after "
-                                           f"{timeout:.0f} s: {edge.notify.problem}")
-        finally:
-            threading.stack_size(previous)
-        return time.monotonic() - start
-
-    def connected(self, replicas: int) -> list[int]:
-        """Authenticated WebSockets per replica, now."""
-        counts = [0] * replicas
-        for edge in self.edges:
-            if edge.notify.connected:
-                counts[edge.replica] += 1
-        return counts
-
-    def close(self) -> None:
-        for edge in self.edges:
-            edge.sync.close()
-            edge.notify.close()
-        self.edges.clear()
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
+            soft, hard, raised = needed, needed, True
+        except (ValueError, OSError):
+            pass  # not permitted: the soft limit goes up to the hard one below
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    return FdLimit(soft, hard, needed, raised)
 
 
-def established(port: int) -> int:
-    """Established TCP connections whose local end is 127.0.0.1:``port`` (a server's)."""
-    local = f"0100007F:{port:04X}"
-    count = 0
+def edge_processes(edges: int, limit: int, concurrency: int) -> int:
+    """How many simulating processes ``edges`` need: each holds one socket per edge (its
+    WebSocket) and up to ``concurrency`` writes' sockets, within ``limit`` descriptors."""
+    per = min(EDGES_PER_PROCESS, limit - concurrency - 1000)
+    if per < 1:
+        raise SystemExit(f"the open-file limit {limit} is too low for the fleet")
+    return -(-edges // per)
+
+
+class EdgeProcess:
+    """One ``bench._edge_sim`` process, driven one JSON line at a time."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench._edge_sim"], cwd=ROOT, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, start_new_session=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        self._send(spec)
+
+    def _send(self, obj: dict[str, Any]) -> None:
+        stdin: IO[str] | None = self.proc.stdin
+        assert stdin is not None
+        stdin.write(json.dumps(obj) + "\n")
+        stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        """The process's next line (SystemExit if it ended first)."""
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"an edge process exited ({self.proc.wait()}); see its stderr")
+        return json.loads(line)
+
+    def go(self, clock: dict[str, float | None]) -> None:
+        self._send(clock)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def established(ports: list[int]) -> list[int]:
+    """Established TCP connections whose local end is 127.0.0.1:``port``, per port."""
+    locals_ = {f"0100007F:{port:04X}": k for k, port in enumerate(ports)}
+    counts = [0] * len(ports)
     with open("/proc/net/tcp") as table:
         next(table)
         for line in table:
             cols = line.split(None, 4)
-            if cols[1] == local and cols[3] == _ESTABLISHED:
-                count += 1
-    return count
+            k = locals_.get(cols[1])
+            if k is not None and cols[3] == _ESTABLISHED:
+                counts[k] += 1
+    return counts
 
 
 def open_fds(pgid: int) -> int:
@@ -117,57 +133,17 @@ def open_fds(pgid: int) -> int:
     return total
 
 
-@dataclass
-class Census:
-    """What :func:`census` saw over its samples, per replica."""
-
-    connected_min: list[int]
-    """The fewest edges connected at once."""
-    sockets_max: list[int]
-    """The most established sockets the replica held."""
-    fds_max: list[int]
-    """The most file descriptors open in the replica's processes."""
-    samples: int = 0
-    all_connected: bool = True
-    """Every sample saw every edge connected."""
-
-    def report(self, connect_s: float | None) -> dict[str, Any]:
-        """The JSON fields of the fleet benchmark."""
-        return {
-            "connected_edges": sum(self.connected_min),
-            "connected_edges_per_replica": self.connected_min,
-            "all_connected_throughout": self.all_connected,
-            "connection_samples": self.samples,
-            "server_sockets_per_replica": self.sockets_max,
-            "server_fds_per_replica": self.fds_max,
-            "connect_s": round(connect_s, 1) if connect_s is not None else None,
-        }
-
-
-def census(fleet: Fleet, servers: list[tuple[int, int]], stop: threading.Event,
-           every: float) -> Census:
-    """Sample ``fleet`` and the servers (``(port, process group)`` per replica) every
-    ``every`` seconds until ``stop``, and once more then."""
-    seen = Census([len(fleet.edges)] * len(servers), [0] * len(servers), [0] * len(servers))
-    while True:
-        last = stop.wait(every)
-        connected = fleet.connected(len(servers))
-        for r, (port, pgid) in enumerate(servers):
-            seen.connected_min[r] = min(seen.connected_min[r], connected[r])
-            seen.sockets_max[r] = max(seen.sockets_max[r], established(port))
-            seen.fds_max[r] = max(seen.fds_max[r], open_fds(pgid))
-        seen.samples += 1
-        seen.all_connected &= sum(connected) == len(fleet.edges)
-        if last:
-            return seen
-
-
-def enough_fds(needed: int) -> None:
-    """Raise this process's open-file limit (inherited by the servers) to ``needed``."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft >= needed:
-        return
-    if hard != resource.RLIM_INFINITY and hard < needed:
-        raise SystemExit(f"{needed} file descriptors needed, the limit is {hard} (ulimit -n):"
-                         " use fewer edges or more replicas")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+def server_census(servers: Callable[[], list[tuple[int, int | None]]], stop: threading.Event,
+                  every: float) -> dict[str, list[int]]:
+    """The most established sockets and open descriptors each replica held (``servers()``:
+    its ``(port, process group)`` now), sampled every ``every`` s until ``stop``."""
+    now = servers()
+    sockets, fds = [0] * len(now), [0] * len(now)
+    while not stop.wait(every):
+        now = servers()
+        for r, count in enumerate(established([port for port, _ in now])):
+            sockets[r] = max(sockets[r], count)
+        for r, (_, pgid) in enumerate(now):
+            if pgid is not None:
+                fds[r] = max(fds[r], open_fds(pgid))
+    return {"server_sockets_per_replica": sockets, "server_fds_per_replica": fds}

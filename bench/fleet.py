@@ -1,278 +1,278 @@
 """Fleet benchmark: N simulated Edge Sync agents stay connected to and report to the Config
 Store (one, or ``--replicas`` on one PostgreSQL database); prints one JSON object.
 
-Each simulated edge is the real status path of Edge Sync: an ``fplus.edge_sync.status``
-``StatusReporter`` (merge-PATCH of the Edge cluster status entry over HTTP, through the
-Config Store client with its Bearer tokens and keep-alive pool). Its first report carries
-``hosts`` (fake Node objects mapped by ``fplus.edge_sync.hosts``), ``kubeseal_cert``, ``lastSeen``
-and ``version``; later ones the heartbeat (``lastSeen``). Every edge reports every
-``--interval`` seconds on its own phase, so the aggregate rate is N / interval writes per
-second, spread evenly. ``--workers`` threads fire the reports (each owns a slice of the
-edges and its own schedule); ``lag`` is how late a report started against its schedule
-(the workers bound the requests in flight, so a slow server shows as lag as well as write
-time; ``scheduled_to_written`` adds both: what an independent edge would wait). The load
-ends on time whatever the lag: reports due by then but never started are
-``missed_reports``.
+Each simulated edge runs the real client code of Edge Sync (``bench._edge_sim``): a
+notify/v2 WebSocket holding ``DeploymentSync``'s three subscriptions, opened before the load
+and held through it (``--no-connect`` leaves them out), and a ``StatusReporter`` merge-PATCHing
+its Edge cluster status entry through its own ``ConfigStoreClient`` (Bearer token): first
+``hosts``, ``kubeseal_cert``, ``lastSeen`` and ``version``, then the heartbeat, every
+``--interval`` seconds on its own phase (N / interval writes per second, spread evenly);
+a failed write is retried after Edge Sync's back-off. The edges run in ``--edge-procs``
+gevent processes (default: one per 12,500 edges), each bound to a loopback source address
+of its own, at most ``--workers`` writes in flight per process; ``lag`` is how late a write
+started against its schedule, ``scheduled_to_written`` adds the write time. The load ends
+on time whatever the lag: writes due by then but never started are ``missed_reports``.
 
-Each edge writes as a principal of its own by default, as real edges do (``op1sync/<name>``,
-holding ReadApp + WriteApp on the Edge cluster status restricted to its edge's object, a
-server-generated password as the bootstrap script installs): the Cluster Manager's grants.
-``--principals P`` shares P principals among the edges instead (the shape of earlier runs,
-argon2 passwords; the ACL check then scans more grants per principal). Every principal logs
-in once before the clock starts.
+Each edge writes as a principal of its own by default, as real edges do (``op1sync/<name>``
+in the Edge Sync group, holding ReadApp + WriteApp on its own status entry), loaded in bulk
+through ``POST /load`` with bench-made argon2id hashes of the CHEAPEST profile (said in the
+JSON: throwaway principals; the Config Stores keep their own default profile).
+``--principals P`` shares P principals with argon2 passwords among the edges instead.
 
-``--restart-at S`` (default: one interval and two seconds into the load; 0: none) restarts
-the Config Store(s) mid-load, gracefully, on the same data: every edge keeps its Bearer
-token (tokens persist) and reports again at its next heartbeat. ``restart_all_back_s`` is
-the time from the restarted store answering to the last edge's first write after it (the
-target: within 60 s), ``logins_after_restart`` how many edges had to log in again.
-The Config Store's CPU seconds are measured from /proc (its process group) during the run;
-``fleet_client_cpu_s`` is this process's (the simulated edges share the machine with it).
-
-Every edge also stays connected as Edge Sync does: a notify/v2 WebSocket holding Edge Sync's
-subscriptions (``bench._edges``), opened before the load and held through it (``--no-connect``
-leaves them out). Its principal is in the Edge Sync group, as the Cluster Manager puts
-``op1sync/<name>``, so the subscriptions are answered with entries. ``connected_edges`` is
-the fewest connected at once over the load (sampled every ``--sample-every`` s),
-``server_sockets_per_replica`` the most established sockets a Config Store held.
+``--restart-at S`` (default: one interval and two seconds into the load; 0: none) kills one
+replica (``kill -9``, the last) mid-load and starts it again on the same port and data:
+its edges' WebSockets reconnect after Edge Sync's jittered delay, their failed writes are
+retried, tokens persist. ``restart_all_back_s`` is the time from the restarted replica
+answering until the last of its edges is connected with every subscription answered again
+and has written again if a write of its failed (the target: within 60 s).
 
 Storage (``--database``, ``bench._storage``): SQLite by default; with PostgreSQL,
-``--replicas N`` Config Stores share one database, edge ``i`` reports to and stays connected
-to replica ``i mod N`` (through its principal), each allowed ``--connections`` sockets
-(default: its share of the edges and a margin). The edges all come from 127.0.0.1, as from
-behind one NAT, so the per-address cap is off (``FPLUS_HTTP_CONNECTIONS_PER_IP=0``). CPU is
-reported per write for the Config Stores together and for the throwaway PostgreSQL server.
+``--replicas N`` Config Stores share one database, edge ``i`` talking to replica ``i mod N``
+(each on its own port), each allowed ``--connections`` sockets. The per-address cap is off
+(``FPLUS_HTTP_CONNECTIONS_PER_IP=0``: the edges come from a few loopback addresses, as from
+behind NATs). File descriptors: the bench raises its open-file limit (inherited by every
+process it starts) to the hard limit, and the hard limit itself when permitted (root with
+CAP_SYS_RESOURCE); each replica needs its share of the edges plus a margin, so a hard limit
+of 20,000 takes three replicas for 50,000 edges (``nofile_*`` in the JSON).
+
+Reported: CPU seconds of the Config Stores (per replica, per write), the throwaway
+PostgreSQL server and the edge processes (``fleet_client_cpu_s``); ``connected_edges`` is
+the fewest edges connected at once before the restart (sampled every ``--sample-every``
+s), ``connected_edges_at_end`` those connected at the end, ``server_sockets_per_replica`` the
+most established sockets each Config Store held.
 
 Compared in the same run, ``--samples`` writes each, one at a time, after the fleet:
-- naive: a fresh connection and HTTP Basic login per write (a simple script's agent). With
-  the edges' generated passwords each login is a salted SHA-256 check; with ``--principals``
-  (argon2 passwords) it costs ~100 ms of a core, which is why it is not mixed into the
-  fleet's load: its server CPU per write says what a fleet of such agents would cost;
-- floor: the same merge patch straight into SQLite set up as the Config Store's storage
-  (WAL, one transaction each), no HTTP, no auth (``bench._common.StorageFloor``).
+- naive: a fresh connection and HTTP Basic login per write (a simple script's agent);
+- floor: the same merge patch straight into the storage, no HTTP, no auth
+  (``bench._storage``).
 
-Usage: ``python bench/fleet.py --edges 10000`` (default duration: every edge reports at
-least twice); two replicas: ``--database postgres --replicas 2``; quick run: ``--edges 200
---interval 5 --duration 11``.
+Usage: ``python bench/fleet.py --edges 10000``; 50,000 connected edges on PostgreSQL:
+``--edges 50000 --database postgres --replicas 3 --interval 300 --restart-at 60 --duration
+130`` (a 30 s heartbeat would be 1,667 writes/s, several times what 2 cores sustain); quick
+run: ``--edges 200 --interval 5 --duration 11``.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import heapq
 import http.client
 import json
-import math
 import os
+import signal
 import sys
 import tempfile
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._common import cpu_seconds, exit_on_sigterm, pct
-from bench._edges import Fleet, census, enough_fds
-from bench._fleet_setup import fake_hosts, owner, setup_fleet
+from bench._edges import (
+    EdgeProcess,
+    edge_processes,
+    established,
+    raise_fd_limit,
+    server_census,
+)
+from bench._fleet_setup import PASSWORD_HASHES, owner, setup_fleet
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.edge_sync import __version__
-from fplus.edge_sync.retry import Backoff
-from fplus.edge_sync.status import StatusReporter, utc_now
-from harness.certs import certificate
+from fplus.edge_sync.status import utc_now
 from harness.servers import ADMIN_PASSWORD, ConfigStoreProcess, ServiceProcess
 
 STATUS = uuids.App.EdgeClusterStatus
-TARGET = {"edges": 10000, "write_p99_ms": 50, "restart_all_back_s": 60}
+TARGET = {"edges": 50000, "write_p99_ms": 50, "restart_all_back_s": 60}
 
 
+# -- the restart -------------------------------------------------------------------------
 @dataclass
-class Edge:
-    """One simulated agent."""
+class Restart:
+    """One replica killed mid-load and started again: when it went down and answered."""
 
-    uuid: str
-    reporter: StatusReporter
-    hosts: list[dict[str, Any]]
-    reports: int = 0
-    back_at: float | None = None
-    """When its first write after the restart began landed (monotonic)."""
+    replica: int
+    down_at: float | None = None
+    up_at: float | None = None
+    cpu_at_kill: float = 0.0
+    error: str | None = None
+    """Why the replica did not come back (it is then down for the rest of the load)."""
 
+    def run(self, stores: list[ServiceProcess], at: float, stop: threading.Event) -> None:
+        """At monotonic time ``at`` (unless ``stop`` comes first), kill -9 the replica's
+        process group and start it again on the same port and data directory."""
+        if stop.wait(max(0.0, at - time.monotonic())):
+            return
+        store = stores[self.replica]
+        self.cpu_at_kill = cpu_seconds(store.proc.pid) if store.proc else 0.0
+        self.down_at = time.monotonic()
+        store.stop(signal.SIGKILL)
+        store.start_timeout = 120.0  # its edges all reconnect while it starts
+        try:
+            store.start()
+        except RuntimeError as exc:
+            self.error = str(exc)
+            return
+        self.up_at = time.monotonic()
 
-@dataclass
-class Samples:
-    """What the workers measured (each worker appends to its own lists)."""
-
-    write_ms: list[float] = field(default_factory=list)
-    first_ms: list[float] = field(default_factory=list)
-    lag_ms: list[float] = field(default_factory=list)
-    due_ms: list[float] = field(default_factory=list)
-    """Scheduled time → written: what an independent edge waits (lag + write)."""
-    errors: int = 0
-    missed: int = 0
-    """Reports due before the end of the load that it never started (a server too slow)."""
+    def report(self, back: list[list[float | None]]) -> dict[str, Any]:
+        """From each watched edge's ``(lost, back, write failed, written again)`` times."""
+        if self.down_at is None:
+            return {}
+        if self.up_at is None:
+            return {"restart_replica": self.replica, "restart_error": self.error,
+                    "restart_all_back_s": None, "restart_edges_not_back": len(back)}
+        up = self.up_at
+        ready = [None if b is None or (f is not None and w is None) else max(b, w or b)
+                 for _, b, f, w in back]
+        done = [r for r in ready if r is not None]
+        return {"restart_replica": self.replica, "restart_edges": len(back),
+                "restart_down_s": round(up - self.down_at, 1),
+                "restart_all_back_s": (round(max(done) - up, 1)
+                                       if done and len(done) == len(back) else None),
+                "restart_edges_not_back": len(back) - len(done),
+                "restart_edges_seen_down": sum(lost is not None for lost, *_ in back),
+                "restart_writes_failed": sum(f is not None for *_, f, _ in back)}
 
 
 # -- the fleet ---------------------------------------------------------------------------
-@dataclass
-class Restart:
-    """The Config Stores' restart mid-load: when they went down and answered again."""
-
-    down_at: float | None = None
-    up_at: float | None = None
-    cpu_spent: list[float] = field(default_factory=list)
-    """Per store: CPU seconds of the process that was stopped, less what the process that
-    replaced it spent starting (added to the new process's count, the load's CPU in all)."""
-
-    def run(self, stores: list[ServiceProcess], at: float, stop: threading.Event) -> None:
-        """At monotonic time ``at`` (unless ``stop`` comes first), restart every store."""
-        if stop.wait(max(0.0, at - time.monotonic())):
-            return
-        self.down_at = time.monotonic()
-        old = [cpu_seconds(store.proc.pid) if store.proc else 0.0 for store in stores]
-        for store in stores:
-            store.stop()
-        for store in stores:
-            store.start()
-        self.up_at = time.monotonic()
-        self.cpu_spent = [before - (cpu_seconds(store.proc.pid) if store.proc else 0.0)
-                          for store, before in zip(stores, old, strict=True)]
-
-    def report(self, edges: list[Edge], clients: list[ConfigStoreClient],
-               tokens: list[str]) -> dict[str, Any]:
-        if self.down_at is None or self.up_at is None:
-            return {}
-        back = [e.back_at for e in edges]
-        return {"restart_down_s": round(self.up_at - self.down_at, 1),
-                "restart_all_back_s": (round(max(back) - self.up_at, 1)  # type: ignore[type-var]
-                                       if all(b is not None for b in back) else None),
-                "restart_edges_not_back": sum(b is None for b in back),
-                "logins_after_restart": sum(c.token() != t for c, t in zip(clients, tokens,
-                                                                           strict=True))}
-
-
-def _worker(edges: list[Edge], phases: list[float], t0: float, interval: float,
-            end: float, cert: str, samples: Samples, restart: Restart) -> None:
-    queue = [(t0 + phase, i) for i, phase in enumerate(phases)]
-    heapq.heapify(queue)
-    while queue:
-        due, i = heapq.heappop(queue)
-        if due >= end:
-            break
-        if time.monotonic() >= end:  # the load is over, however far behind it fell
-            samples.missed += sum(math.ceil((end - d) / interval)
-                                  for d, _ in [(due, i), *queue] if d < end)
-            break
-        delay = due - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        edge = edges[i]
-        first = edge.reports == 0
-        samples.lag_ms.append(max(0.0, time.monotonic() - due) * 1000)
-        if first:
-            edge.reporter.update(hosts=edge.hosts, kubeseal_cert=cert)
-        edge.reporter.update(lastSeen=utc_now(), version=__version__)
-        started = time.monotonic()
-        result = edge.reporter.flush()
-        samples.due_ms.append((time.monotonic() - due) * 1000)
-        if result.ok:
-            edge.reports += 1
-            if edge.back_at is None and restart.down_at is not None \
-                    and started > restart.down_at:
-                edge.back_at = time.monotonic()
-            (samples.first_ms if first else samples.write_ms).append(result.seconds * 1000)
-        else:
-            samples.errors += 1
-        heapq.heappush(queue, (due + interval, i))
+def _specs(stores: list[ServiceProcess], clusters: list[str], creds: list[tuple[str, str]],
+           args: argparse.Namespace, procs: int) -> list[dict[str, Any]]:
+    """What each edge process runs: edge ``i`` in process ``i mod procs``, on replica
+    ``i mod replicas``, as principal ``owner(i)``, on phase ``i * interval / N``."""
+    n, replicas = len(clusters), len(stores)
+    owners = [owner(i, args.workers, len(creds)) for i in range(n)]
+    return [{"source": f"127.0.0.{2 + k}", "urls": [s.url for s in stores],
+             "edges": [(clusters[i], *creds[owners[i]], i % replicas)
+                       for i in range(k, n, procs)],
+             "phases": [i * args.interval / n for i in range(k, n, procs)],
+             "interval": args.interval, "replicas": replicas, "connect": args.connect,
+             "restart_replica": replicas - 1 if args.restart_at else None,
+             "sample_every": args.sample_every, "concurrency": args.workers,
+             "login_concurrency": 16,
+             "wave": args.wave, "timeout": args.connect_timeout}
+            for k in range(procs)]
 
 
 def _run_fleet(stores: list[ServiceProcess], storage: BenchStorage, clusters: list[str],
                creds: list[tuple[str, str]], args: argparse.Namespace) -> dict[str, Any]:
-    replicas = len(stores)
-    clients = [ConfigStoreClient(stores[p % replicas].url, name, pw, retries=0)
-               for p, (name, pw) in enumerate(creds)]
-    with ThreadPoolExecutor(args.workers) as pool:  # one login each, before the clock starts
-        tokens = list(pool.map(lambda cs: cs.token(), clients))
-    owners = [owner(i, args.workers, len(clients)) for i in range(len(clusters))]
-    fleet, stop, seen, restart = Fleet(), threading.Event(), [], Restart()
+    specs = _specs(stores, clusters, creds, args, args.edge_procs)
+    sims = [EdgeProcess(spec) for spec in specs]
+    stop, census, restart = threading.Event(), [], Restart(len(stores) - 1)
     try:
-        connect_s = fleet.open(clusters, [clients[o] for o in owners],
-                               [o % replicas for o in owners]) if args.connect else None
-        backoff = Backoff(args.interval, args.interval)
-        edges = [Edge(c, StatusReporter(clients[owners[i]], c, backoff=backoff), fake_hosts(i))
-                 for i, c in enumerate(clusters)]
-        cert = certificate(0)
-        n, w = len(edges), args.workers
-        samples = [Samples() for _ in range(w)]
+        started = time.monotonic()
+        setup_cpu = [cpu_seconds(s.proc.pid) if s.proc else 0.0 for s in stores]
+        setup_db = storage.server_cpu_seconds()
+        ready = [sim.receive()["ready"] for sim in sims]
+        connect_s = time.monotonic() - started
+        connect_cpu = {"config_stores": sum(cpu_seconds(s.proc.pid) if s.proc else 0.0
+                                            for s in stores) - sum(setup_cpu),
+                       "edges": sum(r["cpu_s"] for r in ready)}
+        if setup_db is not None:
+            connect_cpu["postgres"] = (storage.server_cpu_seconds() or 0.0) - setup_db
         t0 = time.monotonic() + 1.0
         end = t0 + args.duration
-        threads = [threading.Thread(target=_worker, args=(
-            edges[k::w], [(i * args.interval / n) for i in range(k, n, w)], t0, args.interval,
-            end, cert, samples[k], restart), daemon=True) for k in range(w)]
-        restarter = threading.Thread(target=restart.run, args=(
-            stores, t0 + args.restart_at, stop), daemon=True)
-        watcher = threading.Thread(target=lambda: seen.append(census(
-            fleet, [(s.port, s.proc.pid) for s in stores if s.proc], stop, args.sample_every)))
-        cpu_before = [cpu_seconds(s.proc.pid) for s in stores if s.proc]
-        db_before, client_before = storage.server_cpu_seconds(), time.process_time()
+        clock = {"t0": t0, "end": end,
+                 "restart_at": t0 + args.restart_at if args.restart_at else None}
+        restarter = threading.Thread(target=restart.run, args=(stores, t0 + args.restart_at,
+                                                               stop), daemon=True)
+        watcher = threading.Thread(target=lambda: census.append(server_census(
+            lambda: [(s.port, s.proc.pid if s.proc and s.proc.poll() is None else None)
+                     for s in stores], stop, args.sample_every)), daemon=True)
+        cpu_before = [cpu_seconds(s.proc.pid) if s.proc else 0.0 for s in stores]
+        sims_before = [cpu_seconds(sim.proc.pid) for sim in sims]
+        db_before = storage.server_cpu_seconds()
+        for sim in sims:
+            sim.go(clock)
         watcher.start()
         if args.restart_at:
             restarter.start()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results, sims_cpu = [], 0.0
+        for sim, before in zip(sims, sims_before, strict=True):
+            results.append(sim.receive())
+            sims_cpu += cpu_seconds(sim.proc.pid) - before
         elapsed = time.monotonic() - t0
-        carried = restart.cpu_spent or [0.0] * len(cpu_before)  # across the restart
-        cpu = [cpu_seconds(s.proc.pid) - b + c
-               for s, b, c in zip(stores, cpu_before, carried, strict=True)
-               if s.proc]
+        cpu = [cpu_seconds(s.proc.pid) - b if s.proc else 0.0
+               for s, b in zip(stores, cpu_before, strict=True)]
+        if restart.down_at is not None:  # the killed process's share, and the new one's
+            cpu[restart.replica] += restart.cpu_at_kill
         db_after = storage.server_cpu_seconds()
         db_cpu = db_after - db_before if db_after is not None and db_before is not None else None
-        client_cpu = time.process_time() - client_before
         stop.set()
         watcher.join()
         if args.restart_at:
             restarter.join()
-        restarted = restart.report(edges, clients, tokens)
     finally:
         stop.set()
-        fleet.close()
-        for cs in clients:
-            cs.close()
-    writes = [ms for s in samples for ms in s.write_ms]
-    first = [ms for s in samples for ms in s.first_ms]
-    lag = [ms for s in samples for ms in s.lag_ms]
-    due = [ms for s in samples for ms in s.due_ms]
+        for sim in sims:
+            sim.stop()
+    return {**_fleet_report(results, ready, connect_s, elapsed, cpu, db_cpu, sims_cpu, census,
+                            restart, args),
+            "login_and_connect_cpu_s": {k: round(v, 1) for k, v in connect_cpu.items()}}
+
+
+def _fleet_report(results: list[dict[str, Any]], ready: list[dict[str, Any]],
+                  connect_s: float, elapsed: float, cpu: list[float], db_cpu: float | None,
+                  sims_cpu: float, census: list[dict[str, list[int]]], restart: Restart,
+                  args: argparse.Namespace) -> dict[str, Any]:
+    def joined(key: str) -> list[float]:
+        return [ms for r in results for ms in r[key]]
+
+    writes, first, lag, due = (joined("write_ms"), joined("first_ms"), joined("lag_ms"),
+                               joined("due_ms"))
     total = len(writes) + len(first)
+    connected = [sum(col) for col in zip(*(r["connected_min"] for r in results), strict=True)]
     return {
-        "writes": total, "errors": sum(s.errors for s in samples),
-        "missed_reports": sum(s.missed for s in samples),
+        "writes": total, "errors": sum(r["errors"] for r in results),
+        "retries": sum(r["retries"] for r in results),
+        "missed_reports": sum(r["missed"] for r in results),
+        "writes_due_per_s": round(args.edges / args.interval, 1),
         "writes_per_s": round(total / elapsed, 1), "duration_s": round(elapsed, 1),
         "write_p50_ms": pct(writes + first, 50), "write_p90_ms": pct(writes + first, 90),
         "write_p99_ms": pct(writes + first, 99),
         "write_max_ms": round(max(writes + first), 2) if total else None,
         "heartbeat_p99_ms": pct(writes, 99), "first_report_p99_ms": pct(first, 99),
         "lag_p99_ms": pct(lag, 99), "scheduled_to_written_p99_ms": pct(due, 99),
-        "min_reports_per_edge": min(e.reports for e in edges),
-        **(seen[0].report(connect_s) if args.connect else {}),
+        "min_reports_per_edge": min(r["reports_min"] for r in results),
+        **({"connected_edges": sum(r["connected_before"] for r in results),
+            "connected_edges_per_replica": connected,
+            "connected_edges_at_end": sum(r["connected_end"] for r in results),
+            "all_connected_throughout": all(r["all_connected"] for r in results),
+            "connection_samples": min(r["samples"] for r in results),
+            "connect_s": round(connect_s, 1)} if args.connect else {}),
+        "login_s": max(r["login_s"] for r in ready),
+        "logins_tried_again": sum(r["logins_again"] for r in ready),
+        **(census[0] if census else {}),
         "config_store_cpu_s": round(sum(cpu), 1),
         "config_store_cpu_s_per_replica": [round(c, 1) for c in cpu],
         "config_store_cpu_ms_per_write": round(sum(cpu) * 1000 / total, 2) if total else None,
         **({"postgres_cpu_s": round(db_cpu, 1), "postgres_cpu_ms_per_write":
             round(db_cpu * 1000 / total, 2) if total else None} if db_cpu is not None else {}),
-        "fleet_client_cpu_s": round(client_cpu, 1),
-        **restarted,
+        "fleet_client_cpu_s": round(sims_cpu, 1),
+        "fleet_client_cpu_ms_per_write": round(sims_cpu * 1000 / total, 2) if total else None,
+        **restart.report([b for r in results for b in r["back"]]),
     }
 
 
 # -- comparisons -------------------------------------------------------------------------
+def _quiet(store: ServiceProcess, timeout: float = 120.0) -> None:
+    """Wait until ``store`` holds (almost) no connection and its CPU rests: the fleet's
+    WebSockets closing cost it CPU that is not the naive writes'."""
+    deadline = time.monotonic() + timeout
+    last = cpu_seconds(store.proc.pid) if store.proc else 0.0
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(store.proc.pid) if store.proc else 0.0
+        if established([store.port])[0] < 10 and now - last < 0.05:
+            return
+        last = now
+
+
 def _naive(store: ConfigStoreProcess, clusters: list[str], creds: list[tuple[str, str]],
            samples: int) -> dict[str, Any]:
     """One at a time, after the fleet: a fresh connection and Basic login per write."""
@@ -324,9 +324,17 @@ def _args() -> argparse.Namespace:
                         help="principals the edges share (default: one per edge, as real "
                              "edges; fewer: argon2 passwords, one login each)")
     parser.add_argument("--restart-at", type=float,
-                        help="seconds into the load to restart the Config Store(s) "
+                        help="seconds into the load to kill -9 and restart one replica "
                              "(default: interval + 2; 0: no restart)")
-    parser.add_argument("--workers", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=32,
+                        help="writes in flight per edge process")
+    parser.add_argument("--edge-procs", type=int,
+                        help="processes simulating the edges (default: one per 12,500 "
+                             "edges, within the open-file limit)")
+    parser.add_argument("--wave", type=int, default=500,
+                        help="WebSockets each edge process opens at once")
+    parser.add_argument("--connect-timeout", type=float, default=300.0,
+                        help="seconds a wave of WebSockets may take to be subscribed")
     parser.add_argument("--samples", type=int, default=200,
                         help="writes timed for the naive and floor comparisons")
     parser.add_argument("--replicas", type=int, default=1,
@@ -355,14 +363,32 @@ def _args() -> argparse.Namespace:
     args.duration = args.duration or (args.restart_at + TARGET["restart_all_back_s"] + 5
                                       if args.restart_at else 2 * args.interval + 5)
     args.principals = min(args.principals, args.edges)
+    if args.edge_procs is not None and not 1 <= args.edge_procs <= 250:
+        parser.error("--edge-procs must be 1 to 250 (one loopback address each)")
     args.connections = args.connections or max(2000, -(-args.edges // args.replicas) + 1000)
     return args
+
+
+def _fd_limit(args: argparse.Namespace) -> dict[str, Any]:
+    """Raise the open-file limit for the bench and the processes it starts; choose the
+    edge processes; SystemExit naming the fix when a replica's share cannot fit."""
+    per_replica = args.connections + 500  # its sockets, PostgreSQL's, files, the listener
+    limit = raise_fd_limit(per_replica)
+    if per_replica > limit.soft:
+        fewest = -(-args.edges // (limit.soft - 1500))
+        raise SystemExit(
+            f"each replica may hold {args.connections} connections (its share of "
+            f"{args.edges} edges and a margin) but the open-file limit is {limit.soft}, "
+            f"and raising the hard limit needs root with CAP_SYS_RESOURCE: use "
+            f"--database postgres --replicas {fewest} or more, or fewer edges")
+    args.edge_procs = args.edge_procs or edge_processes(args.edges, limit.soft, args.workers)
+    return limit.report()
 
 
 def main() -> None:
     args = _args()
     exit_on_sigterm()
-    enough_fds(max(args.connections, args.edges) + 2000)
+    fds = _fd_limit(args)
     per_principal = -(-args.edges // args.principals)
     serve_args = ("--connections", str(args.connections),
                   "--notify-max-connections", str(max(256, per_principal + 1)),
@@ -377,6 +403,8 @@ def main() -> None:
                 clusters, creds = setup_fleet(admin, args.edges, args.principals, args.workers, 8)
             setup_s = time.monotonic() - started
             fleet = _run_fleet(stores, storage, clusters, creds, args)
+            if args.samples:  # once the edges' sessions are closed: not counted in naive's
+                _quiet(stores[0])
             naive = _naive(stores[0], clusters, creds, args.samples) if args.samples else {}
         finally:
             for store in stores:
@@ -386,12 +414,18 @@ def main() -> None:
         **storage.describe(), "replicas": args.replicas,
         "connections_per_replica": args.connections,
         "edges": args.edges, "interval_s": args.interval, "principals": args.principals,
-        "workers": args.workers, **fleet,
+        "principal_passwords": (PASSWORD_HASHES if args.principals == args.edges
+                                else "argon2id, the Config Stores' profile"),
+        "edge_procs": args.edge_procs, "workers_per_edge_proc": args.workers,
+        "source_addresses": [f"127.0.0.{2 + k}" for k in range(args.edge_procs)],
+        **fds, **fleet,
         **naive,
         "floor_write_p50_ms": pct(floor, 50), "floor_write_p99_ms": pct(floor, 99),
         "setup_s": round(setup_s, 1), "cpus": os.cpu_count(),
         "target": TARGET,
         "targets_met": {
+            "edges": (fleet.get("connected_edges", 0) >= TARGET["edges"]
+                      and fleet.get("connected_edges_at_end", 0) >= TARGET["edges"]),
             "write_p99_ms": fleet["write_p99_ms"] is not None
             and fleet["write_p99_ms"] < TARGET["write_p99_ms"],
             "restart_all_back_s": (None if "restart_all_back_s" not in fleet else

@@ -135,6 +135,8 @@ class ServiceProcess:
     serve with the service's own credentials only (no FPLUS_* variable)."""
     settings: dict[str, str] = field(default_factory=dict)
     """Environment variables the service gets on top (e.g. ``FPLUS_HTTP_*`` limits)."""
+    start_timeout: float = 30.0
+    """Seconds the started process may take to answer ``/ping``."""
 
     @property
     def url(self) -> str:
@@ -170,20 +172,20 @@ class ServiceProcess:
 
     def _launch(self, env: dict[str, str]) -> bool:
         """Start the process and wait for ``/ping``: True once it answers, False if it exited
-        (RuntimeError if it neither answers nor exits in 30 s)."""
+        (RuntimeError if it neither answers nor exits in ``start_timeout`` s)."""
         with open(self._log_path(), "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", self.module, "serve", "--data-dir",
                  str(self.data_dir), "--port", str(self.port), *self.extra_args],
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
             try:
                 if requests.get(self.url + "/ping", timeout=1).ok:
                     return True
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # a busy machine: again
                 time.sleep(0.05)
         self.stop()  # never leave a half-started server behind
         raise RuntimeError(f"{self.module} did not start")
