@@ -13,6 +13,7 @@ import pytest
 
 from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api, ConfigStoreProcess
+from tests.config_store.batch_helpers import entry_op
 from tests.conftest import make_object
 
 from .notify_helpers import RawNotify, app_parent
@@ -29,13 +30,6 @@ def ws(admin: Api) -> Iterator[RawNotify]:
         yield session
 
 
-def _op(method: str, app: str, obj: str, body: Any = None, **extra: Any) -> dict[str, Any]:
-    op = {"method": method, "path": f"/v2/app/{app}/object/{obj}", **extra}
-    if body is not None:
-        op["body"] = body
-    return op
-
-
 def _ok(value: Any, etag: str) -> dict[str, Any]:
     return {"status": 200, "body": value, "headers": {"etag": etag}}
 
@@ -50,8 +44,8 @@ def test_a_committed_batch_notifies_each_change_in_order(
     assert ws.next(sub)["children"].keys() == {c}
 
     r = admin.post("/v2/batch", json={"operations": [
-        _op("PUT", app, a, {"n": "a"}), _op("PATCH", app, a, {"m": 1}),
-        _op("PUT", app, b, 0), _op("DELETE", app, c), _op("GET", app, a)]})
+        entry_op("PUT", app, a, {"n": "a"}), entry_op("PATCH", app, a, {"m": 1}),
+        entry_op("PUT", app, b, 0), entry_op("DELETE", app, c), entry_op("GET", app, a)]})
     assert r.status_code == 200, r.text
     etags = [res.get("etag", "").strip('"') for res in r.json()["results"]]
 
@@ -86,9 +80,9 @@ def test_a_rolled_back_batch_notifies_nothing(ws: RawNotify, admin: Api) -> None
     ws.next(sub)
 
     r = admin.post("/v2/batch", json={"operations": [
-        _op("PUT", app, a, {"v": 1}), _op("DELETE", app, b),
-        _op("PUT", app, b, {"v": 2}, headers={"If-None-Match": "*"}),  # b is gone: passes
-        _op("PUT", app, a, {"v": 3}, headers={"If-Match": f'"{uuid.uuid4()}"'})]})
+        entry_op("PUT", app, a, {"v": 1}), entry_op("DELETE", app, b),
+        entry_op("PUT", app, b, {"v": 2}, headers={"If-None-Match": "*"}),  # b is gone: passes
+        entry_op("PUT", app, a, {"v": 3}, headers={"If-Match": f'"{uuid.uuid4()}"'})]})
     assert r.status_code == 412, r.text
     assert r.json()["failed"] == 3
 

@@ -16,6 +16,7 @@ import pytest
 from fplus.config_store import uuids
 from harness.postgres import ExternalPostgres, PostgresServer
 from harness.servers import Api
+from tests.config_store.batch_helpers import entry_op
 from tests.config_store.notify_helpers import RawNotify, app_parent
 from tests.config_store.replicas.pair import Replicas, eventually, known_to
 from tests.conftest import make_object, make_user
@@ -30,13 +31,6 @@ def pair(postgres: PostgresServer | ExternalPostgres,
                               postgres.create_database())
     yield replicas
     replicas.stop()
-
-
-def _op(method: str, app: str, obj: str, body: Any = None, **extra: Any) -> dict[str, Any]:
-    op = {"method": method, "path": f"/v2/app/{app}/object/{obj}", **extra}
-    if body is not None:
-        op["body"] = body
-    return op
 
 
 def _ok(value: Any, etag: str) -> dict[str, Any]:
@@ -77,8 +71,8 @@ def test_a_batch_through_a_reaches_b_change_by_change(pair: Replicas) -> None:
         assert ws.next(sub)["children"].keys() == {z}
         before = _last_seq(pair.database)
         r = a.post("/v2/batch", json={"operations": [
-            _op("PUT", app, x, {"n": 1}), _op("PATCH", app, x, {"m": 2}),
-            _op("PUT", app, y, [1]), _op("DELETE", app, z)]})
+            entry_op("PUT", app, x, {"n": 1}), entry_op("PATCH", app, x, {"m": 2}),
+            entry_op("PUT", app, y, [1]), entry_op("DELETE", app, z)]})
         assert r.status_code == 200, r.text
         etags = [res.get("etag", "").strip('"') for res in r.json()["results"]]
         # the feed: one row per change, in the batch's order, as single writes log them
@@ -109,8 +103,8 @@ def test_a_rolled_back_batch_through_a_reaches_nobody_on_b(pair: Replicas) -> No
         sub = ws.search(app_parent(app))
         ws.next(sub)
         r = a.post("/v2/batch", json={"operations": [
-            _op("PUT", app, x, {"n": 1}),
-            _op("PUT", app, y, {"n": 2}, headers={"If-Match": f'"{uuid.uuid4()}"'})]})
+            entry_op("PUT", app, x, {"n": 1}),
+            entry_op("PUT", app, y, {"n": 2}, headers={"If-Match": f'"{uuid.uuid4()}"'})]})
         assert r.status_code == 412 and r.json()["failed"] == 1, r.text
         _single_write_is_next(ws, sub, a, app, y)
     assert b.get(f"/v2/app/{app}/object/{x}").status_code == 404
