@@ -42,7 +42,9 @@ def test_builders_send_the_single_calls_requests() -> None:
            batch.add_subclass(KLASS, OBJ), batch.remove_subclass(KLASS, OBJ),
            batch.create_principal("edge", label="Edge", groups=[KLASS],
                                   grants=[{"permission": APP, "target": OBJ}]),
-           batch.delete_principal(OBJ)]
+           batch.delete_principal(OBJ), batch.find_principal("edge"),
+           batch.find_principal("edge@EXAMPLE.COM"), batch.generate_password(OBJ),
+           batch.generate_password(OBJ, previous_valid_for=0)]
     assert [op.wire() for op in ops] == [
         {"method": "GET", "path": ENTRY, "accept": [404]},
         {"method": "GET", "path": ENTRY},
@@ -61,7 +63,12 @@ def test_builders_send_the_single_calls_requests() -> None:
         {"method": "POST", "path": "/v2/principal",
          "body": {"name": "edge", "label": "Edge", "groups": [KLASS],
                   "grants": [{"plural": False, "permission": APP, "target": OBJ}]}},
-        {"method": "DELETE", "path": f"/v2/principal/{OBJ}", "accept": [404]}]
+        {"method": "DELETE", "path": f"/v2/principal/{OBJ}", "accept": [404]},
+        {"method": "GET", "path": "/v2/identity/login/edge", "accept": [404]},
+        {"method": "GET", "path": "/v2/identity/kerberos/edge@EXAMPLE.COM", "accept": [404]},
+        {"method": "POST", "path": f"/v2/principal/{OBJ}/password"},
+        {"method": "POST", "path": f"/v2/principal/{OBJ}/password",
+         "body": {"previousValidFor": 0}}]
     # a null merge patch deletes the entry, as ConfigStoreClient.patch_config does
     assert batch.patch_config(APP, OBJ, None).wire() == \
         {"method": "DELETE", "path": ENTRY, "accept": [404]}
@@ -136,6 +143,13 @@ class _StandIn:
         self.objects.append(uuid or KLASS)
         return self.objects[-1]
 
+    def find_principal(self, name: str) -> str | None:
+        return OBJ if name == "edge" else None
+
+    def generate_password(self, principal: str, *,
+                          previous_valid_for: float | None = None) -> str:
+        return f"pw-{principal}-{previous_valid_for}"
+
 
 def test_a_stand_in_replays_a_batch_as_its_single_calls() -> None:
     fake = _StandIn()
@@ -146,6 +160,10 @@ def test_a_stand_in_replays_a_batch_as_its_single_calls() -> None:
     assert [(r.status, r.etag, r.body) for r in results] == [
         (200, None, {"uuid": OBJ}), (204, "etag-1", None), (200, None, {"a": 1}),
         (404, None, None), (404, None, {"error": "no such entry"})]
+    found = batch.replay(fake, [batch.find_principal("edge"), batch.find_principal("other"),
+                                batch.generate_password(OBJ, previous_valid_for=5)])
+    assert [(r.status, r.body) for r in found] == [
+        (200, OBJ), (404, None), (200, {"password": f"pw-{OBJ}-5"})]
     with pytest.raises(PreconditionFailed) as failed:
         batch.replay(fake, [batch.get_config(APP, OBJ),
                             batch.put_config(APP, OBJ, 2, if_none_match="*")])

@@ -13,7 +13,6 @@ Pull on Edge clusters, ReadApp and WriteApp on the Edge cluster status app.
 from __future__ import annotations
 
 from dataclasses import replace
-from urllib.parse import quote
 
 from fplus.config_store import uuids
 from fplus.config_store.client import BatchOp, batch
@@ -56,9 +55,7 @@ def removal_ops(principal: str, *, gone_ok: bool = False) -> list[BatchOp]:
 def named_op(role: Role, cluster_name: str) -> BatchOp:
     """A batch operation finding the principal with the role's name for a cluster (its
     result's body is the uuid; 404: none)."""
-    name = role.principal_name(cluster_name)
-    kind = "kerberos" if "@" in name else "login"
-    return BatchOp("GET", f"/v2/identity/{kind}/{quote(name, safe='@')}", accept=(404,))
+    return batch.find_principal(role.principal_name(cluster_name))
 
 
 def serves(cs: ConfigDB, principal: str, cluster: str) -> bool:

@@ -22,11 +22,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from fplus import bootstrap
 from fplus.config_store import uuids
-from fplus.config_store.client import BatchOp, ConfigStoreClient, ConfigStoreError
+from fplus.config_store.client import BatchOp, ConfigStoreClient, ConfigStoreError, batch
 from fplus.templating import TemplateError, render
 
 from ..formats.flux_export import FluxExport, FluxExportError, read_flux_export
@@ -227,5 +226,4 @@ def rotation_op(principal: str, grace: float) -> BatchOp:
     """The batch operation giving ``principal`` a new server-generated password (in its
     result's body), the previous one kept for ``grace`` seconds or until the new one is
     used: :meth:`ConfigStoreClient.generate_password` with ``previous_valid_for``."""
-    return BatchOp("POST", f"/v2/principal/{quote(principal, safe='')}/password",
-                   {"previousValidFor": grace})
+    return batch.generate_password(principal, previous_valid_for=grace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._paths import seg
+from ._paths import identity_path, password_path, seg
 from ._transport import Transport
 from .errors import ConfigStoreError, Unauthorized
 
@@ -104,7 +104,7 @@ class AuthApi:
         valid until then or until the new one is first used to log in, whichever is first,
         and tokens already issued stay valid: a running client is not cut off.
         """
-        path = f"/v2/principal/{seg(principal)}/password"
+        path = password_path(principal)
         if previous_valid_for is None:
             body = self._t.call("POST", path)
         else:
@@ -120,8 +120,7 @@ class AuthApi:
     def find_principal(self, name: str) -> str | None:
         """The uuid of the principal with Kerberos name ``name`` (``name@REALM``) or login
         name ``name``, or None."""
-        kind = "kerberos" if "@" in name else "login"
-        return self._t.call_or_none("GET", f"/v2/identity/{kind}/{seg(name)}")
+        return self._t.call_or_none("GET", identity_path(name))
 
     def add_grant(
         self,

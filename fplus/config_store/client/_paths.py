@@ -1,4 +1,4 @@
-"""URL path segments, search query encoding and ETag conditions."""
+"""URL paths and their segments, search query encoding and ETag conditions."""
 
 from __future__ import annotations
 
@@ -11,6 +11,23 @@ from urllib.parse import quote
 def seg(value: str) -> str:
     """Quote one path segment (UUIDs pass unchanged)."""
     return quote(str(value), safe="@")
+
+
+def entry_path(app: str, obj: str) -> str:
+    """The path of the ``app`` entry of ``obj``."""
+    return f"/v2/app/{seg(app)}/object/{seg(obj)}"
+
+
+def identity_path(name: str) -> str:
+    """The path finding the principal with Kerberos name ``name`` (``name@REALM``) or login
+    name ``name``."""
+    kind = "kerberos" if "@" in name else "login"
+    return f"/v2/identity/{kind}/{seg(name)}"
+
+
+def password_path(principal: str) -> str:
+    """The path giving ``principal`` a server-generated password."""
+    return f"/v2/principal/{seg(principal)}/password"
 
 
 def search_params(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._auth_api import principal_body
-from ._paths import conditions, seg
+from ._paths import conditions, entry_path, identity_path, password_path, seg
 from ._transport import strip_etag
 from .errors import ConfigStoreError, NotFound
 
@@ -88,20 +88,16 @@ def _accept(absent_ok: bool) -> tuple[int, ...]:
     return (404,) if absent_ok else ()
 
 
-def _entry(app: str, obj: str) -> str:
-    return f"/v2/app/{seg(app)}/object/{seg(obj)}"
-
-
 def get_config(app: str, obj: str, *, absent_ok: bool = True) -> BatchOp:
     """Read an entry (its result's ``body``; a 404 when absent and ``absent_ok``)."""
-    return BatchOp("GET", _entry(app, obj), accept=_accept(absent_ok),
+    return BatchOp("GET", entry_path(app, obj), accept=_accept(absent_ok),
                    call=("get_config", (app, obj), {}))
 
 
 def put_config(app: str, obj: str, value: Any, if_match: str | None = None,
                if_none_match: str | None = None) -> BatchOp:
     """Create or replace an entry (``if_none_match="*"``: only if absent)."""
-    return BatchOp("PUT", _entry(app, obj), value, conditions(if_match, if_none_match),
+    return BatchOp("PUT", entry_path(app, obj), value, conditions(if_match, if_none_match),
                    call=("put_config", (app, obj, value),
                          _given(if_match=if_match, if_none_match=if_none_match)))
 
@@ -110,14 +106,14 @@ def patch_config(app: str, obj: str, patch: Any, if_match: str | None = None) ->
     """Apply a JSON merge patch to an entry (created from ``{}`` if absent)."""
     if patch is None:  # as the single call: a null patch deletes the entry
         return delete_config(app, obj, if_match=if_match)
-    return BatchOp("PATCH", _entry(app, obj), patch, conditions(if_match),
+    return BatchOp("PATCH", entry_path(app, obj), patch, conditions(if_match),
                    call=("patch_config", (app, obj, patch), _given(if_match=if_match)))
 
 
 def delete_config(app: str, obj: str, *, absent_ok: bool = True,
                   if_match: str | None = None) -> BatchOp:
     """Delete an entry; already absent is fine when ``absent_ok`` (and no ``if_match``)."""
-    return BatchOp("DELETE", _entry(app, obj), headers=conditions(if_match),
+    return BatchOp("DELETE", entry_path(app, obj), headers=conditions(if_match),
                    accept=_accept(absent_ok and if_match is None),
                    call=("delete_config", (app, obj), _given(if_match=if_match)))
 
@@ -185,6 +181,22 @@ def delete_principal(principal: str, *, absent_ok: bool = True) -> BatchOp:
                    call=("delete_principal", (principal,), {}))
 
 
+def find_principal(name: str) -> BatchOp:
+    """Find the principal with Kerberos or login name ``name`` (its result's body is the
+    uuid; a 404, accepted: none)."""
+    return BatchOp("GET", identity_path(name), accept=(404,),
+                   call=("find_principal", (name,), {}))
+
+
+def generate_password(principal: str, *, previous_valid_for: float | None = None) -> BatchOp:
+    """Give ``principal`` a new server-generated password (in its result's body, under
+    ``password``); ``previous_valid_for`` as the single call takes it."""
+    body = _NO_BODY if previous_valid_for is None else {"previousValidFor": previous_valid_for}
+    return BatchOp("POST", password_path(principal), body,
+                   call=("generate_password", (principal,),
+                         _given(previous_valid_for=previous_valid_for)))
+
+
 def replay(target: Any, ops: Sequence[BatchOp]) -> list[BatchResult]:
     """Run ``ops`` as the single calls they are (:attr:`BatchOp.call`) on ``target``, an
     in-memory stand-in for the client, with the results the batch would give: a created
@@ -205,14 +217,16 @@ def replay(target: Any, ops: Sequence[BatchOp]) -> list[BatchResult]:
                 raise
             results.append(BatchResult(exc.status, None, exc.body))
             continue
-        if name == "get_config" and value is None:
+        if name in ("get_config", "find_principal") and value is None:
             if 404 not in op.accept:
-                error = NotFound(404, None, f"operation {index}: no such entry")
+                error = NotFound(404, None, f"operation {index}: not found")
                 error.index = index
                 raise error
             results.append(BatchResult(404, None, None))
-        elif name == "get_config":
+        elif name in ("get_config", "find_principal"):
             results.append(BatchResult(200, None, value))
+        elif name == "generate_password":
+            results.append(BatchResult(200, None, {"password": value}))
         elif name in ("create_object", "create_principal"):
             body = {"uuid": value} | ({"name": args[0]} if name == "create_principal" else {})
             results.append(BatchResult(200, None, body))
@@ -224,5 +238,5 @@ def replay(target: Any, ops: Sequence[BatchOp]) -> list[BatchResult]:
 
 __all__ = ["BatchOp", "BatchResult", "add_member", "add_subclass", "create_object",
            "create_principal", "delete_config", "delete_object", "delete_principal",
-           "get_config", "patch_config", "put_config", "remove_member", "remove_subclass",
-           "replay"]
+           "find_principal", "generate_password", "get_config", "patch_config", "put_config",
+           "remove_member", "remove_subclass", "replay"]

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from ..uuids import App
 from ._auth_api import AuthApi
 from ._paths import conditions as _conditions
-from ._paths import search_params, seg
+from ._paths import entry_path, search_params, seg
 from ._transport import MERGE_PATCH, Credentials, Send, Transport, parse_body, strip_etag
 from .batch import BatchOp, BatchResult
 from .errors import (
@@ -159,18 +159,14 @@ class ConfigStoreClient(AuthApi):
 
     # -- config entries -------------------------------------------------------
 
-    @staticmethod
-    def _entry(app: str, obj: str) -> str:
-        return f"/v2/app/{seg(app)}/object/{seg(obj)}"
-
     def get_config(self, app: str, obj: str) -> Any | None:
         """The entry of ``app`` for ``obj``, or None if absent."""
-        return self._t.call_or_none("GET", self._entry(app, obj))
+        return self._t.call_or_none("GET", entry_path(app, obj))
 
     def get_config_with_etag(self, app: str, obj: str) -> tuple[Any | None, str | None]:
         """``(value, etag)`` of an entry; ``(None, None)`` if absent."""
         try:
-            resp = self._t.request("GET", self._entry(app, obj))
+            resp = self._t.request("GET", entry_path(app, obj))
         except NotFound:
             return None, None
         return parse_body(resp), strip_etag(resp.headers.get("ETag"))
@@ -186,7 +182,7 @@ class ConfigStoreClient(AuthApi):
     ) -> str | None:
         """Create or replace an entry; return its new etag if the server sent one."""
         resp = self._t.request(
-            "PUT", self._entry(app, obj), body=value,
+            "PUT", entry_path(app, obj), body=value,
             headers=_conditions(if_match, if_none_match),
         )
         return strip_etag(resp.headers.get("ETag"))
@@ -195,7 +191,7 @@ class ConfigStoreClient(AuthApi):
         """Create or replace an entry as the caller whose ``Authorization`` header is given
         (forwarded as is, never kept): the Config Store checks the caller's own grants, not
         this client's."""
-        self._t.request("PUT", self._entry(app, obj), body=value, auth=False,
+        self._t.request("PUT", entry_path(app, obj), body=value, auth=False,
                         headers={"Authorization": authorization})
 
     def patch_config(
@@ -206,7 +202,7 @@ class ConfigStoreClient(AuthApi):
             self.delete_config(app, obj, if_match=if_match)
             return None
         resp = self._t.request(
-            "PATCH", self._entry(app, obj), body=patch, content_type=MERGE_PATCH,
+            "PATCH", entry_path(app, obj), body=patch, content_type=MERGE_PATCH,
             headers=_conditions(if_match),
         )
         return strip_etag(resp.headers.get("ETag"))
@@ -214,7 +210,7 @@ class ConfigStoreClient(AuthApi):
     def delete_config(self, app: str, obj: str, *, if_match: str | None = None) -> None:
         """Delete an entry; already absent is fine unless ``if_match`` is given."""
         try:
-            self._t.request("DELETE", self._entry(app, obj), headers=_conditions(if_match))
+            self._t.request("DELETE", entry_path(app, obj), headers=_conditions(if_match))
         except NotFound:
             if if_match is not None:
                 raise
