@@ -232,8 +232,10 @@ class Core:
 
     def reader(self) -> Reader:
         """Queries outside a write; inside a batch, through its transaction (what earlier
-        operations of the batch wrote is seen)."""
-        return self.batch_writer() or self.storage.reader()
+        operations of the batch wrote is seen); inside a :meth:`read_batch`, through its
+        snapshot."""
+        return (self.batch_writer() or self._snapshots.get(threading.get_ident())
+                or self.storage.reader())
 
     def batch_writer(self) -> Writer | None:
         """The write of the batch the calling thread runs, if any."""
