@@ -3,6 +3,7 @@ the CA carried to the edge by the bootstrap script (Flux's GitRepository Secret,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -23,7 +24,9 @@ from tests.test_readme import walkthrough, walkthrough_env
 def _wait_up(url: str, ca: Path, stack: subprocess.Popen, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert stack.poll() is None, "up exited"
+        if stack.poll() is not None:  # say why (a port taken meanwhile, say)
+            err = stack.stderr.read() if stack.stderr is not None else ""
+            raise AssertionError(f"up exited with {stack.returncode}: {err[-2000:]}")
         try:
             if requests.get(url, timeout=1, verify=str(ca)).ok:
                 return
@@ -79,7 +82,8 @@ def test_readme_walkthrough_over_https(tmp_path: Path) -> None:
                                                          "password": password},
                                 allow_redirects=False, timeout=10, verify=str(ca))
     finally:
-        os.killpg(stack.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # already exited: _wait_up said why
+            os.killpg(stack.pid, signal.SIGTERM)
         out, err = stack.communicate(timeout=30)
     assert untrusted.returncode == 60  # curl: the certificate is not from a CA it trusts
     assert plain.returncode != 0  # HTTPS only on that port

@@ -5,6 +5,7 @@ first, and with a private CA the printed command pins it (real curl and sh throu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.server
 import json
@@ -197,7 +198,8 @@ def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
         _wait_up(f"{cm}/ping", ca, up)
         yield cm, f"https://127.0.0.1:{port + 1}", ca
     finally:
-        os.killpg(up.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # already exited: _wait_up said why
+            os.killpg(up.pid, signal.SIGTERM)
         up.communicate(timeout=30)
 
 
