@@ -58,6 +58,7 @@ class ClusterRepos:
         self._lock = threading.Lock()
         self._paths: dict[str, Path] = {}
         """Each cluster's repo on this machine, worked out once (a seal asks for it)."""
+        self._written: list[Callable[[str], None]] = []
 
     def claim(self, cluster: str, name: str) -> None:
         """Refuse (:class:`RepoTaken`) if the repo ``cluster`` would be named ``name`` is
@@ -73,11 +74,19 @@ class ClusterRepos:
     def _base(self) -> str:
         return (self.settings.git_internal_url or self.settings.git_url).rstrip("/")
 
+    def on_write(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(cluster)`` after each :meth:`write` to the cluster's repo."""
+        self._written.append(listener)
+
     def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
         """Apply ``changes`` to the cluster's ``main`` branch as one commit (or none)."""
         if self._on_disk():
-            return writer_for(self._local(cluster)).apply(changes, message)
-        return self._remote_writer(cluster).apply(changes, message)
+            result = writer_for(self._local(cluster)).apply(changes, message)
+        else:
+            result = self._remote_writer(cluster).apply(changes, message)
+        for listener in self._written:  # even unchanged: a batch it joined may have moved
+            listener(cluster)
+        return result
 
     def read_dir(self, cluster: str, prefix: str,
                  keep: Callable[[str], bool] | None = None) -> dict[str, bytes]:

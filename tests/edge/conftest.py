@@ -182,9 +182,18 @@ def wait_applied(edge: Edge, fplus: Fplus, name: str, timeout: float = 240) -> s
     cluster = fplus.json("cluster", "get", name)
     namespace, head = cluster["spec"]["namespace"], cluster["repoCommit"]
     reconcile_now(edge, namespace, "gitrepository/self-link")
-    wait_for(lambda: (edge.plane.get("-n", namespace, "kustomization/self-link") or {})
-             .get("status", {}).get("lastAppliedRevision") == f"main@sha1:{head}",
-             timeout=timeout, what=f"{name}'s edge to apply {head}")
+    try:
+        wait_for(lambda: (edge.plane.get("-n", namespace, "kustomization/self-link") or {})
+                 .get("status", {}).get("lastAppliedRevision") == f"main@sha1:{head}",
+                 timeout=timeout, what=f"{name}'s edge to apply {head}")
+    except AssertionError as exc:  # say where Flux stands, and whether the head moved on
+        now = fplus.json("cluster", "get", name)["repoCommit"]
+        source, applied = (edge.plane.get("-n", namespace, f"{kind}/self-link") or {}
+                           for kind in ("gitrepository", "kustomization"))
+        raise AssertionError(
+            f"{exc}; the repo is now at {now}; GitRepository artifact "
+            f"{source.get('status', {}).get('artifact', {}).get('revision')}, "
+            f"{condition(source)}; Kustomization {condition(applied)}") from None
     return head
 
 

@@ -105,6 +105,7 @@ def build(plan: Plan) -> Served:
                            in_turn(reconciler.stop, resealer.stop, fleet.stop))
     metrics.track_leadership(elector.status)
     heads = RepoHeads(repos.head)
+    repos.on_write(heads.forget)  # a commit shows in the cluster's status at once
     fleet_rows = FleetRows(cs)
     metrics.track_sync(FleetSync(cs, heads).counts)
     metrics.track_fleet(FleetStates(cs).counts)

@@ -16,12 +16,18 @@ log = logging.getLogger(__name__)
 class RepoHeads:
     """``get(cluster)``: the head of the cluster's ``main`` branch, asked of Git at most once
     every ``ttl`` seconds per cluster (the remote case is a network round trip); None when
-    the repo has no commit or Git cannot be asked (logged, never raised)."""
+    the repo has no commit or Git cannot be asked (logged, never raised). Commits another
+    process makes show within ``ttl``; this process's own, once :meth:`forget` is called."""
 
     def __init__(self, read: Callable[[str], str | None], ttl: float = 2.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._read = read
         self._known = TTLCache(ttl, max_items=4096, clock=clock)
+
+    def forget(self, cluster: str) -> None:
+        """The cluster's repo was written to: ask Git again next time (so a commit this
+        process made shows at once)."""
+        self._known.forget(cluster)
 
     def get(self, cluster: str) -> str | None:
         try:

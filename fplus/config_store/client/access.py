@@ -32,26 +32,33 @@ class TTLCache:
         self.ttl, self.max_items, self._clock = ttl, max_items, clock
         self._lock = threading.Lock()
         self._items: dict[str, tuple[float, Any]] = {}
+        self._forgets = 0
+        """How many :meth:`forget` calls there were: a value computed across one is not
+        remembered, as it may be from before what made the caller forget."""
 
     def get(self, key: str, compute: Callable[[], Any], *, fresh: bool = False) -> Any:
         """The remembered value of ``key``, else (or if ``fresh``) ``compute()``
-        (remembered)."""
+        (remembered unless :meth:`forget` was called meanwhile)."""
         now = self._clock()
         with self._lock:
-            hit = self._items.get(key)
+            hit, forgets = self._items.get(key), self._forgets
         if hit and hit[0] > now and not fresh:
             return hit[1]
         value = compute()
         with self._lock:
+            if self._forgets != forgets:
+                return value
             if len(self._items) >= self.max_items:
                 self._items = {k: v for k, v in self._items.items() if v[0] > now}
             self._items[key] = (now + self.ttl, value)
         return value
 
     def forget(self, key: str) -> None:
-        """Drop what is remembered of ``key``."""
+        """Drop what is remembered of ``key``; a computation under way when this is called
+        is not remembered either."""
         with self._lock:
             self._items.pop(key, None)
+            self._forgets += 1
 
 
 @dataclass(frozen=True)
