@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard
 
 from .dbfile import UnusableDatabase
-from .errors import StorageUnavailable
+from .errors import StorageBusy, StorageUnavailable
 from .queries import Reader
 from .rows import AuditRow, Change, GrantRow, LoginRow, ObjectRow, TokenRow
 from .sqlite import SQLiteStorage
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 DB_FILE = "config-store.db"
 
 __all__ = ["DB_FILE", "AuditRow", "Change", "GrantRow", "LoginRow", "ObjectRow", "Outcome",
-           "Reader", "SQLiteStorage", "Storage", "StorageUnavailable", "TokenRow",
+           "Reader", "SQLiteStorage", "Storage", "StorageBusy", "StorageUnavailable", "TokenRow",
            "UnusableDatabase", "Writer", "is_replicated", "open_storage", "parse_database_url"]
 
 

@@ -9,6 +9,11 @@ class StorageUnavailable(RuntimeError):
     itself, when (as for any database client) the outcome is unknown until read again."""
 
 
+class StorageBusy(StorageUnavailable):
+    """Every pooled connection stayed in use while the request waited: the database is
+    reachable, so the breaker stays closed (answered 503 like an unreachable database)."""
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of ``exc``'s message ("" if it has none): a database error's message
     can run over several lines of detail."""

@@ -29,7 +29,7 @@ import psycopg_pool
 from fplus.serving.dburl import redacted
 
 from ..dbfile import UnusableDatabase
-from ..errors import StorageUnavailable, first_line
+from ..errors import StorageBusy, StorageUnavailable, first_line
 from ..queries import ENTRY_QUERY, Reader
 from ..rows import Change
 from ..writes import Writer
@@ -45,7 +45,9 @@ POOL_TIMEOUT_S = 5.0
 """How long a request waits for a connection before answering 503."""
 BREAK_S = 1.0
 """After the database failed, how long requests answer 503 at once instead of waiting
-(writes queued behind a failed one get their 503 together, not one pool timeout each)."""
+(writes queued behind a failed one get their 503 together, not one pool timeout each). A
+wait for a connection that times out while the pool holds all of them, all in use, is
+congestion, not a failure: that request gets its 503 and the breaker stays closed."""
 
 
 _Read = tuple[tuple[str, str], Sequence[Any] | None] | None
@@ -138,7 +140,8 @@ class PostgresStorage:
         found unreachable less than :data:`BREAK_S` ago."""
         if time.monotonic() < self._broken_until:
             raise StorageUnavailable(self._broken_reason)
-        with self._breaking(), self._connections().connection() as conn:
+        pool = self._connections()
+        with self._breaking(), _busy_refused(pool), pool.connection() as conn:
             yield conn
 
     @contextmanager
@@ -148,6 +151,8 @@ class PostgresStorage:
         try:
             with translated():
                 yield
+        except StorageBusy:
+            raise
         except StorageUnavailable as exc:
             now = time.monotonic()
             if now >= self._broken_until:  # not the breaker's own refusal: no extension
@@ -305,3 +310,17 @@ class PostgresStorage:
         if self._pool is not None and self._pool_pid == os.getpid():
             self._pool.close()
         self._pool = None
+
+
+@contextmanager
+def _busy_refused(pool: psycopg_pool.ConnectionPool) -> Iterator[None]:
+    """A wait for a connection that times out while the pool has all it may have (all in
+    use) as :class:`StorageBusy`; one timing out short of that (connections failing to open)
+    stays a failure."""
+    try:
+        yield
+    except psycopg_pool.PoolTimeout:
+        if pool.get_stats().get("pool_size", 0) < pool.max_size:
+            raise
+        raise StorageBusy(f"the database's {pool.max_size} connections stayed in use for "
+                          f"{pool.timeout:g} s (--database-pool)") from None
