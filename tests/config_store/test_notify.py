@@ -335,6 +335,26 @@ def test_search_without_filter(ws: RawNotify, admin: Api, new_app: str) -> None:
     assert ws.next(sub) == {"status": 200, "child": b, "response": {"status": 404}, "uuid": sub}
 
 
+def test_each_new_search_starts_from_the_entries_as_they_are(
+        ws: RawNotify, admin: Api, new_app: str) -> None:
+    """Searches of one app share what was read for the first until the app changes."""
+    a, b = device(admin), device(admin)
+    etag_a = put(admin, new_app, a, {"n": 1})
+    first = ws.search(app_parent(new_app))
+    assert ws.next(first)["children"] == {a: ok({"n": 1}, etag_a)}
+    again = ws.search(app_parent(new_app))
+    assert ws.next(again)["children"] == {a: ok({"n": 1}, etag_a)}
+
+    etag_b = put(admin, new_app, b, {"n": 2})
+    etag_a = patch(admin, new_app, a, {"m": 3})
+    after_writes = ws.search(app_parent(new_app))
+    assert ws.next(after_writes)["children"] == {a: ok({"n": 1, "m": 3}, etag_a),
+                                                 b: ok({"n": 2}, etag_b)}
+    delete(admin, new_app, b)
+    after_delete = ws.search(app_parent(new_app))
+    assert ws.next(after_delete)["children"] == {a: ok({"n": 1, "m": 3}, etag_a)}
+
+
 def test_search_of_an_empty_app_and_of_an_unknown_app(ws: RawNotify, new_app: str) -> None:
     sub = ws.search(app_parent(new_app))
     assert ws.next(sub) == {"status": 201, "response": {"status": 204}, "children": {},

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import uuids
 from .._storage import UnusableDatabase, is_replicated, open_storage
+from .configdb.app_entries import AppEntries
 from .configdb.schemas import SchemaCache
 from .configdb.seed import seed
 from .core.credentials import hash_password, verify_password
@@ -27,10 +28,12 @@ PASSWORD_FILE = "admin-password"  # noqa: S105 - a file name
 
 @dataclass
 class Store:
-    """An open Config Store: shared state plus the schema cache."""
+    """An open Config Store: shared state plus the schema and app-entry caches."""
 
     core: Core
     schemas: SchemaCache
+    app_entries: AppEntries
+    """Apps' entries between changes, for notify searches."""
     data_dir: Path
     replication: Replication | None = None
     """Following other replicas' writes (a shared database only); started by the server."""
@@ -74,8 +77,8 @@ def load_store(data_dir: Path, root: str | None, database: str | None = None,
     core = Core(storage)
     core.acl.root = root
     replication = Replication(core, storage) if is_replicated(storage) else None
-    return Store(core, SchemaCache(core.storage, core.events, core.batch_schema), data_dir,
-                 replication)
+    return Store(core, SchemaCache(core.storage, core.events, core.batch_schema),
+                 AppEntries(core.storage, core.events), data_dir, replication)
 
 
 def _ensure_root(core: Core, data_dir: Path, admin_password: str | None) -> str:

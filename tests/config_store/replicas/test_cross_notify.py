@@ -59,6 +59,20 @@ def test_watch_and_search_on_b_follow_put_patch_and_delete_through_a(pair: Repli
                                    "uuid": search}
 
 
+def test_a_search_opened_on_b_after_a_write_through_a_shows_it(pair: Replicas) -> None:
+    """B remembers an app's entries for its searches: a write through A still reaches a
+    search opened on B afterwards, in its initial state or as the next update."""
+    a = pair.admin(0)
+    app, obj = app_and_object(pair)
+    with RawNotify.login(pair.admin(1)) as ws:
+        assert ws.next(ws.search(app_parent(app)))["children"] == {}  # B reads, remembers
+        etag = put(a, app, obj, {"v": 1})
+        search = ws.search(app_parent(app))
+        first = ws.next(search)
+        seen = first["children"].get(obj) or ws.next(search)["response"]
+        assert seen == ok({"v": 1}, etag), first
+
+
 def test_deleting_the_object_through_a_reaches_bs_watch(pair: Replicas) -> None:
     a = pair.admin(0)
     app, obj = app_and_object(pair)

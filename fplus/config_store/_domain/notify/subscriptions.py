@@ -167,7 +167,7 @@ class AppSearch(Sub):
         core = self.store.core
         if core.graph.get(self.app) is None:
             return [{"response": {"status": 404}}]
-        entries = core.storage.reader().config_entries(self.app)
+        entries = self.store.app_entries.get(self.app)
         visible = [(o, t, e) for o, t, e in entries if self._visible(o)]
         if not self.can(P.ReadApp, self.app) and not visible:
             self.no_access, self.selected = True, set()
