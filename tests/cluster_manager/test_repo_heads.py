@@ -50,3 +50,14 @@ def test_a_value_computed_across_a_forget_is_not_remembered() -> None:
     assert got == ["before"]  # the reader that asked first gets what it read
     assert cache.get("k", lambda: "after") == "after"
     assert cache.get("k", lambda: "never asked") == "after"
+
+
+def test_forgetting_one_key_keeps_what_is_computed_for_another() -> None:
+    cache = TTLCache(3600)
+
+    def compute() -> str:
+        cache.forget("other")  # another cluster's repo was written meanwhile
+        return "v"
+
+    assert cache.get("k", compute) == "v"
+    assert cache.get("k", lambda: "never asked") == "v"

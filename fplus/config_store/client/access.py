@@ -32,33 +32,39 @@ class TTLCache:
         self.ttl, self.max_items, self._clock = ttl, max_items, clock
         self._lock = threading.Lock()
         self._items: dict[str, tuple[float, Any]] = {}
-        self._forgets = 0
-        """How many :meth:`forget` calls there were: a value computed across one is not
-        remembered, as it may be from before what made the caller forget."""
+        self._computing: dict[str, object] = {}
+        """The latest computation under way per key; :meth:`forget` drops it, so a value
+        computed from before what made the caller forget is not remembered."""
 
     def get(self, key: str, compute: Callable[[], Any], *, fresh: bool = False) -> Any:
         """The remembered value of ``key``, else (or if ``fresh``) ``compute()``
-        (remembered unless :meth:`forget` was called meanwhile)."""
-        now = self._clock()
+        (remembered unless :meth:`forget` of ``key`` was called meanwhile)."""
+        now, mine = self._clock(), object()
         with self._lock:
-            hit, forgets = self._items.get(key), self._forgets
-        if hit and hit[0] > now and not fresh:
-            return hit[1]
-        value = compute()
-        with self._lock:
-            if self._forgets != forgets:
-                return value
-            if len(self._items) >= self.max_items:
-                self._items = {k: v for k, v in self._items.items() if v[0] > now}
-            self._items[key] = (now + self.ttl, value)
+            hit = self._items.get(key)
+            if hit and hit[0] > now and not fresh:
+                return hit[1]
+            self._computing[key] = mine
+        computed = False
+        try:
+            value = compute()
+            computed = True
+        finally:
+            with self._lock:
+                if self._computing.get(key) is mine:  # no forget, no later computation
+                    del self._computing[key]
+                    if computed:
+                        if len(self._items) >= self.max_items:
+                            self._items = {k: v for k, v in self._items.items() if v[0] > now}
+                        self._items[key] = (now + self.ttl, value)
         return value
 
     def forget(self, key: str) -> None:
-        """Drop what is remembered of ``key``; a computation under way when this is called
-        is not remembered either."""
+        """Drop what is remembered of ``key``; a computation of it under way is not
+        remembered either."""
         with self._lock:
             self._items.pop(key, None)
-            self._forgets += 1
+            self._computing.pop(key, None)
 
 
 @dataclass(frozen=True)
