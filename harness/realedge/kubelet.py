@@ -53,7 +53,7 @@ class PodRun:
         return self.ports.setdefault(name, free_port())
 
     def args(self, overrides: dict[str, str]) -> list[str]:
-        """The container's args without the flags we override, then ours."""
+        """The container's args without the flags we override, then ours (container paths)."""
         kept, skip_value = [], False
         for arg in self.container.get("args") or []:
             if skip_value:
@@ -70,30 +70,47 @@ class PodRun:
 VALUE_FLAGS = {"--listen-addr", "--listen-metrics-addr"}  # given as two args by the chart
 
 
-def _flux(binary: str) -> Callable[[PodRun], list[str]]:
-    def argv(run: PodRun) -> list[str]:
+@dataclass(frozen=True)
+class HostCommand:
+    """The host side of a command (interpreter, binary, module) and the Pod's arguments.
+
+    Only ``pod_args`` come from the Pod spec, so only they name container paths that the
+    kubelet maps to the volume directories holding them; the host side is a host path
+    already, wherever the checkout lives (under ``/tmp`` too, where a Pod may mount an
+    emptyDir).
+    """
+
+    host: list[str]
+    pod_args: list[str]
+
+    def argv(self, mounts: dict[str, Path]) -> list[str]:
+        return [*self.host, *(_rewrite_arg(a, mounts) for a in self.pod_args)]
+
+
+def _flux(binary: str) -> Callable[[PodRun], HostCommand]:
+    def command(run: PodRun) -> HostCommand:
         overrides = {"--metrics-addr": f"127.0.0.1:{run.port('metrics')}",
                      "--health-addr": f"127.0.0.1:{run.port('health')}",
                      "--enable-leader-election": "false", "--events-addr": ""}
         if binary == "source-controller":  # --storage-path stays: its volume is a directory
             storage = f"127.0.0.1:{run.port('storage')}"
             overrides |= {"--storage-addr": storage, "--storage-adv-addr": storage}
-        return [str(edgetools.binary(binary)), *run.args(overrides)]
-    return argv
+        return HostCommand([str(edgetools.binary(binary))], run.args(overrides))
+    return command
 
 
-def _sealed_secrets(run: PodRun) -> list[str]:
-    return [str(edgetools.binary("controller", of="sealed-secrets")), *run.args({
+def _sealed_secrets(run: PodRun) -> HostCommand:
+    return HostCommand([str(edgetools.binary("controller", of="sealed-secrets"))], run.args({
         "--listen-addr": f"127.0.0.1:{run.port('http')}",
-        "--listen-metrics-addr": f"127.0.0.1:{run.port('metrics')}"})]
+        "--listen-metrics-addr": f"127.0.0.1:{run.port('metrics')}"}))
 
 
-def _edge_sync(run: PodRun) -> list[str]:
-    return [sys.executable, "-m", "fplus.edge_sync.cli", "run", *run.args({})]
+def _edge_sync(run: PodRun) -> HostCommand:
+    return HostCommand([sys.executable, "-m", "fplus.edge_sync.cli", "run"], run.args({}))
 
 
 # Image repository (last path segment, without tag) → the host command that stands for it.
-HOST_IMAGES: dict[str, Callable[[PodRun], list[str]]] = {
+HOST_IMAGES: dict[str, Callable[[PodRun], HostCommand]] = {
     "source-controller": _flux("source-controller"),
     "kustomize-controller": _flux("kustomize-controller"),
     "helm-controller": _flux("helm-controller"),
@@ -177,7 +194,7 @@ class HostKubelet:
         env = self._env(namespace, name, container, mounts)
         env |= {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
                 "KUBERNETES_SERVICE_PORT": self.api_url.rsplit(":", 1)[1], "HOME": str(workdir)}
-        argv = [_rewrite_arg(a, mounts) for a in HOST_IMAGES[runner](run)]
+        argv = HOST_IMAGES[runner](run).argv(mounts)
         log = self.root / "logs" / f"{namespace}.{name}.log"
         return HostProcess(f"{namespace}/{name}", [
             "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", IN_POD_SETUP,
