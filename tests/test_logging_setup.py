@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.serving.logs import log_level
+from fplus.serving.logs import Throttle, log_level
 
 
 @pytest.mark.parametrize(("value", "level"), [
@@ -56,3 +56,16 @@ def test_commands_refuse_a_bad_log_level_in_one_line(module: str, tmp_path: Path
         "LOG_LEVEL='chatty' is not a log level; use one of DEBUG, INFO, WARNING, ERROR, "
         "CRITICAL"]
     assert not data.exists()  # refused before anything was started or written
+
+
+def test_a_throttle_writes_one_line_per_key_per_window_counting_the_rest() -> None:
+    now = [100.0]
+    throttle = Throttle(every=60.0, clock=lambda: now[0])
+    assert throttle.allow("refused") == 0
+    assert [throttle.allow("refused") for _ in range(5)] == [None] * 5
+    assert throttle.allow("other") == 0  # keys are throttled apart
+    now[0] += 59.9
+    assert throttle.allow("refused") is None
+    now[0] += 0.1
+    assert throttle.allow("refused") == 6  # the next line counts those held back
+    assert throttle.allow("refused") is None

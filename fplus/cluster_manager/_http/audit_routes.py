@@ -6,15 +6,21 @@ else a new one; either is answered in ``X-Request-Id``. After a route listed in
 :data:`ACTIONS` answers (a refusal too), one row is written naming the principal, the action,
 its target as the URL (or, for a create, the answer) names it, and the status. Nothing of a
 request's body or query is recorded: names only, never values or tokens. A request that
-changes nothing (``dryrun``, ``HEAD``) is not recorded.
+changes nothing (``dryrun``, ``HEAD``) is not recorded. Nor is a request whose caller proved
+nothing (a 401, or any answer before a principal or the cluster's bootstrap token was
+checked): rows for those would let anyone fill the table. A bootstrap URL refused as used or
+expired is recorded once per URL and reason (per process): its replays add none.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
+import threading
 import uuid as uuidlib
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +32,7 @@ from fplus.serving.since import parse_since
 
 from ..audit import Entry
 from ..model.apps_and_roles import CONFIG_APP
-from .context import noted_cluster_name, require, services
+from .context import bootstrap_token_proved, noted_cluster_name, require, services
 from .params import only_query
 
 bp = Blueprint("audit", __name__)
@@ -56,9 +62,7 @@ UUID_IN_PATH = re.compile(r"/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 
 def _bootstrap_reason(response: Response) -> str | None:
-    if response.status_code == 401:
-        return "invalid"
-    if response.status_code == 410:
+    if response.status_code == 410:  # a 401 (``invalid`` in older rows) is not recorded
         message = str((response.get_json(silent=True) or {}).get("error", ""))
         return "expired" if "expired" in message else "used"
     return None
@@ -131,7 +135,7 @@ def _record(response: Response) -> Response:
     response.headers[REQUEST_ID] = g.get("request_id") or uuidlib.uuid4().hex
     action = ACTIONS.get(request.endpoint or "")
     log_ = services().audit
-    if action is None or log_ is None or not _changes(action):
+    if action is None or log_ is None or not _changes(action) or not _proved(action, response):
         return response
     try:
         log_.record(_entry(action, response))
@@ -151,6 +155,52 @@ def _changes(action: Action) -> bool:
     return request.blueprint != "console" or "console" in g  # signed in
 
 
+class FirstSeen:
+    """The last ``size`` keys seen (the oldest forgotten first): :meth:`first` is True once
+    per key."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def first(self, key: Hashable) -> bool:
+        """Whether ``key`` is new (it is remembered from now on)."""
+        with self._lock:
+            if key in self._seen:
+                self._seen.move_to_end(key)
+                return False
+            self._seen[key] = None
+            if len(self._seen) > self.size:
+                self._seen.popitem(last=False)
+            return True
+
+
+_REPLAYS = FirstSeen()
+"""Bootstrap URLs refused as used or expired, by token digest and answer."""
+
+
+def _who() -> Any:
+    """The principal the request proved: the API's caller, or the console session's."""
+    return g.get("principal") or getattr(g.get("console"), "caller", None)
+
+
+def _proved(action: Action, response: Response) -> bool:
+    """Whether the request is worth a row: not a 401, and its caller proved (a principal, or
+    the cluster's bootstrap token; a refused one only the first time per URL)."""
+    if response.status_code == 401:
+        return False
+    if _who() is not None:
+        return True
+    if not bootstrap_token_proved():
+        return False
+    if response.status_code < 400:
+        return True
+    token = hashlib.sha256(request.args.get("token", "").encode()).hexdigest()
+    reason = action.reason(response) if action.reason is not None else None
+    return _REPLAYS.first((request.path, token, response.status_code, reason))
+
+
 def _entry(action: Action, response: Response) -> Entry:
     args = request.view_args or {}
     cluster = args.get("cluster")
@@ -167,7 +217,7 @@ def _entry(action: Action, response: Response) -> Entry:
         name = _cluster_name(target)
     if action.kind == "cluster":
         cluster = cluster or target
-    who = g.get("principal") or getattr(g.get("console"), "caller", None)  # signed in
+    who = _who()
     verb = action.name.format(action=args.get("action", ""))
     reason = action.reason(response) if action.reason is not None else None
     return Entry(

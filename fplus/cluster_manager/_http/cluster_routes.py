@@ -13,20 +13,31 @@ from flask import Blueprint, Response, current_app, jsonify, make_response, requ
 from fplus.config_store import uuids
 from fplus.serving import JSONRejected, loads_checked
 from fplus.serving.addresses import is_loopback_url
+from fplus.serving.logs import Throttle
 
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP, SYNC
 from ..model.setup_status import DELETING, FAILED, SetupStatus
 from ..model.sync_state import NOT_COMMISSIONED, UNKNOWN
 from ..services.bootstrap_scripts import refusal_script
+from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.edge_status import read_edge_status
-from ..services.errors import ApiError, BadRequest, Conflict, NotFound
+from ..services.errors import ApiError, BadRequest, Conflict, Gone, NotFound
 from ..services.sealing_keys import SealingKeys, approved
 from ..services.status_view import cluster_status
-from .context import note_cluster_name, repo_head, require, require_view, services
+from .context import (
+    note_bootstrap_token,
+    note_cluster_name,
+    repo_head,
+    require,
+    require_view,
+    services,
+)
 from .params import only_query
 
 bp = Blueprint("clusters", __name__)
 log = logging.getLogger(__name__)
+_REFUSALS = Throttle()
+"""The bootstrap script's refusals logged, by kind: anyone can cause them."""
 
 
 def _setup(cluster: str) -> SetupStatus:
@@ -168,7 +179,7 @@ def bootstrap(cluster: str) -> Response:
     tokens = None if api.public_bootstrap else api.tokens
     try:
         if tokens is not None:
-            tokens.check(cluster, token)  # before anything else: no probing without one
+            _check_token(tokens, cluster, token)  # first: no probing without one
         setup = _ready_setup(cluster)
         if request.method == "HEAD":
             return _script_response("")
@@ -180,14 +191,35 @@ def bootstrap(cluster: str) -> Response:
             api.secrets.keys.arm(cluster)
     except Exception as exc:
         api.metrics.bootstrap.labels("script", "refused").inc()
-        log.info("cluster %s: bootstrap script refused: %s", cluster,
-                 getattr(exc, "message", type(exc).__name__))
+        _log_refusal(cluster, exc)
         if isinstance(exc, ApiError) and _wants_script():
             return _refusal(exc)
         raise
     api.metrics.bootstrap.labels("script", "served").inc()
     log.info("cluster %s: bootstrap script served", cluster)
     return _script_response(script)
+
+
+def _check_token(tokens: BootstrapTokens, cluster: str, token: str | None) -> None:
+    """``tokens.check``, noting for the audit row when ``token`` is the cluster's, even used
+    or expired (a junk token proves nothing: its refusal is not recorded)."""
+    try:
+        tokens.check(cluster, token)
+    except Gone:
+        note_bootstrap_token()
+        raise
+    note_bootstrap_token()
+
+
+def _log_refusal(cluster: str, exc: Exception) -> None:
+    """The refusal's INFO line, at most one a minute per kind of refusal, saying how many
+    like it went unlogged since the last."""
+    held = _REFUSALS.allow(type(exc).__name__)
+    if held is None:
+        return
+    since = f" ({held} more like it since the last such line)" if held else ""
+    log.info("cluster %s: bootstrap script refused: %s%s", cluster,
+             getattr(exc, "message", type(exc).__name__), since)
 
 
 def _wants_script() -> bool:

@@ -78,6 +78,17 @@ def noted_cluster_name(cluster: str) -> str | None:
     return name
 
 
+def note_bootstrap_token() -> None:
+    """The request's bootstrap token is its cluster's (current, used or expired): proof
+    enough of the caller for the request's audit row."""
+    g.bootstrap_token = True
+
+
+def bootstrap_token_proved() -> bool:
+    """Whether the request's bootstrap token was its cluster's (:func:`note_bootstrap_token`)."""
+    return bool(g.get("bootstrap_token"))
+
+
 def repo_head(cluster: str) -> str | None:
     """The commit the cluster's repo is at, if the app knows how to ask."""
     heads = services().heads
