@@ -24,7 +24,7 @@ from ..services.clusters import Configured
 from ..services.deployments import DeploymentService
 from ..services.fleet_rows import FleetRows
 from ..services.fleet_view import FleetPage, FleetQuery, FleetView
-from .context import caller, can_view, repo_head, require, require_view, services
+from .context import acting, caller, can_view, repo_head, require, require_view, services
 from .params import only_query
 
 bp = Blueprint("cluster_api", __name__)
@@ -38,14 +38,14 @@ def create_cluster() -> tuple[Response, int]:
     who = require(uuids.EdgePerm.Clusters, uuids.NULL)
     only_query()
     shape = ("the body must be a JSON object {name, namespace, chart?, bare?, sealedSecrets?, "
-             "fluxVersion?, values?, labels?}")
+             "fluxVersion?, fluxTemplate?, values?, labels?}")
     if not request.is_json:
         raise BadRequest(f"{shape} sent as Content-Type: application/json")
     try:
         body = loads_checked(request.get_data(cache=False))
     except JSONRejected as exc:
         raise BadRequest(f"{shape}: {exc}") from None
-    created = services().clusters.create(body, str(uuidlib.uuid4()), who)
+    created = services().clusters.create(body, str(uuidlib.uuid4()), acting(who))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("clusters.status", cluster=created["uuid"])
     return resp, 201
@@ -96,7 +96,7 @@ def get_cluster(cluster: str) -> Response:
 
 @bp.patch("/v1/cluster/<cluster:cluster>")
 def patch_cluster(cluster: str) -> Response:
-    require(uuids.EdgePerm.Clusters, cluster)
+    who = require(uuids.EdgePerm.Clusters, cluster)
     only_query()
     if request.mimetype not in PATCH_TYPES:
         raise UnsupportedMediaType("the body must be a JSON merge-patch of the configuration, "
@@ -110,7 +110,7 @@ def patch_cluster(cluster: str) -> Response:
     def matches(etag: str) -> bool:
         return tags is not None and (tags.star_tag or tags.contains(etag))
 
-    return _cluster(cluster, services().clusters.edit(cluster, patch,
+    return _cluster(cluster, services().clusters.edit(cluster, patch, acting(who),
                                                       None if tags is None else matches))
 
 

@@ -15,6 +15,7 @@ from ..metrics import Metrics
 from ..model.apps_and_roles import STATUS_APP
 from ..services.bootstrap_scripts import ScriptBuilder
 from ..services.bootstrap_tokens import BootstrapTokens
+from ..services.cluster_grants import Acting
 from ..services.clusters import ClusterService
 from ..services.errors import Forbidden, Unauthorized
 from ..services.fleet_deployments import FleetService
@@ -115,6 +116,11 @@ def require(permission: str, cluster: str, authorization: str | None = None) -> 
                         if cluster != uuids.NULL else
                         "you lack the permission for this on every cluster (a wildcard grant)")
     return who
+
+
+def acting(who: Caller) -> Acting:
+    """``who`` as the services' checks of further grants see it."""
+    return Acting(who, services().access)
 
 
 def can_view(who: Caller, cluster: str) -> bool:

@@ -3,8 +3,8 @@ delete fleet deployments (ours; :mod:`..services.fleet_deployments`); ``/v1/roll
 (``r``: the fleet deployment's uuid, or a cluster rollout's) and its ``pause``, ``resume``
 and ``abort`` (:mod:`..services.rollouts`), and ``promote`` (written as the caller);
 ``POST /v1/rollout`` creates a cluster rollout
-(:mod:`..services.cluster_rollouts`) and ``GET /v1/rollout`` lists the rollouts of both
-kinds.
+(:mod:`..services.cluster_rollouts`; a template's also takes write access to the Flux
+template app) and ``GET /v1/rollout`` lists the rollouts of both kinds.
 
 A fleet deployment reaches any cluster, so changing one takes the wildcard grant of the
 cluster permission (as creating a cluster does); reading takes that, or read access to the
@@ -29,7 +29,7 @@ from ..services.cluster_rollouts import ClusterRolloutService
 from ..services.errors import BadRequest, Forbidden, Unauthorized
 from ..services.fleet_deployments import FleetService
 from ..services.rollouts import RolloutService
-from .context import caller, require, services
+from .context import acting, caller, require, services
 from .params import only_query
 
 bp = Blueprint("fleet", __name__)
@@ -127,10 +127,10 @@ def delete_fleet(fleet: str) -> tuple[Response, int]:
 
 @bp.post("/v1/rollout")
 def create_rollout() -> tuple[Response, int]:
-    _change()
+    who = _change()
     only_query()
     service = ClusterRolloutService(fleet_service().cs)
-    created = service.create(_body(shape=ROLLOUT_SHAPE), str(uuidlib.uuid4()))
+    created = service.create(_body(shape=ROLLOUT_SHAPE), str(uuidlib.uuid4()), acting(who))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("fleet.get_rollout", rollout=created["uuid"])
     return resp, 201

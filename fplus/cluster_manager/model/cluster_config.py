@@ -11,7 +11,7 @@ from typing import Any
 
 import json_merge_patch
 
-from fplus.config_store.uuids import is_uuid
+from fplus.config_store.uuids import NULL, is_uuid
 from fplus.kubenames import LABEL_MAX, is_dns1123_label
 from fplus.kubenames.labels import labels_errors, selector_matches
 
@@ -60,9 +60,11 @@ def config_errors(config: Any) -> dict[str, str]:
                            f"'-', at most {LABEL_MAX} characters), not {value!r}")
     if "chart" in config and not is_uuid(config.get("chart")):
         errors["chart"] = "chart must be a Helm chart template UUID"
-    if "fluxTemplate" in config and not is_uuid(config.get("fluxTemplate")):
+    if "fluxTemplate" in config and (not is_uuid(config["fluxTemplate"])
+                                     or config["fluxTemplate"] == NULL):
         errors["fluxTemplate"] = ("fluxTemplate must be the UUID of an entry in the Flux "
-                                  "template app (the cluster's pinned template)")
+                                  "template app (the cluster's pinned template; null in an "
+                                  "edit: the default), not the nil UUID")
     for flag in ("bare", "sealedSecrets"):
         if not isinstance(config.get(flag, False), bool):
             errors[flag] = f"{flag} must be true or false"

@@ -3,9 +3,11 @@ entry in the Cluster rollout app; the leader paces it (``reconcile.cluster_rollo
 :mod:`.rollouts` reads it.
 
 Every refusal is a 422 naming the field, with nothing written: a malformed body, a listed
-cluster that is not configured, a rollout that targets no cluster. A second unfinished
-rollout of the same kind (``fluxVersion`` or ``fluxTemplate``) is a 409: two would pin or
-write the same clusters against each other.
+cluster that is not configured, a rollout that targets no cluster. A template rollout puts
+its candidate into the clusters' repos, so it takes what writing the Flux template app
+takes (403 naming the grant, :mod:`.cluster_grants`). A second unfinished rollout of the
+same kind (``fluxVersion`` or ``fluxTemplate``) is a 409: two would pin or write the same
+clusters against each other.
 """
 
 from __future__ import annotations
@@ -21,14 +23,13 @@ from ..model.cluster_rollouts import (
     CLUSTER_ROLLOUT_APP,
     CLUSTER_ROLLOUT_CLASS,
     FIELDS,
-    FINISHED,
     request_errors,
-    revision,
     targets,
 )
-from ..model.rollout import ROLLOUT_APP
+from .cluster_grants import Acting, require_template_write
 from .errors import Conflict, Unprocessable
 from .named_entries import create_named_entry
+from .open_rollouts import open_rollouts
 from .rollouts import RolloutService
 
 log = logging.getLogger(__name__)
@@ -60,20 +61,18 @@ class ClusterRolloutService:
     def _check_unfinished(self, entry: dict[str, Any]) -> None:
         """409 if a cluster rollout of the same kind is not finished."""
         kind = next(iter(entry["change"]))
-        select = {"change": "change"}
-        for other, found in (self.cs.search(CLUSTER_ROLLOUT_APP, {}, select) or {}).items():
-            change = (found or {}).get("change")
-            if not isinstance(change, dict) or kind not in change:
-                continue
-            status = self.cs.get_config(ROLLOUT_APP, other)
-            if not (isinstance(status, dict) and status.get("state") in FINISHED
-                    and status.get("revision") == revision({"change": change})):
+        for other, found in sorted(open_rollouts(self.cs).items()):
+            change = found.get("change")
+            if isinstance(change, dict) and kind in change:
                 raise Conflict(f"cluster rollout {other} of a {kind} is not finished: "
                                "wait for it, or abort it, first")
 
-    def create(self, body: Any, uuid: str) -> dict[str, Any]:
-        """Create cluster rollout ``uuid`` (a new uuid) from ``body``; its view."""
+    def create(self, body: Any, uuid: str, creator: Acting) -> dict[str, Any]:
+        """Create cluster rollout ``uuid`` (a new uuid) from ``creator``'s ``body``; its
+        view."""
         entry = self._checked(body)
+        if "fluxTemplate" in entry["change"]:
+            require_template_write(creator, "a Flux template rollout")
         self._check_unfinished(entry)
         entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
             "+00:00", "Z")

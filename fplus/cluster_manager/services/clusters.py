@@ -10,8 +10,11 @@ entry (the reconciler then tears the cluster down, skipping the wait for the edg
 ``force``); redeploy asks for a new commit of the re-rendered repo even when nothing
 changed. Editing merge-patches the configuration entry (only :data:`EDITABLE` fields) and
 writes it with the Config Store's If-Match, so a concurrent edit is never lost; the
-reconciler re-renders the repo when the entry changes. Writing entries directly keeps
-working; this is a convenience over it.
+reconciler re-renders the repo when the entry changes. What a create or an edit takes
+beyond the cluster permission (a Flux template's grant, the wildcard for a label change that
+moves the cluster into or out of a fleet deployment or cluster rollout) is
+:mod:`.cluster_grants`'. Writing entries directly keeps working; this is a convenience over
+it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fplus.config_store import uuids
-from fplus.config_store.client import Caller, ConfigStoreClient
+from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as EntryChanged
 from fplus.config_store.client import Unprocessable as EntryRefused
 
@@ -31,6 +34,7 @@ from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
 from ..model.cluster_config import InvalidConfig, check_config, patched_config
 from ..model.name_claims import NameClaims
 from ..model.setup_status import SetupStatus
+from .cluster_grants import Acting, check_create, check_edit
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessable
 from .status_view import Liveness, derive_phase, edge_text, host_count
@@ -70,16 +74,17 @@ class ClusterService:
         self.quota = quota
         self._changed = changed or (lambda: None)  # after a write: the list reads afresh
 
-    def create(self, body: Any, cluster: str, creator: Caller | None = None) -> dict[str, Any]:
+    def create(self, body: Any, cluster: str, creator: Acting) -> dict[str, Any]:
         """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
-        for ``creator`` (429 when it has created its quota of clusters)."""
+        for ``creator`` (429 when it has created its quota of clusters; 403 when it lacks
+        a grant :func:`.cluster_grants.check_create` asks for)."""
         try:
             config = check_config(body)
         except InvalidConfig as exc:
             raise Unprocessable(str(exc)) from exc
+        check_create(self.cs, creator, config)
         self._check_quota(creator)
-        holder = self.claims.claim(config["name"], cluster,
-                                   creator=creator.uuid if creator else None)
+        holder = self.claims.claim(config["name"], cluster, creator=creator.caller.uuid)
         if holder is not None:
             raise Conflict(f"the name {config['name']!r} is used by cluster {holder}")
         created = False
@@ -96,11 +101,11 @@ class ClusterService:
         log.info("cluster %s (%s): created through the API", cluster, config["name"])
         return {"uuid": cluster, **config, "phase": "Pending"}
 
-    def _check_quota(self, creator: Caller | None) -> None:
+    def _check_quota(self, creator: Acting) -> None:
         """429 if ``creator`` (not root) holds ``quota`` clusters it created (0: no quota)."""
-        if creator is None or creator.root or not self.quota:
+        if creator.caller.root or not self.quota:
             return
-        if self.claims.created_by(creator.uuid) >= self.quota:
+        if self.claims.created_by(creator.caller.uuid) >= self.quota:
             raise TooMany(f"cluster quota reached: a principal may create at most "
                           f"{self.quota} clusters (delete one first)")
 
@@ -144,19 +149,21 @@ class ClusterService:
                            "write a valid one to the Config Store")
         return Configured(config, etag)
 
-    def edit(self, cluster: str, patch: Any,
+    def edit(self, cluster: str, patch: Any, editor: Acting,
              if_match: Callable[[str], bool] | None = None) -> Configured:
-        """Apply the merge-patch ``patch`` to the cluster's configuration entry and return
-        the new one. ``if_match(etag)`` says whether the caller's If-Match names the
+        """Apply ``editor``'s merge-patch ``patch`` to the cluster's configuration entry and
+        return the new one. ``if_match(etag)`` says whether the caller's If-Match names the
         current version (412 if not; None: no If-Match, the patch applies to whatever is
         current). 422 naming the field for a fixed field or an entry that cannot be
-        commissioned. Nothing is written on a refusal."""
+        commissioned; 403 naming the grant for a change :func:`.cluster_grants.check_edit`
+        refuses ``editor``. Nothing is written on a refusal."""
         for _ in range(EDIT_TRIES):
             current = self.configured(cluster)
             try:
                 config = patched_config(current.config, patch)
             except InvalidConfig as exc:
                 raise Unprocessable(str(exc)) from exc
+            check_edit(self.cs, editor, cluster, current.config, config)
             if if_match is not None and not if_match(current.etag):
                 raise PreconditionFailed(
                     f"cluster {cluster}'s configuration changed since it was read (its ETag "

@@ -21,7 +21,7 @@ from ...services.charts import ChartService
 from ...services.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
-from ..context import require, require_view, services
+from ..context import acting, require, require_view, services
 from .deployment_view import cluster_deployments, parse_values
 from .session import (
     clear_cookie,
@@ -138,7 +138,7 @@ def new_cluster() -> Response | tuple[str, int]:
     config, errors = _form_config(request.form)
     if not errors:
         try:
-            created = services().clusters.create(config, str(uuidlib.uuid4()), who)
+            created = services().clusters.create(config, str(uuidlib.uuid4()), acting(who))
         except Conflict as exc:
             errors["name"] = exc.message
         except ApiError as exc:

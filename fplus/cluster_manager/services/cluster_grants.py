@@ -1,0 +1,115 @@
+"""What a change to clusters takes beyond Edge.Perm.Clusters on them (the routes' check),
+decided here so the API and the console refuse alike, with nothing written.
+
+- A Flux template: its files are what every edge's Flux applies, so putting one into a
+  cluster's repo takes what writing the Flux template app takes: ConfigDB WriteApp on that
+  app (granted on the app or the wildcard; a grant restricted to one entry is not counted
+  here). That is a create naming ``fluxTemplate``, an edit changing it (to another template,
+  or ``null``: the default), and a cluster rollout of a template.
+- Labels: fleet deployments and cluster rollouts choose clusters by label, and making either
+  takes Clusters on the wildcard. A label change that adds the cluster to, or removes it
+  from, a fleet deployment's targets or an unfinished cluster rollout's takes that too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fplus.config_store import uuids
+from fplus.config_store.client import Caller, ConfigStoreClient
+from fplus.kubenames.labels import selector_errors
+
+from ..model import cluster_rollouts
+from ..model.cluster_config import targeted
+from ..model.fleet_deployments import FLEET_APP
+from .errors import Forbidden, Unprocessable
+from .open_rollouts import open_rollouts
+
+TEMPLATE_APP = uuids.App.FluxTemplate
+TEMPLATE_GRANT = f"ConfigDB WriteApp on the Flux template app ({TEMPLATE_APP})"
+WILDCARD_GRANT = "Edge.Perm.Clusters on every cluster (a wildcard grant)"
+
+
+class Permissions(Protocol):
+    """Answers whether a caller holds a permission on a target (or the wildcard)."""
+
+    def allowed(self, caller: Caller, permission: str, target: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Acting:
+    """The principal an operation acts for, and where its grants are looked up."""
+
+    caller: Caller
+    access: Permissions
+
+    def may(self, permission: str, target: str) -> bool:
+        return self.access.allowed(self.caller, permission, target)
+
+
+def require_template_write(who: Acting, what: str) -> None:
+    """403 naming the grant unless ``who`` may write the Flux template app."""
+    if not who.may(uuids.ConfigDBPerm.WriteApp, TEMPLATE_APP):
+        raise Forbidden(f"{what} puts a Flux template into clusters' repos, which takes "
+                        f"{TEMPLATE_GRANT}, as writing a template does; nothing was written")
+
+
+def check_template(cs: ConfigStoreClient, who: Acting, template: Any, what: str) -> None:
+    """``template`` (a uuid, or None: the default) may be given to a cluster by ``who``:
+    403 without the grant, 422 unless it names a stored Flux template."""
+    require_template_write(who, what)
+    if template is not None and not isinstance(cs.get_config(TEMPLATE_APP, template), dict):
+        raise Unprocessable(f"fluxTemplate: {template} is no entry of the Flux template app "
+                            f"({TEMPLATE_APP}); store the template first, or send null for "
+                            "the default")
+
+
+def check_create(cs: ConfigStoreClient, who: Acting, config: Mapping[str, Any]) -> None:
+    """What creating a cluster of ``config`` takes beyond Clusters on the wildcard."""
+    if "fluxTemplate" in config:
+        check_template(cs, who, config["fluxTemplate"], "naming fluxTemplate")
+
+
+def check_edit(cs: ConfigStoreClient, who: Acting, cluster: str,
+               before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+    """What changing ``cluster``'s entry from ``before`` to ``after`` takes beyond Clusters
+    on that cluster: 403 (or 422 for an unknown template) and nothing written."""
+    if after.get("fluxTemplate") != before.get("fluxTemplate"):
+        check_template(cs, who, after.get("fluxTemplate"), "changing fluxTemplate")
+    if (before.get("labels") or {}) == (after.get("labels") or {}) \
+            or who.may(uuids.EdgePerm.Clusters, uuids.NULL):
+        return
+    moved = label_moves(cs, cluster, before, after)
+    if moved:
+        raise Forbidden(f"labels: this change moves cluster {cluster} into or out of "
+                        f"{'; '.join(moved)}. Labels choose where fleet-wide configuration "
+                        f"goes, so such a change takes {WILDCARD_GRANT}, as making those "
+                        "does; nothing was written")
+
+
+def label_moves(cs: ConfigStoreClient, cluster: str, before: Mapping[str, Any],
+                after: Mapping[str, Any]) -> list[str]:
+    """The fleet deployments and unfinished cluster rollouts that target ``cluster`` with
+    one of its entries ``before`` and ``after`` and not with the other, named."""
+    old, new = {cluster: before}, {cluster: after}
+    moved = []
+    fleets = cs.search(FLEET_APP, {}, {"name": "name", "selector": "selector",
+                                       "clusters": "clusters"}) or {}
+    for uuid, fleet in sorted(fleets.items()):
+        if not isinstance(fleet, dict):
+            continue
+        selector, listed = fleet.get("selector"), fleet.get("clusters")
+        listed = {c for c in listed if isinstance(c, str)} if isinstance(listed, list) else set()
+        if isinstance(selector, dict) and not selector_errors(selector) and (
+                bool(targeted(old, selector, listed))
+                != bool(targeted(new, selector, listed))):
+            moved.append(f"fleet deployment {fleet.get('name')!r} ({uuid})")
+    for uuid, entry in sorted(open_rollouts(cs).items()):
+        if cluster_rollouts.request_errors(entry):
+            continue  # the leader does not act on it
+        if bool(cluster_rollouts.targets(entry, old)) != bool(
+                cluster_rollouts.targets(entry, new)):
+            moved.append(f"cluster rollout {entry.get('name')!r} ({uuid})")
+    return moved
