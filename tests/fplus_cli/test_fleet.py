@@ -12,15 +12,16 @@ import pytest
 
 from fplus.config_store import uuids
 from harness.stack import Stack, create_cluster, wait_for
+from tests.cluster_manager.fleet.conftest import CHART, fleet_chart
 from tests.fplus_cli.test_journey import fplus, login
 
-CHART = uuids.Shared.EdgeClusterChart
 DEPLOYMENT = uuids.App.EdgeDeployment
 
 
 @pytest.fixture(scope="module")
 def stack(shared_stack: Stack) -> Stack:
     """The session's stack: these tests only add and look at objects of their own."""
+    fleet_chart(shared_stack)
     return shared_stack
 
 

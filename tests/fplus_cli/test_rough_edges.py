@@ -22,6 +22,7 @@ from fplus.config_store import uuids
 from harness.certs import make_cert
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, wait_for
+from tests.cluster_manager.fleet.conftest import fleet_chart
 from tests.fplus_cli.test_journey import fplus, login
 
 CLASS_NAMES = ("InvalidSchema", "MissingSchema", "SSLError", "ConnectionError",
@@ -171,7 +172,7 @@ def test_lists_are_sorted_by_name(stack: Stack, home: dict[str, str],
     assert quiet == [c["uuid"] for c in listed]
     for name in names:
         r = root(stack).post("/v1/fleet-deployment", json={
-            "name": name, "chart": uuids.Shared.EdgeClusterChart,
+            "name": name, "chart": fleet_chart(stack),
             "selector": {"matchLabels": {"sortcheck": tag}}})
         assert r.status_code == 201, r.text
     fleets = json.loads(fplus(home, "fleet", "list", "-o", "json").stdout)

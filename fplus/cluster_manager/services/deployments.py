@@ -27,6 +27,7 @@ from ..model.deployment_state import deployment_state
 from ..model.edge_deployments import Deployment
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, PreconditionFailed, Unprocessable
+from .system_charts import is_system_chart, system_chart_refusal
 
 log = logging.getLogger(__name__)
 
@@ -193,9 +194,8 @@ class DeploymentService:
         if current is None or chart != current.chart:
             if self.cs.get_config(uuids.App.HelmChartTemplate, chart) is None:
                 errors["chart"] = f"no Helm chart template {chart} (see GET /v1/chart)"
-            elif chart in self.cs.class_members(uuids.Class.SystemHelmChart):
-                errors["chart"] = (f"{chart} is a system chart (the Cluster Manager deploys "
-                                   "it to every cluster), not one to deploy")
+            elif is_system_chart(self.cs, chart):
+                errors["chart"] = system_chart_refusal(chart)
         host = request.get("hostname")
         if host is not None and (current is None or host != current.hostname):
             hosts = reported_hosts(self.cs, cluster)

@@ -3,8 +3,9 @@ fleet deployments (:mod:`..model.fleet_deployments`).
 
 The service writes only the fleet deployment's object, Info name and entry; the leader
 expands it (``reconcile.fleet``). Every refusal is a 422 naming the field, with nothing
-written: a malformed body, a chart that is not a Helm chart template, a listed cluster that
-is not configured, and a name another deployment already holds on a cluster it targets
+written: a malformed body, a chart that is not a Helm chart template or is a system chart
+(refused as per-cluster deployments refuse it), a listed cluster that is not configured,
+and a name another deployment already holds on a cluster it targets
 (found by running the expansion with the new entry, as the newest). A read runs the same
 expansion to say which clusters it targets and where it meets a conflict, and rolls up each
 deployment's state (:mod:`..model.deployment_state`).
@@ -33,6 +34,7 @@ from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, INTERNAL, request_
 from ..model.fleet_expansion import Plan, expand
 from .errors import NotFound, PreconditionFailed, Unprocessable
 from .named_entries import create_named_entry
+from .system_charts import is_system_chart, system_chart_refusal
 from .throttled_counts import ThrottledCounts
 
 log = logging.getLogger(__name__)
@@ -127,6 +129,8 @@ class FleetService:
         if not errors:
             if self.cs.get_config(uuids.App.HelmChartTemplate, body["chart"]) is None:
                 errors["chart"] = f"{body['chart']} is not a Helm chart template"
+            elif is_system_chart(self.cs, body["chart"]):
+                errors["chart"] = system_chart_refusal(body["chart"])
             unknown = [c for c in body.get("clusters", [])
                        if self.cs.get_config(CONFIG_APP, c) is None]
             if unknown:

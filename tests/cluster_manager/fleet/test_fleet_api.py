@@ -14,9 +14,9 @@ from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.api.test_metrics import sample
+from tests.cluster_manager.fleet.conftest import CHART
 from tests.conftest import grant, make_user
 
-CHART = uuids.Shared.EdgeClusterChart
 CONFIG, EDGE = uuids.App.EdgeClusterConfiguration, uuids.App.EdgeClusterStatus
 DEPLOYMENT, FLEET = uuids.App.EdgeDeployment, uuids.App.FleetDeployment
 MERGE = {"Content-Type": "application/merge-patch+json"}

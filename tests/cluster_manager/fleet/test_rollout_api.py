@@ -13,6 +13,7 @@ from fplus.cluster_manager.model.fleet_deployments import member_uuid
 from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, wait_for
+from tests.cluster_manager.fleet.conftest import CHART
 from tests.cluster_manager.fleet.test_fleet_api import MERGE, create, deployments
 from tests.conftest import make_user
 
@@ -120,7 +121,7 @@ def test_refusals(stack: Stack, root: Api) -> None:
     assert root.post(f"/v1/rollout/{plain['uuid']}/restart").status_code in (404, 405)
     before = stack.admin.get(f"/v2/app/{uuids.App.FleetDeployment}/object").json()
     r = root.post("/v1/fleet-deployment", json={
-        "name": "x", "chart": uuids.Shared.EdgeClusterChart, "clusters": [a],
+        "name": "x", "chart": CHART, "clusters": [a],
         "rollout": {"steps": [{"clusters": "0%"}]}})
     assert r.status_code == 422 and r.json()["error"].startswith("rollout.steps[0].clusters:")
     r = root.patch(f"/v1/fleet-deployment/{plain['uuid']}",
