@@ -95,10 +95,10 @@ def test_import_chart_commits_it_for_every_edge_and_refuses_a_non_chart(
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: edge-cluster\nversion: 0.1.0\n")
     (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n")
     # straight into the Git server's repos, then through its HTTP as the Cluster Manager
-    done = _import(stack, chart, "--git-repos", str(stack.repos))
+    done = _import(stack, chart, "--git-repos", str(stack.repos), "--system-chart")
     assert done.returncode == 0, done.stderr
     assert "imported chart edge-cluster 0.1.0 (2 files)" in done.stdout
-    again = _import(stack, chart, "--git", stack.git.url)
+    again = _import(stack, chart, "--git", stack.git.url, "--system-chart")
     assert again.returncode == 0, again.stderr
     assert "chart edge-cluster 0.1.0 is already imported" in again.stdout
 

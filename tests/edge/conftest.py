@@ -56,11 +56,11 @@ def flux_export(directory: Path, of: str = "flux") -> Path:
     return path
 
 
-def import_central(stack: Stack, command: str, source: Path) -> None:
+def import_central(stack: Stack, command: str, source: Path, *options: str) -> None:
     """``cluster-manager import-chart|import-flux`` as the administrator."""
     done = run_command("fplus.cluster_manager.cli", command, str(source), "--config-store",
                        stack.store.url, "--data-dir", str(stack.root / "cm"), "--git",
-                       stack.git.url, "--git-repos", str(stack.repos),
+                       stack.git.url, "--git-repos", str(stack.repos), *options,
                        env={**_env(), "FPLUS_ADMIN_PASSWORD": ADMIN_PASSWORD}, timeout=120)
     assert done.returncode == 0, done.stderr
 

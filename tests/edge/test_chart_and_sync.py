@@ -89,7 +89,7 @@ def charted(edge: Edge, edge_stack: Stack, fplus: Fplus,
     """Cluster ``charted``, bootstrapped on the module's edge, naming the default chart
     template; the fleet deployment's chart is in the charts repo before the edge fetches it."""
     scratch = tmp_path_factory.mktemp("charted")
-    import_central(edge_stack, "import-chart", _chart(scratch, "0.1.0"))
+    import_central(edge_stack, "import-chart", _chart(scratch, "0.1.0"), "--system-chart")
     import_central(edge_stack, "import-chart", fleet_chart(scratch))
     return bootstrap(edge, fplus, "charted", scratch, "--chart", uuids.Shared.EdgeClusterChart)
 
@@ -125,13 +125,14 @@ def test_the_cluster_chart_its_values_and_what_edge_sync_reports(
              ["colour"] == "blue", timeout=180, what="the new values on the edge")
 
     # a broken chart version: Degraded, naming the HelmRelease; fixed: Synced again
-    import_central(edge_stack, "import-chart", _chart(tmp_path, "0.2.0", broken=True))
+    import_central(edge_stack, "import-chart", _chart(tmp_path, "0.2.0", broken=True),
+                   "--system-chart")
     reconcile_now(edge, namespace, "gitrepository/helm-charts")
     degraded = wait_for(lambda: (c := _cluster(fplus, "charted"))["syncState"] == "Degraded"
                         and c, timeout=300, what="Degraded")
     assert any(f.get("kind") == "HelmRelease" and f.get("name") == release
                for f in degraded["edge"]["failing"]), degraded["edge"]
-    import_central(edge_stack, "import-chart", _chart(tmp_path, "0.3.0"))
+    import_central(edge_stack, "import-chart", _chart(tmp_path, "0.3.0"), "--system-chart")
     reconcile_now(edge, namespace, "gitrepository/helm-charts")
     wait_for(lambda: _cluster(fplus, "charted")["syncState"] == "Synced", timeout=300,
              what="Synced after the fix")

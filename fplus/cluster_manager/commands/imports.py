@@ -20,6 +20,7 @@ from ..services.imports import (
     Import,
     ImportRefused,
     chart_import,
+    check_chart_name,
     commit,
     flux_import,
     read_flux_bytes,
@@ -42,13 +43,20 @@ def add_parsers(sub: argparse._SubParsersAction,
                             help="Git server base URL, as this command reaches it")
         parser.add_argument("--git-repos", type=Path,
                             help="the Git server's repos directory, if on this machine")
+        if command == "import-chart":
+            parser.add_argument("--system-chart", action="store_true",
+                                help="the chart replaces a system chart (edge-cluster: the "
+                                     "chart every cluster runs); without it, refused")
 
 
-def _wanted(command: str, source: Path) -> Import:
-    """What ``source`` would commit; SystemExit if it is refused."""
+def _wanted(args: argparse.Namespace, cs: ConfigStoreClient) -> Import:
+    """What ``args.source`` would commit; SystemExit if it is refused."""
+    command, source = args.command, args.source
     try:
         if command == "import-chart":
-            return chart_import(read_chart(source))
+            wanted = chart_import(read_chart(source))
+            check_chart_name(cs, wanted.name, system_chart=args.system_chart)
+            return wanted
         try:
             data = source.read_bytes()
         except OSError as exc:
@@ -63,7 +71,7 @@ def run_import(args: argparse.Namespace, cs: ConfigStoreClient, user: str, passw
     """Commit what ``args.source`` holds (replacing an earlier import of the same chart or
     version), then ask every cluster that failed for want of an import to try again;
     returns a line saying what happened. Refused input writes nothing."""
-    wanted = _wanted(args.command, args.source)
+    wanted = _wanted(args, cs)
     settings = Settings(config_store_url=args.config_store, git_url=args.git,
                         data_dir=args.data_dir, git_repos=args.git_repos)
     result = commit(ClusterRepos(settings, user, password, ca_file), cs, wanted)

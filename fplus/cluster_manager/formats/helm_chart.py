@@ -3,10 +3,13 @@ directory, checked, and laid out as ``<chart name>/…`` files (pure functions, 
 
 Only regular files are taken; an archive member that is a link or a device, an absolute path
 or one with ``..``, a path with a ``.git`` segment or a ``.gitmodules`` file (Git's own
-files, never a chart's), a missing or malformed ``Chart.yaml``, more than :data:`MAX_FILES`
-files and directories or more than :data:`MAX_BYTES` of files is refused with
-:class:`ChartError`, before anything is written anywhere. The limits are checked as the
-input is walked, so an archive of 200,000 empty files is refused at its 5,001st entry.
+files, never a chart's), a path the archive holds twice, a missing or malformed
+``Chart.yaml`` (in an archive, also one whose ``name`` is not its folder's), more than
+:data:`MAX_FILES` files and directories or more than :data:`MAX_BYTES` of files is refused
+with :class:`ChartError`, before anything is written anywhere. The limits are checked as the input is walked, so an
+archive of 200,000 empty files is refused at its 5,001st entry; an archive's raw headers are
+walked first (:mod:`.tar_scan`), so a long name or pax header declaring more than
+:data:`~.tar_scan.MAX_HEADER_BYTES` is refused before any of it is read.
 """
 
 from __future__ import annotations
@@ -22,12 +25,17 @@ import yaml
 
 from fplus.templating import untrusted_yaml
 
+from .tar_scan import TarRefused, scan_tar
+
 MAX_BYTES = 20 * 1024 * 1024
 """The most a chart's files may add up to (and a chart archive may be)."""
 MAX_FILES = 5000
 """The most files and directories a chart may hold (every edge pulls them all)."""
 GIT_NAMES = (".git", ".gitmodules")
 CHART_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+SETTINGS = {"members": "helm_chart.MAX_FILES", "bytes": "helm_chart.MAX_BYTES",
+            "header": "tar_scan.MAX_HEADER_BYTES"}
+"""The setting behind each limit :func:`~.tar_scan.scan_tar` names."""
 
 
 class ChartError(ValueError):
@@ -65,7 +73,16 @@ def read_chart_archive(data: bytes, where: str = "the archive") -> Chart:
     if len(data) > MAX_BYTES:
         raise ChartError(f"{where}: the archive alone exceeds {MAX_BYTES} bytes "
                          "(cluster_manager.formats.helm_chart.MAX_BYTES)")
-    return _checked(_archive_files(data, where), where)
+    top, files = _archive_files(data, where)
+    return _in_folder(_checked(files, where), top, where)
+
+
+def _in_folder(chart: Chart, folder: str, where: str) -> Chart:
+    """``chart`` if its ``Chart.yaml`` names it as its folder is named."""
+    if chart.name != folder:
+        raise ChartError(f"{where}: Chart.yaml names chart {chart.name!r} but its folder is "
+                         f"{folder!r} (`helm package` makes them the same)")
+    return chart
 
 
 def _directory_files(root: Path) -> dict[str, bytes]:
@@ -112,7 +129,14 @@ class _Limits:
                              "(cluster_manager.formats.helm_chart.MAX_BYTES)")
 
 
-def _archive_files(data: bytes, where: str) -> dict[str, bytes]:
+def _archive_files(data: bytes, where: str) -> tuple[str, dict[str, bytes]]:
+    """The archive's one top-level directory and the files under it (paths within it)."""
+    try:
+        scan_tar(data, MAX_FILES, MAX_BYTES)
+    except TarRefused as exc:
+        setting = SETTINGS.get(exc.limit)
+        named = f" (cluster_manager.formats.{setting})" if setting else ""
+        raise ChartError(f"{where}: {exc}{named}") from None
     try:
         archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")  # noqa: SIM115
     except (tarfile.TarError, EOFError) as exc:
@@ -120,11 +144,16 @@ def _archive_files(data: bytes, where: str) -> dict[str, bytes]:
                          f"(.tgz): {exc}") from None
     files: dict[str, bytes] = {}
     limits = _Limits()
+    seen: set[str] = set()
     with archive:
         for member in _members(archive, where):
             name = PurePosixPath(member.name)
             if name.is_absolute() or ".." in name.parts:
                 raise ChartError(f"archive member {member.name!r} leaves the chart directory")
+            if name.as_posix() in seen:
+                raise ChartError(f"archive member {name.as_posix()!r} is in the archive twice "
+                                 "(which one would be the chart's?)")
+            seen.add(name.as_posix())
             limits.entry(name.as_posix())
             if member.isdir():
                 continue
@@ -138,7 +167,7 @@ def _archive_files(data: bytes, where: str) -> dict[str, bytes]:
         raise ChartError(f"{where}: a chart archive holds one directory (as `helm package` "
                          "makes it)")
     top = tops.pop()
-    return {path[len(top) + 1:]: content for path, content in files.items()}
+    return top, {path[len(top) + 1:]: content for path, content in files.items()}
 
 
 def _members(archive: tarfile.TarFile, where: str) -> Iterator[tarfile.TarInfo]:

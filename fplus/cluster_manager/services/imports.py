@@ -5,7 +5,9 @@ central Flux repo under ``<version>/``, committed as the Cluster Manager's own p
 (replacing an earlier import of the same chart or version), after which every cluster that
 failed for want of an import is asked to try again. Input is checked whole
 (:mod:`..formats.helm_chart`, :mod:`..formats.flux_export`) before anything is written, so a
-refusal writes nothing."""
+refusal writes nothing. A chart may not take a name the product gives its own Flux objects
+and repos (:data:`RESERVED`), nor a system chart's (the one every cluster runs): only
+``cluster-manager import-chart --system-chart`` replaces a system chart, never the API."""
 
 from __future__ import annotations
 
@@ -23,9 +25,13 @@ from ..model.setup_status import FAILED
 from .charts import ChartService
 from .clusters import request_redeploy
 from .errors import Unprocessable
+from .system_charts import system_chart_names
 
 CHARTS_REPO = uuids.Shared.HelmChartsRepo
 FLUX_REPO = uuids.Shared.FluxSystemRepo
+RESERVED = ("edge-sync", "flux-system", "flux-system-central", "helm-charts", "self-link")
+"""Names of the Flux objects and repos a cluster's repo is made of (the Flux template's):
+never a chart's."""
 
 
 class ImportRefused(ValueError):
@@ -58,6 +64,18 @@ def chart_import(chart: Chart) -> Import:
     except InvalidPath as exc:
         raise ImportRefused(str(exc)) from None
     return Import(CHARTS_REPO, changes, "chart", chart.name, chart.version, len(chart.files))
+
+
+def check_chart_name(cs: ConfigStoreClient, name: str, *, system_chart: bool) -> None:
+    """:class:`ImportRefused` for a :data:`RESERVED` name, and for a system chart's unless
+    ``system_chart`` (the CLI's ``--system-chart``) says this import is meant to replace it."""
+    if name in RESERVED:
+        raise ImportRefused(f"chart name {name} is reserved (the product names its own Flux "
+                            f"objects and repos so: {', '.join(RESERVED)})")
+    if not system_chart and name in system_chart_names(cs):
+        raise ImportRefused(f"chart {name} is a system chart (the Cluster Manager deploys it "
+                            "to every cluster): only `cluster-manager import-chart "
+                            "--system-chart` replaces it, never the API")
 
 
 def flux_import(export: FluxExport) -> Import:
@@ -120,6 +138,7 @@ class ImportService:
         there commits nothing either."""
         try:
             wanted = chart_import(read_chart_archive(body, "the chart archive"))
+            check_chart_name(self.cs, wanted.name, system_chart=False)
         except (ChartError, ImportRefused) as exc:
             raise Unprocessable(f"{exc}; nothing was imported") from None
         charts, made = ChartService(self.cs), None
