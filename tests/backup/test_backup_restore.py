@@ -3,14 +3,14 @@ an Edge deployment, a sealed secret (escrow on) and an extra grant is backed up,
 wiped; a fresh stack (new data dirs, the escrow key kept apart and given back) restored from
 the backup has its clusters Ready at the same commits with the sealed file in the repo,
 refuses bootstrap URLs issued before the backup, and seals and re-seals. Then the refusals:
-a non-empty target, an incomplete backup and an unknown manifest write nothing."""
+a non-empty target, an incomplete backup, an old unauthenticated one and a backup without a
+key to authenticate it write nothing."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
-import sqlite3
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,23 +19,20 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from fplus.cluster_manager.escrow import keyring
 from fplus.config_store import uuids
 from harness.gitcli import bare
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,
-    ServiceProcess,
     admin_env,
-    cluster_manager_process,
-    git_server_process,
     run_command,
-    stop_all,
 )
 from harness.stack import Stack, clone_url, git, wait_for
+from tests.backup.stacks import cli, fresh_stack, restart_manager, state
 from tests.cluster_manager.api.conftest import Cluster
 from tests.cluster_manager.api.test_bootstrap import credentials
 from tests.cluster_manager.escrow.conftest import (
-    INTERVAL,
     approve,
     bootstrap,
     fingerprint,
@@ -70,28 +67,21 @@ class Restored:
     """The second cluster's edge credentials (from a bootstrap script run before the backup)."""
     audit: list[dict[str, Any]]
     """The audit log's rows when the backup was taken, oldest first."""
+    key: Path
+    """The escrow key file, kept apart from the backup (it authenticates it too)."""
 
 
 def _cm(stack: Stack) -> Api:
     return Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
 
 
-def _cli(command: str, stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_command("fplus.cluster_manager.cli", command, *args, "--config-store",
-                       stack.store.url, "--data-dir", str(stack.root / "cm"), "--git-repos",
-                       str(stack.repos), env=admin_env(stack.store.url), timeout=120)
-
-
 def _head(stack: Stack, cluster: str) -> str:
     return bare(stack.repos / f"{cluster}.git", "rev-parse", "main").strip()
 
 
-def _manager(stack: Stack, key: Path) -> None:
-    """(Re)start the stack's Cluster Manager with escrow on, from the key file ``key``."""
-    stack.manager.stop()
-    stack.manager = cluster_manager_process(
-        stack.root / "cm", stack.store.url, stack.git.url, stack.repos, "--secret-escrow",
-        str(key), "--reseal-interval", str(INTERVAL)).start()
+def _ready(api: Api, cluster: Cluster) -> bool:
+    r = api.get(f"/v1/cluster/{cluster.uuid}/status")
+    return r.ok and r.json()["phase"] == "Ready"
 
 
 def _audit(stack: Stack) -> list[dict[str, Any]]:
@@ -110,35 +100,6 @@ def _chart(stack: Stack) -> str:
     assert stack.admin.put(f"/v2/app/{uuids.App.HelmChartTemplate}/object/{chart}",
                            json={"chart": "mqtt-broker", "values": {}}).status_code == 201
     return chart
-
-
-def _state(stack: Stack) -> tuple[Any, ...]:
-    """What a restore writes, which a refused one must leave as it was: the objects, the
-    Auth dump, the repos with their refs and the Cluster Manager's table rows (not the
-    entries the running Cluster Manager keeps updating)."""
-    objects = stack.admin.get("/v2/dump?service=configdb").json()["objects"]
-    repos = {p.name: bare(p, "for-each-ref") for p in sorted(stack.repos.iterdir())}
-    with sqlite3.connect(stack.root / "cm" / "bootstrap-tokens.sqlite", timeout=10) as db:
-        rows = [db.execute(f"SELECT cluster FROM {t}").fetchall()
-                for t in ("cm_sealing_keys", "cm_sealed_keys")]
-    return objects, stack.admin.get("/v2/dump?service=auth").json(), repos, rows
-
-
-def _fresh_stack(root: Path, old: Stack, key: Path) -> Stack:
-    """A new stack in ``root`` where ``old`` was reached (the Config Store's and the Git
-    server's ports: the URLs its clusters' repos name), with escrow on from ``key``."""
-    store = ServiceProcess(root / "cs", port=old.store.port).start()
-    git_server = git_server_process(root / "git", store.url)
-    git_server.port = old.git.port
-    try:
-        git_server.start()
-        manager = cluster_manager_process(root / "cm", store.url, git_server.url,
-                                          root / "git" / "repos", "--secret-escrow",
-                                          str(key)).start()
-    except BaseException:
-        stop_all((git_server, store))
-        raise
-    return Stack(root, store, git_server, manager)
 
 
 def _edge_credentials(stack: Stack, api: Api, cluster: str,
@@ -174,7 +135,8 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
         edge = _edge_credentials(first, api, clusters[1].uuid, root / "clone-a")
         heads = {c.uuid: _head(first, c.uuid) for c in clusters}
         audit = _audit(first)
-        done = _cli("backup", first, "--out", str(root / "backup"))
+        done = cli("backup", first, "--out", str(root / "backup"),
+                   key=keyfile_of(root / "a"))
         assert done.returncode == 0, done.stderr
         assert "escrow key is NOT in this backup" in done.stdout
         assert "Backed up 2 cluster(s)" in done.stdout
@@ -183,33 +145,32 @@ def restored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Restored]:
     kept = root / "kept-apart.key"
     shutil.copy(keyfile_of(root / "a"), kept)  # the escrow key, kept apart from the backup
     shutil.rmtree(root / "a")
-    second = _fresh_stack(root / "b", first, kept)
+    second = fresh_stack(root / "b", first, kept)
     try:
         wait_for(lambda: all(bare(second.repos / f"{repo}.git", "for-each-ref", check=False)
                              for repo in SHARED), what="the fresh stack's shared repos")
-        empty = _state(second)
-        refused = _cli("restore", second, str(root / "backup"))
+        empty = state(second)
+        refused = cli("restore", second, str(root / "backup"), key=kept)
         assert refused.returncode != 0 and "is running" in refused.stderr, refused.stderr
-        assert _state(second) == empty
+        assert state(second) == empty
         second.manager.stop()  # a restore runs with the Cluster Manager stopped
-        done = _cli("restore", second, str(root / "backup"))
+        done = cli("restore", second, str(root / "backup"), key=kept)
         assert done.returncode == 0, done.stderr
         assert "escrow key is NOT in this backup" in done.stdout
-        _manager(second, kept)
+        restart_manager(second, kept)
         api = _cm(second)
         for cluster in clusters:
-            wait_for(lambda c=cluster: (r := api.get(f"/v1/cluster/{c.uuid}/status")).ok
-                     and r.json()["phase"] == "Ready", what=f"{cluster.name} Ready")
+            wait_for(functools.partial(_ready, api, cluster), what=f"{cluster.name} Ready")
         yield Restored(second, root / "backup", clusters, heads,
                        {c.uuid: _head(second, c.uuid) for c in clusters}, old_url, operator,
-                       edge, audit)
+                       edge, audit, kept)
     finally:
         second.stop()
 
 
 def test_backup_holds_what_was_taken_and_no_plain_secret(restored: Restored) -> None:
     manifest = json.loads((restored.backup / "manifest.json").read_text())
-    assert manifest["format"] == "fplus-backup/1"
+    assert manifest["format"] == "fplus-backup/2"
     assert {c.uuid for c in restored.clusters} <= set(manifest["repos"])
     assert manifest["tables"] == {"cm_sealed_keys": 1, "cm_sealing_keys": 2,
                                   "cm_audit": len(restored.audit)}
@@ -224,9 +185,9 @@ def test_backup_holds_what_was_taken_and_no_plain_secret(restored: Restored) -> 
 def test_clusters_are_ready_at_the_same_commits_with_the_sealed_file(
         restored: Restored) -> None:
     stack, api = restored.stack, _cm(restored.stack)
-    for cluster, head in restored.heads.items():
-        log = bare(stack.repos / f"{cluster}.git", "log", "--stat", "--format=%H %s", "-3")
-        assert restored.restored_heads[cluster] == head, log
+    for uuid, head in restored.heads.items():
+        log = bare(stack.repos / f"{uuid}.git", "log", "--stat", "--format=%H %s", "-3")
+        assert restored.restored_heads[uuid] == head, log
     for cluster in restored.clusters:
         assert api.get(f"/v1/cluster/{cluster.uuid}/status").json()["phase"] == "Ready"
     one = restored.clusters[0].uuid
@@ -292,50 +253,83 @@ def test_a_new_seal_and_a_reseal_work(restored: Restored) -> None:
 
 def test_restore_refuses_a_target_that_is_not_empty(restored: Restored) -> None:
     stack = restored.stack
-    before = _state(stack)
-    done = _cli("restore", stack, str(restored.backup))
+    before = state(stack)
+    done = cli("restore", stack, str(restored.backup), key=restored.key)
     assert done.returncode != 0
     assert "not empty" in done.stderr and "Edge cluster" in done.stderr
-    assert _state(stack) == before
+    assert state(stack) == before
 
 
 def test_restore_refuses_an_incomplete_or_unknown_backup(restored: Restored,
                                                          tmp_path: Path) -> None:
     stack = restored.stack
-    before = _state(stack)
+    before = state(stack)
     broken = tmp_path / "broken"
     shutil.copytree(restored.backup, broken)
     next((broken / "repos").glob("*.bundle")).unlink()
-    done = _cli("restore", stack, str(broken))
+    done = cli("restore", stack, str(broken), key=restored.key)
     assert done.returncode != 0 and "incomplete backup" in done.stderr, done.stderr
     manifest = json.loads((restored.backup / "manifest.json").read_text())
-    (broken / "manifest.json").write_text(json.dumps(manifest | {"format": "other/9"}))
-    done = _cli("restore", stack, str(broken))
-    assert done.returncode != 0 and "unknown backup format" in done.stderr, done.stderr
-    done = _cli("restore", stack, str(tmp_path / "nothing"))
+    (broken / "manifest.mac").unlink()  # as a backup taken before backups had a MAC
+    (broken / "manifest.json").write_text(json.dumps(manifest | {"format": "fplus-backup/1"}))
+    done = cli("restore", stack, str(broken), key=restored.key)
+    assert done.returncode != 0 and "not authenticated" in done.stderr, done.stderr
+    assert "before fplus-backup/2" in done.stderr and "take a new backup" in done.stderr
+    done = cli("restore", stack, str(tmp_path / "nothing"), key=restored.key)
     assert done.returncode != 0 and "not a backup" in done.stderr, done.stderr
     done = run_command("fplus.cluster_manager.cli", "restore", str(restored.backup),
                        "--config-store", stack.store.url, "--data-dir", str(tmp_path / "cm"),
-                       "--git-repos", str(stack.repos), env=admin_env(stack.store.url))
+                       "--git-repos", str(stack.repos), "--backup-key-file",
+                       str(restored.key), env=admin_env(stack.store.url))
     assert done.returncode != 0 and "no Cluster Manager database" in done.stderr, done.stderr
     assert not (tmp_path / "cm").exists()
-    assert _state(stack) == before
+    assert state(stack) == before
+
+
+def test_backup_and_restore_need_a_key_file(restored: Restored, tmp_path: Path) -> None:
+    """No escrow key file named and none in the data dir: both refused, nothing written."""
+    stack = restored.stack
+    before = state(stack)
+    for args in (("backup", "--out", str(tmp_path / "out")), ("restore", str(restored.backup))):
+        done = cli(args[0], stack, *args[1:])
+        assert done.returncode != 0, done.stdout
+        assert "--backup-key-file" in done.stderr and "escrow init" in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+    assert state(stack) == before
+
+
+def test_a_backup_key_file_of_its_own_authenticates_the_backup(restored: Restored,
+                                                               tmp_path: Path) -> None:
+    """A key file made for backups alone (a stack without escrow): the backup names its
+    key, and a restore with another key file is refused."""
+    own = tmp_path / "backup.key"
+    keyring.save(own, keyring.generate(), replace=False)
+    done = cli("backup", restored.stack, "--out", str(tmp_path / "out"), "--backup-key-file",
+               str(own))
+    assert done.returncode == 0, done.stderr
+    mac = json.loads((tmp_path / "out" / "manifest.mac").read_text())
+    assert mac["alg"] == "HMAC-SHA256" and mac["keyId"] == keyring.load(own).current
+    assert own.read_bytes() not in (tmp_path / "out" / "manifest.mac").read_bytes()
+    done = cli("restore", restored.stack, str(tmp_path / "out"), key=restored.key)
+    assert done.returncode != 0 and "not authentic" in done.stderr, done.stderr
+    assert "does not hold" in done.stderr
 
 
 def test_backup_refuses_a_directory_that_is_not_empty(restored: Restored,
                                                       tmp_path: Path) -> None:
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "file").write_text("x")
-    done = _cli("backup", restored.stack, "--out", str(tmp_path / "full"))
+    done = cli("backup", restored.stack, "--out", str(tmp_path / "full"), key=restored.key)
     assert done.returncode != 0 and "not an empty directory" in done.stderr
     assert sorted(p.name for p in (tmp_path / "full").iterdir()) == ["file"]
-
 
 
 def test_backup_needs_the_administrator(restored: Restored, tmp_path: Path) -> None:
     stack = restored.stack
     env = admin_env(stack.store.url) | {"FPLUS_USER": "bk-operator",
-                                        "FPLUS_PASSWORD": OPERATOR_PASSWORD}
+                                        "FPLUS_PASSWORD": OPERATOR_PASSWORD,
+                                        "FPLUS_SECRET_ESCROW": str(restored.key)}
     done = run_command("fplus.cluster_manager.cli", "backup", "--out", str(tmp_path / "out"),
                        "--config-store", stack.store.url, "--data-dir",
                        str(stack.root / "cm"), "--git-repos", str(stack.repos), env=env)

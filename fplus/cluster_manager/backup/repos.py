@@ -17,11 +17,12 @@ from fplus import barerepo
 from .manifest import REPOS, BackupError
 
 
-def _git(*args: str, cwd: Path | None = None) -> str:
+def _git(*args: str, umask: int = -1) -> str:
+    """Run git; ``umask`` for what it creates (-1: ours)."""
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1",
                GIT_CONFIG_GLOBAL=os.devnull)
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(["git", *args], env=env, capture_output=True, text=True,
+                          check=False, umask=umask)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
         raise BackupError(f"git {args[0]} {args[1] if len(args) > 1 else ''}: {lines[-1]}")
@@ -35,7 +36,8 @@ def _refs(repo: Path) -> dict[str, str]:
 
 def bundle_all(repos_dir: Path, out: Path) -> dict[str, Any]:
     """Bundle every repo under ``repos_dir`` into ``out/repos/<uuid>.bundle``; returns
-    ``{uuid: {"refs": {ref: sha}}}`` for the manifest."""
+    ``{uuid: {"refs": {ref: sha}}}`` for the manifest. Each bundle is created 0600 (git
+    runs with umask 077)."""
     if not repos_dir.is_dir():
         raise BackupError(f"--git-repos {repos_dir}: no such directory (the Git server's "
                           "DATA_DIR/repos)")
@@ -46,7 +48,7 @@ def bundle_all(repos_dir: Path, out: Path) -> dict[str, Any]:
         refs = _refs(repo)
         if refs:
             _git("--git-dir", str(repo), "bundle", "create", "--quiet",
-                 str(out / REPOS / f"{uuid}.bundle"), *sorted(refs))
+                 str(out / REPOS / f"{uuid}.bundle"), *sorted(refs), umask=0o077)
         taken[uuid] = {"refs": refs}
     return taken
 
