@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from .. import uuids
-from .._domain.common.errors import NotFound
-from .._domain.configdb import configs, etags
-from .auth import caller, require, store
+from .._domain.common.errors import Forbidden, NotFound
+from .._domain.configdb import configs, etags, scopes
+from .auth import allowed, caller, require, store
 from .params import json_body, lower_uuid_fields
 
 bp = Blueprint("apps", __name__)
@@ -41,8 +41,7 @@ def app_class(app: str, klass: str) -> Response:
 def get_entry(app: str, obj: str) -> Response | tuple[str, int, dict[str, str]]:
     """GET/HEAD an entry. A failed If-None-Match is 304; a failed If-Match is 412
     (ACS answers 304 for both; we fix that)."""
-    require(P.ReadApp, app, obj=obj)
-    found = configs.get(store().core, app, obj)
+    found = _readable(app, obj)
     etag = found[1] if found else None
     try:
         etags.check(request.headers.get("If-Match"), request.headers.get("If-None-Match"), etag)
@@ -53,6 +52,20 @@ def get_entry(app: str, obj: str) -> Response | tuple[str, int, dict[str, str]]:
     resp = jsonify(found[0])
     resp.headers["ETag"] = etags.quote(found[1])
     return resp
+
+
+def _readable(app: str, obj: str) -> tuple[object, str] | None:
+    """The entry (None: absent) if the caller may read it: by a grant on the app or for the
+    entry's object, or for the object the entry belongs to (:mod:`scopes`; then an absent
+    entry is refused too, so refusals say nothing of which entries exist)."""
+    core = store().core
+    if allowed(P.ReadApp, app, obj=obj):
+        return configs.get(core, app, obj)
+    if scopes.scoped(app) and scopes.may_search(core.acl, caller(), app):
+        found = configs.get(core, app, obj)
+        if found is not None and scopes.may_read(core.acl, caller(), app, obj, found[0]):
+            return found
+    raise Forbidden(scopes.refusal(app, obj))
 
 
 @bp.put("/v2/app/<uuid:app>/object/<uuid:obj>")

@@ -12,10 +12,10 @@ from flask import Blueprint, Response, jsonify, request
 from .. import uuids
 from .._domain.common.errors import DomainError, Forbidden
 from .._domain.common.jsonvalue import parse
-from .._domain.configdb import configs
+from .._domain.configdb import configs, scopes
 from .._domain.configdb.search import Query
 from .._domain.notify.subscriptions import UNPROCESSABLE, reason_of
-from .auth import require, store
+from .auth import allowed, caller, store
 
 bp = Blueprint("v1", __name__)
 log = logging.getLogger(__name__)
@@ -63,9 +63,13 @@ def refused(_app: str = "") -> NoReturn:
 @bp.get("/v1/app/<uuid:app>/search")
 @bp.get("/v1/app/<uuid:app>/class/<uuid:klass>/search")
 def search(app: str, klass: str | None = None) -> Response:
-    require(uuids.ConfigDBPerm.ReadApp, app)
-    query = Query(request.args.items(multi=True))
+    """The objects whose entries match; a caller holding ReadApp only for some entries of
+    the app finds only those."""
     core = store().core
+    wide = allowed(uuids.ConfigDBPerm.ReadApp, app)
+    if not wide and not scopes.may_search(core.acl, caller(), app):
+        raise Forbidden(f"permission denied: searching needs ReadApp on app {app}")
+    query = Query(request.args.items(multi=True))
     try:
         objs = (configs.app_class_objects(core, app, klass) if klass
                 else configs.app_objects(core, app))
@@ -77,6 +81,8 @@ def search(app: str, klass: str | None = None) -> Response:
     else:  # SQLite filters; only matching entries are parsed (and checked again)
         rows = core.storage.reader().search_entries(app, query.sql_conditions())
         entries = list(_parsed(app, ((o, t) for o, t in rows if o in wanted)))
+    if not wide:
+        entries = [(o, v) for o, v in entries if scopes.may_read(core.acl, caller(), app, o, v)]
     return jsonify(query.run(entries))
 
 

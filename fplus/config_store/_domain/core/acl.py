@@ -10,7 +10,9 @@ Extension (ours, not in ACS): a grant may carry ``object``, restricting an app p
 (``ReadApp``/``WriteApp`` on an app) to that app's entry for one object only, so an edge's
 principal can write its own Edge cluster status entry and no other. Restricted to
 ``Mine``, it allows the entries of every object the principal owns (the objects it created,
-and one it is creating), so a service may name what it makes and nothing else.
+and one it is creating), so a service may name what it makes and nothing else. A check may
+also name the entry's ``scope``, the object its value says it belongs to
+(:mod:`..configdb.scopes`): a grant restricted to that object allows it too.
 
 The grant rule (ours, least privilege; :meth:`Acl.may_grant`): creating a grant needs
 WriteACL on its permission (as in ACS) **and** that the granting principal hold the
@@ -140,21 +142,24 @@ class Acl:
 
     def check(self, principal: str | None, permission: str, target: str, *, wild: bool = True,
               obj: str | None = None, prospect: Prospect | None = None,
-              obj_owner: str | None = None) -> bool:
+              obj_owner: str | None = None, scope: str | None = None,
+              any_object: bool = False) -> bool:
         """``check_acl``: may ``principal`` use ``permission`` on ``target``?
 
         ``obj`` names the entry's object for app permissions; grants restricted to an
         object match only that object (``Mine``: an object ``principal`` owns, or one
-        being created for owner ``obj_owner``). ``prospect`` checks ``target`` as it will
-        be once a pending write (in one transaction with this check's decision) has made it.
+        being created for owner ``obj_owner``) or the entry's ``scope``. ``any_object``:
+        may it use the permission on some entry at least (any restriction matches).
+        ``prospect`` checks ``target`` as it will be once a pending write (in one
+        transaction with this check's decision) has made it.
         """
         if principal is None:
             return False
         if self.is_root(principal):
             return True
         for grant in self._entries(principal).get(permission, ()):
-            if grant.object is not None and not self._object_matches(
-                    grant.object, principal, obj, obj_owner):
+            if (grant.object is not None and not any_object and grant.object != scope
+                    and not self._object_matches(grant.object, principal, obj, obj_owner)):
                 continue
             if self._target_matches(grant, principal, target, wild, prospect):
                 return True

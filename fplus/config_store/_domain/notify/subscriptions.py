@@ -25,7 +25,7 @@ from ... import uuids
 from ..common.errors import DomainError
 from ..common.events import ConfigChanged, Event, StructureChanged
 from ..common.jsonvalue import canonical
-from ..configdb import configs, objects
+from ..configdb import configs, objects, scopes
 from .auth_watch import auth_watch
 from .base import Sub
 from .encoding import Shared, shared
@@ -80,9 +80,20 @@ class EntryWatch(Sub):
         super().__init__(session, uuid)
         self.app, self.obj, self.head = app.lower(), obj.lower(), head
         self.interest = self.app
+        self.shown = False
+        """Whether the last update showed the entry (its deletion is then shown too)."""
+
+    def _readable(self, value: Any, etag: str | None) -> bool:
+        """May the watcher read the entry as it now is (a deletion: as it was)?"""
+        acl = self.store.core.acl
+        if etag is None and self.shown:
+            return scopes.may_search(acl, self.session.principal, self.app)
+        return scopes.may_read(acl, self.session.principal, self.app, self.obj, value)
 
     def _response(self, value: Any, etag: str | None) -> dict:
-        if not self.can(P.ReadApp, self.app, self.obj):
+        readable = self._readable(value, etag)
+        self.shown = readable and etag is not None
+        if not readable:
             return {"status": 403}
         resp = _entry_response(value, etag)
         if self.head:
@@ -101,9 +112,12 @@ class EntryWatch(Sub):
                 and e.app == self.app and e.obj == self.obj]
         if not mine:
             return []
-        if not self.can(P.ReadApp, self.app, self.obj):
+        last = mine[-1]
+        readable = self._readable(last.value, last.etag)
+        self.shown = readable and last.etag is not None
+        if not readable:
             return [{"response": {"status": 403}}]
-        return [{"response": shared(mine[-1], self.head)}]  # one for every watcher
+        return [{"response": shared(last, self.head)}]  # one for every watcher
 
 
 class AppListWatch(Sub):
@@ -157,8 +171,14 @@ class AppSearch(Sub):
         self.selected: set[str] = set()
         self.no_access = False
 
-    def _visible(self, obj: str) -> bool:
-        return self.can(P.ReadApp, self.app, obj)
+    def _visible(self, obj: str, value: Any) -> bool:
+        """May the principal read ``obj``'s entry, which holds ``value``?"""
+        return scopes.may_read(self.store.core.acl, self.session.principal, self.app, obj,
+                               value)
+
+    def _may_search(self) -> bool:
+        """May the principal read some entry of the app (else the search is refused)?"""
+        return scopes.may_search(self.store.core.acl, self.session.principal, self.app)
 
     def _selects(self, value: Any, etag: str | None) -> bool:
         return etag is not None and (self.filter is None or filter_matches(value, self.filter))
@@ -167,23 +187,39 @@ class AppSearch(Sub):
         core = self.store.core
         if core.graph.get(self.app) is None:
             return [{"response": {"status": 404}}]
-        entries = self.store.app_entries.get(self.app)
-        visible = [(o, t, e) for o, t, e in entries if self._visible(o)]
-        if not self.can(P.ReadApp, self.app) and not visible:
+        if not self._may_search():
             self.no_access, self.selected = True, set()
             return [{"response": {"status": 403}}]
+        wide = self.can(P.ReadApp, self.app)
         children = {}
-        for obj, text, etag in visible:
-            response = self._guarded(obj, functools.partial(self._stored, text, etag))
+        for obj, text, etag in self.store.app_entries.get(self.app):
+            if wide or self.can(P.ReadApp, self.app, obj):
+                response = self._guarded(obj, functools.partial(self._stored, text, etag))
+            else:
+                response = self._scoped(obj, text, etag)
             if response is not None:
                 children[obj] = response
         self.no_access, self.selected = False, set(children)
         return [{"response": {"status": 204}, "children": children}]
 
-    def _stored(self, text: str, etag: str) -> dict | None:
-        """The child response of a stored entry, None if the filter leaves it out."""
+    def _stored(self, text: str, etag: str, obj: str | None = None) -> dict | None:
+        """The child response of a stored entry, None if the filter leaves it out (or, given
+        ``obj``, if the principal may not read the entry as it is)."""
         value = loads_checked(text)
+        if obj is not None and not self._visible(obj, value):
+            return None
         return _entry_response(value, etag) if self._selects(value, etag) else None
+
+    def _scoped(self, obj: str, text: str, etag: str) -> dict | None:
+        """The child response of an entry the principal may read only as the object its
+        value names (:mod:`..configdb.scopes`); None if it may not. One that cannot be
+        processed is not known to be its own: left out."""
+        if not scopes.scoped(self.app):
+            return None
+        try:
+            return self._stored(text, etag, obj)
+        except UNPROCESSABLE:
+            return None
 
     def _guarded(self, obj: str,
                  compute: Callable[[], dict | Shared | None]) -> dict | Shared | None:
@@ -209,15 +245,14 @@ class AppSearch(Sub):
         return out
 
     def _child(self, e: ConfigChanged) -> list[dict]:
-        if not self._visible(e.obj):
-            rest = self.selected - {e.obj}
-            if self.selected and not any(self._visible(o) for o in rest):
-                # nothing shown to this principal is readable any more
-                self.no_access, self.selected = True, set()
-                return [{"response": {"status": 403}}]
-            if e.obj in self.selected:
+        if not self._may_search():  # nothing of the app is readable any more
+            self.no_access, self.selected = True, set()
+            return [{"response": {"status": 403}}]
+        if not self._visible(e.obj, e.value):
+            if e.obj in self.selected:  # deleted, or no longer the principal's to read
                 self.selected.discard(e.obj)
-                return [{"child": e.obj, "response": {"status": 403}}]
+                return [{"child": e.obj, "response": {"status": 404 if e.etag is None
+                                                      else 403}}]
             return []  # never shown to this principal: stay silent
         response = self._guarded(e.obj, lambda: self._changed(e))
         if response is not None:
