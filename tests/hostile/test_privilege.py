@@ -232,7 +232,9 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
         (P.ReadMembers, repos, False, None): "lists the cluster repos",
         (P.WriteMembers, repos, False, None): "…and adds to them",
         (P.CreateSpecificObj, C.EdgeClusterName, False, None): "claims cluster names",
-        (P.ReadApp, A.EdgeDeployment, False, None): "the deployment API lists deployments",
+        (P.ReadApp, A.EdgeDeployment, False, None):
+            "the deployment API lists deployments; each Edge Sync account gets it for its "
+            "own cluster's",
         (P.WriteApp, A.EdgeDeployment, False, None): "…and writes them",
         (P.CreateSpecificObj, C.EdgeDeployment, False, None): "…as objects of their class",
         (P.DeleteObj, C.EdgeDeployment, True, None): "…and deletes them",

@@ -36,10 +36,12 @@ def _text(mapping: dict[str, Any], key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Account:
-    """A per-cluster principal: its uuid once created, ``done`` once fully set up."""
+    """A per-cluster principal: its uuid once created, ``done`` once fully set up, and the
+    number of the grant set it was last given (0: one from before grant sets were numbered)."""
 
     uuid: str | None = None
     done: bool = False
+    grants: int = 0
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,9 @@ class SetupStatus:
         found = self.entry.get(role.key)
         if not isinstance(found, dict):
             return Account()
-        return Account(found.get("uuid"), found.get("done") is True)
+        grants = found.get("grants")
+        return Account(found.get("uuid"), found.get("done") is True,
+                       grants if isinstance(grants, int) and not isinstance(grants, bool) else 0)
 
     def is_current(self, etag: str | None) -> bool:
         """True when the cluster is ready for exactly this configuration and Flux version."""
@@ -197,7 +201,8 @@ class SetupStatus:
     @staticmethod
     def account_patch(role: Role, account: Account | None) -> Patch:
         """The patch recording ``role``'s principal (None: removed)."""
-        value = None if account is None else {"uuid": account.uuid, "done": account.done}
+        value = None if account is None else {"uuid": account.uuid, "done": account.done,
+                                               "grants": account.grants}
         return {role.key: value}
 
     @property

@@ -2,12 +2,20 @@
 
 ``flux``: pulls the cluster's repo (Git Pull on the cluster's repo UUID, which is the
 cluster UUID). ``sync``: Edge Sync's principal, which may read and write its own cluster's
-Edge cluster status entry and nothing else (an object-restricted grant, our extension).
+Edge cluster status entry and read its own cluster's Edge deployments, nothing else
+(object-restricted grants, our extension: an Edge deployment entry belongs to the cluster its
+``cluster`` field names, so the grant follows deployments as they come, go and move). The
+charts and resource templates it renders them with it reads through its group (seeding).
 Principals are created without a password; the bootstrap script mints one.
 
 The Config Store lets a principal grant only what it holds itself, so each grant here
 must be covered by one of the Cluster Manager's own (:mod:`.manager_account`): plural
-Pull on Edge clusters, ReadApp and WriteApp on the Edge cluster status app.
+Pull on Edge clusters, ReadApp and WriteApp on the Edge cluster status app, ReadApp on the
+Edge deployment app.
+
+:data:`GRANTS` numbers the grant set: an account recorded with an older one (a cluster
+commissioned before the set changed, or restored from a backup of then) is granted again
+by the next reconcile (:func:`current`).
 """
 
 from __future__ import annotations
@@ -18,15 +26,26 @@ from fplus.config_store import uuids
 from fplus.config_store.client import BatchOp, batch
 
 from ..model.apps_and_roles import EDGE_APP, FLUX, Role
+from ..model.setup_status import Account
 from .configdb import ConfigDB
+
+GRANTS = 2
+"""The grant set's number (2: Edge Sync reads its own cluster's Edge deployments only)."""
 
 
 def grants(role: Role, cluster: str) -> list[dict[str, str]]:
     """The grants ``role`` holds for ``cluster``."""
     if role == FLUX:
         return [{"permission": uuids.GitPerm.Pull, "target": cluster}]
-    return [{"permission": uuids.ConfigDBPerm.ReadApp, "target": EDGE_APP, "object": cluster},
-            {"permission": uuids.ConfigDBPerm.WriteApp, "target": EDGE_APP, "object": cluster}]
+    read, write = uuids.ConfigDBPerm.ReadApp, uuids.ConfigDBPerm.WriteApp
+    return [{"permission": read, "target": EDGE_APP, "object": cluster},
+            {"permission": write, "target": EDGE_APP, "object": cluster},
+            {"permission": read, "target": uuids.App.EdgeDeployment, "object": cluster}]
+
+
+def current(account: Account) -> bool:
+    """True once the account is made and holds the grants of :data:`GRANTS`."""
+    return account.done and account.grants >= GRANTS
 
 
 def account_op(role: Role, cluster: str, cluster_name: str, group: str) -> BatchOp:

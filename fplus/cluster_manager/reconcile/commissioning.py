@@ -20,7 +20,8 @@ setup status and who holds the configured name (one request); then:
    the accepted ``spec``; nothing is created, and it is not retried until the entry changes.
 5. :func:`sparkplug_address` — ``{group_id: <organisation>-<name>}``.
 6. :func:`accounts` — one principal per edge role with its grants (found by name again
-   after a crash, so never duplicated).
+   after a crash, so never duplicated; an account recorded with an older grant set is
+   granted again, also when the cluster is otherwise current: :func:`regrant`).
 7. :func:`git_config` — the Git repository configuration entry (the repo then exists on
    the Git server) and the repo group membership.
 8. :func:`write_config` — the name's claim, the ``Provisioning`` record and 5 to 7, queued in
@@ -115,6 +116,7 @@ def commission(job: Job, env: Env) -> str:
     if not job.force and job.status.is_current(job.etag):
         if not job.status.name_claimed:  # commissioned before names were claimed
             _claim_current_name(job, env)
+        regrant(job, env)
         return READY
     try:
         for check in CHECKS:
@@ -236,16 +238,32 @@ def sparkplug_address(job: Job, env: Env) -> None:
 
 def accounts(job: Job, env: Env) -> None:
     """One principal per edge role (queued; recorded as done once written); roles already
-    recorded as done are skipped."""
+    recorded as done with the current grant set are skipped."""
+    _queue_accounts(job, env, job.spec["name"])
+
+
+def _queue_accounts(job: Job, env: Env, name: str) -> None:
     for role in ROLES:
-        if not job.status.account(role).done:
-            job.batch.add(principals.account_op(role, job.cluster, job.spec["name"],
+        if not principals.current(job.status.account(role)):
+            job.batch.add(principals.account_op(role, job.cluster, name,
                                                 env.groups.for_role(role)), _created(role))
 
 
 def _created(role: Role) -> OnResult:
     """The status patch recording the role's principal from its creation's result."""
-    return lambda result: {role.key: {"uuid": result.body["uuid"], "done": True}}
+    return lambda result: {role.key: {"uuid": result.body["uuid"], "done": True,
+                                      "grants": principals.GRANTS}}
+
+
+def regrant(job: Job, env: Env) -> None:
+    """The current grant set for the accounts of a cluster that is otherwise current but
+    was commissioned (or restored) with an older one, then recorded (two requests, once)."""
+    name = job.status.name
+    if name is None or all(principals.current(job.status.account(role)) for role in ROLES):
+        return
+    _queue_accounts(job, env, name)
+    record(job, env, send(job, env))
+    log.info("cluster %s: edge accounts given grant set %d", job.cluster, principals.GRANTS)
 
 
 def git_config(job: Job, env: Env) -> None:

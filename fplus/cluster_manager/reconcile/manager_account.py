@@ -5,7 +5,8 @@ Made by ``cluster-manager seed`` with administrator credentials; ``serve`` then 
 administrator's. What it may hand out is what it holds: it grants an edge's Flux account Git
 Pull on the cluster's repo (it holds plural Pull on Edge clusters, whose uuids are the repos')
 and Edge Sync ReadApp/WriteApp on its cluster's Edge cluster status entry (it holds both on
-that app), so it keeps WriteACL on those three permissions only, and holds no write access to
+that app) and ReadApp on its cluster's Edge deployments (it holds ReadApp on that app), so it
+keeps WriteACL on those three permissions only, and holds no write access to
 the Bootstrap script, Flux template, schema or any other app whose entries edges execute or
 that decides access.
 """

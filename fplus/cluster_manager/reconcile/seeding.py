@@ -54,8 +54,11 @@ SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "fleet-rollout-status": A.FleetRolloutStatus,
     "cluster-rollout": A.ClusterRollout,
 }
-SYNC_READS = (A.EdgeDeployment, A.HelmChartTemplate, A.K8sResourceTemplate)
-"""Apps every Edge Sync reads to turn Edge deployments into HelmReleases."""
+SYNC_READS = (A.HelmChartTemplate, A.K8sResourceTemplate)
+"""Apps every Edge Sync reads to turn Edge deployments into HelmReleases (the deployments
+themselves each reads only for its own cluster: :mod:`.accounts`)."""
+SYNC_NO_LONGER = (A.EdgeDeployment,)
+"""Apps the Edge Sync accounts' group once read whole: the grant is removed."""
 RESOURCES = {"HelmRelease": uuids.K8sResource.HelmRelease,
              "GitRepository": uuids.K8sResource.GitRepository}
 SHARED_REPOS = {S.HelmChartsRepo: ("shared/helm-charts", "Shared Helm charts"),
@@ -112,6 +115,10 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
     })
     for app in SYNC_READS:  # idempotent: an identical grant is not added twice
         cs.add_grant(groups["sync"]["uuid"], P.ReadApp, app)
+    for app in SYNC_NO_LONGER:
+        for grant in cs.find_grants(principal=groups["sync"]["uuid"], permission=P.ReadApp,
+                                    target=app):
+            cs.delete_grant(grant)
     # every edge's Flux account (a member of the group) pulls the shared repos; nobody else
     for repo in SHARED_REPOS:
         cs.add_grant(groups["flux"]["uuid"], uuids.GitPerm.Pull, repo)

@@ -6,6 +6,7 @@ import pytest
 
 from fplus.cluster_manager.model.apps_and_roles import STATUS_APP
 from fplus.cluster_manager.model.name_claims import APP as CLAIM_APP
+from fplus.cluster_manager.reconcile import accounts
 from fplus.cluster_manager.reconcile import commissioning as steps
 from fplus.cluster_manager.reconcile.job import Env, Job
 from fplus.config_store import uuids
@@ -255,6 +256,21 @@ def test_a_cluster_commissioned_before_claims_claims_its_name_once(env: Env,
     cs.patch_config(STATUS_APP, C1, {"nameClaimed": None})
     steps.reconcile(C1, env)
     assert env.claims.holder("line-1") == C1 and status(cs)["nameClaimed"] is True
+    before = len(cs.calls)
+    steps.reconcile(C1, env)
+    assert {name for name, _ in cs.calls[before:]} == {"batch", "get_config"}  # a look only
+
+
+def test_a_cluster_commissioned_with_older_grants_is_granted_again_once(
+        env: Env, cs: FakeConfigDB) -> None:
+    configure(env, {C1: SPEC})
+    steps.reconcile(C1, env)
+    cs.patch_config(STATUS_APP, C1, {"sync": {"grants": None}})  # as before grant sets
+    before = len(cs.calls)
+    steps.reconcile(C1, env)
+    assert status(cs)["sync"]["grants"] == status(cs)["flux"]["grants"] == accounts.GRANTS
+    assert [name for name, _ in cs.calls[before:]].count("create_principal") == 1
+    assert status(cs)["phase"] == "Ready"
     before = len(cs.calls)
     steps.reconcile(C1, env)
     assert {name for name, _ in cs.calls[before:]} == {"batch", "get_config"}  # a look only

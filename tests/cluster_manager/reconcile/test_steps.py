@@ -14,8 +14,8 @@ from fplus.cluster_manager.gitrepo import writer_for
 from fplus.cluster_manager.model.apps_and_roles import EDGE_APP, FLUX, STATUS_APP, SYNC
 from fplus.cluster_manager.model.cluster_config import InvalidConfig
 from fplus.cluster_manager.model.setup_status import SetupStatus
+from fplus.cluster_manager.reconcile import accounts, teardown
 from fplus.cluster_manager.reconcile import commissioning as steps
-from fplus.cluster_manager.reconcile import teardown
 from fplus.cluster_manager.reconcile.job import Env, Job, send
 from fplus.cluster_manager.reconcile.rendering import TemplateMissing
 from fplus.cluster_manager.reconcile.workqueue import RequeueAfter
@@ -223,20 +223,34 @@ def test_accounts_creates_each_role_with_its_grants_and_group(env: Env,
     assert steps.accounts(j, env) is None and cs.principals == {}  # queued
     patch = send(j, env)
     flux, sync = cs.principals["op1flux/line-1"], cs.principals["op1sync/line-1"]
-    assert patch == {"flux": {"uuid": flux, "done": True}, "sync": {"uuid": sync, "done": True}}
+    done = {"done": True, "grants": accounts.GRANTS}
+    assert patch == {"flux": {"uuid": flux, **done}, "sync": {"uuid": sync, **done}}
     assert flux in cs.members[GROUPS.flux] and sync in cs.members[GROUPS.sync]
     grants = {(g["principal"], g["permission"], g["target"], g.get("object"))
               for g in cs.grants.values()}
     assert grants == {(flux, uuids.GitPerm.Pull, C1, None),
                       (sync, uuids.ConfigDBPerm.ReadApp, EDGE_APP, C1),
-                      (sync, uuids.ConfigDBPerm.WriteApp, EDGE_APP, C1)}
+                      (sync, uuids.ConfigDBPerm.WriteApp, EDGE_APP, C1),
+                      (sync, uuids.ConfigDBPerm.ReadApp, uuids.App.EdgeDeployment, C1)}
 
 
 def test_accounts_skips_roles_already_done(env: Env, cs: FakeConfigDB) -> None:
-    j = job(status={"flux": {"uuid": C2, "done": True}})
+    j = job(status={"flux": {"uuid": C2, "done": True, "grants": accounts.GRANTS}})
     steps.accounts(j, env)
     assert list(send(j, env)) == ["sync"]
     assert cs.count("create_principal") == 1
+
+
+def test_accounts_grants_again_a_role_done_with_an_older_grant_set(env: Env,
+                                                                   cs: FakeConfigDB) -> None:
+    j = job(status={"flux": {"uuid": C2, "done": True, "grants": accounts.GRANTS},
+                    "sync": {"uuid": C2, "done": True}})  # commissioned before grant sets
+    steps.accounts(j, env)
+    assert send(j, env)["sync"]["grants"] == accounts.GRANTS
+    sync = cs.principals["op1sync/line-1"]
+    assert {(g["target"], g.get("object")) for g in cs.grants.values()
+            if g["principal"] == sync and g["permission"] == uuids.ConfigDBPerm.ReadApp} == {
+        (EDGE_APP, C1), (uuids.App.EdgeDeployment, C1)}
 
 
 def test_git_config_names_the_repo_and_groups_it(env: Env, cs: FakeConfigDB) -> None:
