@@ -48,7 +48,8 @@ from fplus.serving.tls import (  # noqa: E402
 )
 
 from .audit import schema as audit_schema  # noqa: E402
-from .commands import backup, escrow_keys, git_provider, imports  # noqa: E402
+from .commands import backup, escrow_keys, git_provider  # noqa: E402
+from .commands import import_commands as imports  # noqa: E402
 from .commands.serve_worker import Plan, build  # noqa: E402
 from .commands.up import Addresses, EdgeOptions, up  # noqa: E402
 from .db import Database, DatabaseError, open_database  # noqa: E402

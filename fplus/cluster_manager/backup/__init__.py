@@ -9,6 +9,6 @@
   escrow records; never bootstrap tokens, never the escrow key).
 """
 
-from .manifest import BackupError
+from .directory import BackupError
 
 __all__ = ["BackupError"]

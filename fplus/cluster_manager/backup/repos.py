@@ -14,7 +14,7 @@ from typing import Any
 
 from fplus import barerepo
 
-from .manifest import REPOS, BackupError
+from .directory import REPOS, BackupError
 
 
 def _git(*args: str, umask: int = -1) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 
-from .manifest import BackupError
+from .directory import BackupError
 
 CONFIGDB, AUTH = "configdb", "auth"
 _SERVICE_CONFIG = (uuids.App.ServiceConfig, uuids.Service.Clusters)

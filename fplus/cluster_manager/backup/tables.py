@@ -20,7 +20,7 @@ from ..audit import schema as audit_schema
 from ..db import Database
 from ..escrow import SCHEMA as ESCROW_SCHEMA
 from ..keypin import SCHEMA as PINS_SCHEMA
-from .manifest import BackupError
+from .directory import BackupError
 
 SCHEMAS = {"cm_sealing_keys": PINS_SCHEMA, "cm_sealed_keys": ESCROW_SCHEMA,
            "cm_audit": audit_schema("sqlite")}

@@ -1,7 +1,7 @@
 """``cluster-manager backup --out DIR`` and ``cluster-manager restore DIR``.
 
 A backup holds the Config Store's two dumps, every Git repo as a bundle, the Cluster
-Manager's sealing key pins and escrow records, and a manifest (:mod:`..backup.manifest`)
+Manager's sealing key pins and escrow records, and a manifest (:mod:`..backup.directory`)
 with its MAC; never the escrow key, bootstrap tokens, Config Store tokens or passwords. The
 MAC's key comes from a key file no backup holds: ``--backup-key-file`` (default: the escrow
 key file of ``FPLUS_SECRET_ESCROW``, else ``DATA_DIR/escrow.key`` as ``up`` keeps it); with
