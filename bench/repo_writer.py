@@ -33,8 +33,8 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fplus.cluster_manager.gitrepo import ChangeSet, RepoWriter
 from fplus.config_store import uuids
+from fplus.git.repo import ChangeSet, RepoWriter
 from harness.gitcli import GIT_ENV
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 

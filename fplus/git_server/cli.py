@@ -18,8 +18,6 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 from urllib.parse import urlsplit  # noqa: E402
 
-import pygit2  # noqa: E402
-
 from fplus.config_store import uuids  # noqa: E402
 from fplus.config_store.client import (  # noqa: E402
     Access,
@@ -28,6 +26,7 @@ from fplus.config_store.client import (  # noqa: E402
     PasswordFileMissing,
     as_admin,
 )
+from fplus.git.repo.remote import trust_ca_file  # noqa: E402
 from fplus.serving import (  # noqa: E402
     Login,
     Served,
@@ -153,7 +152,7 @@ def _worker(args: argparse.Namespace, url: str, login: Login, storage: RepoStora
     mirrors = Mirrors(registry.entries, storage.ensure,
                       args.secrets_dir or args.data_dir / "secrets", policy)
     if args.mirror_ca_file is not None:
-        pygit2.settings.set_ssl_cert_locations(str(args.mirror_ca_file), None)
+        trust_ca_file(str(args.mirror_ca_file))
 
     def start() -> None:
         offload.use_gevent_threadpool()  # mirror fetches off the hub

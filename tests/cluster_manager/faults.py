@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import yaml
 
-from fplus.cluster_manager.gitrepo import read_file
 from fplus.config_store import uuids
+from fplus.git.repo import read_file
 from harness.gitcli import fsck_clean
 from harness.servers import Api, ThreadSessions
 from harness.stack import CONFIG, STATUS, Stack

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
+from fplus.git.repo import ChangeSet, InvalidPath, RepoWriter
 from harness.gitcli import bare
 
 BAD_PATHS = ["../x", "a/../../x", "/abs", "a//b", "a/./b", "./a", "a/", ".git/config",

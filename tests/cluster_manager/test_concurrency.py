@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from fplus.cluster_manager.gitrepo import ChangeSet, RepoWriter, writer_for
+from fplus.git.repo import ChangeSet, RepoWriter, writer_for
 from harness.gitcli import bare, files_at, fsck_clean
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def test_hundred_threads_all_land_in_a_linear_batched_history(tmp_path: Path) ->
 
 STORM = textwrap.dedent("""
     import sys, threading
-    from fplus.cluster_manager.gitrepo import ChangeSet, RepoWriter
+    from fplus.git.repo import ChangeSet, RepoWriter
     w = RepoWriter(sys.argv[1])
     def loop(t):
         n = 0

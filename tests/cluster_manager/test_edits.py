@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter
+from fplus.git.repo import ChangeSet, InvalidPath, RepoWriter
 from harness.gitcli import bare, files_at, fsck_clean
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from fplus.cluster_manager.gitrepo import ChangeSet, RepoWriter, _tree, ensure_bare_repo, read_file
-from fplus.cluster_manager.gitrepo._build import build_commit
-from fplus.cluster_manager.gitrepo._maintenance import geometric_rollup, merge_small_packs
-from fplus.cluster_manager.gitrepo._pack import git_hash, pack_ids, whole_records, write_pack
+from fplus.git.repo import ChangeSet, RepoWriter, _tree, ensure_bare_repo, read_file
+from fplus.git.repo._build import build_commit
+from fplus.git.repo._maintenance import geometric_rollup, merge_small_packs
+from fplus.git.repo._pack import git_hash, pack_ids, whole_records, write_pack
 from harness.gitcli import bare, files_at, fsck_clean, git
 
 

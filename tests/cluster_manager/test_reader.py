@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.cluster_manager.gitrepo import (
+from fplus.git.repo import (
     ChangeSet,
     InvalidPath,
     RepoWriter,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from fplus.cluster_manager.gitrepo import list_files, read_file
 from fplus.config_store import uuids
+from fplus.git.repo import list_files, read_file
 from harness.gitcli import files_at
 from harness.servers import Api
 from harness.stack import (

@@ -9,10 +9,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from fplus.cluster_manager.cluster_repos import ClusterRepos
-from fplus.cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
-from fplus.cluster_manager.gitrepo import _branch as branch_module
 from fplus.cluster_manager.model.settings import Settings
+from fplus.git.hosts.ours import GitServerRepos
+from fplus.git.repo import ChangeSet, RemoteRepoWriter, ensure_bare_repo
+from fplus.git.repo import _branch as branch_module
 from harness.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 from tests.cluster_manager.git_http import GitHttpServer
 
@@ -94,7 +94,7 @@ def test_cluster_repos_write_through_the_internal_url(server: GitHttpServer,
     settings = Settings(config_store_url="http://127.0.0.1:9", data_dir=tmp_path / "cm",
                         git_url="http://127.0.0.9:9",  # edges' URL: nothing listens there
                         git_internal_url=server.base + "/")
-    repos = ClusterRepos(settings, *AUTH)
+    repos = GitServerRepos(settings.git_host, *AUTH)
     assert repos.write("c1", ChangeSet(writes={"edo/a.yaml": "a\n"}), "a").changed
     assert files_at(tmp_path / "srv" / "uuid" / "c1.git") == ["edo/a.yaml"]
     assert repos.read_dir("c1", "edo/") == {"edo/a.yaml": b"a\n"}
@@ -124,7 +124,7 @@ def test_history_and_a_commit_through_cluster_repos(server: GitHttpServer,
     ensure_bare_repo(tmp_path / "srv" / "uuid" / "c2.git")
     settings = Settings(config_store_url="http://127.0.0.1:9", data_dir=tmp_path / "cm",
                         git_url=server.base + "/")
-    repos = ClusterRepos(settings, *AUTH)
+    repos = GitServerRepos(settings.git_host, *AUTH)
     assert repos.history("c2") == []
     repos.write("c2", ChangeSet(writes={"edo/a.yaml": "a\n"}), "first")
     push_from_clone(server.url("uuid/c2.git", with_auth=True), tmp_path / "c", "theirs", "t")

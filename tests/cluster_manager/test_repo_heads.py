@@ -7,21 +7,20 @@ import threading
 import uuid
 from pathlib import Path
 
-from fplus import barerepo
-from fplus.cluster_manager.cluster_repos import ClusterRepos
-from fplus.cluster_manager.gitrepo import ChangeSet, ensure_bare_repo
 from fplus.cluster_manager.model.settings import Settings
 from fplus.cluster_manager.services.repo_heads import RepoHeads
 from fplus.config_store.client import TTLCache
+from fplus.git import bare
+from fplus.git.hosts.ours import GitServerRepos
+from fplus.git.repo import ChangeSet, ensure_bare_repo
 
 
 def test_a_write_shows_in_the_head_at_once(tmp_path: Path) -> None:
     cluster = str(uuid.uuid4())
-    ensure_bare_repo(barerepo.repo_path(tmp_path / "repos", cluster))
-    repos = ClusterRepos(Settings(config_store_url="http://127.0.0.1:9",
-                                  data_dir=tmp_path / "cm", git_url="http://127.0.0.1:9",
-                                  git_repos=tmp_path / "repos"),
-                         "cm", "unused")
+    ensure_bare_repo(bare.repo_path(tmp_path / "repos", cluster))
+    settings = Settings(config_store_url="http://127.0.0.1:9", data_dir=tmp_path / "cm",
+                        git_url="http://127.0.0.1:9", git_repos=tmp_path / "repos")
+    repos = GitServerRepos(settings.git_host, "cm", "unused")
     heads = RepoHeads(repos.head, ttl=3600)
     repos.on_write(heads.forget)
     first = repos.write(cluster, ChangeSet(writes={"edo/a.yaml": "a\n"}), "a").commit

@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from fplus.cluster_manager.gitrepo import ChangeSet, InvalidPath, RepoWriter, _build, _tree
+from fplus.git.repo import ChangeSet, InvalidPath, RepoWriter, _build, _tree
 from harness.gitcli import fsck_clean
 
 NAMES = ["a", "a.b", "a-b", "a0", "b", *(f"s-{i:02d}" for i in range(30))]

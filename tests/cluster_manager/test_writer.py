@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fplus.barerepo import RefLockTimeout
-from fplus.cluster_manager.gitrepo import ChangeSet, RepoWriter, ensure_bare_repo, writer_for
-from fplus.cluster_manager.gitrepo import _branch as branch_module
+from fplus.git.bare import RefLockTimeout
+from fplus.git.repo import ChangeSet, RepoWriter, ensure_bare_repo, writer_for
+from fplus.git.repo import _branch as branch_module
 from harness.gitcli import bare, files_at, fsck_clean, git, push_from_clone
 
 

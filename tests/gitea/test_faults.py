@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.cluster_manager.gitea_repos import reader_name
+from fplus.git.hosts.gitea import reader_name
 from harness.gitcli import push_from_clone
 from harness.gitea import Gitea, serve, start_gitea
 from harness.gitea_stack import GiteaStack, manager_process, start_gitea_stack

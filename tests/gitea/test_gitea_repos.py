@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import requests
 
-from fplus.cluster_manager.gitea_api import GiteaClient, GiteaError
-from fplus.cluster_manager.gitea_repos import GiteaRepos, marker, reader_name
-from fplus.cluster_manager.gitrepo import ChangeSet
-from fplus.cluster_manager.model.settings import GITEA, SHARED_REPO_NAMES, Settings
+from fplus.cluster_manager.model.settings import SHARED_REPO_NAMES, Settings
+from fplus.git.hosts.gitea import GiteaRepos, marker, reader_name
+from fplus.git.hosts.gitea_api import GiteaClient, GiteaError
+from fplus.git.hosts.host import GITEA
+from fplus.git.repo import ChangeSet
 from harness.gitea import Gitea
 from tests.gitea.hosts import run_git
 
@@ -46,7 +47,7 @@ def repos_on(gitea: Gitea, tmp_path: Path, session: requests.Session | None = No
                       data_dir=tmp_path, git_provider=GITEA, gitea_url=gitea.url,
                       gitea_org=org, **settings)
     client = GiteaClient(gitea.url, gitea.token, session=session)
-    return GiteaRepos(config, client, gitea.token, (names or {}).get)
+    return GiteaRepos(config.git_host, client, gitea.token, (names or {}).get)
 
 
 def state(gitea: Gitea, cluster: str, name: str) -> dict[str, Any]:
@@ -142,6 +143,6 @@ def test_a_write_to_a_shared_repo_before_the_leader_made_it_makes_it(
         charts, ChangeSet(writes={"chart/Chart.yaml": "name: chart\n"}), "Import chart")
     repo = gitea.api().get(f"{gitea.url}/api/v1/repos/early-import-org/"
                            f"{SHARED_REPO_NAMES[charts]}", timeout=30).json()
-    assert repo["description"] == marker(charts) and repo["private"] is True
+    assert repo["description"] == marker(charts, SHARED_REPO_NAMES) and repo["private"] is True
     url = gitea.clone_url("early-import-org", SHARED_REPO_NAMES[charts])
     assert run_git("ls-remote", url, "refs/heads/main").stdout.split()[0] == written.commit

@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from fplus.cluster_manager import sealing
 from fplus.cluster_manager.escrow import keyring
-from fplus.cluster_manager.gitea_repos import reader_name
 from fplus.cluster_manager.model.apps_and_roles import FLUX_SECRET
+from fplus.git.hosts.gitea import reader_name
 from harness.certs import make_cert
 from harness.gitea_stack import start_gitea_stack
 from harness.servers import Api

@@ -1,7 +1,7 @@
 """``kubectl kustomize`` builds the rendered files laid out as in a cluster repo.
 
 The files are written exactly as the repo writer writes them
-(``fplus.cluster_manager.gitrepo``'s ACS document format: ``---`` before each document,
+(``fplus.git.repo``'s ACS document format: ``---`` before each document,
 ``...`` between) under ``edo/cluster/``. The ``kustomization.yaml`` listing them exists
 only in the test's temp dir: the real repo has none
 (Flux generates one for ``path: ./``).

@@ -1,5 +1,5 @@
 """Bare repos as ``git bundle`` files, and back (the Git server's storage,
-:mod:`fplus.barerepo`'s layout: ``<repos>/<uuid>.git``).
+:mod:`fplus.git.bare`'s layout: ``<repos>/<uuid>.git``).
 
 A repo without any ref (created, never written) has no bundle: the manifest lists it with
 no refs and a restore creates it empty.
@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from fplus import barerepo
+from fplus.git import bare
 
 from .directory import REPOS, BackupError
 
@@ -43,8 +43,8 @@ def bundle_all(repos_dir: Path, out: Path) -> dict[str, Any]:
                           "DATA_DIR/repos)")
     taken: dict[str, Any] = {}
     (out / REPOS).mkdir(parents=True, exist_ok=True, mode=0o700)
-    for uuid in barerepo.stored(repos_dir):
-        repo = barerepo.repo_path(repos_dir, uuid)
+    for uuid in bare.stored(repos_dir):
+        repo = bare.repo_path(repos_dir, uuid)
         refs = _refs(repo)
         if refs:
             _git("--git-dir", str(repo), "bundle", "create", "--quiet",
@@ -56,7 +56,7 @@ def bundle_all(repos_dir: Path, out: Path) -> dict[str, Any]:
 def check(root: Path, repos: Any) -> dict[str, dict[str, str]]:
     """The manifest's repos, each bundle listing exactly the refs the manifest names;
     BackupError otherwise (nothing written)."""
-    if not isinstance(repos, dict) or not all(barerepo.is_repo_uuid(u) for u in repos):
+    if not isinstance(repos, dict) or not all(bare.is_repo_uuid(u) for u in repos):
         raise BackupError("manifest: repos must map repo uuids to their refs")
     checked: dict[str, dict[str, str]] = {}
     for uuid, entry in repos.items():
@@ -79,13 +79,13 @@ def foreign(repos_dir: Path, allowed: frozenset[str]) -> list[str]:
     makes): a target holding any is not empty."""
     if not repos_dir.is_dir():
         return []
-    return [u for u in barerepo.stored(repos_dir) if u not in allowed]
+    return [u for u in bare.stored(repos_dir) if u not in allowed]
 
 
 def restore(root: Path, repos_dir: Path, repos: dict[str, dict[str, str]]) -> None:
     """Create each repo (or take an existing shared one) and set its refs from its bundle."""
     for uuid, refs in sorted(repos.items()):
-        repo = barerepo.create(barerepo.repo_path(repos_dir, uuid))
+        repo = bare.create(bare.repo_path(repos_dir, uuid))
         if refs:
             _git("--git-dir", str(repo), "fetch", "--quiet", "--force", "--no-tags",
                  str(root / REPOS / f"{uuid}.bundle"), *(f"+{r}:{r}" for r in sorted(refs)))

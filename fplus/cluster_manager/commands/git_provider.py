@@ -11,9 +11,11 @@ import logging
 import os
 from pathlib import Path
 
-from ..gitea_api import GiteaClient, GiteaError
-from ..gitea_repos import GiteaRefused, check_access
-from ..model.settings import GIT_PROVIDERS, GITEA, OURS, Settings
+from fplus.git.hosts.gitea import GiteaRefused, check_access
+from fplus.git.hosts.gitea_api import GiteaClient, GiteaError
+from fplus.git.hosts.host import GIT_PROVIDERS, GITEA, OURS
+
+from ..model.settings import Settings
 
 TOKEN_ENV = "FPLUS_GITEA_TOKEN"  # noqa: S105  (the variable's name)
 log = logging.getLogger(__name__)

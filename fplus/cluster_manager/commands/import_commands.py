@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fplus.config_store.client import ConfigStoreClient
+from fplus.git.hosts.ours import GitServerRepos
 
-from ..cluster_repos import ClusterRepos
 from ..formats.flux_export import FluxExportError
 from ..formats.helm_chart import ChartError, read_chart
 from ..model.settings import Settings
@@ -74,7 +74,7 @@ def run_import(args: argparse.Namespace, cs: ConfigStoreClient, user: str, passw
     wanted = _wanted(args, cs)
     settings = Settings(config_store_url=args.config_store, git_url=args.git,
                         data_dir=args.data_dir, git_repos=args.git_repos)
-    result = commit(ClusterRepos(settings, user, password, ca_file), cs, wanted)
+    result = commit(GitServerRepos(settings.git_host, user, password, ca_file), cs, wanted)
     done = (f"imported {wanted.what} ({wanted.files} files) at {result.commit}"
             if result.changed else f"{wanted.what} is already imported as it is")
     retried = result.retried

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fplus.config_store.client import Access, ConfigStoreClient
+from fplus.git.hosts.choose import open_store
+from fplus.git.hosts.gitea import GiteaRepos
 from fplus.serving import Login, Served
 from fplus.serving.cors import enable_cors
 from fplus.serving.login import ServiceCredentials
@@ -22,7 +24,6 @@ from .._http.context import ApiServices
 from ..audit import AuditLog, OwnChanges
 from ..db import Database, open_database
 from ..escrow import Escrow, Keyring, SealedKeys
-from ..gitea_repos import GiteaRepos, open_repos
 from ..keypin import KeyPins
 from ..leader import in_turn, make_elector
 from ..metrics import Metrics
@@ -79,7 +80,7 @@ def build(plan: Plan) -> Served:
     credentials = ServiceCredentials(plan.login, "cluster-manager")  # re-read at each login
     cs = ConfigStoreClient(settings.config_store_url.rstrip("/"), credentials=credentials,
                            login_refused=credentials.refused)
-    repos = open_repos(settings, plan.login.user, plan.login.password, plan.ca_file,
+    repos = open_store(settings.git_host, plan.login.user, plan.login.password, plan.ca_file,
                        plan.gitea_token,
                        lambda cluster: SetupStatus.parse(cs.get_config(STATUS_APP, cluster)).name)
     metrics = Metrics()

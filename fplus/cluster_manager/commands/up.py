@@ -31,7 +31,7 @@ from pathlib import Path
 
 import requests
 
-from fplus import barerepo
+from fplus.git import bare
 from fplus.serving import in_use_message, taken_ports
 from fplus.serving.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
 from fplus.serving.local_ca import StackCertificates, ensure_certificates
@@ -277,7 +277,7 @@ def up(data_dir: Path, port: int, addresses: Addresses = Addresses(),
     manager = Child("Cluster Manager", "fplus.cluster_manager.cli", port, [], manager_args,
                     addresses=addresses, certificates=certificates)
     manager.args = [*manager_args, "--git", git.advertised_url,
-                    "--git-repos", str(barerepo.repos_dir(data_dir / "git")),
+                    "--git-repos", str(bare.repos_dir(data_dir / "git")),
                     "--secret-escrow", str(_escrow_key(data_dir / "cluster-manager")),
                     "--edge-config-store", store.advertised_url,
                     "--external-url", manager.advertised_url, *edges.args()]

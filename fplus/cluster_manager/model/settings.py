@@ -6,11 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fplus.config_store import uuids
+from fplus.git.hosts.host import GITEA, OURS, GitHost, gitea_repo_url, our_repo_url
 
-OURS, GITEA = "ours", "gitea"
-GIT_PROVIDERS = (OURS, GITEA)
-"""Who hosts the repos: our Git server (driven by the Config Store's Git repository
-entries), or a Gitea through its REST API (:mod:`fplus.cluster_manager.gitea_repos`)."""
 SHARED_REPO_NAMES = {uuids.Shared.HelmChartsRepo: "helm-charts",
                      uuids.Shared.FluxSystemRepo: "flux-system"}
 """The shared repos' names (the last part of their Git repository entries' paths)."""
@@ -30,7 +27,7 @@ class Settings:
     """Base URL this service writes repos through, when not ``git_url`` (an in-cluster
     Service address where edges use an Ingress). Unused with ``git_repos``."""
     git_provider: str = OURS
-    """``ours`` or ``gitea`` (:data:`GIT_PROVIDERS`)."""
+    """``ours`` or ``gitea`` (:data:`fplus.git.hosts.host.GIT_PROVIDERS`)."""
     gitea_url: str | None = None
     """The Gitea's base URL, as edges and this service reach it (``gitea`` only)."""
     gitea_org: str = "edge-clusters"
@@ -93,8 +90,17 @@ class Settings:
         """The URL edges clone the repo ``repo`` (a cluster's or shared repo's uuid, its
         repo named ``name``) from."""
         if self.git_provider == GITEA and self.gitea_url:
-            return f"{self.gitea_url.rstrip('/')}/{self.gitea_org}/{name}.git"
-        return f"{self.git_url.rstrip('/')}/uuid/{repo}"
+            return gitea_repo_url(self.gitea_url, self.gitea_org, name)
+        return our_repo_url(self.git_url, repo)
+
+    @property
+    def git_host(self) -> GitHost:
+        """Where this service writes and reads the repos, for :mod:`fplus.git.hosts`."""
+        return GitHost(url=self.git_internal_url or self.git_url,
+                       cache_dir=self.data_dir / "repo-cache", provider=self.git_provider,
+                       repos_dir=self.git_repos, gitea_url=self.gitea_url,
+                       gitea_org=self.gitea_org, gitea_teardown=self.gitea_teardown,
+                       rotation_grace=self.rotation_grace, shared=SHARED_REPO_NAMES)
 
     @property
     def git_reach_url(self) -> str:

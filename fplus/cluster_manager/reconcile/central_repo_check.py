@@ -5,16 +5,12 @@ does not read the repo each time (imports only add; a removal shows within that 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fplus.config_store import uuids
 from fplus.config_store.client import TTLCache
+from fplus.git.store import RepoStore
 
 from ..model.apps_and_roles import AFTER_IMPORT
 from .rendering import TemplateMissing
-
-if TYPE_CHECKING:
-    from .job import RepoStore
 
 CHARTS = uuids.Shared.HelmChartsRepo
 FLUX = uuids.Shared.FluxSystemRepo

@@ -8,13 +8,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import json_merge_patch
 
 from fplus.config_store.client import BatchOp, BatchResult, batch
+from fplus.git.store import RepoStore
 
-from ..gitrepo import ChangeSet, WriteResult
 from ..model.apps_and_roles import STATUS_APP, Role
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
@@ -23,28 +23,6 @@ from .central_repo_check import CentralFiles
 from .configdb import ConfigDB
 from .desired_state import DesiredState
 from .rendering import RepoContent
-
-
-class RepoStore(Protocol):
-    """Where cluster repos are written (:class:`~cluster_manager.cluster_repos.ClusterRepos`)."""
-
-    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
-        """Commit ``changes`` to the cluster's repo (no commit if nothing changed)."""
-
-    def read_dir(self, cluster: str, prefix: str) -> dict[str, bytes]:
-        """Every file under ``prefix`` on the cluster's ``main`` branch."""
-
-    def archive(self, cluster: str) -> None:
-        """Move the cluster's repo aside (a missing repo is fine)."""
-
-    def claim(self, cluster: str, name: str) -> None:
-        """Refuse (a ``ValueError``) if the repo named ``name`` is held by something else."""
-
-    def create(self, cluster: str, name: str) -> None:
-        """Make the repo and Flux's read access to it, where the Git host needs that."""
-
-    def revoke_reader(self, cluster: str) -> None:
-        """Flux's access to the repo goes, where the Git host keeps it apart."""
 
 
 @dataclass(frozen=True)

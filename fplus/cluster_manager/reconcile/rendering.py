@@ -15,10 +15,10 @@ from typing import Any
 import json_merge_patch
 
 from fplus.config_store import uuids
+from fplus.git.repo import ChangeSet
 from fplus.templating import render
 
 from ..formats.manifest_yaml import render_documents
-from ..gitrepo import ChangeSet
 from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX_SECRET
 from ..model.settings import SHARED_REPO_NAMES, Settings
 

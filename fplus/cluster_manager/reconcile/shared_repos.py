@@ -8,10 +8,10 @@ import logging
 import threading
 
 from fplus.config_store import uuids
+from fplus.git.repo import ChangeSet
+from fplus.git.store import RepoStore
 
-from ..gitrepo import ChangeSet
 from ..model.settings import SHARED_REPO_NAMES
-from .job import RepoStore
 
 log = logging.getLogger(__name__)
 

@@ -41,8 +41,8 @@ from datetime import UTC, datetime
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError, batch
+from fplus.git.repo import ChangeSet
 
-from ..gitrepo import ChangeSet
 from ..model import edge_deployments, name_claims
 from ..model.apps_and_roles import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP
 from ..model.setup_status import SetupStatus

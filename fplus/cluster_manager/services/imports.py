@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
+from fplus.git.repo import ChangeSet, InvalidPath
+from fplus.git.store import RepoStore
 
-from ..cluster_repos import ClusterRepos
 from ..formats.flux_export import FILE_NAME, FluxExport, FluxExportError, read_flux_export
 from ..formats.helm_chart import Chart, ChartError, read_chart_archive, read_chart_files
-from ..gitrepo import ChangeSet, InvalidPath
 from ..model.apps_and_roles import AFTER_IMPORT, STATUS_APP
 from ..model.setup_status import FAILED
 from .charts import ChartService
@@ -116,7 +116,7 @@ class Imported:
     retried: int
 
 
-def commit(repos: ClusterRepos, cs: ConfigStoreClient, wanted: Import) -> Imported:
+def commit(repos: RepoStore, cs: ConfigStoreClient, wanted: Import) -> Imported:
     """Commit ``wanted`` (no commit if it is already there as it is), then ask the clusters
     waiting for an import to try again."""
     result = repos.write(wanted.repo, wanted.changes, f"Import {wanted.what}")
@@ -126,7 +126,7 @@ def commit(repos: ClusterRepos, cs: ConfigStoreClient, wanted: Import) -> Import
 class ImportService:
     """Imports over the API: request bodies in, what was committed out."""
 
-    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos) -> None:
+    def __init__(self, cs: ConfigStoreClient, repos: RepoStore) -> None:
         self.cs = cs
         self.repos = repos
 

@@ -6,9 +6,8 @@ import logging
 import time
 from collections.abc import Callable
 
-import pygit2
-
 from fplus.config_store.client import TTLCache
+from fplus.git.repo.errors import GitError
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,6 @@ class RepoHeads:
     def get(self, cluster: str) -> str | None:
         try:
             return self._known.get(cluster, lambda: self._read(cluster))
-        except (pygit2.GitError, OSError) as exc:
+        except (GitError, OSError) as exc:
             log.warning("cluster %s: cannot read its repo's head: %s", cluster, exc)
             return None

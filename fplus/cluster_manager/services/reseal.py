@@ -19,11 +19,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from fplus.git.repo import ChangeSet
 from fplus.serving.periodic import Periodic
 
 from .. import escrow, sealing
 from ..audit import OwnChanges
-from ..gitrepo import ChangeSet
 from ..model.apps_and_roles import CONFIG_APP
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .secrets import SecretService

@@ -15,12 +15,12 @@ import threading
 from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, TTLCache
+from fplus.git.repo import ChangeSet
+from fplus.git.store import RepoStore
 
 from .. import escrow, sealing
-from ..cluster_repos import ClusterRepos
 from ..db import DatabaseUnavailable
 from ..escrow import Escrow
-from ..gitrepo import ChangeSet
 from ..model.apps_and_roles import STATUS_APP
 from ..model.setup_status import SetupStatus
 from ..model.sync_state import secret_unsealed
@@ -43,7 +43,7 @@ class SecretService:
     is due again, one seal reads it while the others to that cluster wait for its answer.
     """
 
-    def __init__(self, cs: ConfigStoreClient, repos: ClusterRepos, keys: SealingKeys,
+    def __init__(self, cs: ConfigStoreClient, repos: RepoStore, keys: SealingKeys,
                  key_ttl: float = 2.0, escrow: Escrow | None = None) -> None:
         self.cs, self.repos, self.keys = cs, repos, keys
         """The pinned sealing keys: what every seal and re-seal goes to."""

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
-from fplus import barerepo
+from fplus.git.repo.errors import GitError
+from fplus.git.repo.mirror import mirror_branch
 from fplus.serving import offload
 from fplus.serving.periodic import Periodic
 
@@ -138,47 +137,12 @@ def read_credentials(secrets_dir: Path, name: str) -> tuple[str, str] | None:
 
 def update(repo_path: Path, spec: PullSpec, credentials: tuple[str, str] | None) -> str:
     """Fetch ``spec.ref`` into ``spec.branch`` (and ``merge`` when it may follow); the
-    fetched commit. pygit2.GitError when the fetch fails."""
-    repo = pygit2.Repository(str(repo_path))
-    before = repo.references.get(f"refs/heads/{spec.branch}")
-    before_id = str(before.target) if before is not None else None
-    scratch = f"refs/mirror-fetch/{spec.branch}"
-    remote = repo.remotes.create_anonymous(spec.url)
-    remote.fetch([f"+refs/heads/{spec.ref}:{scratch}"], callbacks=_Once(credentials),
-                 proxy=None)
-    fetched = repo.references.get(scratch)
-    if fetched is None:
-        raise pygit2.GitError(f"{spec.url} has no branch {spec.ref}")
-    commit = fetched.target
-    repo.references.create(f"refs/heads/{spec.branch}", commit, force=True)
-    fetched.delete()
-    if spec.merge is not None:
-        follower = repo.references.get(f"refs/heads/{spec.merge}")
-        at = str(follower.target) if follower is not None else None
-        # By compare-and-swap: a push landing meanwhile is never overwritten either.
-        if (at is None or at == before_id) and barerepo.compare_and_swap(
-                Path(repo.path), f"refs/heads/{spec.merge}", str(commit), at):
-            pass
-        elif at != str(commit):
-            log.info("mirror %s: leaving %s at %s (moved on since)", spec.desc, spec.merge,
-                     at)
-    return str(commit)
-
-
-class _Once(pygit2.RemoteCallbacks):
-    """Offers ``credentials`` (if any) the first time the upstream asks, and ends the fetch
-    the next time: libgit2 would otherwise send them again after every 401."""
-
-    def __init__(self, credentials: tuple[str, str] | None) -> None:
-        super().__init__()
-        self._left = credentials
-
-    def credentials(self, url: str, username_from_url: str | None,
-                    allowed_types: Any) -> pygit2.UserPass:
-        if self._left is None:
-            raise pygit2.GitError("the upstream asks for credentials: none (left) to send")
-        found, self._left = self._left, None
-        return pygit2.UserPass(*found)
+    fetched commit. :class:`GitError` when the fetch fails."""
+    done = mirror_branch(repo_path, spec.url, spec.ref, spec.branch, spec.merge, credentials)
+    if done.follower_left:
+        log.info("mirror %s: leaving %s at %s (moved on since)", spec.desc, spec.merge,
+                 done.follower_at)
+    return done.commit
 
 
 class Mirrors:
@@ -236,7 +200,7 @@ class Mirrors:
                 return
         try:
             commit = offload.run(update, self.ensure_repo(spec.repo), spec, credentials)
-        except (pygit2.GitError, OSError, ValueError) as exc:
+        except (GitError, OSError, ValueError) as exc:
             log.warning("mirror %s: pulling %s failed: %s", spec.desc, spec.url, exc)
             return
         log.info("mirror %s: at %s from %s", spec.desc, commit[:12], spec.url)

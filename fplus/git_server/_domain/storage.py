@@ -1,6 +1,6 @@
 """Bare repositories on disk: ``<data>/repos/<uuid>.git``, created lazily with HEAD → main.
 
-The format (paths, creation) is :mod:`fplus.barerepo`'s, shared with the Cluster Manager when
+The format (paths, creation) is :mod:`fplus.git.bare`'s, shared with the Cluster Manager when
 it writes into these repos directly; this adds what only the Git server does with them.
 """
 
@@ -9,42 +9,39 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pygit2
+from fplus.git import bare
+from fplus.git.repo.reader import branches
 
-from fplus import barerepo
-
-DEFAULT_BRANCH = barerepo.DEFAULT_BRANCH
+DEFAULT_BRANCH = bare.DEFAULT_BRANCH
 
 
 class RepoStorage:
     """The repos directory."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.root = barerepo.repos_dir(data_dir)
+        self.root = bare.repos_dir(data_dir)
         self.archive = data_dir / "archive"
         self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, uuid: str) -> Path:
         """Where a repo lives (uuid validated: it becomes a path)."""
-        return barerepo.repo_path(self.root, uuid)
+        return bare.repo_path(self.root, uuid)
 
     def ensure(self, uuid: str) -> Path:
         """Create the bare repo if missing (idempotent, safe against a concurrent creator)."""
-        return barerepo.create(self.path(uuid), DEFAULT_BRANCH)
+        return bare.create(self.path(uuid), DEFAULT_BRANCH)
 
     def exists(self, uuid: str) -> bool:
         """True if the repo has storage."""
-        return barerepo.exists(self.path(uuid))
+        return bare.exists(self.path(uuid))
 
     def stored(self) -> list[str]:
         """Uuids with storage."""
-        return barerepo.stored(self.root)
+        return bare.stored(self.root)
 
     def branches(self, uuid: str) -> dict[str, str]:
         """``{branch: sha}`` of a stored repo."""
-        repo = pygit2.Repository(str(self.path(uuid)))
-        return {name: str(repo.branches.local[name].target)
-                for name in repo.branches.local}
+        return branches(self.path(uuid))
 
     def delete(self, uuid: str) -> bool:
         """Move a repo's storage into ``archive/`` (nothing is destroyed); True if it existed."""

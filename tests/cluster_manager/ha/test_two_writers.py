@@ -31,7 +31,7 @@ COMMITS = 10
 WRITER = textwrap.dedent("""
     import json, os, sys, time
     from pathlib import Path
-    from fplus.cluster_manager.gitrepo import ChangeSet, RemoteRepoWriter, RepoWriter
+    from fplus.git.repo import ChangeSet, RemoteRepoWriter, RepoWriter
     kind, target, me, start_at, cache = sys.argv[1:6]  # and how many commits
     writer = (RemoteRepoWriter(target, Path(cache), "admin", os.environ["GIT_PASSWORD"])
               if kind == "remote" else RepoWriter(Path(target)))

@@ -23,7 +23,6 @@ from urllib.parse import unquote
 
 import json_merge_patch
 
-from fplus.cluster_manager.gitrepo import ChangeSet, WriteResult
 from fplus.cluster_manager.model.name_claims import APP as CLAIM_APP
 from fplus.config_store.client import (
     BatchOp,
@@ -33,6 +32,7 @@ from fplus.config_store.client import (
     NotFound,
     PreconditionFailed,
 )
+from fplus.git.repo import ChangeSet, WriteResult
 
 T = TypeVar("T")
 

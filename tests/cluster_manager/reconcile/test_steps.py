@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import yaml
 
-from fplus.cluster_manager.gitrepo import writer_for
 from fplus.cluster_manager.model.apps_and_roles import EDGE_APP, FLUX, STATUS_APP, SYNC
 from fplus.cluster_manager.model.cluster_config import InvalidConfig
 from fplus.cluster_manager.model.setup_status import SetupStatus
@@ -21,6 +20,7 @@ from fplus.cluster_manager.reconcile.rendering import TemplateMissing
 from fplus.cluster_manager.reconcile.workqueue import RequeueAfter
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError
+from fplus.git.repo import writer_for
 from tests.cluster_manager.reconcile.conftest import CHART, GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos
 

@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from fplus.git.repo import CommitInfo
+from fplus.git.store import RepoStore
+
 from ...audit import AuditLog
-from ...cluster_repos import ClusterRepos
-from ...gitrepo import CommitInfo
 
 log = logging.getLogger(__name__)
 LIMIT = 30
@@ -56,7 +57,7 @@ def _commit(commit: CommitInfo) -> Item:
                 commit.sha)
 
 
-def timeline(cluster: str, audit: AuditLog, repos: ClusterRepos | None,
+def timeline(cluster: str, audit: AuditLog, repos: RepoStore | None,
              limit: int = LIMIT) -> tuple[list[Item], bool]:
     """The newest ``limit`` items of ``cluster``'s timeline; and whether its commits could be
     read (False: the repo was unreachable, the timeline holds the audit rows only)."""

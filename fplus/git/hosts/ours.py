@@ -1,14 +1,12 @@
-"""Where each cluster's repo lives: straight into the Git server's bare repos when they are on
-this machine, otherwise through the remote writer over HTTP. The Git mechanics are
-:mod:`fplus.cluster_manager.gitrepo`'s, where a repo lives on disk :mod:`fplus.barerepo`'s;
-this only maps a cluster uuid to its repo.
+"""The cluster repos on our Git server: straight into its bare repos when they are on this
+machine, otherwise through the remote writer over HTTP. The Git mechanics are
+:mod:`fplus.git.repo`'s, where a repo lives on disk :mod:`fplus.git.bare`'s; this only maps a
+cluster uuid to its repo.
 
-This is also the Git provider seam: commissioning and teardown call :meth:`claim`,
-:meth:`create`, :meth:`revoke_reader` and :meth:`archive` without knowing who hosts the
-repos. With our Git server (this class) the first three have nothing to do: a repo exists
-because its Git repository configuration entry does, and Flux's access is its Config Store
-principal's. :class:`fplus.cluster_manager.gitea_repos.GiteaRepos` does them through Gitea's
-API."""
+Of the :class:`~fplus.git.store.RepoStore` seam, :meth:`claim`, :meth:`create` and
+:meth:`revoke_reader` have nothing to do here: a repo exists because its Git repository
+configuration entry does, and Flux's access is its Config Store principal's.
+:class:`fplus.git.hosts.gitea.GiteaRepos` does them through Gitea's API."""
 
 from __future__ import annotations
 
@@ -18,9 +16,8 @@ from pathlib import Path
 
 import requests
 
-from fplus import barerepo
-
-from .gitrepo import (
+from fplus.git import bare
+from fplus.git.repo import (
     ChangeSet,
     CommitInfo,
     RemoteRepoWriter,
@@ -32,24 +29,21 @@ from .gitrepo import (
     trust_ca_file,
     writer_for,
 )
-from .model.settings import Settings
+
+from .host import GitHost, our_repo_url
 
 MAX_REMEMBERED_PATHS = 100_000
 """Cluster repo paths remembered (all are forgotten when there are more)."""
 
 
-class RepoTaken(ValueError):
-    """The repo a cluster would get is held by something else (nothing was changed)."""
+class GitServerRepos:
+    """Writes, reads and archives cluster repos on our Git server."""
 
-
-class ClusterRepos:
-    """Writes, reads and archives cluster repos."""
-
-    def __init__(self, settings: Settings, username: str, password: str,
+    def __init__(self, host: GitHost, username: str, password: str,
                  ca_file: str | None = None) -> None:
         """``ca_file``: the PEM bundle HTTPS to the Git server is verified against (None: the
         system's CAs)."""
-        self.settings = settings
+        self.host = host
         self._verify: str | bool = ca_file or True
         if ca_file is not None:
             trust_ca_file(ca_file)
@@ -72,7 +66,7 @@ class ClusterRepos:
         """Flux's access to the repo goes (our server: with its Config Store principal)."""
 
     def _base(self) -> str:
-        return (self.settings.git_internal_url or self.settings.git_url).rstrip("/")
+        return self.host.url.rstrip("/")
 
     def on_write(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(cluster)`` after each :meth:`write` to the cluster's repo."""
@@ -119,8 +113,8 @@ class ClusterRepos:
         """The cluster's repo in the Git server's repos directory on this machine."""
         path = self._paths.get(cluster)
         if path is None:
-            assert self.settings.git_repos is not None
-            path = barerepo.repo_path(self.settings.git_repos, cluster)
+            assert self.host.repos_dir is not None
+            path = bare.repo_path(self.host.repos_dir, cluster)
             if len(self._paths) >= MAX_REMEMBERED_PATHS:
                 self._paths.clear()
             self._paths[cluster] = path
@@ -128,11 +122,11 @@ class ClusterRepos:
 
     def _on_disk(self) -> bool:
         """True when the repos are written straight into the Git server's directory."""
-        return self.settings.git_repos is not None
+        return self.host.repos_dir is not None
 
     def _remote_url(self, cluster: str) -> str:
         """Where the remote writer fetches and pushes the repo of ``cluster``."""
-        return f"{self._base()}/uuid/{cluster}"
+        return our_repo_url(self._base(), cluster)
 
     def _remote_writer(self, cluster: str) -> RemoteRepoWriter:
         url = self._remote_url(cluster)
@@ -144,7 +138,7 @@ class ClusterRepos:
             return writer
 
     def _cache_dir(self) -> Path:
-        return self.settings.data_dir / "repo-cache"
+        return self.host.cache_dir
 
     def archive(self, cluster: str) -> None:
         """Ask the Git server to archive the repo's storage (a missing repo is fine)."""

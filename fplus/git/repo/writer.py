@@ -9,11 +9,11 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import RepositoryOpenFlag
 
-from fplus import barerepo
-from fplus.barerepo import compare_and_swap, read_ref
-from fplus.cluster_manager.gitrepo._branch import BranchWriter
-from fplus.cluster_manager.gitrepo._maintenance import merge_small_packs
-from fplus.cluster_manager.gitrepo._registry import ProcessRegistry
+from fplus.git import bare
+from fplus.git.bare import compare_and_swap, read_ref
+from fplus.git.repo._branch import BranchWriter
+from fplus.git.repo._maintenance import merge_small_packs
+from fplus.git.repo._registry import ProcessRegistry
 from fplus.serving import offload
 
 log = logging.getLogger(__name__)
@@ -33,13 +33,13 @@ def open_repository(path: Path) -> pygit2.Repository:
 
 def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
     """Open the bare repo at ``path``, creating it (HEAD → ``branch``) if missing, in the
-    format :mod:`fplus.barerepo` owns (off the gevent hub: it is file-system calls)."""
+    format :mod:`fplus.git.bare` owns (off the gevent hub: it is file-system calls)."""
     path = Path(path)
     try:
         return open_repository(path)
     except pygit2.GitError:
         pass
-    offload.run(barerepo.create, path, branch)
+    offload.run(bare.create, path, branch)
     return open_repository(path)
 
 

@@ -11,8 +11,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from fplus.cluster_manager.gitrepo._build import Pending
-from fplus.cluster_manager.gitrepo.changes import ChangeSet, WriteResult
+from fplus.git.repo._build import Pending
+from fplus.git.repo.changes import ChangeSet, WriteResult
 
 CommitBatch = Callable[[Sequence[Pending]], list[WriteResult | Exception]]
 

@@ -1,4 +1,5 @@
-"""The cluster repos on a Gitea (``--git-provider gitea``), behind :class:`ClusterRepos`' seam.
+"""The cluster repos on a Gitea (``--git-provider gitea``), behind the
+:class:`~fplus.git.store.RepoStore` seam.
 
 Every repo lives in one organisation (``--gitea-org``), named as the cluster (the shared
 ones ``helm-charts`` and ``flux-system``), and says whose it is in its description
@@ -9,7 +10,7 @@ HTTP as the operator's token. Flux pulls as a user of its own per cluster
 its cluster's repo and the two shared repos, authenticating with a ``read:repository``
 token minted at each bootstrap script (:meth:`GiteaRepos.mint_reader`).
 
-Gitea's API is :mod:`fplus.cluster_manager.gitea_api`; the calls here are each idempotent, so
+Gitea's API is :mod:`fplus.git.hosts.gitea_api`; the calls here are each idempotent, so
 a step that failed half-way (Gitea down, a refusal) is completed by its retry.
 """
 
@@ -21,13 +22,15 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
-from .cluster_repos import ClusterRepos, RepoTaken
+from fplus.git.repo import ChangeSet, WriteResult
+from fplus.git.store import RepoTaken
+
 from .gitea_api import GiteaClient, GiteaError
-from .gitrepo import ChangeSet, WriteResult
-from .model.settings import GITEA, SHARED_REPO_NAMES, Settings
+from .host import GitHost, gitea_repo_url
+from .ours import GitServerRepos
 
 log = logging.getLogger(__name__)
 READER_SCOPES = ["read:repository"]
@@ -39,9 +42,10 @@ class GiteaRefused(RuntimeError):
     """Gitea will not let the operator's token do what the Cluster Manager needs."""
 
 
-def marker(repo: str) -> str:
-    """The description of a repo (or Flux user) made for ``repo`` (a cluster or shared uuid)."""
-    kind = "shared repo" if repo in SHARED_REPO_NAMES else "edge cluster"
+def marker(repo: str, shared: Collection[str] = ()) -> str:
+    """The description of a repo (or Flux user) made for ``repo`` (a cluster's uuid, or one
+    of the ``shared`` repos')."""
+    kind = "shared repo" if repo in shared else "edge cluster"
     return f"fplus {kind} {repo}"
 
 
@@ -84,18 +88,18 @@ def check_access(client: GiteaClient, org: str) -> str:
     return login
 
 
-class GiteaRepos(ClusterRepos):
+class GiteaRepos(GitServerRepos):
     """Cluster and shared repos in a Gitea organisation (see the module docstring)."""
 
-    def __init__(self, settings: Settings, client: GiteaClient, token: str,
+    def __init__(self, host: GitHost, client: GiteaClient, token: str,
                  name_of: Callable[[str], str | None], ca_file: str | None = None) -> None:
         """``name_of``: a cluster's recorded name (None: not known), for the repos of
         clusters this process has not created itself."""
-        super().__init__(settings, "fplus", token, ca_file)
+        super().__init__(host, "fplus", token, ca_file)
         self.client = client
-        self.org = settings.gitea_org
+        self.org = host.gitea_org
         self._name_of = name_of
-        self._names: dict[str, str] = dict(SHARED_REPO_NAMES)
+        self._names: dict[str, str] = dict(self.host.shared)
         self._checked = False
         self._shared_made: set[str] = set()
         self._names_lock = threading.Lock()
@@ -111,23 +115,24 @@ class GiteaRepos(ClusterRepos):
         with self._names_lock:
             self._names[cluster] = name
         self._ensure_repo(cluster, name)
-        if cluster in SHARED_REPO_NAMES:
+        if cluster in self.host.shared:
             return
-        for shared, shared_name in SHARED_REPO_NAMES.items():
+        for shared, shared_name in self.host.shared.items():
             self._ensure_repo(shared, shared_name)
         user = reader_name(cluster)
         found = self.client.user(user)
         if found is None:
-            self.client.create_user(user, f"{user}@fplus.invalid", _password(), marker(cluster))
-        elif found.get("full_name") != marker(cluster):
+            self.client.create_user(user, f"{user}@fplus.invalid", _password(),
+                                    self._marker(cluster))
+        elif found.get("full_name") != self._marker(cluster):
             raise RepoTaken(f"the Gitea user {user} exists and was not made for cluster "
                             f"{cluster}; nothing was changed")
-        for repo in (name, *SHARED_REPO_NAMES.values()):
+        for repo in (name, *self.host.shared.values()):
             self.client.add_collaborator(self.org, repo, user, "read")
 
     def revoke_reader(self, cluster: str) -> None:
         user = self.client.user(reader_name(cluster))
-        if user is not None and user.get("full_name") == marker(cluster):
+        if user is not None and user.get("full_name") == self._marker(cluster):
             self.client.delete_user(reader_name(cluster))
 
     def archive(self, cluster: str) -> None:
@@ -137,11 +142,11 @@ class GiteaRepos(ClusterRepos):
         repo = self.client.repo(self.org, name)
         if repo is None:
             return
-        if repo.get("description") != marker(cluster):
+        if repo.get("description") != self._marker(cluster):
             log.warning("cluster %s: the Gitea repo %s/%s is not its own; left alone",
                         cluster, self.org, name)
             return
-        if self.settings.gitea_teardown == "delete":
+        if self.host.gitea_teardown == "delete":
             self.client.delete_repo(self.org, name)
         else:
             self.client.edit_repo(self.org, name, {"name": self.archive_name(cluster),
@@ -160,20 +165,24 @@ class GiteaRepos(ClusterRepos):
         return user, token
 
     def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
-        """As :meth:`ClusterRepos.write`; a shared repo is made first if this process has
+        """As :meth:`GitServerRepos.write`; a shared repo is made first if this process has
         not made sure of it yet (an import may come before the leader made them)."""
-        if cluster in SHARED_REPO_NAMES and cluster not in self._shared_made:
-            self.create(cluster, SHARED_REPO_NAMES[cluster])
+        if cluster in self.host.shared and cluster not in self._shared_made:
+            self.create(cluster, self.host.shared[cluster])
             self._shared_made.add(cluster)
         return super().write(cluster, changes, message)
 
     # -- helpers -----------------------------------------------------------------------
 
+    def _marker(self, repo: str) -> str:
+        return marker(repo, self.host.shared)
+
     def _on_disk(self) -> bool:
         return False
 
     def _remote_url(self, cluster: str) -> str:
-        return self.settings.repo_url(cluster, self._name(cluster))
+        assert self.host.gitea_url is not None
+        return gitea_repo_url(self.host.gitea_url, self.org, self._name(cluster))
 
     def archive_name(self, cluster: str) -> str:
         """The name an archived repo of ``cluster`` gets."""
@@ -199,7 +208,7 @@ class GiteaRepos(ClusterRepos):
         return name
 
     def _check_holder(self, repo: str, name: str, found: dict[str, Any] | None) -> None:
-        if found is None or found.get("description") == marker(repo):
+        if found is None or found.get("description") == self._marker(repo):
             return
         description = str(found.get("description") or "")
         held = description.removeprefix("fplus edge cluster ")
@@ -216,7 +225,7 @@ class GiteaRepos(ClusterRepos):
         if found is not None:
             return
         try:
-            self.client.create_org_repo(self.org, name, marker(repo))
+            self.client.create_org_repo(self.org, name, self._marker(repo))
         except GiteaError as exc:
             if exc.status != 409:  # made meanwhile: ours only if its description says so
                 raise
@@ -227,7 +236,7 @@ class GiteaRepos(ClusterRepos):
         made = sorted(((int(m.group(1)), t) for t in self.client.tokens(user, password)
                        if (m := TOKEN_NAME.fullmatch(str(t.get("name", ""))))),
                       key=lambda pair: pair[0])
-        grace_ms = self.settings.rotation_grace * 1000
+        grace_ms = self.host.rotation_grace * 1000
         for (_, older), (successor_ms, successor) in itertools.pairwise(made):
             # to the second: a successor used within the second it was made counts as
             # unused (its predecessor then waits out the grace period)
@@ -239,13 +248,3 @@ class GiteaRepos(ClusterRepos):
 def _password() -> str:
     return secrets.token_urlsafe(24)
 
-
-def open_repos(settings: Settings, user: str, password: str, ca_file: str | None,
-               gitea_token: str | None, name_of: Callable[[str], str | None]) -> ClusterRepos:
-    """The repos of ``settings.git_provider``: our Git server's (as ``user``), or Gitea's
-    (as the holder of ``gitea_token``; ``name_of`` as for :class:`GiteaRepos`)."""
-    if settings.git_provider != GITEA:
-        return ClusterRepos(settings, user, password, ca_file)
-    assert settings.gitea_url is not None and gitea_token is not None
-    client = GiteaClient(settings.gitea_url, gitea_token, verify=ca_file or True)
-    return GiteaRepos(settings, client, gitea_token, name_of, ca_file)

@@ -1,6 +1,6 @@
 """Gitea's REST API (``/api/v1``), the calls the Cluster Manager makes and nothing more.
 
-Knows nothing of clusters (:mod:`fplus.cluster_manager.gitea_repos` does). Every call sends the
+Knows nothing of clusters (:mod:`fplus.git.hosts.gitea` does). Every call sends the
 operator's token (``Authorization: token …``) except the few Gitea allows only with a
 user's own password (a user's access tokens). A refusal raises :class:`GiteaError` naming
 the call and Gitea's own answer; no error or log line carries a token or a password.
@@ -8,7 +8,7 @@ the call and Gitea's own answer; no error or log line carries a token or a passw
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import requests
 
@@ -71,45 +71,53 @@ class GiteaClient:
             raise GiteaError(call, resp.status_code, _message(resp))
         return resp.json() if resp.content else None
 
+    def _object(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """:meth:`call` whose answer is a JSON object."""
+        return cast("dict[str, Any]", self.call(method, path, **kwargs))
+
+    def _found(self, path: str) -> dict[str, Any] | None:
+        """GET ``path``: a JSON object, or None when Gitea has none there."""
+        return cast("dict[str, Any] | None", self.call("GET", path, missing_ok=True))
+
     # -- who we are, and the organisation --------------------------------------------------
 
     def me(self) -> dict[str, Any]:
         """The token's user (``login``, ``is_admin``)."""
-        return self.call("GET", "/user")
+        return self._object("GET", "/user")
 
     def org(self, name: str) -> dict[str, Any] | None:
         """The organisation ``name`` (None: there is none)."""
-        return self.call("GET", f"/orgs/{name}", missing_ok=True)
+        return self._found(f"/orgs/{name}")
 
     def create_org(self, name: str, description: str) -> dict[str, Any]:
         """A private organisation owned by the token's user."""
-        return self.call("POST", "/orgs", ok=(201,), json={
+        return self._object("POST", "/orgs", ok=(201,), json={
             "username": name, "visibility": "private", "description": description,
             "repo_admin_change_team_access": False})
 
     def org_permissions(self, user: str, org: str) -> dict[str, Any]:
         """What ``user`` may do in ``org`` (``is_owner``, ``can_create_repository`` …)."""
-        return self.call("GET", f"/users/{user}/orgs/{org}/permissions")
+        return self._object("GET", f"/users/{user}/orgs/{org}/permissions")
 
     # -- repositories ----------------------------------------------------------------------
 
     def repo(self, owner: str, name: str) -> dict[str, Any] | None:
         """The repo ``owner/name`` (None: there is none; Gitea's answer for a name it keeps
         as a redirect to a renamed repo is that other repo, and counts as none)."""
-        found = self.call("GET", f"/repos/{owner}/{name}", missing_ok=True)
+        found = self._found(f"/repos/{owner}/{name}")
         if found is None or str(found.get("name", "")).lower() != name.lower():
             return None
         return found
 
     def create_org_repo(self, org: str, name: str, description: str) -> dict[str, Any]:
         """An empty private repo in ``org`` whose default branch is ``main``."""
-        return self.call("POST", f"/orgs/{org}/repos", ok=(201,), json={
+        return self._object("POST", f"/orgs/{org}/repos", ok=(201,), json={
             "name": name, "private": True, "default_branch": "main",
             "description": description, "auto_init": False})
 
     def edit_repo(self, owner: str, repo: str, fields: dict[str, Any]) -> dict[str, Any]:
         """Change a repo's ``fields`` (``name``, ``archived``, ``description`` …)."""
-        return self.call("PATCH", f"/repos/{owner}/{repo}", json=fields)
+        return self._object("PATCH", f"/repos/{owner}/{repo}", json=fields)
 
     def delete_repo(self, owner: str, name: str) -> None:
         """Delete a repo (a missing one is fine)."""
@@ -124,7 +132,7 @@ class GiteaClient:
 
     def user(self, name: str) -> dict[str, Any] | None:
         """The user ``name`` (None: there is none)."""
-        return self.call("GET", f"/users/{name}", missing_ok=True)
+        return self._found(f"/users/{name}")
 
     def create_user(self, name: str, email: str, password: str, full_name: str) -> None:
         """A restricted, private user (sees only what it is given) who never changes its
@@ -152,8 +160,8 @@ class GiteaClient:
 
     def tokens(self, user: str, password: str) -> list[dict[str, Any]]:
         """``user``'s access tokens (``id``, ``name``, ``created_at``, ``last_used_at``)."""
-        return self.call("GET", f"/users/{user}/tokens", auth=(user, password),
-                         params={"limit": 50})
+        return cast("list[dict[str, Any]]", self.call(
+            "GET", f"/users/{user}/tokens", auth=(user, password), params={"limit": 50}))
 
     def delete_token(self, user: str, password: str, token_id: int) -> None:
         """Delete one of ``user``'s access tokens (a missing one is fine)."""

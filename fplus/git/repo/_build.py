@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pygit2
 
-from fplus.cluster_manager.gitrepo._pack import git_hash, write_pack
-from fplus.cluster_manager.gitrepo._recent import Recent
-from fplus.cluster_manager.gitrepo._tree import EMPTY_TREE, MutableTree
-from fplus.cluster_manager.gitrepo.changes import ChangeSet, WriteResult, edited_content
+from fplus.git.repo._pack import git_hash, write_pack
+from fplus.git.repo._recent import Recent
+from fplus.git.repo._tree import EMPTY_TREE, MutableTree
+from fplus.git.repo.changes import ChangeSet, WriteResult, edited_content
 from fplus.serving import offload
 
 Pending = tuple[ChangeSet, str]  # a change set and its commit message

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pygit2
 
-from fplus.cluster_manager.gitrepo._registry import ProcessRegistry
-from fplus.cluster_manager.gitrepo.changes import validate_path
-from fplus.cluster_manager.gitrepo.writer import open_repository
+from fplus.git.repo._registry import ProcessRegistry
+from fplus.git.repo.changes import validate_path
+from fplus.git.repo.writer import open_repository
 
 
 class _Cached:
@@ -57,11 +57,17 @@ def head(repo_path: Path, ref: str = "refs/heads/main") -> str | None:
             return None
 
 
+def branches(repo_path: Path) -> dict[str, str]:
+    """``{branch: sha}`` of every local branch (the repo opened afresh, not cached)."""
+    repo = open_repository(repo_path)
+    return {name: str(repo.branches.local[name].target) for name in repo.branches.local}
+
+
 def read_file(repo_path: Path, path: str, ref: str = "refs/heads/main") -> bytes | None:
     """Content of ``path`` at ``ref``; None if the repo, ref or file does not exist.
 
     ``ref`` is anything ``git rev-parse`` accepts (full ref, branch name, commit id).
-    Raises :class:`~cluster_manager.gitrepo.changes.InvalidPath` for an unsafe path.
+    Raises :class:`~fplus.git.repo.changes.InvalidPath` for an unsafe path.
     """
     validate_path(path)
     cached = _repository(repo_path)

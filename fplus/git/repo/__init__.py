@@ -1,9 +1,10 @@
 """A Git library for bare repositories: change sets committed straight into a branch with
-pygit2 (batched, compare-and-swap on the branch; or pushed to a remote), files read at a ref.
-It knows nothing of clusters: :mod:`fplus.cluster_manager.cluster_repos` maps clusters to repos."""
+pygit2 (batched, compare-and-swap on the branch; or pushed to a remote), files read at a ref,
+a branch mirrored from elsewhere (:mod:`.mirror`). It knows nothing of clusters:
+:mod:`fplus.git.hosts` maps clusters to repos."""
 
-from fplus.cluster_manager.gitrepo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
-from fplus.cluster_manager.gitrepo.reader import (
+from fplus.git.repo.changes import ChangeSet, InvalidPath, WriteResult, validate_path
+from fplus.git.repo.reader import (
     CommitInfo,
     commit_info,
     head,
@@ -12,8 +13,8 @@ from fplus.cluster_manager.gitrepo.reader import (
     read_file,
     read_files,
 )
-from fplus.cluster_manager.gitrepo.remote import PushRejected, RemoteRepoWriter, trust_ca_file
-from fplus.cluster_manager.gitrepo.writer import (
+from fplus.git.repo.remote import PushRejected, RemoteRepoWriter, trust_ca_file
+from fplus.git.repo.writer import (
     RefConflict,
     RepoWriter,
     ensure_bare_repo,

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import pygit2
 
-from fplus.cluster_manager.gitrepo._batch import GroupCommitter
-from fplus.cluster_manager.gitrepo._build import Pending, build_commit, check_identity
-from fplus.cluster_manager.gitrepo.changes import ChangeSet, WriteResult
+from fplus.git.repo._batch import GroupCommitter
+from fplus.git.repo._build import Pending, build_commit, check_identity
+from fplus.git.repo.changes import ChangeSet, WriteResult
 
 
 class BranchWriter:

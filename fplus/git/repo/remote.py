@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pygit2
 
-from fplus.cluster_manager.gitrepo._branch import BranchWriter
-from fplus.cluster_manager.gitrepo._maintenance import merge_small_packs
-from fplus.cluster_manager.gitrepo.reader import CommitInfo, commit_info, history, read_files
-from fplus.cluster_manager.gitrepo.writer import AUTHOR_EMAIL, AUTHOR_NAME, ensure_bare_repo
+from fplus.git.repo._branch import BranchWriter
+from fplus.git.repo._maintenance import merge_small_packs
+from fplus.git.repo.reader import CommitInfo, commit_info, history, read_files
+from fplus.git.repo.writer import AUTHOR_EMAIL, AUTHOR_NAME, ensure_bare_repo
 
 _REJECTION_HINTS = ("fastforward", "fast-forward", "not present locally", "fetch first",
                     "failed to update", "failed to lock", "stale info")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pygit2
 
-from fplus.barerepo import break_if_stale
-from fplus.cluster_manager.gitrepo._pack import (
+from fplus.git.bare import break_if_stale
+from fplus.git.repo._pack import (
     PackRecord,
     pack_ids,
     pack_record,

@@ -9,8 +9,8 @@ from bisect import bisect_left, insort
 
 import pygit2
 
-from fplus.cluster_manager.gitrepo._pack import RawObject
-from fplus.cluster_manager.gitrepo._recent import Recent
+from fplus.git.repo._pack import RawObject
+from fplus.git.repo._recent import Recent
 
 TREE_MODE = b"40000"
 FILE_MODE = b"100644"
