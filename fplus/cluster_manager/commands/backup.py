@@ -31,7 +31,7 @@ import requests
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, as_admin
 
-from ..backup import BackupError, manifest, repos, store, tables
+from ..backup import BackupError, directory, repos, store, tables
 from ..db import Database, DatabaseError, open_database
 from ..escrow import EscrowKeyError, Keyring
 from ..escrow import keyring as keyfile
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, prog: str) -> str:
         if args.command == BACKUP:
             return _on_target(args, url, lambda cs, db: _backup(cs, db, args.git_repos,
                                                                 args.out, keyring))
-        with manifest.opened(args.backup_dir, keyring) as (root, taken):
+        with directory.opened(args.backup_dir, keyring) as (root, taken):
             return _on_target(args, url, lambda cs, db: _restore(cs, db, args.git_repos,
                                                                  root, taken))
     except (BackupError, DatabaseError) as exc:
@@ -149,27 +149,27 @@ def _backup(cs: ConfigStoreClient, db: Database, repos_dir: Path, out: Path,
     if out.exists():
         out.chmod(0o700)  # an empty directory given, before anything is written into it
     out.mkdir(parents=True, exist_ok=True, mode=0o700)
-    manifest.write_json(out, manifest.CONFIGDB, configdb)
-    manifest.write_json(out, manifest.AUTH, auth)
+    directory.write_json(out, directory.CONFIGDB, configdb)
+    directory.write_json(out, directory.AUTH, auth)
     taken_repos = repos.bundle_all(repos_dir, out)
     rows = tables.dump(db)
-    manifest.write_json(out, manifest.TABLES, rows)
-    manifest.finish(out, taken_repos, {t: len(r) for t, r in rows.items()},
-                    {"configStore": cs.base_url, "database": db.description}, keyring)
+    directory.write_json(out, directory.TABLES, rows)
+    directory.finish(out, taken_repos, {t: len(r) for t, r in rows.items()},
+                     {"configStore": cs.base_url, "database": db.description}, keyring)
     clusters = len(configdb.get("objects", {}).get(uuids.Class.EdgeCluster, {}))
     return (f"Backed up {clusters} cluster(s), {len(auth['principals'])} principal(s), "
             f"{len(taken_repos)} repo(s) and {sum(len(r) for r in rows.values())} table "
-            f"row(s) into {out} (manifest: {out / manifest.MANIFEST}, authenticated with "
-            f"key {keyring.current}).\n{manifest.ESCROW_LINE}\n{manifest.MAC_LINE}")
+            f"row(s) into {out} (manifest: {out / directory.MANIFEST}, authenticated with "
+            f"key {keyring.current}).\n{directory.ESCROW_LINE}\n{directory.MAC_LINE}")
 
 
 def _restore(cs: ConfigStoreClient, db: Database, repos_dir: Path, root: Path,
              taken: dict[str, Any]) -> str:
     """Restore the authenticated copy ``root`` of a backup (its manifest ``taken``)."""
     wanted_repos = repos.check(root, taken.get("repos"))
-    rows = tables.check(manifest.load_json(root, manifest.TABLES))
-    configdb, auth = store.plan(manifest.load_json(root, manifest.CONFIGDB),
-                                manifest.load_json(root, manifest.AUTH), store.export(cs))
+    rows = tables.check(directory.load_json(root, directory.TABLES))
+    configdb, auth = store.plan(directory.load_json(root, directory.CONFIGDB),
+                                directory.load_json(root, directory.AUTH), store.export(cs))
     stray = repos.foreign(repos_dir, SHARED_REPOS)
     if stray:
         raise BackupError(f"the target's Git repos are not empty: {repos_dir} holds "
@@ -191,4 +191,4 @@ def _restore(cs: ConfigStoreClient, db: Database, repos_dir: Path, root: Path,
             f"{cs.base_url}, {len(wanted_repos)} repo(s) into {repos_dir} and the Cluster "
             f"Manager's tables into {db.description}. Start the Cluster Manager (with the "
             "same escrow key file); bootstrap URLs issued before the backup no longer work.\n"
-            f"{manifest.ESCROW_LINE}")
+            f"{directory.ESCROW_LINE}")
