@@ -1,4 +1,4 @@
-"""The database file itself: private to the service (:mod:`fplus.serving.privatedb`: 0600, made
+"""The database file itself: private to the service (:mod:`fplus.serving.db.privatedb`: 0600, made
 aside), never silently replaced. An empty file (which SQLite would take for a new database,
 silently starting an empty store) or one SQLite cannot read as an intact database is refused
 with :class:`UnusableDatabase`.
@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from fplus.serving.privatedb import FILE_MODE, create_aside, tighten
+from fplus.serving.db.privatedb import FILE_MODE, create_aside, tighten
 
 __all__ = ["FILE_MODE", "UnusableDatabase", "check", "prepare", "refusal", "sqlite_reason"]
 

@@ -10,22 +10,25 @@ changed (:class:`~.rows.Change`) for the storage to publish to other replicas.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from .rows import AuditRow, GrantRow, LoginRow, ObjectRow, TokenRow
 
-SearchCondition = tuple[str, str, Any]
+SearchValue = str | int | float | None
+"""What a search compares a JSON path with (a JSON scalar; None for the kinds without one)."""
+SearchCondition = tuple[str, str, SearchValue]
 """``(json_path, json_type, value)``: see :meth:`Reader.search_entries`."""
 
 
 class Dialect(Protocol):
     """What one database does its own way."""
 
-    def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
+    def search_condition(self, path: str, kind: str,
+                         value: SearchValue) -> tuple[str, list[object]]:
         """A ``?``-placeholder SQL condition on an entry's JSON, with its arguments."""
 
     def config_upsert(self, app: str, obj: str, json_text: str,
-                      etag: str) -> tuple[str, list[Any]]:
+                      etag: str) -> tuple[str, list[object]]:
         """SQL inserting or replacing one entry, with its arguments."""
 
     def searchable_fallback(self) -> str:
@@ -40,20 +43,20 @@ class Sql(Protocol):
     def dialect(self) -> Dialect:
         """How this database differs (read only: an implementation's own dialect class)."""
 
-    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    def rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
         """All result rows."""
 
-    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+    def one(self, sql: str, args: Sequence[object] = ()) -> tuple | None:
         """The first result row, or None."""
 
-    def count(self, sql: str, args: Sequence[Any] = ()) -> int:
+    def count(self, sql: str, args: Sequence[object] = ()) -> int:
         """Run a mutation; the number of rows it touched."""
 
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+    def execute(self, sql: str, args: Sequence[object] = ()) -> None:
         """Run a mutation whose outcome nobody reads: a transaction may send it later, with
         its next read or its commit (still in order, and before anything reads again)."""
 
-    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+    def many(self, sql: str, args: Iterable[Sequence[object]]) -> None:
         """Run one statement for each argument tuple."""
 
 
@@ -61,7 +64,7 @@ ENTRY_QUERY = "SELECT json, etag FROM config WHERE app = ? AND object = ?"
 """One entry's ``(json, etag)`` row, by ``(app, object)``."""
 
 
-def entry_row(row: Sequence[Any] | None) -> tuple[str, str] | None:
+def entry_row(row: tuple | None) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
 
@@ -103,7 +106,8 @@ class Reader:
         for integer or real, or ``missing``) and, for text and numbers, equal ``value``.
         Evaluated by the database, so non-matching entries are never parsed.
         """
-        clauses, args = [], [app]
+        clauses: list[str] = []
+        args: list[object] = [app]
         for path, kind, value in where:
             clause, more = self.sql.dialect.search_condition(path, kind, value)
             clauses.append(clause)
@@ -220,7 +224,7 @@ class Reader:
         principal's uuid or name; ``target`` the target's uuid or name; ``since`` seconds
         since the epoch; ``before`` a ``seq``: only older rows), at most ``limit``."""
         where: list[str] = []
-        args: list[Any] = []
+        args: list[object] = []
         if principal is not None:
             where.append("(principal = ? OR principal_name = ?)")
             args += [principal, principal]

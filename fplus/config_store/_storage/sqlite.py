@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from . import dbfile
-from .queries import Reader
+from .queries import Reader, SearchValue
 from .writes import Writer
 
 IDLE_CONNECTIONS = 4
@@ -29,21 +28,22 @@ IDLE_CONNECTIONS = 4
 class SQLiteDialect:
     """SQLite's JSON functions for searches; entries are stored as text only."""
 
-    def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
+    def search_condition(self, path: str, kind: str,
+                         value: SearchValue) -> tuple[str, list[object]]:
         """See :class:`~.queries.Dialect`."""
         if kind == "missing":
             return "json_type(json, ?) IS NULL", [path]
         if kind == "number":
             return ("json_type(json, ?) IN ('integer', 'real') AND json_extract(json, ?) = ?",
                     [path, path, value])
-        if kind == "text" and "\x00" in value:
+        if kind == "text" and isinstance(value, str) and "\x00" in value:
             return "1", []  # SQLite's JSON text stops at a NUL: the caller checks these
         if kind == "text":
             return "json_type(json, ?) = 'text' AND json_extract(json, ?) = ?", [path, path, value]
         return "json_type(json, ?) = ?", [path, kind]
 
     def config_upsert(self, app: str, obj: str, json_text: str,
-                      etag: str) -> tuple[str, list[Any]]:
+                      etag: str) -> tuple[str, list[object]]:
         """See :class:`~.queries.Dialect`."""
         return ("INSERT INTO config (app, object, json, etag) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (app, object) DO UPDATE SET json = excluded.json, "
@@ -62,23 +62,23 @@ class SQLiteSql:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    def rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
         """All result rows."""
         return self.conn.execute(sql, args).fetchall()
 
-    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+    def one(self, sql: str, args: Sequence[object] = ()) -> tuple | None:
         """The first result row, or None."""
         return self.conn.execute(sql, args).fetchone()
 
-    def count(self, sql: str, args: Sequence[Any] = ()) -> int:
+    def count(self, sql: str, args: Sequence[object] = ()) -> int:
         """Run a mutation; the number of rows it touched."""
         return self.conn.execute(sql, args).rowcount
 
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+    def execute(self, sql: str, args: Sequence[object] = ()) -> None:
         """Run a mutation now."""
         self.conn.execute(sql, args)
 
-    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+    def many(self, sql: str, args: Iterable[Sequence[object]]) -> None:
         """Run one statement for each argument tuple."""
         self.conn.executemany(sql, args)
 

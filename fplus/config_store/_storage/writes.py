@@ -3,9 +3,9 @@ what the domain needs of a database (:class:`Storage`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Protocol
 
 from .queries import AUDIT_COLUMNS, Reader, Sql, entry_row
 from .rows import AuditRow, Change, GrantRow, ObjectRow, TokenRow
@@ -24,7 +24,7 @@ class Writer(Reader):
     """Mutations, valid only inside the storage's ``write()``; :attr:`changes` lists what
     they changed, in order."""
 
-    def __init__(self, sql: Sql, read_first: tuple[tuple[str, str], Sequence[Any] | None]
+    def __init__(self, sql: Sql, read_first: tuple[tuple[str, str], tuple | None]
                  | None = None) -> None:
         super().__init__(sql)
         self.changes: list[Change] = []

@@ -8,13 +8,16 @@ import functools
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import TypeVar
 
 import psycopg
 import psycopg_pool
 from psycopg.types.json import Jsonb
 
 from ..errors import StorageUnavailable, first_line
+from ..queries import SearchValue
+
+T = TypeVar("T")
 
 
 @functools.lru_cache(maxsize=256)
@@ -25,7 +28,8 @@ def pg(sql: str) -> str:
 class PgDialect:
     """JSONB for searches; entries stored as canonical text plus a JSONB copy."""
 
-    def search_condition(self, path: str, kind: str, value: Any) -> tuple[str, list[Any]]:
+    def search_condition(self, path: str, kind: str,
+                         value: SearchValue) -> tuple[str, list[object]]:
         """See :class:`~..queries.Dialect`: ``doc #> path`` compared as JSONB (numbers
         compare by value, so ``1`` equals ``1.0``; a string never equals a number)."""
         keys = path.removeprefix("$.").split(".")
@@ -33,12 +37,12 @@ class PgDialect:
             return "doc #> ? IS NULL", [keys]
         if kind in ("true", "false", "null"):
             return "doc #> ? = ?::jsonb", [keys, kind]
-        if kind == "text" and "\x00" in value:
+        if kind == "text" and isinstance(value, str) and "\x00" in value:
             return "FALSE", []  # only documents without JSONB (the fallback) can hold one
         return "doc #> ? = ?::jsonb", [keys, Jsonb(value)]
 
     def config_upsert(self, app: str, obj: str, json_text: str,
-                      etag: str) -> tuple[str, list[Any]]:
+                      etag: str) -> tuple[str, list[object]]:
         """See :class:`~..queries.Dialect`."""
         searchable = "\\u0000" not in json_text  # JSONB holds no NUL character
         return ("INSERT INTO config (app, object, json, doc, etag) "
@@ -65,11 +69,15 @@ def translated() -> Iterator[None]:
         raise unavailable(exc) from None
 
 
-def _result(cur: psycopg.Cursor, fetch: str) -> Any:
-    if fetch == "all":
-        return cur.fetchall()
-    if fetch == "one":
-        return cur.fetchone()
+def _all(cur: psycopg.Cursor) -> list[tuple]:
+    return cur.fetchall()
+
+
+def _one(cur: psycopg.Cursor) -> tuple | None:
+    return cur.fetchone()
+
+
+def _count(cur: psycopg.Cursor) -> int:
     return cur.rowcount
 
 
@@ -81,27 +89,27 @@ class PgSql:
     def __init__(self, borrow: Callable[[], AbstractContextManager[psycopg.Connection]]) -> None:
         self._borrow = borrow
 
-    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
+    def _run(self, sql: str, args: Sequence[object], fetch: Callable[[psycopg.Cursor], T]) -> T:
         with translated(), self._borrow() as conn:
-            return _result(send(conn, [(pg(sql), args)]), fetch)
+            return fetch(send(conn, [(pg(sql), args)]))
 
-    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple]:
+    def rows(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
         """All result rows."""
-        return self._run(sql, args, "all")
+        return self._run(sql, args, _all)
 
-    def one(self, sql: str, args: Sequence[Any] = ()) -> tuple | None:
+    def one(self, sql: str, args: Sequence[object] = ()) -> tuple | None:
         """The first result row, or None."""
-        return self._run(sql, args, "one")
+        return self._run(sql, args, _one)
 
-    def count(self, sql: str, args: Sequence[Any] = ()) -> int:
+    def count(self, sql: str, args: Sequence[object] = ()) -> int:
         """Run a mutation; the number of rows it touched."""
-        return self._run(sql, args, "count")
+        return self._run(sql, args, _count)
 
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+    def execute(self, sql: str, args: Sequence[object] = ()) -> None:
         """Run a mutation."""
-        self._run(sql, args, "none")
+        self._run(sql, args, _count)
 
-    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+    def many(self, sql: str, args: Iterable[Sequence[object]]) -> None:
         """Run one statement for each argument tuple."""
         with translated(), self._borrow() as conn:
             conn.cursor().executemany(pg(sql), list(args))
@@ -121,7 +129,7 @@ def _numbered(sql: str) -> str:
     return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
-def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[Any]]],
+def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]],
          skip: int = 0) -> psycopg.Cursor:
     """Run ``queue`` (``%s`` placeholders) as one query: one round trip, one driver call.
     Each statement with arguments is prepared on the connection the first time
@@ -146,14 +154,14 @@ def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[Any]]],
     return cur
 
 
-def _batch(conn: psycopg.Connection, queue: list[tuple[str, Sequence[Any]]]
-           ) -> tuple[list[str], list[str], list[Any]]:
+def _batch(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]]
+           ) -> tuple[list[str], list[str], list[object]]:
     """The ``PREPARE``s ``conn`` lacks, then one statement per queued one (an ``EXECUTE``
     where prepared), and their arguments."""
     names = _prepared.setdefault(conn, {})
     prepares: list[str] = []
     runs: list[str] = []
-    args: list[Any] = []
+    args: list[object] = []
     for sql, params in queue:
         name = names.get(sql)
         if name is None and params and len(names) < PREPARED_PER_CONNECTION:
@@ -173,22 +181,22 @@ class PgTransactionSql(PgSql):
     def __init__(self, conn: psycopg.Connection) -> None:
         super().__init__(lambda: nullcontext(conn))
         self.conn = conn
-        self._held: list[tuple[str, Sequence[Any]]] = []
+        self._held: list[tuple[str, Sequence[object]]] = []
 
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> None:
+    def execute(self, sql: str, args: Sequence[object] = ()) -> None:
         """Hold a mutation until the next statement that is waited for."""
         self._held.append((pg(sql), args))
 
-    def _run(self, sql: str, args: Sequence[Any], fetch: str) -> Any:
+    def _run(self, sql: str, args: Sequence[object], fetch: Callable[[psycopg.Cursor], T]) -> T:
         with translated():
-            return _result(self.send([(pg(sql), args)]), fetch)
+            return fetch(self.send([(pg(sql), args)]))
 
-    def many(self, sql: str, args: Iterable[Sequence[Any]]) -> None:
+    def many(self, sql: str, args: Iterable[Sequence[object]]) -> None:
         """Run one statement for each argument tuple (after the held ones)."""
         self.send([])
         super().many(sql, args)
 
-    def send(self, statements: list[tuple[str, Sequence[Any]]]) -> psycopg.Cursor:
+    def send(self, statements: list[tuple[str, Sequence[object]]]) -> psycopg.Cursor:
         """Send the held mutations, then ``statements`` (``%s`` placeholders), in one query
         (see :func:`send`); the cursor, on the first result of ``statements``."""
         queue, self._held = [*self._held, *statements], []

@@ -21,12 +21,12 @@ import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import psycopg
 import psycopg_pool
 
-from fplus.serving.dburl import redacted
+from fplus.serving.db.dburl import redacted
 
 from ..dbfile import UnusableDatabase
 from ..errors import StorageBusy, StorageUnavailable, first_line
@@ -35,6 +35,9 @@ from ..rows import Change
 from ..writes import Writer
 from . import group_commit, migrations
 from .statements import PgSql, PgTransactionSql, pg, translated
+
+if TYPE_CHECKING:
+    import threading
 
 WRITE_LOCK = 0x66706C7573_00
 """``pg_advisory_xact_lock`` key every write transaction holds (``fplus`` + 0)."""
@@ -50,14 +53,14 @@ wait for a connection that times out while the pool holds all of them, all in us
 congestion, not a failure: that request gets its 503 and the breaker stays closed."""
 
 
-_Read = tuple[tuple[str, str], Sequence[Any] | None] | None
+_Read = tuple[tuple[str, str], tuple | None] | None
 """What a write read as it began: ``entry`` and its row (None: nothing asked)."""
 
 
 class Follower(Protocol):
     """Follows the change log (:class:`fplus.config_store._domain.core.replication.Replication`)."""
 
-    def changes_query(self) -> tuple[str, Sequence[Any]]:
+    def changes_query(self) -> tuple[str, Sequence[object]]:
         """A statement (``%s`` placeholders) reading the changes it has not applied yet, and
         its arguments."""
 
@@ -92,7 +95,7 @@ class PostgresStorage:
         self._pool_pid = 0
         self._broken_until = 0.0
         self._broken_reason = ""
-        self._local_lock: Any = None
+        self._local_lock: threading.Lock | None = None
         self._group: group_commit.Group | None = None
         """The transaction writes held back their commit in (see :mod:`.group_commit`)."""
         self.queued: Callable[[], bool] | None = None
@@ -115,11 +118,12 @@ class PostgresStorage:
         except (UnusableDatabase, migrations.NewerSchema) as exc:
             raise UnusableDatabase(f"the database {self.description} {exc}") from None
 
-    def connect(self, **options: Any) -> psycopg.Connection:
+    def connect(self, *, application_name: str) -> psycopg.Connection:
         """A connection of its own (not pooled), e.g. to ``LISTEN`` on."""
         with translated():
             return psycopg.connect(self.url, autocommit=True,
-                                   connect_timeout=CONNECT_TIMEOUT_S, **options)
+                                   connect_timeout=CONNECT_TIMEOUT_S,
+                                   application_name=application_name)
 
     def _connections(self) -> psycopg_pool.ConnectionPool:
         if self._pool is None or self._pool_pid != os.getpid():
@@ -133,6 +137,13 @@ class PostgresStorage:
                 configure=self._configure, name="config-store", open=True)
             self._pool_pid = os.getpid()
         return self._pool
+
+    def _lock(self) -> threading.Lock:
+        """This process's lock on writes (made with its pool)."""
+        self._connections()
+        if self._local_lock is None:
+            raise RuntimeError("no write lock: the pool was not made")
+        return self._local_lock
 
     @contextmanager
     def _borrow(self) -> Iterator[psycopg.Connection]:
@@ -183,8 +194,7 @@ class PostgresStorage:
         trips for a read-check-write of ``entry``: the lock with the read, then the writes
         with the commit. With writes queued behind it, the commit may be shared with them
         (:mod:`.group_commit`)."""
-        self._connections()  # the local lock is made with the pool, in this process
-        with self._local_lock, self._breaking():
+        with self._lock(), self._breaking():
             group, savepoint = self._group, None
             if group is None:
                 group = self._open()
@@ -216,8 +226,7 @@ class PostgresStorage:
 
     def flush(self) -> None:
         """Commit the writes whose commit is held back for a group, if any."""
-        self._connections()
-        with self._local_lock, self._breaking():
+        with self._lock(), self._breaking():
             if self._group is not None:
                 self._commit(self._group, [])
 
@@ -277,7 +286,7 @@ class PostgresStorage:
     def _begin(self, sql: PgTransactionSql, entry: tuple[str, str] | None) -> _Read:
         """One round trip: the transaction, its place in line, (with a follower) what was
         committed before it, and ``entry``'s row as the lock found it."""
-        statements: list[tuple[str, Sequence[Any]]] = [
+        statements: list[tuple[str, Sequence[object]]] = [
             ("BEGIN", ()), (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})", ())]
         if self.follower is not None:
             statements.append(self.follower.changes_query())
@@ -293,7 +302,7 @@ class PostgresStorage:
         cur.nextset()
         return entry, cur.fetchone()
 
-    def _log(self, changes: list[Change]) -> tuple[str, Sequence[Any]]:
+    def _log(self, changes: list[Change]) -> tuple[str, Sequence[object]]:
         """The statement appending ``changes`` to the log and announcing them (unless no
         other replica listens); its one row is the last seq written. The changes travel as
         one JSON array (one parameter to bind, whatever their number)."""
