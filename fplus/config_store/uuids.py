@@ -115,15 +115,15 @@ class App:
     FleetDeployment = "207267a7-b2b6-47d8-a5b5-6ab4c36ee0d2"
     """Ours: ``{name, chart, values?, selector?, clusters?, overrides?, createdAt?}``, one
     application for many clusters; the leading Cluster Manager expands each into one Edge
-    deployment per matching cluster (``fplus.cluster_manager.model.fleet_expansion``)."""
+    deployment per matching cluster (``fplus.cluster_manager.rollouts.fleet_expansion``)."""
     FleetRolloutStatus = "9b8e4f2a-6c1d-4e7b-a35f-0d2c8e6b1f47"
     """Ours: per fleet deployment, the progress of its paced rollout ``{rolloutId, revision,
     state, step, steps, failed, updatedAt}``, written by the leading Cluster Manager only
-    (``fplus.cluster_manager.model.rollout``), so a new leader resumes where it was."""
+    (``fplus.cluster_manager.rollouts.state``), so a new leader resumes where it was."""
     ClusterRollout = "81edd621-29de-4c95-b8ae-c1d196f13e47"
     """Ours: ``{name, change: {fluxVersion} | {fluxTemplate}, selector?, clusters?, rollout,
     createdAt, rolloutRequest?}``, a paced change of many clusters' configuration entries
-    (``fplus.cluster_manager.model.cluster_rollouts``); its progress is in
+    (``fplus.cluster_manager.rollouts.cluster_entry``); its progress is in
     :attr:`FleetRolloutStatus` under the same uuid, and a template rollout's candidate Flux
     template in :attr:`FluxTemplate` under it too."""
     ServiceUrl = "5ef70c20-d5e9-41ec-87dc-cc346e8c5dae"

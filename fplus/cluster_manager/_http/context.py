@@ -13,12 +13,12 @@ from fplus.config_store.client import Access, Caller, ConfigStoreClient
 from ..audit import AuditLog
 from ..metrics import Metrics
 from ..model.apps_and_roles import STATUS_APP
+from ..rollouts.fleet_service import FleetService
 from ..services.bootstrap_scripts import ScriptBuilder
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.cluster_grants import Acting
 from ..services.clusters import ClusterService
 from ..services.errors import Forbidden, Unauthorized
-from ..services.fleet_deployments import FleetService
 from ..services.fleet_rows import FleetRows
 from ..services.imports import ImportService
 from ..services.repo_heads import RepoHeads

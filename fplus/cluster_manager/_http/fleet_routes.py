@@ -1,9 +1,9 @@
 """``/v1/fleet-deployment[/<d>]``: create, list, read (with the roll-up), merge-patch and
-delete fleet deployments (ours; :mod:`..services.fleet_deployments`); ``/v1/rollout/<r>``
+delete fleet deployments (ours; :mod:`..rollouts.fleet_service`); ``/v1/rollout/<r>``
 (``r``: the fleet deployment's uuid, or a cluster rollout's) and its ``pause``, ``resume``
-and ``abort`` (:mod:`..services.rollouts`), and ``promote`` (written as the caller);
+and ``abort`` (:mod:`..rollouts.service`), and ``promote`` (written as the caller);
 ``POST /v1/rollout`` creates a cluster rollout
-(:mod:`..services.cluster_rollouts`; a template's also takes write access to the Flux
+(:mod:`..rollouts.cluster_service`; a template's also takes write access to the Flux
 template app) and ``GET /v1/rollout`` lists the rollouts of both kinds.
 
 A fleet deployment reaches any cluster, so changing one takes the wildcard grant of the
@@ -24,11 +24,11 @@ from fplus.config_store.client import Forbidden as StoreForbidden
 from fplus.config_store.client import Unauthorized as StoreUnauthorized
 from fplus.serving import JSONRejected, loads_checked
 
-from ..model.fleet_deployments import FLEET_APP
-from ..services.cluster_rollouts import ClusterRolloutService
+from ..rollouts.cluster_service import ClusterRolloutService
+from ..rollouts.fleet_entry import FLEET_APP
+from ..rollouts.fleet_service import FleetService
+from ..rollouts.service import RolloutService
 from ..services.errors import BadRequest, Forbidden, Unauthorized
-from ..services.fleet_deployments import FleetService
-from ..services.rollouts import RolloutService
 from .context import acting, caller, require, services
 from .params import only_query
 

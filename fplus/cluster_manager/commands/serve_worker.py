@@ -31,15 +31,16 @@ from ..model.apps_and_roles import STATUS_APP
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
 from ..model.setup_status import SetupStatus
-from ..reconcile.cluster_rollouts import RolloutLoop
 from ..reconcile.desired_state import DesiredState
 from ..reconcile.job import Env, Groups
 from ..reconcile.reconciler import Reconciler
 from ..reconcile.shared_repos import ensure_shared_repos
+from ..rollouts.fleet_service import FleetService, FleetStates
+from ..rollouts.label_moves import label_moves
+from ..rollouts.loop import RolloutLoop
 from ..services.bootstrap_scripts import ScriptBuilder, reach_urls
 from ..services.bootstrap_tokens import BootstrapTokens
 from ..services.clusters import ClusterService
-from ..services.fleet_deployments import FleetService, FleetStates
 from ..services.fleet_phases import FleetPhases
 from ..services.fleet_rows import FleetRows
 from ..services.fleet_sync import FleetSync
@@ -100,10 +101,10 @@ def build(plan: Plan) -> Served:
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
     resealer = Resealer(secrets, plan.reseal_interval, own)
-    fleet = RolloutLoop(cs)
+    rollouts = RolloutLoop(cs)
     elector = make_elector(plan.lease(db), settings, plan.identity,
-                           in_turn(reconciler.start, resealer.start, fleet.start),
-                           in_turn(reconciler.stop, resealer.stop, fleet.stop))
+                           in_turn(reconciler.start, resealer.start, rollouts.start),
+                           in_turn(reconciler.stop, resealer.stop, rollouts.stop))
     metrics.track_leadership(elector.status)
     heads = RepoHeads(repos.head)
     repos.on_write(heads.forget)  # a commit shows in the cluster's status at once
@@ -116,7 +117,8 @@ def build(plan: Plan) -> Served:
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
         clusters=ClusterService(cs, claims, quota=settings.cluster_quota,
-                                changed=fleet_rows.forget), tokens=tokens,
+                                changed=fleet_rows.forget, label_moves=label_moves),
+        tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
                               with_credentials=not settings.public_bootstrap,

@@ -13,23 +13,23 @@ decided here so the API and the console refuse alike, with nothing written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from fplus.config_store import uuids
 from fplus.config_store.client import Caller, ConfigStoreClient
-from fplus.kubenames.labels import selector_errors
 
-from ..model import cluster_rollouts
-from ..model.cluster_config import targeted
-from ..model.fleet_deployments import FLEET_APP
 from .errors import Forbidden, Unprocessable
-from .open_rollouts import open_rollouts
 
 TEMPLATE_APP = uuids.App.FluxTemplate
 TEMPLATE_GRANT = f"ConfigDB WriteApp on the Flux template app ({TEMPLATE_APP})"
 WILDCARD_GRANT = "Edge.Perm.Clusters on every cluster (a wildcard grant)"
+LabelMoves = Callable[[ConfigStoreClient, str, Mapping[str, Any], Mapping[str, Any]],
+                      list[str]]
+"""``(cs, cluster, before, after)``: the fleet deployments and unfinished cluster rollouts
+a label change moves the cluster into or out of, named (the rollouts package's
+``label_moves``, given by the wiring: this module knows no rollout)."""
 
 
 class Permissions(Protocol):
@@ -73,7 +73,8 @@ def check_create(cs: ConfigStoreClient, who: Acting, config: Mapping[str, Any]) 
 
 
 def check_edit(cs: ConfigStoreClient, who: Acting, cluster: str,
-               before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+               before: Mapping[str, Any], after: Mapping[str, Any],
+               label_moves: LabelMoves) -> None:
     """What changing ``cluster``'s entry from ``before`` to ``after`` takes beyond Clusters
     on that cluster: 403 (or 422 for an unknown template) and nothing written."""
     if after.get("fluxTemplate") != before.get("fluxTemplate"):
@@ -88,28 +89,3 @@ def check_edit(cs: ConfigStoreClient, who: Acting, cluster: str,
                         f"goes, so such a change takes {WILDCARD_GRANT}, as making those "
                         "does; nothing was written")
 
-
-def label_moves(cs: ConfigStoreClient, cluster: str, before: Mapping[str, Any],
-                after: Mapping[str, Any]) -> list[str]:
-    """The fleet deployments and unfinished cluster rollouts that target ``cluster`` with
-    one of its entries ``before`` and ``after`` and not with the other, named."""
-    old, new = {cluster: before}, {cluster: after}
-    moved = []
-    fleets = cs.search(FLEET_APP, {}, {"name": "name", "selector": "selector",
-                                       "clusters": "clusters"}) or {}
-    for uuid, fleet in sorted(fleets.items()):
-        if not isinstance(fleet, dict):
-            continue
-        selector, listed = fleet.get("selector"), fleet.get("clusters")
-        listed = {c for c in listed if isinstance(c, str)} if isinstance(listed, list) else set()
-        if isinstance(selector, dict) and not selector_errors(selector) and (
-                bool(targeted(old, selector, listed))
-                != bool(targeted(new, selector, listed))):
-            moved.append(f"fleet deployment {fleet.get('name')!r} ({uuid})")
-    for uuid, entry in sorted(open_rollouts(cs).items()):
-        if cluster_rollouts.request_errors(entry):
-            continue  # the leader does not act on it
-        if bool(cluster_rollouts.targets(entry, old)) != bool(
-                cluster_rollouts.targets(entry, new)):
-            moved.append(f"cluster rollout {entry.get('name')!r} ({uuid})")
-    return moved

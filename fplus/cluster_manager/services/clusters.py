@@ -34,7 +34,7 @@ from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
 from ..model.cluster_config import InvalidConfig, check_config, patched_config
 from ..model.name_claims import NameClaims
 from ..model.setup_status import SetupStatus
-from .cluster_grants import Acting, check_create, check_edit
+from .cluster_grants import Acting, LabelMoves, check_create, check_edit
 from .edge_status import EdgeStatusUnreadable, read_edge_status
 from .errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessable
 from .status_view import Liveness, derive_phase, edge_text, host_count
@@ -69,10 +69,12 @@ class ClusterService:
 
     def __init__(self, cs: ConfigStoreClient, claims: NameClaims,
                  liveness: Liveness | None = None, quota: int = QUOTA,
-                 changed: Callable[[], None] | None = None) -> None:
+                 changed: Callable[[], None] | None = None, *,
+                 label_moves: LabelMoves) -> None:
         self.cs, self.claims, self.liveness = cs, claims, liveness or Liveness()
         self.quota = quota
         self._changed = changed or (lambda: None)  # after a write: the list reads afresh
+        self._label_moves = label_moves
 
     def create(self, body: Any, cluster: str, creator: Acting) -> dict[str, Any]:
         """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
@@ -163,7 +165,7 @@ class ClusterService:
                 config = patched_config(current.config, patch)
             except InvalidConfig as exc:
                 raise Unprocessable(str(exc)) from exc
-            check_edit(self.cs, editor, cluster, current.config, config)
+            check_edit(self.cs, editor, cluster, current.config, config, self._label_moves)
             if if_match is not None and not if_match(current.etag):
                 raise PreconditionFailed(
                     f"cluster {cluster}'s configuration changed since it was read (its ETag "

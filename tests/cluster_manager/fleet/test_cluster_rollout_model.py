@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.model.cluster_rollouts import (
+from fplus.cluster_manager.rollouts.cluster_entry import (
     TEMPLATE_APP,
     World,
     cluster_state,

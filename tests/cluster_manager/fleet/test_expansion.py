@@ -7,8 +7,8 @@ import uuid
 from typing import Any
 
 from fplus.cluster_manager.model.edge_deployments import Deployment
-from fplus.cluster_manager.model.fleet_deployments import Fleet, member_uuid, request_errors
-from fplus.cluster_manager.model.fleet_expansion import Plan, expand
+from fplus.cluster_manager.rollouts.fleet_entry import Fleet, member_uuid, request_errors
+from fplus.cluster_manager.rollouts.fleet_expansion import Plan, expand
 
 CHART = str(uuid.UUID(int=1))
 A, B, C = (str(uuid.UUID(int=n)) for n in (10, 11, 12))

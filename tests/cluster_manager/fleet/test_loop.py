@@ -1,5 +1,6 @@
-"""The leader's fleet loop with a stand-in notify client and Config Store (no process): it
-writes nothing until every input is known, applies the plan once, and a refused app stops it."""
+"""The leader's rollout loop, with the fleet deployment kind, on a stand-in notify client and
+Config Store (no process): it writes nothing until every input is known, applies the plan
+once, and a refused app stops it."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from fplus.cluster_manager.model.edge_deployments import Deployment
-from fplus.cluster_manager.model.fleet_deployments import member_uuid
-from fplus.cluster_manager.model.fleet_expansion import Plan
-from fplus.cluster_manager.reconcile.fleet import INPUTS, FleetLoop
+from fplus.cluster_manager.rollouts.fleet_entry import member_uuid
+from fplus.cluster_manager.rollouts.fleet_expansion import Plan
+from fplus.cluster_manager.rollouts.fleet_kind import FleetKind
+from fplus.cluster_manager.rollouts.loop import RolloutLoop
 from fplus.config_store.client import ConfigStoreError, SearchDelta
 
 A, F, CHART = (str(uuid.UUID(int=n)) for n in (1, 2, 3))
+INPUTS = RolloutLoop(None, [FleetKind()]).inputs  # type: ignore[arg-type]
 
 
 class Sub:
@@ -72,10 +75,11 @@ def deliver(notify: Notify, key: str, children: dict[str, Any], *, full: bool = 
 
 
 @contextlib.contextmanager
-def running(store: Store, *, known: bool = False) -> Iterator[tuple[Notify, FleetLoop]]:
+def running(store: Store, *, known: bool = False) -> Iterator[tuple[Notify, RolloutLoop]]:
     """A started loop on a fake notify (every input delivered empty if ``known``)."""
     notify = Notify()
-    loop = FleetLoop(store, notify=lambda _cs: notify, settle=0.0)  # type: ignore[arg-type]
+    loop = RolloutLoop(store, [FleetKind()], notify=lambda _cs: notify,  # type: ignore[arg-type]
+                       settle=0.0)
     loop.start()
     try:
         if known:
@@ -109,11 +113,11 @@ class Failing(Store):
 
 def test_apply_removes_and_a_failed_write_fails_the_pass_but_not_the_rest() -> None:
     store = Store()
-    assert FleetLoop(store).apply(Plan(removals=["x"]))  # type: ignore[arg-type]
+    assert FleetKind().apply(Plan(removals=["x"]), RolloutLoop(store))  # type: ignore[arg-type]
     assert store.calls == [("delete", "x"), ("delete-object", "x")]
     failing = Failing()
     plan = Plan(writes=[(Deployment("d", "h", A, CHART, fleet=F), False)], removals=["x"])
-    assert not FleetLoop(failing).apply(plan)  # type: ignore[arg-type]
+    assert not FleetKind().apply(plan, RolloutLoop(failing))  # type: ignore[arg-type]
     assert failing.calls == [("delete", "x"), ("delete-object", "x")]
 
 
@@ -128,13 +132,13 @@ def test_a_written_rollout_status_is_taken_as_read_until_notify_catches_up() -> 
     store = Statuses()
     with running(store, known=True) as (_notify, loop):
         status = {"rolloutId": "r", "state": "Progressing"}
-        assert loop.apply(Plan(rollouts={F: status}))
+        assert FleetKind().apply(Plan(rollouts={F: status}), loop)
         assert store.calls == [("put", F, "Progressing")]
         found = loop.snapshot()
-        assert found is not None and found[0]["rollouts"] == {F: status}
-        assert loop.apply(Plan(rollout_removals=[F]))
+        assert found is not None and found.inputs["rollouts"] == {F: status}
+        assert FleetKind().apply(Plan(rollout_removals=[F]), loop)
         found = loop.snapshot()
-        assert found is not None and found[0]["rollouts"] == {}
+        assert found is not None and found.inputs["rollouts"] == {}
 
 
 def test_edge_reports_cause_a_pass_only_while_a_rollout_progresses() -> None:
@@ -143,7 +147,7 @@ def test_edge_reports_cause_a_pass_only_while_a_rollout_progresses() -> None:
         deliver(notify, "edges", {A: {"heartbeat": 1}}, full=False)
         assert _settle(loop) == settled  # kept, but no pass
         found = loop.snapshot()
-        assert found is not None and found[0]["edges"] == {A: {"heartbeat": 1}}
+        assert found is not None and found.inputs["edges"] == {A: {"heartbeat": 1}}
         # a cluster rollout's status (a fleet pass leaves it alone), progressing
         deliver(notify, "rollouts", {F: {"rolloutId": "r", "state": "Progressing",
                                          "kind": "cluster"}}, full=False)
@@ -153,7 +157,7 @@ def test_edge_reports_cause_a_pass_only_while_a_rollout_progresses() -> None:
         assert _settle(loop) > rolling
 
 
-def _settle(loop: FleetLoop) -> int:
+def _settle(loop: RolloutLoop) -> int:
     """The loop's pass count once it has stayed the same for 0.3 s."""
     while True:
         before = loop.passes

@@ -9,15 +9,13 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.model.fleet_deployments import member_uuid, request_errors
-from fplus.cluster_manager.model.fleet_expansion import expand
-from fplus.cluster_manager.model.rollout import (
-    State,
-    advance,
-    plan_steps,
-    revision,
-    rollout_errors,
-)
+from fplus.cluster_manager.rollouts.fleet_entry import member_uuid, request_errors, revision
+from fplus.cluster_manager.rollouts.fleet_expansion import expand
+from fplus.cluster_manager.rollouts.rule import Decision, Look, advance
+from fplus.cluster_manager.rollouts.state import RolloutState
+from fplus.cluster_manager.rollouts.state import TargetState as State
+from fplus.cluster_manager.rollouts.steps import Spec, plan_steps
+from fplus.cluster_manager.rollouts.steps import spec_errors as rollout_errors
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 F = str(uuid.UUID(int=20))
@@ -25,27 +23,31 @@ CHART = str(uuid.UUID(int=1))
 NINE = [str(uuid.UUID(int=100 + n)) for n in range(9)]
 LABELS = {c: {"ring": str(n % 3)} for n, c in enumerate(NINE)}
 SINCE = "2026-01-01T00:00:00Z"
-READY: State = ("ready", None, SINCE)
-FAILED: State = ("failed", "install failed", None)
-UNKNOWN: State = ("unknown", None, None)
-STALE: State = ("ready", None, "2025-12-31T23:59:00Z")
+READY = State("ready", None, SINCE)
+FAILED = State("failed", "install failed", None)
+UNKNOWN = State("unknown", None, None)
+STALE = State("ready", None, "2025-12-31T23:59:00Z")
 
 
 def look(spec: dict[str, Any], previous: dict[str, Any] | None,
          states: dict[str, State],
          request: dict[str, Any] | None = None, now: datetime = NOW,
-         current: frozenset[str] = frozenset()) -> Any:
-    return advance(F, spec, "rev1", NINE, LABELS, previous, states, request, now, current)
+         current: frozenset[str] = frozenset(), rev: str = "rev1") -> Decision:
+    return advance(Look(F, Spec.parse(spec), rev, NINE, LABELS, RolloutState.parse(previous),
+                        states, now, request, current))
+
+
+def steps(spec: dict[str, Any]) -> list[list[str]]:
+    return plan_steps(Spec.parse(spec), NINE, LABELS)
 
 
 def test_steps_by_count_percent_and_selector_the_rest_last() -> None:
-    assert plan_steps({"steps": [{"clusters": 3}, {"clusters": "34%"}]}, NINE, LABELS) == [
+    assert steps({"steps": [{"clusters": 3}, {"clusters": "34%"}]}) == [
         NINE[:3], NINE[3:6], NINE[6:]]
-    by_ring = plan_steps({"steps": [{"clusters": {"matchLabels": {"ring": "0"}}}]}, NINE,
-                         LABELS)
+    by_ring = steps({"steps": [{"clusters": {"matchLabels": {"ring": "0"}}}]})
     assert by_ring == [NINE[0::3], [c for c in NINE if c not in NINE[0::3]]]
-    assert plan_steps({}, NINE, LABELS) == [NINE]
-    assert plan_steps({"steps": [{"clusters": "1%"}]}, NINE, LABELS)[0] == NINE[:1]
+    assert steps({}) == [NINE]
+    assert steps({"steps": [{"clusters": "1%"}]})[0] == NINE[:1]
 
 
 def test_a_step_waits_for_ready_then_the_next_begins_then_complete() -> None:
@@ -132,7 +134,7 @@ def test_max_unavailable_starts_that_many_at_a_time() -> None:
 def test_a_new_revision_begins_a_new_rollout() -> None:
     spec = {"steps": [{"clusters": 3}]}
     done = look(spec, look(spec, None, {}).status, dict.fromkeys(NINE, READY))
-    other = advance(F, spec, "rev2", NINE, LABELS, done.status, {}, None, NOW)
+    other = look(spec, done.status, {}, rev="rev2")
     assert other.status["revision"] == "rev2" and other.new == set(NINE[:3])
     assert other.status["rolloutId"] != done.status["rolloutId"]
     assert revision({"name": "a", "values": {}}) == revision({"name": "a"})

@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from fplus.cluster_manager.model.fleet_deployments import member_uuid
+from fplus.cluster_manager.rollouts.fleet_entry import member_uuid
 from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, wait_for

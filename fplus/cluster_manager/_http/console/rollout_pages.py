@@ -16,8 +16,8 @@ from werkzeug.wrappers import Response
 from fplus.config_store import uuids
 
 from ...model.apps_and_roles import CONFIG_APP
+from ...rollouts.service import ALLOWED, RolloutService
 from ...services.errors import ApiError
-from ...services.rollouts import ALLOWED, RolloutService
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
 from .pages import bp

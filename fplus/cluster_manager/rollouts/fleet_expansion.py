@@ -3,14 +3,14 @@ deployment entries, the cluster configuration entries and the Edge deployment en
 
 :func:`expand` answers a :class:`Plan`: the deployments to write (new or changed), those to
 remove, and per fleet deployment the clusters it targets, the conflicts it meets and why it
-cannot be expanded at all. The leader applies the plan (``reconcile.fleet``); the API reads
+cannot be expanded at all. The leader applies the plan (:mod:`.fleet_kind`); the API reads
 the same plan to report a fleet deployment's state and to refuse a conflicting one at
 creation. The rules:
 
 - A fleet deployment targets every configured cluster (an entry in the configuration app:
   a cluster being deleted has none) whose ``labels`` its selector matches, and every listed
   one that is configured.
-- On each it owns exactly one deployment, at :func:`~.fleet_deployments.member_uuid`.
+- On each it owns exactly one deployment, at :func:`~.fleet_entry.member_uuid`.
 - It never touches a deployment it does not own. A name already used on a cluster by
   another deployment (a person's, or another fleet deployment's) is a conflict: nothing is
   written there and the conflict is reported. Of two fleet deployments wanting one name on
@@ -19,10 +19,10 @@ creation. The rules:
   that no longer exists, is removed. One whose fleet deployment is malformed is kept as it
   is (a broken entry must not uninstall an application everywhere).
 - Given the rollout statuses and the edges' reports (the leader's call), a fleet deployment
-  with ``rollout`` writes its current revision only to the clusters :func:`.rollout.advance`
-  says get it; its other deployments stay as they are, and the rollout's next status is in
+  with ``rollout`` writes its current revision only to the clusters :func:`.rule.advance`
+  says get it; its other deployments stay as they are, and the rollout's next state is in
   the plan. A step's cluster counts as ready only once its deployment holds the new
-  revision and its edge reports it ready (since when: :mod:`.rollout`). Without them (the
+  revision and its edge reports it ready (since when: :mod:`.rule`). Without them (the
   API's reads), every target gets the current revision.
 """
 
@@ -33,11 +33,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import rollout
-from .cluster_config import targeted
-from .deployment_state import PROGRESSING, deployment_state
-from .edge_deployments import Deployment
-from .fleet_deployments import Fleet, member_uuid
+from ..model.cluster_config import targeted
+from ..model.deployment_state import PROGRESSING, deployment_state
+from ..model.edge_deployments import Deployment
+from .fleet_entry import Fleet, member_uuid
+from .rule import Look, advance
+from .state import RolloutState, TargetState
+from .steps import Spec
 
 
 @dataclass
@@ -129,24 +131,26 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Mapping[str, 
            edges: Mapping[str, Any], now: datetime) -> frozenset[str]:
     """Which of ``clusters`` get ``fleet``'s current revision (its rollout's next status and
     wake-up time go into the plan)."""
-    states: dict[str, rollout.State] = {}
+    states: dict[str, TargetState] = {}
     current = set()
     for cluster in clusters:
         member = member_uuid(fleet.uuid, cluster)
         held = existing.get(member)
         if held is None or not _same(held, _desired(fleet, cluster, member, held)):
-            states[cluster] = (PROGRESSING, "the new revision is not written yet", None)
+            states[cluster] = TargetState(PROGRESSING, "the new revision is not written yet",
+                                          None)
         else:
             current.add(cluster)
             found = deployment_state(member, edges.get(cluster))
-            states[cluster] = (found.state, found.message, found.since)
+            states[cluster] = TargetState(found.state, found.message, found.since)
     labels = {c: (configs[c].get("labels") or {}) for c in clusters}
     previous = rollouts.get(fleet.uuid)
-    decision = rollout.advance(fleet.uuid, fleet.rollout or {}, fleet.revision, clusters,
-                               labels, previous, states, fleet.request, now,
-                               frozenset(current))
-    if decision.status != previous:
-        plan.rollouts[fleet.uuid] = decision.status
+    decision = advance(Look(fleet.uuid, fleet.rollout or Spec(), fleet.revision, clusters,
+                            labels, RolloutState.parse(previous), states, now, fleet.request,
+                            frozenset(current)))
+    status = decision.status
+    if status != previous:
+        plan.rollouts[fleet.uuid] = status
     if decision.wake_in is not None:
         plan.wake_in = min(plan.wake_in or decision.wake_in, decision.wake_in)
     return decision.new

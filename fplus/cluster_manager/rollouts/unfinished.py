@@ -7,11 +7,11 @@ from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
 
-from ..model.cluster_rollouts import CLUSTER_ROLLOUT_APP, FIELDS, FINISHED, revision
-from ..model.rollout import ROLLOUT_APP
+from .cluster_entry import CLUSTER_ROLLOUT_APP, FIELDS, revision
+from .state import FINISHED, ROLLOUT_APP
 
 
-def open_rollouts(cs: ConfigStoreClient) -> dict[str, dict[str, Any]]:
+def unfinished(cs: ConfigStoreClient) -> dict[str, dict[str, Any]]:
     """Every unfinished cluster rollout's entry (its :data:`FIELDS` that are set), by uuid:
     two searches, whatever their number."""
     entries = cs.search(CLUSTER_ROLLOUT_APP, {}, {k: k for k in FIELDS}) or {}

@@ -1,7 +1,7 @@
-"""The rollout API: paced rollouts (:mod:`..model.rollout`) read, listed, paused, resumed and
+"""The rollout API: paced rollouts (:mod:`.rule`) read, listed, paused, resumed and
 aborted, of both kinds: a fleet deployment's (named by the fleet deployment's uuid, one
 rollout at a time: the one carrying its current revision) and a cluster rollout
-(:mod:`..model.cluster_rollouts`, named by its own uuid). Both are shown in one shape,
+(:mod:`.cluster_entry`, named by its own uuid). Both are shown in one shape,
 with ``kind`` ``fleet-deployment`` or ``cluster``.
 
 The leader alone writes the rollout status; a request is written into the rollout's entry
@@ -26,20 +26,11 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 
-from ..model import cluster_rollouts
-from ..model.cluster_rollouts import CLUSTER_ROLLOUT_APP
-from ..model.fleet_deployments import FLEET_APP
-from ..model.rollout import (
-    ABORTED,
-    COMPLETE,
-    HALTED,
-    PAUSED,
-    PROGRESSING,
-    REVISION_KEYS,
-    ROLLOUT_APP,
-    revision,
-)
-from .errors import Conflict, NotFound
+from ..services.errors import Conflict, NotFound
+from . import cluster_entry
+from .cluster_entry import CLUSTER_ROLLOUT_APP
+from .fleet_entry import FLEET_APP, REVISION_KEYS, revision
+from .state import ABORTED, COMPLETE, HALTED, PAUSED, PROGRESSING, ROLLOUT_APP
 
 log = logging.getLogger(__name__)
 ALLOWED = {"pause": (PROGRESSING,), "resume": (PAUSED, HALTED),
@@ -86,7 +77,7 @@ class Source:
         shown = ({"fluxTemplate": self.uuid} if "fluxTemplate" in change
                  else {"fluxVersion": change.get("fluxVersion")})
         return head | {"rollout": self.entry.get("rollout") or {},
-                       "revision": cluster_rollouts.revision(self.entry), "change": shown,
+                       "revision": cluster_entry.revision(self.entry), "change": shown,
                        "selector": self.entry.get("selector"),
                        "clusters": self.entry.get("clusters") or []}
 
@@ -149,7 +140,7 @@ class RolloutService:
         select = {k: k for k in (*REVISION_KEYS, "rollout", "rolloutRequest", "createdAt")}
         fleets = self.cs.search(FLEET_APP, {}, select) or {}
         clusters = self.cs.search(CLUSTER_ROLLOUT_APP, {}, {k: k for k in (
-            *cluster_rollouts.FIELDS, *cluster_rollouts.INTERNAL)}) or {}
+            *cluster_entry.FIELDS, *cluster_entry.INTERNAL)}) or {}
         statuses = self.cs.search(ROLLOUT_APP, {}, {k: k for k in STATUS_KEYS}) or {}
         sources = [Source(u, FLEET, e) for u, e in fleets.items()
                    if isinstance(e, dict) and e.get("rollout") is not None]

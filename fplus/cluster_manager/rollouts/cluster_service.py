@@ -1,11 +1,11 @@
-"""Creating a cluster rollout (:mod:`..model.cluster_rollouts`): its object, Info name and
-entry in the Cluster rollout app; the leader paces it (``reconcile.cluster_rollouts``) and
-:mod:`.rollouts` reads it.
+"""Creating a cluster rollout (:mod:`.cluster_entry`): its object, Info name and entry in
+the Cluster rollout app; the leader paces it (:mod:`.cluster_kind`) and :mod:`.service`
+reads it.
 
 Every refusal is a 422 naming the field, with nothing written: a malformed body, a listed
 cluster that is not configured, a rollout that targets no cluster. A template rollout puts
 its candidate into the clusters' repos, so it takes what writing the Flux template app
-takes (403 naming the grant, :mod:`.cluster_grants`). A second unfinished rollout of the
+takes (403 naming the grant, :mod:`..services.cluster_grants`). A second unfinished rollout of the
 same kind (``fluxVersion`` or ``fluxTemplate``) is a 409: two would pin or write the same
 clusters against each other.
 """
@@ -19,18 +19,18 @@ from typing import Any
 from fplus.config_store.client import ConfigStoreClient
 
 from ..model.apps_and_roles import CONFIG_APP
-from ..model.cluster_rollouts import (
+from ..services.cluster_grants import Acting, require_template_write
+from ..services.errors import Conflict, Unprocessable
+from ..services.named_entries import create_named_entry
+from .cluster_entry import (
     CLUSTER_ROLLOUT_APP,
     CLUSTER_ROLLOUT_CLASS,
     FIELDS,
     request_errors,
     targets,
 )
-from .cluster_grants import Acting, require_template_write
-from .errors import Conflict, Unprocessable
-from .named_entries import create_named_entry
-from .open_rollouts import open_rollouts
-from .rollouts import RolloutService
+from .service import RolloutService
+from .unfinished import unfinished
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class ClusterRolloutService:
     def _check_unfinished(self, entry: dict[str, Any]) -> None:
         """409 if a cluster rollout of the same kind is not finished."""
         kind = next(iter(entry["change"]))
-        for other, found in sorted(open_rollouts(self.cs).items()):
+        for other, found in sorted(unfinished(self.cs).items()):
             change = found.get("change")
             if isinstance(change, dict) and kind in change:
                 raise Conflict(f"cluster rollout {other} of a {kind} is not finished: "

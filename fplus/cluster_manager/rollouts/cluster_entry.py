@@ -1,5 +1,5 @@
 """Cluster rollouts (pure): a ``fluxVersion`` or a Flux template given to many clusters step
-by step, paced by :func:`.rollout.advance` like a fleet deployment's rollout.
+by step, paced by :func:`.rule.advance` like a fleet deployment's rollout.
 
 An entry of the Cluster rollout app is ``{name, change: {fluxVersion: "vX.Y.Z"} |
 {fluxTemplate: <Flux template>}, selector?, clusters?, rollout?: {maxUnavailable?, steps?},
@@ -43,12 +43,14 @@ from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
 from fplus.kubenames.labels import selector_errors
 
-from . import rollout
-from .cluster_config import FLUX_VERSION, targeted
-from .deployment_state import FAILED, PROGRESSING, READY
-from .setup_status import FAILED as SETUP_FAILED
-from .setup_status import SetupStatus
-from .sync_state import DEGRADED, SYNCED, derive_sync
+from ..model.cluster_config import FLUX_VERSION, targeted
+from ..model.deployment_state import FAILED, PROGRESSING, READY
+from ..model.setup_status import FAILED as SETUP_FAILED
+from ..model.setup_status import SetupStatus
+from ..model.sync_state import DEGRADED, SYNCED, derive_sync
+from .rule import Look, advance
+from .state import COMPLETE, FINISHED, RolloutState, TargetState, stamp
+from .steps import Spec, spec_errors
 
 CLUSTER_ROLLOUT_APP = uuids.App.ClusterRollout
 CLUSTER_ROLLOUT_CLASS = uuids.Class.ClusterRollout
@@ -58,7 +60,6 @@ KIND = "cluster"
 FIELDS = ("name", "change", "selector", "clusters", "rollout")
 INTERNAL = ("createdAt", "rolloutRequest")
 SELF_LINK = "self-link.yaml"
-FINISHED = (rollout.COMPLETE, rollout.ABORTED)
 
 
 def _template_errors(template: Any, at: str) -> dict[str, str]:
@@ -105,7 +106,7 @@ def request_errors(body: Any) -> dict[str, str]:
             and len(set(clusters)) == len(clusters)):
         errors["clusters"] = "clusters must be a list of distinct cluster uuids"
     if "rollout" in body:
-        errors |= rollout.rollout_errors(body["rollout"])
+        errors |= spec_errors(body["rollout"])
     return errors
 
 
@@ -139,25 +140,26 @@ def unpinned(uuid: str, config: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def cluster_state(config: Any, etag: str | None, setup: Any, edge: Any,
-                  baseline: str | None, now: datetime) -> rollout.State:
+                  baseline: str | None, now: datetime) -> TargetState:
     """A started cluster's ``(state, message, since)`` (see the module's rules); ``config``
     and ``etag`` its configuration entry already holding the change."""
     status = SetupStatus.parse(setup)
     if etag is None or status.observed_etag != etag:
-        return (PROGRESSING, "the Cluster Manager has not rendered the change yet", None)
+        return TargetState(PROGRESSING, "the Cluster Manager has not rendered the change yet",
+                           None)
     if status.phase == SETUP_FAILED:
-        return (FAILED, status.error or "the cluster's commissioning failed", None)
+        return TargetState(FAILED, status.error or "the cluster's commissioning failed", None)
     if not status.ready:
-        return (PROGRESSING, "the cluster is being commissioned", None)
+        return TargetState(PROGRESSING, "the cluster is being commissioned", None)
     if status.commit == baseline:
-        return (READY, "no new commit: nothing changes on the edge", rollout.stamp(now))
+        return TargetState(READY, "no new commit: nothing changes on the edge", stamp(now))
     sync = derive_sync(status.commit, edge if isinstance(edge, dict) else None, None)
     if sync.state == DEGRADED and sync.applied == status.commit:
         names = ", ".join(f"{o.get('kind')}/{o.get('name')}" for o in sync.failing[:3])
-        return (FAILED, f"{sync.reason}{': ' + names if names else ''}", None)
+        return TargetState(FAILED, f"{sync.reason}{': ' + names if names else ''}", None)
     if sync.state == SYNCED:
-        return (READY, sync.reason, rollout.stamp(now))
-    return (PROGRESSING, sync.reason, None)
+        return TargetState(READY, sync.reason, stamp(now))
+    return TargetState(PROGRESSING, sync.reason, None)
 
 
 @dataclass
@@ -208,7 +210,7 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
     template = entry["change"].get("fluxTemplate")
     if isinstance(previous, dict) and previous.get("revision") == rev \
             and previous.get("state") in FINISHED:
-        if template is not None and previous["state"] == rollout.COMPLETE \
+        if template is not None and previous["state"] == COMPLETE \
                 and not previous.get("promoted"):
             _unpin_when_default(found, world, uuid, template, previous, now)
         return
@@ -222,26 +224,29 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
     states = {c: cluster_state(configs[c], world.config_etags.get(c), world.setups.get(c),
                                world.edges.get(c), baseline[c], now)
               if c in baseline and c in held and c not in found.configs
-              else (PROGRESSING, "the change is not written yet", None) for c in aimed}
+              else TargetState(PROGRESSING, "the change is not written yet", None)
+              for c in aimed}
     labels = {c: (configs[c].get("labels") or {}) for c in aimed}
-    decision = rollout.advance(uuid, entry.get("rollout") or {}, rev, aimed, labels,
-                               previous if isinstance(previous, dict) else None, states,
-                               entry.get("rolloutRequest"), now, held)
-    status = decision.status | {"kind": KIND}
-    status["baseline"] = baseline
-    if template is not None and status["state"] == rollout.COMPLETE:
-        status["promoted"] = False
+    request = entry.get("rolloutRequest")
+    decision = advance(Look(uuid, Spec.parse(entry.get("rollout") or {}), rev, aimed, labels,
+                            RolloutState.parse(previous), states, now,
+                            request if isinstance(request, dict) else None, held))
+    state = decision.state
+    state.kind, state.baseline = KIND, baseline
+    if template is not None and state.state == COMPLETE:
+        state.promoted = False
     for cluster in sorted(decision.new):
         baseline.setdefault(cluster, SetupStatus.parse(world.setups.get(cluster)).commit
                             or "")
         wanted = with_change(uuid, entry, configs[cluster])
         if wanted != configs[cluster]:
             found.configs[cluster] = wanted
+    status = state.dump()
     if status != previous:
         if isinstance(previous, dict) and {k: v for k, v in status.items()
                                            if k != "updatedAt"} != {
                 k: v for k, v in previous.items() if k != "updatedAt"}:
-            status["updatedAt"] = rollout.stamp(now)
+            status["updatedAt"] = stamp(now)
         found.statuses[uuid] = copy.deepcopy(status)
     if decision.wake_in is not None:
         found.wake_in = min(found.wake_in or decision.wake_in, decision.wake_in)
@@ -257,4 +262,4 @@ def _unpin_when_default(found: Plan, world: World, uuid: str, template: Any,
         if free is not None:
             found.configs[cluster] = free
     found.statuses[uuid] = dict(previous) | {"promoted": True,
-                                             "updatedAt": rollout.stamp(now)}
+                                             "updatedAt": stamp(now)}

@@ -1,8 +1,8 @@
 """The fleet deployment API: create, read (with the roll-up), list, merge-patch and delete
-fleet deployments (:mod:`..model.fleet_deployments`).
+fleet deployments (:mod:`.fleet_entry`).
 
 The service writes only the fleet deployment's object, Info name and entry; the leader
-expands it (``reconcile.fleet``). Every refusal is a 422 naming the field, with nothing
+expands it (:mod:`.fleet_kind`). Every refusal is a 422 naming the field, with nothing
 written: a malformed body, a chart that is not a Helm chart template or is a system chart
 (refused as per-cluster deployments refuse it), a listed cluster that is not configured,
 and a name another deployment already holds on a cluster it targets
@@ -30,12 +30,12 @@ from fplus.config_store.client import Unprocessable as EntryRefused
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from ..model.edge_deployments import DEPLOYMENT_APP
-from ..model.fleet_deployments import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
-from ..model.fleet_expansion import Plan, expand
-from .errors import NotFound, PreconditionFailed, Unprocessable
-from .named_entries import create_named_entry
-from .system_charts import is_system_chart, system_chart_refusal
-from .throttled_counts import ThrottledCounts
+from ..services.errors import NotFound, PreconditionFailed, Unprocessable
+from ..services.named_entries import create_named_entry
+from ..services.system_charts import is_system_chart, system_chart_refusal
+from ..services.throttled_counts import ThrottledCounts
+from .fleet_entry import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
+from .fleet_expansion import Plan, expand
 
 log = logging.getLogger(__name__)
 FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "rollout",

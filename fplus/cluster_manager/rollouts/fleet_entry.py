@@ -9,7 +9,8 @@ it wants one Edge deployment named ``name`` of ``chart``, its values ``values`` 
 cluster's ``overrides`` merged over them, owned by the fleet deployment
 (:mod:`.edge_deployments`'s ``fleetDeployment``) and kept at the uuid :func:`member_uuid`
 gives, so however often and by whichever leader it is expanded there is only ever one.
-With ``rollout`` a change reaches the clusters step by step (:mod:`.rollout`);
+With ``rollout`` a change of its :func:`revision` reaches the clusters step by step
+(:mod:`.rule`);
 ``rolloutRequest: {action, rolloutId, at}`` is the API's pause, resume or abort of it.
 
 This module owns the shape: :func:`request_errors` names each refused field of a request
@@ -19,6 +20,8 @@ body, :class:`Fleet` is an entry as stored.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import uuid as uuidlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,14 +31,16 @@ from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
 from fplus.kubenames.labels import selector_errors
 
-from .edge_deployments import shared_errors
-from .rollout import revision, rollout_errors
+from ..model.edge_deployments import shared_errors
+from .steps import Spec, spec_errors
 
 FLEET_APP = uuids.App.FleetDeployment
 FLEET_CLASS = uuids.Class.FleetDeployment
 KEYS = {"name", "chart", "values", "selector", "clusters", "overrides", "rollout"}
 """What a request may set (``createdAt`` and ``rolloutRequest`` are the Cluster Manager's)."""
 INTERNAL = {"createdAt", "rolloutRequest"}
+REVISION_KEYS = ("name", "chart", "values", "overrides")
+"""What a fleet deployment's rollout carries to the clusters."""
 MEMBER_NAMESPACE = uuidlib.UUID("3f1d4b0e-58c4-4a8e-9d6b-6f0c2f9b7a21")
 """The uuid5 namespace of the Edge deployments fleet deployments make."""
 
@@ -44,6 +49,12 @@ def member_uuid(fleet: str, cluster: str) -> str:
     """The one Edge deployment ``fleet`` may have on ``cluster``: the same on every leader
     and after every restart."""
     return str(uuidlib.uuid5(MEMBER_NAMESPACE, f"{fleet}/{cluster}"))
+
+
+def revision(entry: Mapping[str, Any]) -> str:
+    """The digest of what a rollout carries to the clusters."""
+    body = {k: entry.get(k) or None for k in REVISION_KEYS}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
@@ -64,7 +75,7 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
         errors["clusters"] = "clusters lists a cluster twice"
     errors |= _override_errors(body.get("overrides", {}))
     if "rollout" in body and not (partial and body["rollout"] is None):  # null: removed
-        errors |= rollout_errors(body["rollout"])
+        errors |= spec_errors(body["rollout"])
     if not partial and "selector" not in body and not clusters:
         errors["selector"] = "a fleet deployment needs a selector, clusters, or both"
     return errors
@@ -105,7 +116,8 @@ class Fleet:
     clusters: tuple[str, ...] = ()
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     created_at: str = ""
-    rollout: Mapping[str, Any] | None = None
+    rollout: Spec | None = None
+    """Its rollout's plan (None: every cluster at once)."""
     request: Mapping[str, Any] | None = None
     revision: str = ""
 
@@ -122,7 +134,8 @@ class Fleet:
         return cls(uuid, entry["name"], entry["chart"], entry.get("values") or {},
                    entry.get("selector"), tuple(entry.get("clusters") or ()),
                    entry.get("overrides") or {}, created if isinstance(created, str) else "",
-                   entry.get("rollout"), request if isinstance(request, dict) else None,
+                   None if entry.get("rollout") is None else Spec.parse(entry["rollout"]),
+                   request if isinstance(request, dict) else None,
                    revision(entry))
 
     def values_for(self, cluster: str) -> dict[str, Any]:

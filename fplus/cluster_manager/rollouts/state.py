@@ -1,0 +1,161 @@
+"""A rollout's state, typed: parsed once from its entry in the rollout status app, written
+back once (:meth:`RolloutState.dump`).
+
+The entry is ``{rolloutId, revision, state, step, steps: [{clusters, state, begunAt?,
+started?, changed?, readyAt?}], failed: [{cluster, message}], startedAt, updatedAt,
+request?}``; a cluster rollout's adds ``kind: "cluster"``, ``baseline`` and (a template's)
+``promoted``. Only the leader writes it, so a new leader resumes where the last one left it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NamedTuple, TypedDict
+
+from fplus.config_store import uuids
+
+ROLLOUT_APP = uuids.App.FleetRolloutStatus
+PROGRESSING, PAUSED, HALTED, ABORTED, COMPLETE = (
+    "Progressing", "Paused", "Halted", "Aborted", "Complete")
+PENDING, WAITING, DONE = "Pending", "Waiting", "Done"
+"""Step states besides Progressing: not begun, ready and pausing, ready and over."""
+FINISHED = (COMPLETE, ABORTED)
+
+
+class TargetState(NamedTuple):
+    """One target's word on the revision: its state (ready, progressing, failed, unknown),
+    why, and since when it is ready (the edge's clock)."""
+
+    state: str
+    message: str | None
+    since: str | None
+
+
+class Failure(TypedDict):
+    """A target of the current step reporting a failure."""
+
+    cluster: str
+    message: str
+
+
+def stamp(now: datetime) -> str:
+    """``now`` as the statuses store it (RFC 3339, seconds, Z)."""
+    return now.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A stamp back to a time (None: not one)."""
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _names(value: Any) -> list[str] | None:
+    return [str(v) for v in value] if isinstance(value, list) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@dataclass
+class Step:
+    """One step: its clusters (cut when the rollout began), its state, when it began, the
+    clusters started (given the revision) and of those the ones it changed, and when it
+    became ready (a timed pause runs from then)."""
+
+    clusters: list[str]
+    state: str = PENDING
+    begun_at: str | None = None
+    started: list[str] | None = None
+    changed: list[str] | None = None
+    ready_at: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Any) -> Step | None:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("clusters"), list):
+            return None
+        return cls(_names(raw["clusters"]) or [], str(raw.get("state") or PENDING),
+                   _text(raw.get("begunAt")), _names(raw.get("started")),
+                   _names(raw.get("changed")), _text(raw.get("readyAt")))
+
+    def dump(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"clusters": list(self.clusters), "state": self.state}
+        for key, value in (("begunAt", self.begun_at), ("started", self.started),
+                           ("changed", self.changed), ("readyAt", self.ready_at)):
+            if value is not None:
+                found[key] = list(value) if isinstance(value, list) else value
+        return found
+
+
+@dataclass
+class RolloutState:
+    """The stored state of one rollout (see the module docstring)."""
+
+    rollout_id: str
+    revision: str
+    state: str
+    steps: list[Step]
+    step: int = 0
+    failed: list[Failure] = field(default_factory=list)
+    started_at: str | None = None
+    updated_at: str | None = None
+    request: str | None = None
+    kind: str | None = None
+    baseline: dict[str, str] | None = None
+    promoted: bool | None = None
+
+    @classmethod
+    def parse(cls, raw: Any) -> RolloutState | None:
+        """The state an entry holds (None: none, or not one this code wrote)."""
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("steps"), list):
+            return None
+        steps = [Step.parse(s) for s in raw["steps"]]
+        index = raw.get("step", 0)
+        if not steps or None in steps or not isinstance(index, int) \
+                or not 0 <= index < len(steps):
+            return None
+        failed = [Failure(cluster=str(f.get("cluster")), message=str(f.get("message")))
+                  for f in raw.get("failed") or [] if isinstance(f, Mapping)]
+        baseline = raw.get("baseline")
+        promoted = raw.get("promoted")
+        return cls(str(raw.get("rolloutId") or ""), str(raw.get("revision") or ""),
+                   str(raw.get("state") or ""), [s for s in steps if s is not None], index,
+                   failed, _text(raw.get("startedAt")), _text(raw.get("updatedAt")),
+                   _text(raw.get("request")), _text(raw.get("kind")),
+                   {str(k): str(v) for k, v in baseline.items()}
+                   if isinstance(baseline, Mapping) else None,
+                   promoted if isinstance(promoted, bool) else None)
+
+    def dump(self) -> dict[str, Any]:
+        """The entry to write."""
+        found: dict[str, Any] = {
+            "rolloutId": self.rollout_id, "revision": self.revision, "state": self.state,
+            "step": self.step, "steps": [s.dump() for s in self.steps],
+            "failed": [Failure(cluster=f["cluster"], message=f["message"])
+                       for f in self.failed],
+            "startedAt": self.started_at, "updatedAt": self.updated_at}
+        for key, value in (("request", self.request), ("kind", self.kind),
+                           ("promoted", self.promoted)):
+            if value is not None:
+                found[key] = value
+        if self.baseline is not None:
+            found["baseline"] = dict(self.baseline)
+        return found
+
+    @property
+    def current(self) -> Step:
+        """The step the rollout is at."""
+        return self.steps[self.step]
+
+    def updated(self, targets: frozenset[str] | set[str]) -> set[str]:
+        """The targets holding the revision: those of the steps begun (of the current one,
+        those started), every target once the rollout is complete."""
+        if self.state == COMPLETE:
+            return set(targets)
+        found = {c for step in self.steps[:self.step] for c in step.clusters}
+        found |= set(self.current.started or [])
+        return found & set(targets)
