@@ -191,7 +191,7 @@ class ServiceProcess:
         raise RuntimeError(f"{self.module} did not start")
 
     def _port_was_taken(self) -> bool:
-        """The exited server said its port is in use (``fplus.serving.ports``' message)."""
+        """The exited server said its port is in use (``fplus.serving.http.ports``' message)."""
         try:
             return "is already in use" in self._log_path().read_text(errors="replace")
         except OSError:

@@ -1,11 +1,11 @@
-"""``fplus.serving.addresses``: what ``--advertise``/``--listen`` accept, and which hosts are
+"""``fplus.serving.http.addresses``: what ``--advertise``/``--listen`` accept, and which hosts are
 loopback (a table each)."""
 
 from __future__ import annotations
 
 import pytest
 
-from fplus.serving.addresses import BadAddress, host_or_ip, is_ip, is_loopback, is_loopback_url
+from fplus.serving.http.addresses import BadAddress, host_or_ip, is_ip, is_loopback, is_loopback_url
 
 HOSTS = [
     ("192.168.1.20", "192.168.1.20"),

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from fplus.serving.cors import parse_origin
+from fplus.serving.http.cors import parse_origin
 from harness.browser import headless_chromium
 from harness.servers import ADMIN_PASSWORD, ServiceProcess, free_port
 from harness.stack import Stack, start_stack

@@ -8,9 +8,9 @@ import io
 
 import pytest
 
-from fplus.serving.bodyread import BodyTimeout, TimedInput
-from fplus.serving.httplimits import HttpLimits, http_limits
-from fplus.serving.jsondoc import JSONRejected, loads_checked
+from fplus.serving.http.bodyread import BodyTimeout, TimedInput
+from fplus.serving.http.httplimits import HttpLimits, http_limits
+from fplus.serving.http.jsondoc import JSONRejected, loads_checked
 
 # -- settings -------------------------------------------------------------------------
 

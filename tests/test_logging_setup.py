@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fplus.serving.logs import Throttle, log_level
+from fplus.serving.startup.logs import Throttle, log_level
 
 
 @pytest.mark.parametrize(("value", "level"), [

@@ -1,4 +1,4 @@
-"""fplus.serving.notify_requests: the notify/v2 request protocol the Config Store and the Git
+"""fplus.serving.notify: the notify/v2 request protocol the Config Store and the Git
 server both serve."""
 
 from __future__ import annotations
@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
-from fplus.serving.notify_requests import (
+from fplus.serving.notify.protocol import (
     RequestRefused,
     dispatch,
-    dumps,
     over_connection_cap,
     parse_request,
-    reply,
 )
+from fplus.serving.notify.wire import dumps, reply
 
 
 @pytest.mark.parametrize(("message", "reason"), [

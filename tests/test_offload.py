@@ -1,4 +1,5 @@
-"""fplus.serving.offload: blocking calls run directly, or in a native thread of the gevent hub."""
+"""fplus.serving.background.offload: blocking calls run directly, or in a native thread of
+the gevent hub."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fplus.serving import offload
+from fplus.serving.background import offload
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
-"""fplus.serving.boot.ServiceBoot: the start-up steps the Git server, the Cluster Manager and
-the Config Store share, each failure one line and exit (the commands themselves are run by
-test_startup)."""
+"""fplus.serving.startup.boot.ServiceBoot: the start-up steps the Git server, the Cluster
+Manager and the Config Store share, each failure one line and exit (the commands themselves
+are run by test_startup)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fplus.serving import Login
-from fplus.serving.boot import ServiceBoot
+from fplus.serving.startup.boot import ServiceBoot
 
 
 class Failed(Exception):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from fplus.serving.local_ca import ensure_certificates
+from fplus.serving.http.local_ca import ensure_certificates
 from harness.servers import free_port
 
 

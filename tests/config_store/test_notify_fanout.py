@@ -17,7 +17,7 @@ from fplus.config_store._domain.notify import FellBehind, Outbox
 from fplus.config_store._domain.notify.encoding import Shared, encode, shared
 from fplus.config_store._domain.notify.fanout import FanOut
 from fplus.config_store._http.notify_ws import text_frame
-from fplus.serving.notify_requests import dumps
+from fplus.serving.notify.wire import dumps
 from harness.stack import wait_for
 
 APP, OBJ = "a" * 8 + "-0000-4000-8000-" + "0" * 12, "b" * 8 + "-0000-4000-8000-" + "0" * 12

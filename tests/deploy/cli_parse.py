@@ -10,9 +10,9 @@ from typing import Any
 
 _CHILD = """
 import contextlib, io, json, sys
-from fplus.cluster_manager.cli import build_parser as cluster_manager
-from fplus.config_store.cli import build_parser as config_store
-from fplus.git_server.cli import build_parser as git_server
+from fplus.cluster_manager.main import build_parser as cluster_manager
+from fplus.config_store.main import build_parser as config_store
+from fplus.git_server.main import build_parser as git_server
 parsers = {"config-store": config_store, "git-server": git_server,
            "cluster-manager": cluster_manager}
 results = []

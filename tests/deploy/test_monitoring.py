@@ -22,7 +22,7 @@ from fplus.cluster_manager.leader.elector import LeaderStatus
 from fplus.cluster_manager.metrics import Metrics
 from fplus.config_store._http.notify_metrics import track_notify
 from fplus.git_server._http.metrics import GitMetrics
-from fplus.serving.http_metrics import HttpMetrics
+from fplus.serving.http.metrics import HttpMetrics
 from tests.deploy.conftest import DEPLOY, Objects, kustomize, of_kind
 from tests.manifests.crds import CustomResource, load_crds
 

@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from fplus.config_store import uuids
-from fplus.serving.local_ca import ensure_certificates
+from fplus.serving.http.local_ca import ensure_certificates
 from harness.servers import (
     ADMIN_PASSWORD,
     Api,
@@ -141,7 +141,7 @@ class GitServer:
     data_dir: Path
     mirror_ca: Path | None = None
     """The directory of the CA its mirror fetches trust (``--mirror-ca-file``); upstreams
-    get certificates from it with :func:`fplus.serving.local_ca.ensure_certificates`."""
+    get certificates from it with :func:`fplus.serving.http.local_ca.ensure_certificates`."""
 
     @property
     def url(self) -> str:

@@ -21,7 +21,7 @@ from fplus.git_server._domain.mirrors import (
     read_credentials,
     specs,
 )
-from fplus.serving.local_ca import ensure_certificates
+from fplus.serving.http.local_ca import ensure_certificates
 from harness.servers import Api
 from tests.cluster_manager.git_http import GitHttpServer
 from tests.git_server.conftest import Git, GitServer, Repo, wait_for

@@ -24,7 +24,7 @@ import pytest
 
 from fplus.config_store import uuids
 from fplus.git_server._domain.mirror_urls import MirrorPolicy, MirrorUrlRefused
-from fplus.serving.local_ca import ensure_certificates
+from fplus.serving.http.local_ca import ensure_certificates
 from harness.gitcli import git
 from harness.servers import ADMIN_PASSWORD, Api, ServiceProcess, git_server_process
 from harness.stack import wait_for

@@ -28,7 +28,7 @@ from flask import Blueprint, Response, g, jsonify, request
 from werkzeug.exceptions import BadRequest
 
 from fplus.config_store import uuids
-from fplus.serving.since import parse_since
+from fplus.serving.http.since import parse_since
 
 from ..audit import Entry
 from ..model.apps_and_roles import CONFIG_APP

@@ -14,7 +14,7 @@ from werkzeug.exceptions import UnsupportedMediaType
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
-from fplus.serving.limits import body_limit
+from fplus.serving.http.limits import body_limit
 
 from ..formats import flux_export, helm_chart
 from ..services.charts import ChartService

@@ -12,8 +12,8 @@ from flask import Blueprint, Response, current_app, jsonify, make_response, requ
 
 from fplus.config_store import uuids
 from fplus.serving import JSONRejected, loads_checked
-from fplus.serving.addresses import is_loopback_url
-from fplus.serving.logs import Throttle
+from fplus.serving.http.addresses import is_loopback_url
+from fplus.serving.startup.logs import Throttle
 
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP, SYNC
 from ..model.setup_status import DELETING, FAILED, SetupStatus

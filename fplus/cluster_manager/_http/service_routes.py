@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from fplus.config_store import uuids
-from fplus.serving.openapi import document as openapi_document
+from fplus.serving.http.openapi import document as openapi_document
 
 from ..metrics import CONTENT_TYPE
 from ..services.errors import NotFound

@@ -16,8 +16,8 @@ from fplus.config_store.client import Access, ConfigStoreClient
 from fplus.git.hosts.choose import open_store
 from fplus.git.hosts.gitea import GiteaRepos
 from fplus.serving import Login, Served
-from fplus.serving.cors import enable_cors
-from fplus.serving.login import ServiceCredentials
+from fplus.serving.http.cors import enable_cors
+from fplus.serving.startup.login import ServiceCredentials
 
 from .._http.app import create_app
 from .._http.context import ApiServices

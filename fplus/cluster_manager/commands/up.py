@@ -13,8 +13,8 @@ the edge's configuration) names the ``--advertise`` host; the services listen on
 ``--listen`` (see :class:`Addresses`) and reach each other there.
 
 With ``--tls`` every service serves HTTPS with a certificate from a local CA kept in
-``DATA_DIR/tls`` (:mod:`fplus.serving.local_ca`); the services trust that CA (``FPLUS_CA_FILE``)
-and bootstrap scripts carry it to edges.
+``DATA_DIR/tls`` (:mod:`fplus.serving.http.local_ca`); the services trust that CA
+(``FPLUS_CA_FILE``) and bootstrap scripts carry it to edges.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import requests
 
 from fplus.git import bare
 from fplus.serving import in_use_message, taken_ports
-from fplus.serving.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
-from fplus.serving.local_ca import StackCertificates, ensure_certificates
+from fplus.serving.http.addresses import host_or_ip, is_ip, is_loopback, is_wildcard
+from fplus.serving.http.local_ca import StackCertificates, ensure_certificates
 
 from ..escrow import keyring
 

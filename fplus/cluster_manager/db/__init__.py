@@ -8,7 +8,7 @@ never compare their own clocks).
 
 from __future__ import annotations
 
-from fplus.serving.dburl import redacted
+from fplus.serving.db.dburl import redacted
 
 from .base import Database, DatabaseError, DatabaseUnavailable
 from .urls import open_database

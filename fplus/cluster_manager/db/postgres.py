@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from fplus.serving.dburl import redacted
+from fplus.serving.db.dburl import redacted
 
 from .base import Database, DatabaseError, DatabaseUnavailable, Params
 

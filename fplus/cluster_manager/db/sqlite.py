@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fplus.serving.privatedb import create_aside, tighten
+from fplus.serving.db.privatedb import create_aside, tighten
 
 from .base import Database, DatabaseError, DatabaseUnavailable, Params
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
-from fplus.serving.dburl import redacted
+from fplus.serving.db.dburl import redacted
 
 from .base import Database, DatabaseError
 

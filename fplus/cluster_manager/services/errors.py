@@ -6,7 +6,7 @@ Messages are safe to show: they never contain secrets or tokens.
 
 from __future__ import annotations
 
-from fplus.serving.httperror import HttpError
+from fplus.serving.http.httperror import HttpError
 
 
 class ApiError(HttpError):

@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 from fplus.git.repo import ChangeSet
-from fplus.serving.periodic import Periodic
+from fplus.serving.background.periodic import Periodic
 
 from .. import escrow, sealing
 from ..audit import OwnChanges

@@ -8,7 +8,7 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from fplus.serving import refuse_oversized
-from fplus.serving.http_metrics import HttpMetrics
+from fplus.serving.http.metrics import HttpMetrics
 
 from .._domain.store import Store
 from . import (

@@ -18,7 +18,7 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
-from fplus.serving.since import parse_since
+from fplus.serving.http.since import parse_since
 
 from .. import uuids
 from .._domain.auth import audit

@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.routing import MapAdapter, RequestRedirect, Rule
 
 from fplus.serving import JSONRejected, loads_checked
-from fplus.serving.jsondoc import MAX_DEPTH
+from fplus.serving.http.jsondoc import MAX_DEPTH
 
 from .._domain.common.errors import BadRequest, DomainError
 

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from fplus.serving.openapi import document as openapi_document
+from fplus.serving.http.openapi import document as openapi_document
 
 from .. import uuids
 from .._domain.auth import dump as auth_dump

@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 from flask import Blueprint, Flask, Response, current_app
 from wsproto.events import CloseConnection, Ping
 
-from fplus.serving import websocket_route
-from fplus.serving.notify_auth import (
+from fplus.serving.http import websocket_route
+from fplus.serving.http.websocket import GONE, MessageTooBig, WebSocket, describe
+from fplus.serving.notify.bearer import (
     CLOSE_WAIT_S,
-    GONE,
-    POLICY,
-    TOO_BIG,
     SocketSettings,
-    describe,
+    accept,
     read_bearer,
+    refuse_crowded,
+    refuse_unknown,
 )
-from fplus.serving.websocket import MessageTooBig, WebSocket
+from fplus.serving.notify.wire import NORMAL, PATH, POLICY, TOO_BIG
 
 from .._domain.notify import NotifyLimits, NotifyRegistry, NotifySession, SessionEnded
 from .._domain.notify.outbox import Bytes
@@ -63,13 +63,13 @@ def install_notify(app: Flask, store_: Store, settings: NotifySettings) -> None:
     app.register_blueprint(bp)
 
 
-@bp.get("/notify/v2")
+@bp.get(PATH)
 def not_upgraded() -> tuple[Response, int]:
     """A plain GET: the endpoint only speaks WebSocket."""
     return websocket_route.not_upgraded()
 
 
-@bp.route("/notify/v2", websocket=True)
+@bp.route(PATH, websocket=True)
 def notify() -> Response | tuple[Response, int]:
     """Authenticate with ``Bearer <token>``, then serve subscriptions until closed."""
     settings, registry = current_app.extensions["notify"]
@@ -84,8 +84,7 @@ def _authenticate(ws: WebSocket, settings: NotifySettings) -> tuple[str, str] | 
         return None
     principal = store().core.sessions.token_principal(token)
     if principal is None:
-        ws.send_text("401")
-        ws.close(POLICY, "notify: unknown or expired token")
+        refuse_unknown(ws)
         return None
     return principal, token
 
@@ -96,12 +95,10 @@ def _serve(ws: WebSocket, settings: NotifySettings, registry: NotifyRegistry) ->
         return
     session = NotifySession(store(), *found, settings.limits, registry.subscriptions)
     if not registry.admit(session):
-        ws.send_text("429")
-        ws.close(POLICY, "notify: too many connections for this principal "
-                         f"(max {registry.max_connections})")
+        refuse_crowded(ws, registry.max_connections)
         return
     try:
-        ws.send_text("200")
+        accept(ws)
         _run(ws, session, settings)
     finally:
         registry.leave(session)
@@ -162,7 +159,7 @@ def _run(ws: WebSocket, session: NotifySession, settings: NotifySettings) -> Non
                               daemon=True, name="notify-reader")
     writer.start()
     reader.start()
-    code, reason = 1000, ""
+    code, reason = NORMAL, ""
     try:
         session.run()
     except SessionEnded as exc:

@@ -17,6 +17,8 @@ from typing import Any
 
 import websocket
 
+from fplus.serving.notify import wire
+
 from ._fold import MISSING, SearchDelta, SearchDeltaFold, SearchFold, SearchState, WatchFold
 from ._paths import seg
 from ._transport import trusted_ca_bundle
@@ -33,7 +35,7 @@ def ws_url(base_url: str) -> str:
         base = "wss://" + base[len("https://") :]
     elif base.startswith("http://"):
         base = "ws://" + base[len("http://") :]
-    return base + "/notify/v2"
+    return base + wire.PATH
 
 
 class NotifyClient:
@@ -167,7 +169,7 @@ class NotifyClient:
         sub.live = False
         self._by_uuid[sub.uuid] = sub
         try:
-            ws.send(json.dumps({"uuid": sub.uuid, **sub.request}))
+            ws.send(wire.request(sub.uuid, sub.request))
         except (websocket.WebSocketException, OSError) as exc:
             log.warning("notify: sending a subscription failed (%s); reconnecting", exc)
             ws.abort()
@@ -179,11 +181,11 @@ class NotifyClient:
             sub.closed = True
             if sub in self._subs:
                 self._subs.remove(sub)
-            wire = sub.uuid
-            if wire is None or self._by_uuid.pop(wire, None) is None or self._ws is None:
+            sent_as = sub.uuid
+            if sent_as is None or self._by_uuid.pop(sent_as, None) is None or self._ws is None:
                 return
             try:
-                self._ws.send(json.dumps({"uuid": wire, "method": "CLOSE"}))
+                self._ws.send(wire.close(sent_as))
             except (websocket.WebSocketException, OSError) as exc:
                 log.debug("notify: sending CLOSE failed: %s", exc)
 
@@ -224,15 +226,15 @@ class NotifyClient:
             self._conn = ws
             if self._stop.is_set():
                 return "stopped"
-        ws.send(f"Bearer {self._client.token()}")
+        ws.send(wire.bearer(self._client.token()))
         reply = ws.recv()
         reply = (reply.decode() if isinstance(reply, bytes) else reply).strip()
-        if reply == "401":
+        if reply == wire.UNKNOWN_TOKEN:
             self._problem = "the Config Store refused the token (401)"
             log.warning("notify: token refused; fetching a new one")
             self._client.invalidate_token()
             return "unauthorized"
-        if reply != "200":
+        if reply != wire.AUTHENTICATED:
             self._problem = f"authentication answered {reply[:40]!r}"
             log.warning("notify: authentication answered %r", reply[:40])
             return "failed"
@@ -265,7 +267,7 @@ class NotifyClient:
                 continue
             silent = 0
             if opcode == websocket.ABNF.OPCODE_CLOSE:
-                reason = _close_reason(data)
+                reason = wire.close_reason(data)
                 log.info("notify: server closed the connection%s",
                          f" ({reason})" if reason else "")
                 return "the Config Store closed the connection" + (
@@ -326,12 +328,3 @@ class NotifyClient:
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
-
-def _close_reason(payload: bytes | str) -> str:
-    """``code reason`` of a WebSocket close frame's payload ('' when it has none)."""
-    data = payload.encode() if isinstance(payload, str) else payload
-    if len(data) < 2:
-        return ""
-    code = int.from_bytes(data[:2], "big")
-    text = data[2:].decode("utf-8", "replace").strip()
-    return f"{code} {text}".strip()

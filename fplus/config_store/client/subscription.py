@@ -5,16 +5,26 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._fold import SearchDeltaFold, SearchFold, WatchFold
-
-if TYPE_CHECKING:
-    from .notify import NotifyClient
 
 log = logging.getLogger(__name__)
 
 Callback = Callable[[Any], None]
+
+
+class Owner(Protocol):
+    """What a subscription asks of the notify client that drives it
+    (:class:`.notify.NotifyClient`)."""
+
+    @property
+    def connected(self) -> bool: ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+    def _close_sub(self, sub: Subscription) -> None: ...
 
 
 class Subscription:
@@ -22,7 +32,7 @@ class Subscription:
 
     def __init__(
         self,
-        owner: NotifyClient,
+        owner: Owner,
         request: dict[str, Any],
         fold: Callable[[], WatchFold | SearchFold | SearchDeltaFold],
         callback: Callback,

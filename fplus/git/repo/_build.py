@@ -13,7 +13,7 @@ from fplus.git.repo._pack import git_hash, write_pack
 from fplus.git.repo._recent import Recent
 from fplus.git.repo._tree import EMPTY_TREE, MutableTree
 from fplus.git.repo.changes import ChangeSet, WriteResult, edited_content
-from fplus.serving import offload
+from fplus.serving.background import offload
 
 Pending = tuple[ChangeSet, str]  # a change set and its commit message
 Outcome = bool | Exception  # whether a change set mattered, or why it was left out

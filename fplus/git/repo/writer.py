@@ -14,7 +14,7 @@ from fplus.git.bare import compare_and_swap, read_ref
 from fplus.git.repo._branch import BranchWriter
 from fplus.git.repo._maintenance import merge_small_packs
 from fplus.git.repo._registry import ProcessRegistry
-from fplus.serving import offload
+from fplus.serving.background import offload
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from fplus.git.repo.errors import GitError
 from fplus.git.repo.mirror import mirror_branch
-from fplus.serving import offload
-from fplus.serving.periodic import Periodic
+from fplus.serving.background import offload
+from fplus.serving.background.periodic import Periodic
 
 from .mirror_urls import STRICT, MirrorPolicy, MirrorUrlRefused
 
@@ -147,7 +147,7 @@ def update(repo_path: Path, spec: PullSpec, credentials: tuple[str, str] | None)
 
 class Mirrors:
     """Runs every repo's pull specs on their intervals (one thread, one pull at a time; each
-    fetch off the gevent hub through :mod:`fplus.serving.offload`)."""
+    fetch off the gevent hub through :mod:`fplus.serving.background.offload`)."""
 
     def __init__(self, entries: Callable[[], dict[str, dict[str, Any]]],
                  ensure_repo: Callable[[str], Path], secrets_dir: Path,

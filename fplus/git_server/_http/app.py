@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from fplus.serving.notify_watch import WatchSettings
-
+from .._notify.watches import WatchSettings
 from . import errors, repo_routes, status_routes, storage_routes
 from .context import GitServer
 from .metrics import GitMetrics

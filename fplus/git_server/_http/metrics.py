@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import current_app
 from prometheus_client import Counter
 
-from fplus.serving.http_metrics import HttpMetrics
+from fplus.serving.http.metrics import HttpMetrics
 
 
 class GitMetrics(HttpMetrics):

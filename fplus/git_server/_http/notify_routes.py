@@ -6,8 +6,8 @@ watch answers exactly what a GET of the same URL would (:func:`.status_routes.re
 :func:`.status_routes.repo_status`: the list filtered by Git Pull, a repo 403 without it),
 re-computed for every update. Updates follow pushes and changes of the configured repos
 (:attr:`GitServer.changes`), and every second anyway (mirror pulls, commits written straight
-into the repos). The connection itself is :mod:`fplus.serving.notify_watch`'s; its first message is
-``Bearer <token>`` with a Config Store token.
+into the repos). The connection itself is :mod:`.._notify.server`'s; its first message
+is ``Bearer <token>`` with a Config Store token.
 """
 
 from __future__ import annotations
@@ -20,15 +20,12 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app
 
 from fplus.config_store.client import Caller, ConfigStoreError
-from fplus.serving import websocket_route
-from fplus.serving.notify_watch import (
-    PrincipalSlots,
-    Watch,
-    WatchService,
-    WatchSettings,
-    serve_watches,
-)
+from fplus.serving.http import websocket_route
+from fplus.serving.notify.wire import PATH
 
+from .._notify.principal_slots import PrincipalSlots
+from .._notify.server import serve_watches
+from .._notify.watches import Watch, WatchService, WatchSettings
 from .context import GitServer, server
 from .status_routes import Answer, repo_list, repo_status
 
@@ -76,13 +73,13 @@ def _response(compute: Callable[[], Answer]) -> dict[str, Any]:
     return {"status": 200, "body": answer.body}
 
 
-@bp.get("/notify/v2")
+@bp.get(PATH)
 def not_upgraded() -> tuple[Response, int]:
     """A plain GET: the endpoint only speaks WebSocket."""
     return websocket_route.not_upgraded()
 
 
-@bp.route("/notify/v2", websocket=True)
+@bp.route(PATH, websocket=True)
 def notify() -> Response | tuple[Response, int]:
     """Authenticate with ``Bearer <token>``, then serve watches until closed."""
     service, (settings, slots) = watch_service(server()), current_app.extensions[SETTINGS]

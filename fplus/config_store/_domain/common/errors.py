@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fplus.serving.httperror import HttpError
+from fplus.serving.http.httperror import HttpError
 
 
 class DomainError(HttpError):

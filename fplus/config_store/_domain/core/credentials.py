@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from argon2 import Parameters, PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from fplus.serving import offload
+from fplus.serving.background import offload
 
 from ..._storage import Storage, TokenRow, Writer
 

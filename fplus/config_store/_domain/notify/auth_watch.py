@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import uuids
 from ..auth import grants, identities
 from ..common.errors import DomainError
 from ..common.events import AUTH, STRUCTURE, AuthChanged, ConfigChanged, Event, StructureChanged
-from .base import Sub
-
-if TYPE_CHECKING:
-    from .session import NotifySession
+from .base import Session, Sub
 
 _U = r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
 PRINCIPALS = re.compile(r"^v2/principal/$")
@@ -34,7 +31,7 @@ Answer = Callable[[str], Any]
 class AuthWatch(Sub):
     """A watch of one Auth route's answer."""
 
-    def __init__(self, session: NotifySession, uuid: str, answer: Answer,
+    def __init__(self, session: Session, uuid: str, answer: Answer,
                  owners_matter: bool) -> None:
         super().__init__(session, uuid)
         self.answer = answer
@@ -62,7 +59,7 @@ class AuthWatch(Sub):
         return [{"response": self._response()}] if touched else []
 
 
-def auth_watch(session: NotifySession, sub_uuid: str, url: str) -> AuthWatch | None:
+def auth_watch(session: Session, sub_uuid: str, url: str) -> AuthWatch | None:
     """The Auth watch ``url`` names, or None if it names none."""
     core = session.store.core
     if PRINCIPALS.match(url):

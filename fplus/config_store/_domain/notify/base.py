@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..common.events import STRUCTURE, Event
 from ..store import Store
 
-if TYPE_CHECKING:
-    from .session import NotifySession
+
+class Session(Protocol):
+    """What a subscription reads of the session it serves (:class:`.session.NotifySession`)."""
+
+    store: Store
+    principal: str
 
 
 class Sub:
@@ -18,7 +22,7 @@ class Sub:
     interest = STRUCTURE
     """What its updates depend on: its app, or class relations (:data:`STRUCTURE`)."""
 
-    def __init__(self, session: NotifySession, uuid: str) -> None:
+    def __init__(self, session: Session, uuid: str) -> None:
         self.session, self.uuid = session, uuid
         self.last: bytes = b""
         """A digest of the last update sent, to skip sending the same one twice."""

@@ -12,7 +12,7 @@ import threading
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from fplus.serving.notify_requests import dumps
+from fplus.serving.notify.wire import dumps
 
 from ..common.events import ConfigChanged
 

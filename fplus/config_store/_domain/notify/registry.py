@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 from ..core.credentials import Sessions
-
-if TYPE_CHECKING:
-    from .session import NotifySession
+from .session import NotifySession
 
 
 class NotifyRegistry:

@@ -21,15 +21,14 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fplus.serving.notify_requests import (
+from fplus.serving.notify.protocol import (
     Request,
     RequestRefused,
     dispatch,
-    dumps,
     over_connection_cap,
     parse_request,
-    reply,
 )
+from fplus.serving.notify.wire import dumps, reply
 
 from ..common.events import Event, Resynced
 from ..store import Store
@@ -254,7 +253,7 @@ class NotifySession:
         dispatch(sub_uuid, req, self.subs, self._put_text, self._open)
 
     def _open(self, sub_uuid: str, req: Request) -> None:
-        """Every request but CLOSE (:func:`fplus.serving.notify_requests.dispatch`)."""
+        """Every request but CLOSE (:func:`fplus.serving.notify.protocol.dispatch`)."""
         full = over_connection_cap(sub_uuid, self.subs, self.limits.max_subscriptions)
         if full:
             self._reply(sub_uuid, 429, full)

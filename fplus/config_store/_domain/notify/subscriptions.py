@@ -31,7 +31,7 @@ from .base import Sub
 from .encoding import Shared, shared
 
 if TYPE_CHECKING:
-    from .session import NotifySession
+    from .base import Session as NotifySession
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,7 @@ from typing import Any, NoReturn
 
 from flask import Response, jsonify, request
 
-from .notify_auth import GONE, describe
-from .websocket import HandshakeFailed, WebSocket
+from .websocket import GONE, HandshakeFailed, WebSocket, describe
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
-"""The notify/v2 request protocol both services serve (the Config Store's subscriptions and
-the Git server's watches): what a client's request is, how it is answered, and what is
-common to every kind of subscription.
+"""The notify/v2 requests both servers answer (the Config Store's subscriptions and the Git
+server's watches): what a client's request is, how it is answered, and what is common to
+every kind of subscription.
 
 A request is a JSON object text with a ``uuid`` (the subscription's, chosen by the client);
 anything else ends the connection (:class:`RequestRefused`, closed with 1008 and its
@@ -8,35 +8,22 @@ reason). ``{"uuid", "method": "CLOSE"}`` ends a subscription with ``{"status": 4
 "uuid"}``; every other request is the service's to open (its plug-in, ``open``), which
 answers a refusal with :func:`reply` (``{"status", "uuid", "error"?}``) and a subscription
 past the connection's cap with :func:`over_connection_cap`'s 429. Updates and replies are
-sorted compact JSON (:func:`dumps`): equal updates give equal text.
+sorted compact JSON (:func:`.wire.dumps`): equal updates give equal text.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .jsondoc import JSONRejected, loads_checked
+from ..http.jsondoc import JSONRejected, loads_checked
+from .wire import CLOSE, ENDED, reply
 
 Request = dict[str, Any]
 
 
 class RequestRefused(Exception):
     """A message that is not a request: the connection ends (1008) with this reason."""
-
-
-def dumps(value: Any) -> str:
-    """Sorted compact ASCII JSON: equal updates give equal text, and its length is its size."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-def reply(sub_uuid: str, status: int, error: str | None = None) -> str:
-    """The text of a reply to the request for ``sub_uuid`` (no response in it)."""
-    answer: dict[str, Any] = {"status": status, "uuid": sub_uuid}
-    if error:
-        answer["error"] = error
-    return dumps(answer)
 
 
 def parse_request(message: str | bytes) -> tuple[str, Request]:
@@ -56,9 +43,9 @@ def dispatch(sub_uuid: str, req: Request, subs: dict[str, Any], send: Callable[[
              open_: Callable[[str, Request], None]) -> None:
     """Answer one request: CLOSE here (the subscription ends, 410), anything else by the
     service's ``open_(uuid, request)``."""
-    if req.get("method") == "CLOSE":
+    if req.get("method") == CLOSE:
         subs.pop(sub_uuid, None)
-        send(reply(sub_uuid, 410))
+        send(reply(sub_uuid, ENDED))
         return
     open_(sub_uuid, req)
 

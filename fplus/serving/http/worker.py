@@ -5,7 +5,7 @@ gunicorn's own ``keepalive`` bounds every wait for a request's headers alike (wi
 each later one by the shorter keep-alive idle timeout, and caps the connections open from one
 client address: one more is answered 503 with ``Retry-After`` and closed at once. A request
 being served (a body being read, an answer being sent, an upgraded WebSocket) is outside
-these timeouts; bodies have their own (:mod:`fplus.serving.bodyread`).
+these timeouts; bodies have their own (:mod:`fplus.serving.http.bodyread`).
 """
 
 from __future__ import annotations

@@ -98,7 +98,8 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
     ``tls`` serves HTTPS with its certificate and key, reloaded when they change.
 
     Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
-    :mod:`fplus.serving.httplimits` (header, keep-alive and body timeouts, connections per address).
+    :mod:`fplus.serving.http.httplimits` (header, keep-alive and body timeouts, connections
+    per address).
     """
     limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, nothing served
     if listener is None:

@@ -1,20 +1,22 @@
-"""The first message of a notify/v2 session: ``Bearer <token>`` (ACS
-``docs/services/notify-v2.md``), read with a size limit and a deadline."""
+"""The first message of a notify/v2 session on the server: ``Bearer <token>``
+(:mod:`.wire`), read with a size limit and a deadline, and the answers to it."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from wsproto.utilities import LocalProtocolError
+from ..http.websocket import MessageTooBig, WebSocket
+from .wire import (
+    AUTHENTICATED,
+    BAD_FIRST_MESSAGE,
+    BEARER,
+    CROWDED,
+    NORMAL,
+    POLICY,
+    TOO_BIG,
+    UNKNOWN_TOKEN,
+)
 
-from .websocket import MessageTooBig, WebSocket
-
-BEARER = re.compile(r"^Bearer ([A-Za-z0-9+/=]+)$")
-NORMAL, POLICY, TOO_BIG = 1000, 1008, 1009
-"""WebSocket close codes: a normal end, a policy violation, a message too big."""
-GONE = (OSError, LocalProtocolError)
-"""What reading or writing raises once the client has gone (broken pipe, reset, timeout)."""
 CLOSE_WAIT_S = 2.0
 """How long to wait for the client's answer to our close frame."""
 
@@ -54,12 +56,24 @@ def read_bearer(ws: WebSocket, max_bytes: int, timeout: float,
         return None
     match = BEARER.match(first) if isinstance(first, str) else None
     if match is None:
-        ws.send_text("400")
+        ws.send_text(BAD_FIRST_MESSAGE)
         ws.close(POLICY, "notify: the first message must be 'Bearer <token>'")
         return None
     return match[1]
 
 
-def describe(exc: BaseException) -> str:
-    """``exc`` in a log line."""
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+def refuse_unknown(ws: WebSocket) -> None:
+    """Answer a token that proves nobody, and close."""
+    ws.send_text(UNKNOWN_TOKEN)
+    ws.close(POLICY, "notify: unknown or expired token")
+
+
+def refuse_crowded(ws: WebSocket, most: int) -> None:
+    """Answer a principal holding ``most`` connections already, and close."""
+    ws.send_text(CROWDED)
+    ws.close(POLICY, f"notify: too many connections for this principal (max {most})")
+
+
+def accept(ws: WebSocket) -> None:
+    """Answer an authenticated first message: the session begins."""
+    ws.send_text(AUTHENTICATED)

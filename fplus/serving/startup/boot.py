@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from .failures import config_store_failure, require_credentials
 from .login import Login, refused_at_start, service_login
-from .startup import config_store_failure, require_credentials
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -32,6 +32,13 @@ RECV_BYTES = 16 * 1024
 """How much one read of the socket takes at most."""
 SEND_BYTES = 256 * 1024
 """How much one write to the socket offers at most."""
+GONE = (OSError, LocalProtocolError)
+"""What reading or writing raises once the client has gone (broken pipe, reset, timeout)."""
+
+
+def describe(exc: BaseException) -> str:
+    """``exc`` in a log line."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class HandshakeFailed(Exception):

@@ -9,7 +9,7 @@ subscription: its first update has status 201, later ones 200, each ``{"status",
 ``{"status": 404, "uuid"}``, a malformed request 400, a subscription past the cap 429. A
 message that is not a JSON object with a ``uuid`` ends the connection (1008).
 
-What a URL answers is the service's (:class:`.notify_watch.WatchService`). Every response
+What a URL answers is the service's (:class:`.watches.WatchService`). Every response
 is computed again when the service signals a change and every ``refresh`` seconds anyway
 (what it does not signal still shows). The token is checked again every ``recheck``
 seconds; the connection closes with 1008 once it proves nobody.
@@ -26,35 +26,25 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wsproto.events import Event, Ping
 
-from .notify_auth import CLOSE_WAIT_S, GONE, POLICY, TOO_BIG, describe
-from .notify_requests import (
+from fplus.serving.http.websocket import GONE, MessageTooBig, WebSocket, describe
+from fplus.serving.notify.bearer import CLOSE_WAIT_S
+from fplus.serving.notify.protocol import (
     Request,
     RequestRefused,
     dispatch,
-    dumps,
     over_connection_cap,
     parse_request,
-    reply,
 )
-from .websocket import MessageTooBig, WebSocket
+from fplus.serving.notify.wire import NORMAL, POLICY, TOO_BIG, dumps, reply
 
-if TYPE_CHECKING:
-    from .notify_watch import WatchService, WatchSettings
+from .watches import Watch, WatchService, WatchSettings
 
 log = logging.getLogger(__name__)
-
-Response = dict[str, Any]
-"""What a GET of a URL would answer now: ``{"status": 200, "body": …}``, ``{"status": 403}``."""
-Watch = Callable[[Any], Response]
-"""A subscription's response now, for the principal the token proves."""
-
-
 
 
 @dataclass
@@ -78,7 +68,7 @@ class WatchSession:
         self._wake = threading.Event()
         """Set on a change and when the reader ends."""
         self._ended = False
-        self._close = (1000, "")
+        self._close = (NORMAL, "")
 
     def run(self) -> None:
         """Refresh until the client or the credentials end; then close."""
@@ -185,7 +175,7 @@ class WatchSession:
     # -- either thread, holding the lock --------------------------------------------
 
     def _open(self, sub_uuid: str, req: Request) -> None:
-        """Every request but CLOSE (:func:`.notify_requests.dispatch`)."""
+        """Every request but CLOSE (:func:`fplus.serving.notify.protocol.dispatch`)."""
         method = req.get("method")
         if method == "WATCH":
             self._watch(sub_uuid, req.get("request"))

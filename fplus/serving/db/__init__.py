@@ -1,0 +1,1 @@
+"""Databases of a service: ``--database`` URLs in messages, and SQLite files only it reads."""
