@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, NotifyClient
+from fplus.jsontypes import as_object, text
 
 from . import __version__
 from .certificate import CertificateSource, CertificateWatcher
@@ -15,6 +15,7 @@ from .deployments import Applier, ClusterInfo, DeploymentSync
 from .flux_watch import ReadinessWatcher
 from .kube import KUBE_OR_JSON_ERRORS, Kube
 from .nodes import NodeWatcher
+from .report import FluxReport, SecretRefs
 from .settings import Settings
 from .status import StatusReporter, utc_now
 
@@ -62,7 +63,7 @@ class Agent:
             obj = self.kube.get_object(SELF_LINK[0], SELF_LINK[1], self.namespace, SELF_LINK[2])
         except KUBE_OR_JSON_ERRORS:
             return None
-        url = str(((obj or {}).get("spec") or {}).get("url") or "")
+        url = text(as_object((obj or {}).get("spec")), "url") or ""
         suffix = f"/uuid/{self.settings.cluster_uuid}"
         return url[: -len(suffix)] if url.endswith(suffix) else None
 
@@ -72,19 +73,21 @@ class Agent:
             self.reporter.update(lastSeen=utc_now(), version=__version__)
             stop.wait(self.settings.heartbeat_interval)
 
-    def _report_flux(self, report: dict[str, Any], applied: str | None,
-                     secret_refs: dict[str, Any]) -> None:
+    def _report_flux(self, report: FluxReport, applied: str | None,
+                     secret_refs: SecretRefs) -> None:
         """The readiness report, the applied commit and the Secrets the Pods reference, in
         one update (one snapshot)."""
-        self.reporter.update(flux=report, secretRefs=secret_refs,
-                             **({"appliedCommit": applied} if applied else {}))
+        if applied:
+            self.reporter.update(flux=report, secretRefs=secret_refs, appliedCommit=applied)
+        else:
+            self.reporter.update(flux=report, secretRefs=secret_refs)
 
     def start(self) -> Agent:
         """Subscribe and start every loop in daemon threads."""
         log.info("edge-sync %s for cluster %s (%s), namespace %s", __version__,
                  self.settings.cluster_name, self.settings.cluster_uuid, self.namespace)
         self.deployments.subscribe()
-        loops: dict[str, Callable[[threading.Event], Any]] = {
+        loops: dict[str, Callable[[threading.Event], object]] = {
             "status": self.reporter.run, "heartbeat": self.heartbeat, "nodes": self.nodes.run,
             "certificate": self.certificate.run, "deployments": self.deployments.run,
             "flux": self.readiness.run}
@@ -95,7 +98,7 @@ class Agent:
             self._threads.append(thread)
         return self
 
-    def _guard(self, name: str, loop: Callable[[threading.Event], Any]) -> None:
+    def _guard(self, name: str, loop: Callable[[threading.Event], object]) -> None:
         """Run a loop; a bug that escapes it is logged and the loop restarted."""
         while not self.stopping.is_set():
             try:

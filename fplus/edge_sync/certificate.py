@@ -13,12 +13,13 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 
-from .kube import KUBE_OR_JSON_ERRORS, Kube, describe
+from fplus.jsontypes import as_list, as_object
+
+from .kube import KUBE_OR_JSON_ERRORS, Kube, KubeObject, describe
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,11 @@ def fingerprint(pem: str) -> str:
     return first_certificate(pem).fingerprint(hashes.SHA256()).hex()[:16]
 
 
-def _secret_certificate(secret: dict[str, Any]) -> x509.Certificate | None:
-    labels = (secret.get("metadata") or {}).get("labels") or {}
+def _secret_certificate(secret: KubeObject) -> x509.Certificate | None:
+    labels = as_object(as_object(secret.get("metadata")).get("labels"))
     if labels.get(ACTIVE_KEY_LABEL) != "active":  # selectors may be ignored by proxies
         return None
-    raw = (secret.get("data") or {}).get("tls.crt")
+    raw = as_object(secret.get("data")).get("tls.crt")
     if not isinstance(raw, str):
         return None
     try:
@@ -82,8 +83,9 @@ class CertificateSource:
     def _service_port(self) -> str:
         """The Service's first port, by name if it has one (as kubeseal picks it)."""
         service = self.kube.read_service(self.namespace, self.controller)
-        ports = (service.get("spec") or {}).get("ports") or [{}]
-        return str(ports[0].get("name") or ports[0].get("port") or "http")
+        ports = as_list(as_object(service.get("spec")).get("ports"))
+        first = as_object(ports[0] if ports else None)
+        return str(first.get("name") or first.get("port") or "http")
 
     def via_secret(self) -> str:
         """``tls.crt`` of the newest active key Secret (newest by certificate NotBefore)."""
@@ -92,7 +94,7 @@ class CertificateSource:
         for secret in secrets:
             cert = _secret_certificate(secret)
             if cert is not None:
-                created = (secret.get("metadata") or {}).get("creationTimestamp") or ""
+                created = as_object(secret.get("metadata")).get("creationTimestamp") or ""
                 found.append((cert.not_valid_before_utc, str(created), cert))
         if not found:
             raise ValueError(f"no active key Secret in {self.namespace}")

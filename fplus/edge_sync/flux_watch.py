@@ -26,11 +26,10 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from .kube import KUBE_OR_JSON_ERRORS, Kube, describe
+from .kube import KUBE_OR_JSON_ERRORS, Kube, KubeObject, describe
 from .readiness import (
     CLUSTER_WIDE,
     GIT_REPOSITORY,
@@ -40,6 +39,7 @@ from .readiness import (
     object_state,
     report,
 )
+from .report import FluxObject, FluxReport, SecretRefs
 from .secret_refs import collect as collect_refs
 from .secret_refs import report as refs_report
 
@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 SELF_LINK = "self-link"
 _FAILED = KUBE_OR_JSON_ERRORS  # no answer, an error answer, or one that is not JSON
-ReportCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], None]
+ReportCallback = Callable[[FluxReport, str | None, SecretRefs], None]
 """``on_report(report, applied_commit, secret_refs)``."""
 
 
@@ -76,13 +76,13 @@ class ReadinessWatcher:
         self.pod_page = pod_page
         self._now = now
         self._clock = clock
-        self._last: tuple[dict[str, Any], str | None, dict[str, Any]] | None = None
+        self._last: tuple[FluxReport, str | None, SecretRefs] | None = None
         self._refs_sent_at = 0.0
 
-    def collect(self) -> tuple[dict[str, Any], str | None]:
+    def collect(self) -> tuple[FluxReport, str | None]:
         """The readiness report and the applied commit as of now (never raises for a failed
         Kubernetes call)."""
-        entries: list[dict[str, Any]] = []
+        entries: list[FluxObject] = []
         errors: list[str] = []
         link = self._self_link(GIT_REPOSITORY, errors)
         if link is not None:
@@ -90,20 +90,19 @@ class ReadinessWatcher:
         applied = applied_commit(self._self_link(KUSTOMIZATION, errors))
         for kind in CLUSTER_WIDE:
             try:
-                entries.extend(object_state(kind, obj) for obj in self._list(kind)
-                               if isinstance(obj, dict))
+                entries.extend(object_state(kind, obj) for obj in self._list(kind))
             except _FAILED as exc:
                 errors.append(f"listing {kind.kind}s: {describe(exc)}")
         return report(entries, error="; ".join(errors) or None), applied
 
-    def _self_link(self, kind: Kind, errors: list[str]) -> dict[str, Any] | None:
+    def _self_link(self, kind: Kind, errors: list[str]) -> KubeObject | None:
         try:
             return self.kube.get_object(kind.api_version, kind.plural, self.namespace, SELF_LINK)
         except _FAILED as exc:
             errors.append(f"{kind.kind} {SELF_LINK}: {describe(exc)}")
             return None
 
-    def _list(self, kind: Kind) -> list[dict[str, Any]]:
+    def _list(self, kind: Kind) -> list[KubeObject]:
         try:
             return self.kube.list_all(kind.api_version, kind.plural)
         except ApiException as exc:
@@ -111,7 +110,7 @@ class ReadinessWatcher:
                 return []
             raise
 
-    def secret_refs(self) -> dict[str, Any]:
+    def secret_refs(self) -> SecretRefs:
         """The ``secretRefs`` report as of now (never raises for a failed Kubernetes call)."""
         at = self._now()
         try:
@@ -126,8 +125,7 @@ class ReadinessWatcher:
             self.publish(*self.collect(), self.secret_refs())
             stop.wait(self.interval)
 
-    def publish(self, current: dict[str, Any], applied: str | None,
-                refs: dict[str, Any]) -> None:
+    def publish(self, current: FluxReport, applied: str | None, refs: SecretRefs) -> None:
         """Hand the three on if any differs from the last ones (``refs`` only by its
         references and error, or once the last ones handed on are ``refresh`` seconds old)."""
         last_refs = self._last[2] if self._last else None
@@ -136,28 +134,29 @@ class ReadinessWatcher:
             refs = last_refs  # unchanged and recent enough: no write for a newer `at` alone
         if (current, applied, refs) == self._last:
             return
-        previous = self._last or ({}, None, {})
+        previous = self._last
         self._last = (current, applied, refs)
         if refs is not last_refs:
             self._refs_sent_at = self._clock()
-        if current.get("error") and current.get("error") != previous[0].get("error"):
+        if current["error"] and (previous is None or current["error"] != previous[0]["error"]):
             log.warning("flux status: %s", current["error"])
-        if (current, applied) != previous[:2]:
+        if previous is None or (current, applied) != previous[:2]:
             log.info("flux status: %d object(s), %d ready, %d failed, %d progressing; "
                      "applied %s", current["total"], current["ready"], current["failed"],
                      current["progressing"], applied or "nothing yet")
-        self._log_refs(refs, previous[2])
+        self._log_refs(refs, last_refs)
         self.on_report(current, applied, refs)
 
     @staticmethod
-    def _log_refs(refs: dict[str, Any], previous: dict[str, Any]) -> None:
-        if refs.get("error"):
-            if refs["error"] != previous.get("error"):
+    def _log_refs(refs: SecretRefs, previous: SecretRefs | None) -> None:
+        if refs["error"]:
+            if previous is None or refs["error"] != previous["error"]:
                 log.warning("secret references: %s", refs["error"])
-        elif refs["secrets"] != previous.get("secrets"):
+        elif refs["secrets"] is not None and (
+                previous is None or refs["secrets"] != previous["secrets"]):
             log.info("secret references: %d secret(s) referenced by pods%s",
-                     len(refs["secrets"]), " (truncated)" if refs.get("truncated") else "")
+                     len(refs["secrets"]), " (truncated)" if refs["truncated"] else "")
 
 
-def _without_at(refs: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in refs.items() if key != "at"}
+def _without_at(refs: SecretRefs) -> tuple[object, ...]:
+    return refs["secrets"], refs["truncated"], refs["error"]

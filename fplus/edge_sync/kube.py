@@ -13,11 +13,13 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Protocol, TypedDict, cast
 
 import urllib3
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
+
+from fplus.jsontypes import as_list, as_object, is_object, text
 
 log = logging.getLogger(__name__)
 
@@ -30,24 +32,46 @@ not follow ``except (*KUBE_ERRORS, ValueError)``)."""
 
 APPLY_PATCH = "application/apply-patch+yaml"
 
+KubeObject = dict[str, object]
+"""A Kubernetes object as JSON, read field by field with :mod:`fplus.jsontypes`."""
+
+
+class NodeEvent(TypedDict):
+    """One event of a Node watch: ``ADDED``, ``MODIFIED``, ``DELETED`` or ``BOOKMARK``."""
+
+    type: object
+    object: KubeObject
+
+
+class _Raw(Protocol):
+    """An answer read with ``_preload_content=False``: the urllib3 response, not the model
+    the client's annotations name."""
+
+    data: bytes
+
+    def release_conn(self) -> None: ...
+
 
 def api_client(kubeconfig: str | None = None) -> client.ApiClient:
     """In-cluster configuration inside a pod, else the kubeconfig (``KUBECONFIG``)."""
     cfg = client.Configuration()
     if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        config.load_incluster_config(client_configuration=cfg)
+        config.load_incluster_config(  # type: ignore[no-untyped-call]
+            client_configuration=cfg)
     else:
-        config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, client_configuration=cfg)
     return client.ApiClient(cfg)
 
 
 def kubeconfig_namespace(kubeconfig: str | None = None) -> str | None:
     """The namespace of the kubeconfig's current context, if it names one."""
     try:
-        _, current = config.list_kube_config_contexts(config_file=kubeconfig)
+        _, current = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig)
     except (config.ConfigException, OSError):
         return None
-    return (current or {}).get("context", {}).get("namespace")
+    return text(as_object(as_object(current).get("context")), "namespace")
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:
@@ -56,11 +80,25 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
-def _json(resp: Any) -> Any:
+def _json(answer: object) -> object:
+    resp = cast(_Raw, answer)
     try:
         return json.loads(resp.data or b"null")
     finally:
         resp.release_conn()
+
+
+def _object(resp: object) -> KubeObject:
+    """The answer, which must be a JSON object (ValueError otherwise)."""
+    body = _json(resp)
+    if not is_object(body):
+        raise ValueError("a Kubernetes answer that is not a JSON object")
+    return body
+
+
+def _items(resp: object) -> list[KubeObject]:
+    """The objects of a list answer (its ``items``)."""
+    return [item for item in as_list(_object(resp).get("items")) if is_object(item)]
 
 
 def describe(exc: BaseException) -> str:
@@ -89,18 +127,19 @@ class Kube:
         with self._lock:
             watches = list(self._watches)
         for w in watches:
-            w.stop()
-        self.api.close()
+            w.stop()  # type: ignore[no-untyped-call]
+        self.api.close()  # type: ignore[no-untyped-call]
 
     # -- nodes --------------------------------------------------------------------------
-    def list_nodes(self) -> tuple[list[dict[str, Any]], str | None]:
+    def list_nodes(self) -> tuple[list[KubeObject], str | None]:
         """Every Node and the list's resourceVersion."""
-        body = _json(self.core.list_node(_preload_content=False,
-                                         _request_timeout=self.timeout))
-        return list(body.get("items") or []), (body.get("metadata") or {}).get("resourceVersion")
+        body = _object(self.core.list_node(_preload_content=False,
+                                           _request_timeout=self.timeout))
+        items = [item for item in as_list(body.get("items")) if is_object(item)]
+        return items, text(as_object(body.get("metadata")), "resourceVersion")
 
     def watch_nodes(self, resource_version: str | None,
-                    timeout: float) -> Iterator[dict[str, Any]]:
+                    timeout: float) -> Iterator[NodeEvent]:
         """Node events (``{"type", "object"}``, objects as JSON) until the stream ends.
 
         The server ends it after ``timeout`` seconds; if it does not (a proxy holding the
@@ -108,9 +147,9 @@ class Kube:
         little longer without a byte (a ``ReadTimeoutError``: callers treat it as the end
         of the stream).
         """
-        w = watch.Watch(return_type="object")  # plain JSON, no model validation
+        w = watch.Watch(return_type="object")  # type: ignore[no-untyped-call]  # plain JSON
         idle = timeout + max(1.0, timeout / 10)
-        kwargs: dict[str, Any] = {"timeout_seconds": max(1, int(timeout)),
+        kwargs: dict[str, object] = {"timeout_seconds": max(1, int(timeout)),
                                   "_request_timeout": (self.timeout, idle)}
         if resource_version:
             kwargs["resource_version"] = resource_version
@@ -118,52 +157,47 @@ class Kube:
         with self._lock:
             self._watches.add(w)
         try:
-            for event in w.stream(self.core.list_node, **kwargs):
-                yield {"type": event.get("type"), "object": event.get("raw_object") or {}}
+            for event in w.stream(  # type: ignore[no-untyped-call]
+                    self.core.list_node, **kwargs):
+                yield {"type": event.get("type"),
+                       "object": as_object(event.get("raw_object"))}
         finally:
             with self._lock:
                 self._watches.discard(w)
 
     # -- pods -----------------------------------------------------------------------------
-    def list_pods(self, page: int = 500) -> Iterator[dict[str, Any]]:
+    def list_pods(self, page: int = 500) -> Iterator[KubeObject]:
         """Every Pod in every namespace, fetched ``page`` at a time (``limit`` and
         ``continue``: the API server serves every page from the first one's snapshot, and
         no response holds more than ``page`` Pods)."""
         token: str | None = None
         while True:
-            kwargs: dict[str, Any] = {"limit": page}
-            if token:
-                kwargs["_continue"] = token
-            body = _json(self.core.list_pod_for_all_namespaces(
-                _preload_content=False, _request_timeout=self.timeout, **kwargs))
-            if not isinstance(body, dict):
-                raise ValueError("a pod list that is not an object")
-            items, meta = body.get("items"), body.get("metadata")
-            if isinstance(items, list):
-                yield from (item for item in items if isinstance(item, dict))
-            token = meta.get("continue") if isinstance(meta, dict) else None
-            if not token or not isinstance(token, str):
+            body = _object(self.core.list_pod_for_all_namespaces(  # no `continue` at first
+                limit=page, _continue=token, _preload_content=False,
+                _request_timeout=self.timeout))
+            yield from (item for item in as_list(body.get("items")) if is_object(item))
+            token = text(as_object(body.get("metadata")), "continue")
+            if not token:
                 return
 
     # -- services and secrets -----------------------------------------------------------
-    def read_service(self, namespace: str, name: str) -> dict[str, Any]:
-        return _json(self.core.read_namespaced_service(
+    def read_service(self, namespace: str, name: str) -> KubeObject:
+        return _object(self.core.read_namespaced_service(
             name, namespace, _preload_content=False, _request_timeout=self.timeout))
 
     def proxy_get(self, namespace: str, service: str, path: str) -> bytes:
         """GET through the API server's service proxy (``services/<service>/proxy/<path>``)."""
-        resp: Any = self.core.connect_get_namespaced_service_proxy_with_path(  # raw: urllib3
-            service, namespace, path, _preload_content=False, _request_timeout=self.timeout)
+        resp = cast(_Raw, self.core.connect_get_namespaced_service_proxy_with_path(
+            service, namespace, path, _preload_content=False, _request_timeout=self.timeout))
         try:
-            return resp.data
+            return bytes(resp.data)
         finally:
             resp.release_conn()
 
-    def list_secrets(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
-        body = _json(self.core.list_namespaced_secret(
+    def list_secrets(self, namespace: str, label_selector: str) -> list[KubeObject]:
+        return _items(self.core.list_namespaced_secret(
             namespace, label_selector=label_selector, _preload_content=False,
             _request_timeout=self.timeout))
-        return list(body.get("items") or [])
 
     # -- custom resources (what deployments become) -------------------------------------
     def resource(self, api_version: str, kind: str) -> tuple[str, bool]:
@@ -176,36 +210,37 @@ class Kube:
         if not group:
             raise ValueError(f"{kind} ({api_version}) is not a custom resource; Edge Sync "
                              "manages only kinds in a named API group")
-        found = _json(self.custom.get_api_resources(group, version, _preload_content=False,
-                                                    _request_timeout=self.timeout))
-        for res in (found or {}).get("resources") or []:
-            if res.get("kind") == kind and "/" not in res.get("name", "/"):
-                info = (res["name"], bool(res.get("namespaced", True)))
+        found = as_object(_json(self.custom.get_api_resources(
+            group, version, _preload_content=False, _request_timeout=self.timeout)))
+        for res in as_list(found.get("resources")):
+            if not is_object(res) or res.get("kind") != kind:
+                continue
+            name = text(res, "name")
+            if name is not None and "/" not in name:  # not a subresource
+                info = (name, bool(res.get("namespaced", True)))
                 with self._lock:
                     self._plurals[key] = info
                 return info
         raise ValueError(f"the API server does not serve {kind} in {api_version}")
 
     def list_objects(self, api_version: str, plural: str, namespace: str,
-                     label_selector: str) -> list[dict[str, Any]]:
+                     label_selector: str) -> list[KubeObject]:
         group, version = split_api_version(api_version)
-        body = _json(self.custom.list_namespaced_custom_object(
+        return _items(self.custom.list_namespaced_custom_object(
             group, version, namespace, plural, label_selector=label_selector,
             _preload_content=False, _request_timeout=self.timeout))
-        return list(body.get("items") or [])
 
-    def list_all(self, api_version: str, plural: str) -> list[dict[str, Any]]:
+    def list_all(self, api_version: str, plural: str) -> list[KubeObject]:
         """Objects of a custom resource in every namespace."""
         group, version = split_api_version(api_version)
-        body = _json(self.custom.list_cluster_custom_object(
+        return _items(self.custom.list_cluster_custom_object(
             group, version, plural, _preload_content=False, _request_timeout=self.timeout))
-        return list(body.get("items") or [])
 
     def get_object(self, api_version: str, plural: str, namespace: str,
-                   name: str) -> dict[str, Any] | None:
+                   name: str) -> KubeObject | None:
         group, version = split_api_version(api_version)
         try:
-            return _json(self.custom.get_namespaced_custom_object(
+            return _object(self.custom.get_namespaced_custom_object(
                 group, version, namespace, plural, name, _preload_content=False,
                 _request_timeout=self.timeout))
         except ApiException as exc:
@@ -213,12 +248,15 @@ class Kube:
                 return None
             raise
 
-    def apply(self, api_version: str, plural: str, namespace: str, manifest: dict[str, Any],
-              field_manager: str) -> dict[str, Any]:
+    def apply(self, api_version: str, plural: str, namespace: str, manifest: KubeObject,
+              field_manager: str) -> KubeObject:
         """Server-side apply (created if missing), taking over conflicting fields."""
         group, version = split_api_version(api_version)
-        return _json(self.custom.patch_namespaced_custom_object(
-            group, version, namespace, plural, manifest["metadata"]["name"], manifest,
+        name = text(as_object(manifest.get("metadata")), "name")
+        if not name:
+            raise ValueError("a manifest without metadata.name")
+        return _object(self.custom.patch_namespaced_custom_object(
+            group, version, namespace, plural, name, manifest,
             field_manager=field_manager, force=True, _content_type=APPLY_PATCH,
             _preload_content=False, _request_timeout=self.timeout))
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
+from fplus.jsontypes import as_object
+
 from .hosts import hosts
-from .kube import KUBE_ERRORS, Kube, describe
+from .kube import KUBE_ERRORS, Kube, KubeObject, describe
+from .report import Host
 from .retry import Backoff
 
 log = logging.getLogger(__name__)
 
-HostsCallback = Callable[[list[dict[str, Any]]], None]
+HostsCallback = Callable[[list[Host]], None]
 
 
 class NodeWatcher:
@@ -32,7 +34,7 @@ class NodeWatcher:
         self.on_hosts = on_hosts
         self.watch_timeout = watch_timeout
         self.backoff = backoff or Backoff()
-        self._last: list[dict[str, Any]] | None = None
+        self._last: list[Host] | None = None
 
     def run(self, stop: threading.Event) -> None:
         """Loop until ``stop`` is set."""
@@ -66,7 +68,7 @@ class NodeWatcher:
         except (ReadTimeoutError, ProtocolError):
             pass  # the stream went quiet or was cut after a good list: list and watch again
 
-    def _publish(self, nodes: dict[str, dict[str, Any]]) -> None:
+    def _publish(self, nodes: dict[str, KubeObject]) -> None:
         current = hosts(nodes.values())
         if current != self._last:
             self._last = current
@@ -75,5 +77,5 @@ class NodeWatcher:
             self.on_hosts(current)
 
 
-def _name(node: dict[str, Any]) -> str:
-    return str((node.get("metadata") or {}).get("name") or "")
+def _name(node: KubeObject) -> str:
+    return str(as_object(node.get("metadata")).get("name") or "")

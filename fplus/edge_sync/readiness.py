@@ -11,9 +11,12 @@ cut never hides a failure unless there are more failures than fit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+
+from fplus.jsontypes import Doc, as_list, as_object, is_object
+
+from .report import FluxObject, FluxReport, Readiness
 
 MAX_OBJECTS = 100
 """Objects listed in one report (the schema's ``maxItems``); the counts cover all."""
@@ -24,7 +27,7 @@ MAX_TEXT = 128
 MAX_NAME = 253
 """A Kubernetes name's limit (the schema's ``maxLength`` for names)."""
 
-READY_VALUES = ("True", "False", "Unknown")
+READY_VALUES: tuple[Readiness, ...] = ("True", "False", "Unknown")
 WAITING_REASONS = frozenset({"DependencyNotReady"})
 """``False`` reasons that mean "waiting for another object": reported as ``Unknown``."""
 
@@ -51,31 +54,39 @@ CLUSTER_WIDE = (KUSTOMIZATION, HELM_RELEASE, SEALED_SECRET)
 """Kinds reported from every namespace (the self-link GitRepository is read by name)."""
 
 
-def _cut(value: Any, limit: int) -> str | None:
+def _cut(value: object, limit: int) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
-def _condition(status: Mapping[str, Any], kind: Kind) -> Mapping[str, Any]:
-    for cond in status.get("conditions") or []:
-        if isinstance(cond, Mapping) and cond.get("type") == kind.condition:
+def _condition(status: Doc, kind: Kind) -> Doc:
+    for cond in as_list(status.get("conditions")):
+        if is_object(cond) and cond.get("type") == kind.condition:
             return cond
     return {}
 
 
-def _revision(kind: Kind, status: Mapping[str, Any]) -> Any:
+def _readiness(value: object) -> Readiness:
+    """A condition's status, ``"Unknown"`` for anything else."""
+    for ready in READY_VALUES:
+        if value == ready:
+            return ready
+    return "Unknown"
+
+
+def _revision(kind: Kind, status: Doc) -> object:
     if kind is GIT_REPOSITORY:
-        return (status.get("artifact") or {}).get("revision")
+        return as_object(status.get("artifact")).get("revision")
     if kind is HELM_RELEASE:  # v2: the newest release in the history; v2beta: the field
         history = status.get("history")
-        if isinstance(history, list) and history and isinstance(history[0], Mapping):
+        if isinstance(history, list) and history and is_object(history[0]):
             return history[0].get("chartVersion")
         return status.get("lastAppliedRevision")
     return status.get("lastAppliedRevision")
 
 
-def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
+def object_state(kind: Kind, obj: Doc) -> FluxObject:
     """One object (its JSON form) as a report entry.
 
     ``ready`` is the condition's status, ``"Unknown"`` without one. An object whose
@@ -85,10 +96,10 @@ def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
     (:data:`WAITING_REASONS`): ``False`` means failed. A message is kept only for objects
     that are not ready.
     """
-    meta = obj.get("metadata") or {}
-    status = obj.get("status") or {}
+    meta = as_object(obj.get("metadata"))
+    status = as_object(obj.get("status"))
     cond = _condition(status, kind)
-    ready = cond.get("status") if cond.get("status") in READY_VALUES else "Unknown"
+    ready = _readiness(cond.get("status"))
     reason = cond.get("reason")
     generation, observed = meta.get("generation"), status.get("observedGeneration")
     if (ready == "True" and isinstance(generation, int) and isinstance(observed, int)
@@ -96,19 +107,22 @@ def object_state(kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
         ready, reason = "Unknown", "Progressing"
     if ready == "False" and isinstance(reason, str) and reason in WAITING_REASONS:
         ready = "Unknown"
-    entry: dict[str, Any] = {"kind": kind.kind, "namespace": str(meta.get("namespace") or ""),
-                             "name": str(meta.get("name") or "")[:MAX_NAME], "ready": ready}
-    optional = {"reason": _cut(reason, MAX_TEXT),
-                "message": _cut(cond.get("message"), MAX_MESSAGE) if ready != "True" else None,
-                "since": _cut(cond.get("lastTransitionTime"), MAX_TEXT),
-                "revision": _cut(_revision(kind, status), MAX_TEXT)}
-    entry.update((key, value) for key, value in optional.items() if value is not None)
+    entry: FluxObject = {"kind": kind.kind, "namespace": str(meta.get("namespace") or ""),
+                         "name": str(meta.get("name") or "")[:MAX_NAME], "ready": ready}
+    if (cut := _cut(reason, MAX_TEXT)) is not None:
+        entry["reason"] = cut
+    if ready != "True" and (cut := _cut(cond.get("message"), MAX_MESSAGE)) is not None:
+        entry["message"] = cut
+    if (cut := _cut(cond.get("lastTransitionTime"), MAX_TEXT)) is not None:
+        entry["since"] = cut
+    if (cut := _cut(_revision(kind, status), MAX_TEXT)) is not None:
+        entry["revision"] = cut
     return entry
 
 
-def applied_commit(kustomization: Mapping[str, Any] | None) -> str | None:
+def applied_commit(kustomization: Doc | None) -> str | None:
     """The repo commit a Kustomization last applied (its ``lastAppliedRevision``), or None."""
-    revision = ((kustomization or {}).get("status") or {}).get("lastAppliedRevision")
+    revision = as_object((kustomization or {}).get("status")).get("lastAppliedRevision")
     found = _REVISION_COMMIT.search(revision) if isinstance(revision, str) else None
     return found[1] if found else None
 
@@ -116,9 +130,9 @@ def applied_commit(kustomization: Mapping[str, Any] | None) -> str | None:
 _RANK = {"False": 0, "Unknown": 1, "True": 2}
 
 
-def _ordered(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _ordered(entries: Iterable[FluxObject]) -> list[FluxObject]:
     """Failures, then progressing, then ready; the first two newest first (stable sorts)."""
-    found = sorted((dict(e) for e in entries),
+    found = sorted((e.copy() for e in entries),
                    key=lambda e: (e["kind"], e["namespace"], e["name"]))
     found.sort(key=lambda e: "" if e["ready"] == "True" else e.get("since") or "",
                reverse=True)
@@ -126,8 +140,8 @@ def _ordered(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def report(entries: Iterable[Mapping[str, Any]], *, limit: int = MAX_OBJECTS,
-           error: str | None = None) -> dict[str, Any]:
+def report(entries: Iterable[FluxObject], *, limit: int = MAX_OBJECTS,
+           error: str | None = None) -> FluxReport:
     """The ``flux`` report: the first ``limit`` entries in order (see the module docstring)
     and counts over all of them; ``error`` says what could not be read (None, always
     present: the merge patch that carries the report then removes an earlier error)."""

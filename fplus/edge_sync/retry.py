@@ -24,5 +24,5 @@ class Backoff:
         """Seconds to wait after ``failures`` consecutive failures (0 → no wait)."""
         if failures <= 0:
             return 0.0
-        full = min(self.initial * 2 ** min(failures - 1, 62), self.maximum)
+        full = min(self.initial * 2.0 ** min(failures - 1, 62), self.maximum)
         return full * (1 - self.jitter * random.random())  # noqa: S311 - spread, not secrecy

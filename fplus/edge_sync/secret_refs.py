@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator
+
+from fplus.jsontypes import Doc, as_list, is_object
+
+from .report import SecretRefs
 
 MAX_REFS = 5000
 """Entries in one report (the schema's ``maxItems``)."""
@@ -47,22 +50,21 @@ status schema holds the same pattern, anchored."""
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
-def _dicts(value: Any) -> Iterator[Mapping[str, Any]]:
-    """The mappings in ``value`` if it is a list (anything else: none)."""
-    if isinstance(value, list):
-        yield from (item for item in value if isinstance(item, Mapping))
+def _dicts(value: object) -> Iterator[Doc]:
+    """The objects in ``value`` if it is a list (anything else: none)."""
+    yield from (item for item in as_list(value) if is_object(item))
 
 
-def _get(value: Any, *path: str) -> Any:
-    """``value[path[0]][path[1]]…``, or None where a step is not a mapping."""
+def _get(value: object, *path: str) -> object:
+    """``value[path[0]][path[1]]…``, or None where a step is not an object."""
     for key in path:
-        if not isinstance(value, Mapping):
+        if not is_object(value):
             return None
         value = value.get(key)
     return value
 
 
-def secret_names(spec: Mapping[str, Any]) -> Iterator[Any]:
+def secret_names(spec: Doc) -> Iterator[object]:
     """Every Secret name a Pod spec references, as found (possibly not a string)."""
     for volume in _dicts(spec.get("volumes")):
         yield _get(volume, "secret", "secretName")
@@ -78,18 +80,18 @@ def secret_names(spec: Mapping[str, Any]) -> Iterator[Any]:
         yield ref.get("name")
 
 
-def pod_refs(pod: Any) -> set[str]:
+def pod_refs(pod: object) -> set[str]:
     """The ``<namespace>/<name>`` of every Secret a Pod (its JSON form) references; names
     that cannot be a Secret's are left out, and so is everything of a malformed Pod."""
     namespace = _get(pod, "metadata", "namespace")
     spec = _get(pod, "spec")
-    if not isinstance(namespace, str) or not isinstance(spec, Mapping):
+    if not isinstance(namespace, str) or not is_object(spec):
         return set()
     found = (f"{namespace}/{name}" for name in secret_names(spec) if isinstance(name, str))
     return {ref for ref in found if REF_PATTERN.fullmatch(ref)}
 
 
-def collect(pods: Iterable[Any]) -> set[str]:
+def collect(pods: Iterable[object]) -> set[str]:
     """The references of every Pod."""
     found: set[str] = set()
     for pod in pods:
@@ -102,7 +104,7 @@ def _cut(value: str, limit: int) -> str:
 
 
 def report(refs: Iterable[str] | None, *, at: str, error: str | None = None,
-           limit: int = MAX_REFS, max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+           limit: int = MAX_REFS, max_bytes: int = MAX_BYTES) -> SecretRefs:
     """The ``secretRefs`` report as of ``at``.
 
     With ``error`` (the Pods could not be listed) ``secrets`` is None: unknown, not "none

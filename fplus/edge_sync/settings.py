@@ -123,7 +123,7 @@ def default_namespace(env: Mapping[str, str],
         return None
 
 
-def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
+def from_env(env: Mapping[str, str]) -> Settings:
     """Settings from environment variables.
 
     Required: ``CLUSTER_UUID``, ``CLUSTER_NAME``, ``CONFIG_STORE_URL``, and credentials
@@ -149,39 +149,33 @@ def from_env(env: Mapping[str, str], **overrides: Any) -> Settings:
     if not user or not password:
         problems.append("credentials are required: FPLUS_USER and FPLUS_PASSWORD "
                         "(or FPLUS_USER_FILE and FPLUS_PASSWORD_FILE)")
-    numbers = {key: _number(env, var, default, problems) for key, var, default in (
-        ("heartbeat_interval", "HEARTBEAT_INTERVAL", 30.0),
-        ("flux_interval", "FLUX_INTERVAL", 15.0),
-        ("cert_interval", "CERT_INTERVAL", 3600.0),
-        ("cert_retry", "CERT_RETRY", 60.0),
-        ("resync_interval", "RESYNC_INTERVAL", 600.0),
-        ("watch_timeout", "WATCH_TIMEOUT", 300.0),
-        ("retry_initial", "RETRY_INITIAL", 5.0),
-        ("retry_max", "RETRY_MAX", 320.0))}
+    heartbeat, flux, cert, cert_retry, resync, watch, retry_initial, retry_max = (
+        _number(env, var, default, problems) for var, default in (
+            ("HEARTBEAT_INTERVAL", 30.0), ("FLUX_INTERVAL", 15.0), ("CERT_INTERVAL", 3600.0),
+            ("CERT_RETRY", 60.0), ("RESYNC_INTERVAL", 600.0), ("WATCH_TIMEOUT", 300.0),
+            ("RETRY_INITIAL", 5.0), ("RETRY_MAX", 320.0)))
     if env.get("FPLUS_CA_FILE"):  # the client library trusts it (a private CA)
         ca = _read_file(env["FPLUS_CA_FILE"], "FPLUS_CA_FILE", problems)
         if ca is not None and "-----BEGIN CERTIFICATE-----" not in ca:
             problems.append(f"FPLUS_CA_FILE {env['FPLUS_CA_FILE']} holds no PEM certificate")
-    if problems:
+    if problems or not user or not password:  # no credentials is a problem listed
         raise SettingsError("; ".join(problems))
-    backoff = Backoff(numbers.pop("retry_initial"), numbers.pop("retry_max"))
-    values: dict[str, Any] = {
-        "cluster_uuid": uuid, "cluster_name": name, "config_store_url": url.rstrip("/"),
-        "username": user, "password": password,
-        "username_file": env.get("FPLUS_USER_FILE") or None,
-        "password_file": env.get("FPLUS_PASSWORD_FILE") or None,
-        "namespace": default_namespace(env),
-        "sealed_secrets_namespace": env.get("SEALED_SECRETS_NAMESPACE") or "sealed-secrets",
-        "sealed_secrets_controller": (env.get("SEALED_SECRETS_CONTROLLER")
-                                      or "sealed-secrets-controller"),
-        "sealed_secrets_port": env.get("SEALED_SECRETS_PORT") or None,
-        "realm": env.get("REALM") or None,
-        "directory_url": env.get("DIRECTORY_URL") or None,
-        "git_url": (env.get("GIT_URL") or "").rstrip("/") or None,
-        "backoff": backoff, **numbers,
-    }
-    values.update(overrides)
-    return Settings(**values)
+    return Settings(
+        cluster_uuid=uuid, cluster_name=name, config_store_url=url.rstrip("/"),
+        username=user, password=password,
+        username_file=env.get("FPLUS_USER_FILE") or None,
+        password_file=env.get("FPLUS_PASSWORD_FILE") or None,
+        namespace=default_namespace(env),
+        sealed_secrets_namespace=env.get("SEALED_SECRETS_NAMESPACE") or "sealed-secrets",
+        sealed_secrets_controller=(env.get("SEALED_SECRETS_CONTROLLER")
+                                   or "sealed-secrets-controller"),
+        sealed_secrets_port=env.get("SEALED_SECRETS_PORT") or None,
+        realm=env.get("REALM") or None,
+        directory_url=env.get("DIRECTORY_URL") or None,
+        git_url=(env.get("GIT_URL") or "").rstrip("/") or None,
+        heartbeat_interval=heartbeat, flux_interval=flux, cert_interval=cert,
+        cert_retry=cert_retry, resync_interval=resync, watch_timeout=watch,
+        backoff=Backoff(retry_initial, retry_max))
 
 
 def config_store_client(settings: Settings, **options: Any) -> ConfigStoreClient:

@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Unpack
 
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError, Unprocessable
 from fplus.config_store.uuids import App
 
+from .report import EdgeClusterStatus
 from .retry import Backoff
 
 log = logging.getLogger(__name__)
@@ -59,20 +60,20 @@ class StatusReporter:
         self.backoff = backoff or Backoff()
         self._clock = clock
         self._cond = threading.Condition()
-        self._desired: dict[str, Any] = {}
-        self._acked: dict[str, Any] = {}
+        self._desired: dict[str, object] = {}
+        self._acked: dict[str, object] = {}
         self._failures = 0
         self._not_before = 0.0
         self.last_error: str | None = None
 
-    def update(self, **values: Any) -> None:
+    def update(self, **values: Unpack[EdgeClusterStatus]) -> None:
         """Set the newest value of top-level keys (deep-copied) and wake the writer."""
         with self._cond:
             for key, value in values.items():
                 self._desired[key] = copy.deepcopy(value)
             self._cond.notify_all()
 
-    def pending(self) -> dict[str, Any]:
+    def pending(self) -> dict[str, object]:
         """The keys whose newest value the Config Store has not acknowledged yet."""
         with self._cond:
             return {k: v for k, v in self._desired.items()
@@ -111,7 +112,7 @@ class StatusReporter:
         self._acknowledge(patch)
         return self._done(patch, start)
 
-    def _one_by_one(self, patch: dict[str, Any], start: float) -> FlushResult:
+    def _one_by_one(self, patch: dict[str, object], start: float) -> FlushResult:
         for key, value in patch.items():
             try:
                 self.cs.patch_config(STATUS_APP, self.cluster, {key: value})
@@ -123,15 +124,15 @@ class StatusReporter:
                 self._acknowledge({key: value})
         return self._done(patch, start)
 
-    def _acknowledge(self, patch: dict[str, Any]) -> None:
+    def _acknowledge(self, patch: dict[str, object]) -> None:
         with self._cond:
             self._acked.update(patch)
 
-    def _drop(self, patch: dict[str, Any], exc: ConfigStoreError) -> None:
+    def _drop(self, patch: dict[str, object], exc: ConfigStoreError) -> None:
         log.error("status: the Config Store refuses %s: %s", ", ".join(patch), exc)
         self._acknowledge(patch)  # not retried until the value changes
 
-    def _done(self, patch: dict[str, Any], start: float) -> FlushResult:
+    def _done(self, patch: dict[str, object], start: float) -> FlushResult:
         with self._cond:
             self._failures = 0
             self._not_before = 0.0

@@ -9,9 +9,9 @@ import pytest
 
 from fplus import manifests
 from fplus.config_store.uuids import K8sResource
+from fplus.edge_sync.deployments.entry import RenderError
 from fplus.edge_sync.deployments.render import (
     ClusterInfo,
-    RenderError,
     ResourceType,
     k8sname,
     load_templates,

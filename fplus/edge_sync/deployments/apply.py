@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..kube import Kube
-from .render import UUID_LABEL, Plan, ResourceType
+from fplus.jsontypes import as_object, string_map, text
+
+from ..kube import Kube, KubeObject
+from .render import UUID_LABEL, Manifest, Plan, ResourceType
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +39,19 @@ def _order(rtype: ResourceType) -> tuple[int, ResourceType]:
     return (0 if rtype.kind in _SOURCE_KINDS else 1, rtype)
 
 
-def _labels(obj: dict[str, Any]) -> dict[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
+def _name(obj: KubeObject) -> str | None:
+    return text(as_object(obj.get("metadata")), "name")
 
 
-def _source_ref(obj: dict[str, Any]) -> tuple[str, str] | None:
-    ref = (((obj.get("spec") or {}).get("chart") or {}).get("spec") or {}).get("sourceRef")
-    if isinstance(ref, dict) and isinstance(ref.get("kind"), str):
-        return ref["kind"], str(ref.get("name"))
-    return None
+def _labels(obj: KubeObject) -> dict[str, str]:
+    return string_map(as_object(obj.get("metadata")).get("labels"))
+
+
+def _source_ref(obj: KubeObject) -> tuple[str, str] | None:
+    chart = as_object(as_object(obj.get("spec")).get("chart"))
+    ref = as_object(as_object(chart.get("spec")).get("sourceRef"))
+    kind = text(ref, "kind")
+    return (kind, str(ref.get("name"))) if kind is not None else None
 
 
 class Applier:
@@ -56,12 +61,14 @@ class Applier:
         self.kube = kube
         self.namespace = namespace
 
-    def prepare(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, manifest: Manifest) -> KubeObject:
         """The manifest in our namespace with our managed-by label."""
         obj = copy.deepcopy(manifest)
-        meta = obj.setdefault("metadata", {})
-        meta["namespace"] = self.namespace
-        meta.setdefault("labels", {})[MANAGED_BY] = MANAGER
+        meta = as_object(obj.get("metadata"))
+        labels = as_object(meta.get("labels"))
+        labels[MANAGED_BY] = MANAGER
+        meta.update(namespace=self.namespace, labels=labels)
+        obj["metadata"] = meta
         return obj
 
     def apply(self, plan: Plan) -> ApplyResult:
@@ -84,7 +91,7 @@ class Applier:
         for rtype in reversed(types):
             wanted = plan.manifests.get(rtype, {})
             for obj in existing[rtype]:
-                name = (obj.get("metadata") or {}).get("name")
+                name = _name(obj)
                 if _labels(obj).get(MANAGED_BY) != MANAGER or not name or name in wanted:
                     continue  # label selectors may be ignored: check the label ourselves
                 if (rtype.kind, name) in kept:
@@ -96,14 +103,14 @@ class Applier:
         return result
 
     @staticmethod
-    def _kept(plan: Plan, existing: dict[ResourceType, list[dict[str, Any]]]
+    def _kept(plan: Plan, existing: dict[ResourceType, list[KubeObject]]
               ) -> set[tuple[str, str]]:
         """Objects of failed deployments, and the sources those objects reference."""
         kept: set[tuple[str, str]] = set()
         for rtype, objs in existing.items():
             for obj in objs:
                 if _labels(obj).get(UUID_LABEL) in plan.failed:
-                    kept.add((rtype.kind, str((obj.get("metadata") or {}).get("name"))))
+                    kept.add((rtype.kind, str(_name(obj))))
                     ref = _source_ref(obj)
                     if ref is not None:
                         kept.add(ref)

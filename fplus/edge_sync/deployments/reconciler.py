@@ -14,13 +14,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from fplus.config_store.client import NotifyClient, Subscription
 from fplus.config_store.uuids import App
+from fplus.jsontypes import as_object, text
 
 from ..kube import KUBE_OR_JSON_ERRORS, describe
+from ..report import DeploymentsReport, FailedDeployment
 from ..retry import Backoff
 from . import render
 from .apply import Applier
@@ -29,22 +30,24 @@ log = logging.getLogger(__name__)
 
 INPUTS = {"deployments": App.EdgeDeployment, "charts": App.HelmChartTemplate,
           "templates": App.K8sResourceTemplate}
+Entries = dict[str, object]
+"""One input: the entries of an app, by object uuid."""
 
 
-def deployments_status(plan: render.Plan, specs: dict[str, Any],
-                       error: str | None) -> dict[str, Any]:
+def deployments_status(plan: render.Plan, specs: Entries,
+                       error: str | None) -> DeploymentsReport:
     """The ``deployments`` field of the Edge cluster status.
 
     ``releases``: the HelmReleases wanted (all applied unless ``error`` is set);
     ``failed``: deployments skipped, ``[{uuid, name?, error}]``; ``error``: why the last
     apply failed (absent once one succeeds).
     """
-    failed = []
+    failed: list[FailedDeployment] = []
     for uuid, reason in sorted(plan.failed.items()):
-        item = {"uuid": uuid, "error": reason}
-        spec = specs.get(uuid)
-        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
-            item["name"] = spec["name"]
+        item: FailedDeployment = {"uuid": uuid, "error": reason}
+        name = text(as_object(specs.get(uuid)), "name")
+        if name is not None:
+            item["name"] = name
         failed.append(item)
     return {"releases": sorted(n for names in plan.releases.values() for n in names),
             "failed": failed, "error": error}
@@ -54,7 +57,7 @@ class DeploymentSync:
     """Owns the three subscriptions and the reconcile worker."""
 
     def __init__(self, notify: NotifyClient, applier: Applier, cluster_uuid: str,
-                 cluster: render.ClusterInfo, report: Callable[[dict[str, Any]], None], *,
+                 cluster: render.ClusterInfo, report: Callable[[DeploymentsReport], None], *,
                  git_url: Callable[[], str | None] = lambda: None,
                  backoff: Backoff | None = None, resync_interval: float = 600.0,
                  settle: float = 0.2) -> None:
@@ -70,7 +73,7 @@ class DeploymentSync:
         """Seconds to let related changes (an entry and its chart) arrive together."""
         self._lock = threading.Lock()
         self._dirty = threading.Event()
-        self._inputs: dict[str, dict[str, Any] | None] = dict.fromkeys(INPUTS)
+        self._inputs: dict[str, Entries | None] = dict.fromkeys(INPUTS)
         self._subs: dict[str, Subscription] = {}
 
     # -- inputs -----------------------------------------------------------------------
@@ -87,8 +90,8 @@ class DeploymentSync:
                 flt = {"cluster": self.cluster_uuid} if key == "deployments" else None
                 self._subs[key] = self.notify.search(app, self._callback(key), filter=flt)
 
-    def _callback(self, key: str) -> Callable[[dict[str, Any]], None]:
-        def update(children: dict[str, Any]) -> None:
+    def _callback(self, key: str) -> Callable[[Mapping[str, object]], None]:
+        def update(children: Mapping[str, object]) -> None:
             with self._lock:
                 sub = self._subs.get(key)
                 readable = sub is None or not getattr(sub.fold, "needs_full", False)
@@ -107,7 +110,7 @@ class DeploymentSync:
         return len(subs) == len(INPUTS) and all(
             sub.wait_initial(max(0.0, deadline - time.monotonic())) for sub in subs)
 
-    def snapshot(self) -> dict[str, dict[str, Any]] | None:
+    def snapshot(self) -> dict[str, Entries] | None:
         """The three inputs, or None while any is unknown."""
         with self._lock:
             if any(value is None for value in self._inputs.values()):
@@ -144,7 +147,7 @@ class DeploymentSync:
             delay = self.backoff.delay(failures) if failures else self.resync_interval
             due = time.monotonic() + delay
 
-    def reconcile(self, inputs: dict[str, dict[str, Any]]) -> bool:
+    def reconcile(self, inputs: dict[str, Entries]) -> bool:
         """One pass: render, apply, report. False if the Kubernetes side failed."""
         templates = render.load_templates(inputs["templates"])
         plan = render.plan(inputs["deployments"], inputs["charts"], templates, self.cluster,

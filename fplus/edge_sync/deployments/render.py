@@ -19,11 +19,16 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from fplus.config_store.uuids import K8sResource, is_uuid
+from fplus.jsontypes import Doc, as_list, as_object, is_object, text
 from fplus.kubenames import is_dns1123_subdomain
 from fplus.templating import render
+
+from .entry import RenderError, parse
+
+Manifest = dict[str, object]
+"""A rendered Kubernetes object (its ``metadata.name`` checked)."""
 
 UUID_LABEL = "factoryplus.app.amrc.co.uk/uuid"
 _NOT_NAME = re.compile(r"[^a-z0-9-]+")
@@ -31,10 +36,6 @@ _NOT_NAME = re.compile(r"[^a-z0-9-]+")
 
 GitUrl = str | None | Callable[[], str | None]
 """The Git server's base URL, or a function asked for it when a chart needs it."""
-
-
-class RenderError(ValueError):
-    """One deployment cannot be turned into manifests."""
 
 
 @dataclass(frozen=True, order=True)
@@ -53,8 +54,8 @@ class ClusterInfo:
     realm: str | None = None
     directory_url: str | None = None
 
-    def base_values(self) -> dict[str, Any]:
-        values: dict[str, Any] = {"cluster": self.name}
+    def base_values(self) -> dict[str, object]:
+        values: dict[str, object] = {"cluster": self.name}
         if self.realm is not None:
             values["realm"] = self.realm
         if self.directory_url is not None:
@@ -67,8 +68,8 @@ class Templates:
     """The K8s resource templates: managed types and the two object templates."""
 
     types: frozenset[ResourceType]
-    helm_release: Any
-    git_repository: Any
+    helm_release: object
+    git_repository: object
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Plan:
     """What should exist: manifests by type and name, and the deployments that failed."""
 
     types: frozenset[ResourceType]
-    manifests: dict[ResourceType, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    manifests: dict[ResourceType, dict[str, Manifest]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     """Deployment uuid → why it was skipped."""
     releases: dict[str, list[str]] = field(default_factory=dict)
@@ -90,7 +91,7 @@ def k8sname(*parts: str) -> str:
     return name.removesuffix("-")
 
 
-def merge(p1: Any, p2: Any) -> Any:
+def merge(p1: object, p2: object) -> object:
     """json-merge-patch's ``merge`` of two patches (ACS values merge).
 
     Both objects (or both arrays, index-wise): recurse into common keys, take ``p2``'s
@@ -113,59 +114,32 @@ def merge(p1: Any, p2: Any) -> Any:
     return copy.deepcopy(p2)
 
 
-def load_templates(entries: Mapping[str, Any]) -> Templates:
+def load_templates(entries: Mapping[str, object]) -> Templates:
     """Managed types from every entry's ``resources``; HelmRelease/GitRepository templates."""
     types: set[ResourceType] = set()
     for entry in entries.values():
-        if not isinstance(entry, dict):
-            continue
-        for res in entry.get("resources") or []:
-            if (isinstance(res, dict) and isinstance(res.get("apiVersion"), str)
-                    and isinstance(res.get("kind"), str)):
-                types.add(ResourceType(res["apiVersion"], res["kind"]))
+        for res in as_list(as_object(entry).get("resources")):
+            fields = as_object(res)
+            api_version, kind = text(fields, "apiVersion"), text(fields, "kind")
+            if api_version is not None and kind is not None:
+                types.add(ResourceType(api_version, kind))
 
-    def template(obj: str) -> Any:
-        entry = entries.get(obj)
-        return entry.get("template") if isinstance(entry, dict) else None
+    def template(obj: str) -> object:
+        return as_object(entries.get(obj)).get("template")
 
     return Templates(frozenset(types), template(K8sResource.HelmRelease),
                      template(K8sResource.GitRepository))
 
 
-def chart_uuids(spec: Mapping[str, Any]) -> list[str]:
-    """The deployment's chart template(s): ``chart``, else the deprecated ``charts`` list."""
-    if "chart" in spec:
-        charts = [spec["chart"]]
-    elif "charts" in spec:
-        charts = spec["charts"] if isinstance(spec["charts"], list) else [spec["charts"]]
-    else:
-        raise RenderError("the entry names no chart")
-    if not charts or not all(is_uuid(c) for c in charts):
-        raise RenderError(f"chart must be a Helm chart template UUID, not {charts!r}")
-    return charts
-
-
-def _check_spec(spec: Any) -> dict[str, Any]:
-    if not isinstance(spec, dict):
-        raise RenderError("the entry is not a JSON object")
-    if not isinstance(spec.get("name"), str) or not spec["name"]:
-        raise RenderError("the entry has no name")
-    if "hostname" in spec and not isinstance(spec["hostname"], str):
-        raise RenderError("hostname must be a string")
-    if not isinstance(spec.get("values", {}), dict):
-        raise RenderError("values must be an object")
-    return spec
-
-
-def _manifest(template: Any, context: dict[str, Any], what: str,
-              types: frozenset[ResourceType]) -> tuple[ResourceType, dict[str, Any]]:
+def _manifest(template: object, context: Doc, what: str,
+              types: frozenset[ResourceType]) -> tuple[ResourceType, Manifest]:
     if template is None:
         raise RenderError(f"no {what} K8s resource template is configured")
     obj = render(template, context)
-    if not isinstance(obj, dict):
+    if not is_object(obj):
         raise RenderError(f"the {what} template does not render to an object")
     meta = obj.get("metadata")
-    name = meta.get("name") if isinstance(meta, dict) else None
+    name = meta.get("name") if is_object(meta) else None
     if not is_dns1123_subdomain(name):
         raise RenderError(f"{what} name {name!r} is not a valid Kubernetes name")
     rtype = ResourceType(str(obj.get("apiVersion")), str(obj.get("kind")))
@@ -174,30 +148,36 @@ def _manifest(template: Any, context: dict[str, Any], what: str,
     return rtype, obj
 
 
-def render_deployment(uuid: str, spec: Any, charts: Mapping[str, Any], templates: Templates,
-                      cluster: ClusterInfo,
-                      git_url: GitUrl) -> list[tuple[ResourceType, dict[str, Any]]]:
+def name_of(manifest: Manifest) -> str:
+    """A rendered manifest's ``metadata.name`` (checked by :func:`_manifest`)."""
+    return str(as_object(manifest.get("metadata")).get("name"))
+
+
+def render_deployment(uuid: str, spec: object, charts: Mapping[str, object],
+                      templates: Templates,
+                      cluster: ClusterInfo, git_url: GitUrl) -> list[tuple[ResourceType, Manifest]]:
     """The manifests one deployment wants; :class:`RenderError` if it cannot be rendered."""
-    spec = _check_spec(spec)
-    context: dict[str, Any] = {"uuid": uuid, "name": spec["name"]}
-    if "hostname" in spec:
-        context["hostname"] = spec["hostname"]
+    deployment = parse(spec)
+    context: dict[str, object] = {"uuid": uuid, "name": deployment.name}
+    if deployment.hostname is not None:
+        context["hostname"] = deployment.hostname
     out = []
-    for chart_uuid in chart_uuids(spec):
+    for chart_uuid in deployment.charts:
         template = charts.get(chart_uuid)
-        if not isinstance(template, dict):
+        if not is_object(template):
             raise RenderError(f"Helm chart template {chart_uuid} does not exist")
-        chart = render(template, context)
-        if not isinstance(chart.get("chart"), str) or not chart["chart"]:
+        chart = as_object(render(template, context))
+        name = text(chart, "chart")
+        if not name:
             raise RenderError(f"Helm chart template {chart_uuid} has no chart name")
         source = chart.get("source")
-        if source is not None and not is_uuid(source):
+        if source is not None and not (isinstance(source, str) and is_uuid(source)):
             raise RenderError(f"Helm chart template {chart_uuid}: source must be a UUID")
         values = merge(merge(cluster.base_values(), chart.get("values", {})),
-                       spec.get("values", {}))
+                       deployment.values)
         out.append(_manifest(templates.helm_release, {
-            "uuid": uuid, "name": k8sname(str(chart.get("prefix") or chart["chart"]), uuid),
-            "chart": chart["chart"], "source": k8sname("helm", source or "charts"),
+            "uuid": uuid, "name": k8sname(str(chart.get("prefix") or name), uuid),
+            "chart": name, "source": k8sname("helm", source or "charts"),
             "values": values}, "HelmRelease", templates.types))
         if source is not None:
             if callable(git_url):
@@ -212,8 +192,8 @@ def render_deployment(uuid: str, spec: Any, charts: Mapping[str, Any], templates
     return out
 
 
-def plan(deployments: Mapping[str, Any], charts: Mapping[str, Any], templates: Templates,
-         cluster: ClusterInfo, git_url: GitUrl) -> Plan:
+def plan(deployments: Mapping[str, object], charts: Mapping[str, object],
+         templates: Templates, cluster: ClusterInfo, git_url: GitUrl) -> Plan:
     """Render every deployment; failures are collected, never fatal to the others.
 
     A callable ``git_url`` is asked at most once, and only if some chart needs it.
@@ -228,7 +208,7 @@ def plan(deployments: Mapping[str, Any], charts: Mapping[str, Any], templates: T
                                        git_url)
             mine: set[tuple[ResourceType, str]] = set()
             for rtype, obj in wanted:
-                key = (rtype, obj["metadata"]["name"])
+                key = (rtype, name_of(obj))
                 # GitRepositories are shared by name; anything else must be unique
                 if rtype.kind != "GitRepository" and (key in claimed or key in mine):
                     raise RenderError(f"{rtype.kind} {key[1]} is already wanted by "
@@ -238,7 +218,7 @@ def plan(deployments: Mapping[str, Any], charts: Mapping[str, Any], templates: T
             result.failed[uuid] = str(exc)
             continue
         for rtype, obj in wanted:
-            name = obj["metadata"]["name"]
+            name = name_of(obj)
             claimed.setdefault((rtype, name), uuid)
             result.manifests.setdefault(rtype, {})[name] = obj
             if rtype.kind == "HelmRelease":
