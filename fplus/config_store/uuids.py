@@ -15,13 +15,14 @@ is ``747a62c9-…``.
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 """The UUID form every service accepts in paths and entries (lower-case, as ACS)."""
 _UUID = re.compile(UUID_PATTERN)
 
 
-def is_uuid(value: object) -> bool:
+def is_uuid(value: object) -> TypeGuard[str]:
     """True for a lower-case UUID string: the one UUID check for every package."""
     return isinstance(value, str) and _UUID.fullmatch(value) is not None
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request
 
+from fplus.jsontypes import JsonValue
+
 from .. import uuids
 from .._domain.common.errors import Forbidden, NotFound
 from .._domain.configdb import configs, etags, scopes
@@ -14,7 +16,7 @@ bp = Blueprint("apps", __name__)
 P = uuids.ConfigDBPerm
 
 
-def _value(app: str, value: object) -> object:
+def _value(app: str, value: JsonValue) -> JsonValue:
     """An entry body; a Registration entry's UUIDs are lower-cased (they name objects)."""
     if app == uuids.App.Registration:
         return lower_uuid_fields(value, ("uuid", "owner", "class"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Blueprint, Response, jsonify
 
 from .. import uuids
@@ -43,11 +41,11 @@ def end_token() -> tuple[str, int]:
 @bp.post("/v2/principal")
 def create_principal() -> tuple[Response, int]:
     body = lower_uuid_fields(json_body(), ("uuid", "class", "groups"))
-    if isinstance(body, dict) and isinstance(body.get("grants"), list):
-        body["grants"] = [lower_uuid_fields(g, GRANT_UUIDS) for g in body["grants"]]
-    wanted = enrolment.parse(body)
-    uuid, created = enrolment.create(store().core, store().schemas, caller(), wanted)
-    return jsonify({"uuid": uuid, "name": wanted.name}), 201 if created else 200
+    if isinstance(body, dict) and isinstance(wanted := body.get("grants"), list):
+        body["grants"] = [lower_uuid_fields(g, GRANT_UUIDS) for g in wanted]
+    enrolled = enrolment.parse(body)
+    uuid, created = enrolment.create(store().core, store().schemas, caller(), enrolled)
+    return jsonify({"uuid": uuid, "name": enrolled.name}), 201 if created else 200
 
 
 @bp.put("/v2/principal/<uuid:principal>/password")
@@ -66,7 +64,7 @@ def generate_password(principal: str) -> Response:
     require(A.WriteKerberos, principal)
     grace = principals.parse_rotation(json_body() if has_body() else {})
     password, until = principals.generate_password(store().core, principal, grace)
-    answer: dict[str, Any] = {"password": password}
+    answer: dict[str, str | int] = {"password": password}
     if until is not None:
         answer["previousValidUntil"] = int(until * 1000)
     return jsonify(answer)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
+from fplus.jsontypes import JsonValue
+
 from .. import uuids
 from .._domain.common.errors import NotFound, Unprocessable
 from .._domain.configdb import objects
@@ -27,15 +29,22 @@ def rank_roots() -> Response:
     return jsonify(objects.rank_roots())
 
 
+def _optional_uuid(body: dict[str, JsonValue], field: str) -> str | None:
+    value = body.get(field)
+    if value is not None and not is_uuid(value):
+        raise Unprocessable(f"{field} must be a UUID")
+    return value
+
+
 @bp.post("/v2/object")
 def create_object() -> tuple[Response, int]:
     body = lower_uuid_fields(json_body(), ("class", "uuid", "owner"))
-    if not isinstance(body, dict) or not isinstance(body.get("class"), str) or "rank" in body:
+    klass = body.get("class") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or not isinstance(klass, str) or "rank" in body:
         raise Unprocessable('body must be {"class": uuid, "uuid"?: uuid, "owner"?: uuid}')
-    klass, uuid, owner = body["class"], body.get("uuid"), body.get("owner")
-    for field, value in (("class", klass), ("uuid", uuid), ("owner", owner)):
-        if value is not None and not is_uuid(value):
-            raise Unprocessable(f"{field} must be a UUID")
+    if not is_uuid(klass):
+        raise Unprocessable("class must be a UUID")
+    uuid, owner = (_optional_uuid(body, field) for field in ("uuid", "owner"))
     require(P.CreateSpecificObj if uuid else P.CreateObj, klass)
     obj, created = objects.create(store().core, caller(), klass, uuid, owner)
     return jsonify(obj.registration()), 201 if created else 200

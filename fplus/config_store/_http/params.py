@@ -8,26 +8,28 @@ lower-case form :func:`fplus.config_store.uuids.is_uuid` accepts.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from flask import request
 from werkzeug.exceptions import Gone
 from werkzeug.routing import BaseConverter
 
+from fplus.jsontypes import JsonValue
 from fplus.serving import JSONRejected, loads_checked
 
 from .._domain.common.errors import BadRequest, UnsupportedMediaType
 from ..uuids import is_uuid
 
 
-def lower_uuid(value: Any) -> Any:
+def lower_uuid(value: JsonValue) -> JsonValue:
     """``value`` lower-cased if it is a UUID in any case; anything else unchanged."""
-    if isinstance(value, str) and value.isascii() and is_uuid(value.lower()):
-        return value.lower()
-    return value
+    return _lower_uuid_text(value) if isinstance(value, str) else value
 
 
-def lower_uuid_fields(body: Any, fields: Iterable[str]) -> Any:
+def _lower_uuid_text(value: str) -> str:
+    return value.lower() if value.isascii() and is_uuid(value.lower()) else value
+
+
+def lower_uuid_fields(body: JsonValue, fields: Iterable[str]) -> JsonValue:
     """A copy of a JSON object with the UUIDs in ``fields`` (or lists of them) lower-cased;
     anything but an object is returned as it is."""
     if not isinstance(body, dict):
@@ -49,7 +51,7 @@ class UUIDConverter(BaseConverter):
     regex = "[^/]+"
 
     def to_python(self, value: str) -> str:
-        lowered = lower_uuid(value)
+        lowered = _lower_uuid_text(value)
         if not is_uuid(lowered):
             raise Gone(f"malformed UUID {value!r}")
         return lowered
@@ -66,7 +68,7 @@ def has_body() -> bool:
     return bool(request.get_data(cache=True))
 
 
-def json_body(*, merge_patch: bool = False) -> Any:
+def json_body(*, merge_patch: bool = False) -> JsonValue:
     """The request's JSON body: 415 for the wrong content type, 400 (with the reason) if it
     is not UTF-8 JSON, nests too deeply or holds an invalid string
     (:func:`serving.loads_checked`)."""
@@ -77,10 +79,12 @@ def json_body(*, merge_patch: bool = False) -> Any:
     elif mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType("body must be Content-Type: application/json")
     if PARSED_BODY in request.environ:  # a batch operation's, checked with the batch
-        return request.environ[PARSED_BODY]
+        checked: JsonValue = request.environ[PARSED_BODY]
+        return checked
     raw = request.get_data(cache=False)
     try:
-        return loads_checked(raw)
+        parsed: JsonValue = loads_checked(raw)
+        return parsed
     except JSONRejected as exc:
         raise BadRequest(f"request body refused: {exc}") from None
 

@@ -16,7 +16,8 @@ grant rule (:mod:`.grants`). Names are unique regardless of case (409).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+
+from fplus.jsontypes import JsonObject, strings
 
 from ... import uuids
 from ..._storage import GrantRow
@@ -50,17 +51,18 @@ class Enrolment:
     grants: tuple[GrantRow, ...] = ()
 
 
-def parse(body: Any) -> Enrolment:
+def parse(body: object) -> Enrolment:
     """Validate a body (UUID fields already lower-cased); 422 saying what is wrong."""
-    if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+    name = body.get("name") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or not isinstance(name, str):
         raise Unprocessable(USAGE)
-    if not NAME.match(body["name"]):
+    if not NAME.match(name):
         raise Unprocessable("principal name must be 1-253 of [A-Za-z0-9._@/+-]")
     password = body.get("password")
     if password is not None and (not isinstance(password, str) or not password):
         raise Unprocessable("password must be a non-empty string")
-    klass = body.get("class", uuids.Class.Principal)
-    if not is_uuid(klass) or (body.get("uuid") is not None and not is_uuid(body["uuid"])):
+    klass, uuid = body.get("class", uuids.Class.Principal), body.get("uuid")
+    if not is_uuid(klass) or (uuid is not None and not is_uuid(uuid)):
         raise Unprocessable("class and uuid must be UUIDs")
     label, groups, wanted = body.get("label"), body.get("groups", []), body.get("grants", [])
     if label is not None and (not isinstance(label, str) or not label):
@@ -70,8 +72,8 @@ def parse(body: Any) -> Enrolment:
     if not isinstance(wanted, list) or not all(isinstance(g, dict) for g in wanted):
         raise Unprocessable("grants must be a list of {permission, target, plural?, object?}")
     parsed = [grants.parse({**g, "principal": uuids.NULL}) for g in wanted]
-    return Enrolment(body["name"], password, body.get("uuid"), klass, label,
-                     tuple(dict.fromkeys(groups)), tuple(dict.fromkeys(parsed)))
+    return Enrolment(name, password, uuid, klass, label,
+                     tuple(dict.fromkeys(strings(groups))), tuple(dict.fromkeys(parsed)))
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def _plan(core: Core, caller: str, req: Enrolment) -> _Plan:
 
 
 def _labelled_info(core: Core, schemas: SchemaCache, uuid: str,
-                   label: str | None) -> tuple[Any, tuple[str, str] | None] | None:
+                   label: str | None) -> tuple[JsonObject, tuple[str, str] | None] | None:
     """The principal's Info entry with ``label`` as its name, validated, and the stored
     entry it replaces; None without a label."""
     if label is None:
@@ -176,7 +178,7 @@ def _labelled_info(core: Core, schemas: SchemaCache, uuid: str,
 
 
 def _write(core: Core, tx: Tx, req: Enrolment, plan: _Plan, hashed: str | None,
-           info: tuple[Any, tuple[str, str] | None] | None, *, new_principal: bool) -> None:
+           info: tuple[JsonObject, tuple[str, str] | None] | None, *, new_principal: bool) -> None:
     if plan.existing is None:
         assert plan.prospect is not None
         objects.create_in(tx, plan.cls, plan.uuid, plan.prospect.owner)

@@ -9,7 +9,9 @@ is exempt. Deleting a grant needs WriteACL on its permission only.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TypedDict
+
+from fplus.jsontypes import JsonObject
 
 from ... import uuids
 from ..._storage import GrantRow
@@ -21,40 +23,61 @@ from . import audit
 _FIELDS = ("principal", "permission", "target")
 
 
-def parse(body: Any) -> GrantRow:
+def parse(body: object) -> GrantRow:
     """Validate a grant body ``{principal, permission, target, plural?, object?}``."""
     if not isinstance(body, dict):
         raise Unprocessable("grant must be a JSON object")
     extra = set(body) - {*_FIELDS, "plural", "object", "uuid"}
     if extra:
         raise Unprocessable(f"unknown grant fields: {sorted(extra)}")
-    for field in _FIELDS:
-        if not is_uuid(body.get(field)):
-            raise Unprocessable(f"grant {field} must be a UUID")
+    principal, permission, target = (_uuid_field(body, field) for field in _FIELDS)
     obj = body.get("object")
     if obj is not None and not is_uuid(obj):
         raise Unprocessable("grant object must be a UUID or null")
-    if not isinstance(body.get("plural", False), bool):
+    plural = body.get("plural", False)
+    if not isinstance(plural, bool):
         raise Unprocessable("grant plural must be a boolean")
-    return GrantRow("", body["principal"], body["permission"], body["target"],
-                    body.get("plural", False), obj)
+    return GrantRow("", principal, permission, target, plural, obj)
 
 
-def parse_pattern(body: Any) -> dict[str, Any]:
+def _uuid_field(body: dict[str, object], field: str) -> str:
+    value = body.get(field)
+    if not is_uuid(value):
+        raise Unprocessable(f"grant {field} must be a UUID")
+    return value
+
+
+class GrantPattern(TypedDict):
+    """A ``grant/find`` pattern, as :meth:`~..core.acl.Acl.find` takes it (None: any)."""
+
+    principal: str | None
+    permission: str | None
+    target: str | None
+    plural: bool | None
+    obj: str | None
+
+
+def _optional_uuid(body: dict[str, object], field: str) -> str | None:
+    value = body.get(field)
+    if value is not None and not is_uuid(value):
+        raise Unprocessable(f"pattern {field} must be a UUID or null")
+    return value
+
+
+def parse_pattern(body: object) -> GrantPattern:
     """Validate a ``grant/find`` pattern; absent or null fields match anything."""
     if not isinstance(body, dict):
         raise Unprocessable("pattern must be a JSON object")
     extra = set(body) - {*_FIELDS, "plural", "object"}
     if extra:
         raise Unprocessable(f"unknown pattern fields: {sorted(extra)}")
-    for field in (*_FIELDS, "object"):
-        if body.get(field) is not None and not is_uuid(body[field]):
-            raise Unprocessable(f"pattern {field} must be a UUID or null")
-    if body.get("plural") is not None and not isinstance(body["plural"], bool):
+    principal, permission, target, obj = (_optional_uuid(body, field)
+                                          for field in (*_FIELDS, "object"))
+    plural = body.get("plural")
+    if plural is not None and not isinstance(plural, bool):
         raise Unprocessable("pattern plural must be a boolean or null")
-    return {"principal": body.get("principal"), "permission": body.get("permission"),
-            "target": body.get("target"), "plural": body.get("plural"),
-            "obj": body.get("object")}
+    return {"principal": principal, "permission": permission, "target": target,
+            "plural": plural, "obj": obj}
 
 
 def authorise(core: Core, caller: str, grant: GrantRow) -> None:
@@ -146,9 +169,9 @@ def readable_acl(core: Core, caller: str, principal: str) -> list[dict[str, str]
             if acl.check(caller, uuids.AuthPerm.ReadACL, e["permission"])]
 
 
-def to_json(grant: GrantRow) -> dict[str, Any]:
+def to_json(grant: GrantRow) -> JsonObject:
     """A grant as returned by the API."""
-    out: dict[str, Any] = {"uuid": grant.uuid, "principal": grant.principal,
+    out: JsonObject = {"uuid": grant.uuid, "principal": grant.principal,
                            "permission": grant.permission, "target": grant.target,
                            "plural": grant.plural}
     if grant.object is not None:

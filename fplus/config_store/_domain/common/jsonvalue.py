@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from fplus.jsontypes import JsonValue
 
 
-def canonical(value: Any) -> str:
+def canonical(value: object) -> str:
     """Compact JSON with sorted keys, so equal documents have equal text."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def parse(text: str) -> Any:
+def parse(text: str) -> JsonValue:
     """Parse stored JSON text."""
-    return json.loads(text)
+    parsed: JsonValue = json.loads(text)
+    return parsed

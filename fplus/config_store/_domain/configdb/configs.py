@@ -7,9 +7,9 @@ app's existing entries satisfy it.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json_merge_patch
+
+from fplus.jsontypes import JsonValue
 
 from ... import uuids
 from ..common.errors import Conflict, MethodNotAllowed, NotFound
@@ -22,7 +22,7 @@ from .schemas import SchemaCache
 REGISTRATION = uuids.App.Registration
 
 
-def get(core: Core, app: str, obj: str) -> tuple[Any, str] | None:
+def get(core: Core, app: str, obj: str) -> tuple[JsonValue, str] | None:
     """``(value, etag)`` of an entry, or None when absent."""
     if app == REGISTRATION:
         found = core.graph.get(obj)
@@ -51,7 +51,7 @@ def _registered(core: Core, obj: str) -> Obj:
     return current
 
 
-def put(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, value: Any, *,
+def put(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, value: JsonValue, *,
         if_match: str | None = None, if_none_match: str | None = None) -> tuple[bool, str]:
     """Store ``value``; returns ``(created, etag)``."""
     _require_app_and_object(core, app, obj)
@@ -69,8 +69,8 @@ def put(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, value
         return created, etag
 
 
-def patch(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str, patch_doc: Any, *,
-          if_match: str | None = None) -> tuple[bool, str]:
+def patch(core: Core, schemas: SchemaCache, caller: str, app: str, obj: str,
+          patch_doc: JsonValue, *, if_match: str | None = None) -> tuple[bool, str]:
     """Apply an RFC 7386 merge patch (creating the entry from ``{}``); ``(created, etag)``."""
     _require_app_and_object(core, app, obj)
     with core.transaction(_entry(app, obj)) as tx:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, replace
 
 from jsonschema import Draft202012Validator
 
@@ -100,30 +100,52 @@ def delete(core: Core, uuid: str) -> None:
         tx.w.delete_principal(uuid)
 
 
-def write_registration(core: Core, tx: Tx, caller: str, obj: Obj, reg: Any) -> Obj:
-    errors = sorted(e.message for e in _REGISTRATION.iter_errors(reg))
-    if errors:
-        raise Unprocessable("invalid registration: " + "; ".join(errors))
-    if reg["uuid"] != obj.uuid:
+@dataclass(frozen=True)
+class Registration:
+    """A Registration entry as written, checked against :data:`_REGISTRATION`."""
+
+    uuid: str
+    rank: int
+    klass: str | None
+    owner: str
+    deleted: bool
+
+    @classmethod
+    def parse(cls, value: object) -> Registration:
+        """422 (saying what is wrong) unless ``value`` is a Registration entry."""
+        errors = sorted(e.message for e in _REGISTRATION.iter_errors(value))
+        if errors or not isinstance(value, dict):
+            raise Unprocessable("invalid registration: " + "; ".join(errors))
+        uuid, rank, klass = value["uuid"], value["rank"], value["class"]
+        owner, deleted = value["owner"], value["deleted"]
+        if not (isinstance(uuid, str) and isinstance(rank, int) and isinstance(owner, str)
+                and isinstance(deleted, bool) and (klass is None or isinstance(klass, str))):
+            raise Unprocessable("invalid registration")  # the schema let none of these by
+        return cls(uuid, rank, klass, owner, deleted)
+
+
+def write_registration(core: Core, tx: Tx, caller: str, obj: Obj, value: object) -> Obj:
+    reg = Registration.parse(value)
+    if reg.uuid != obj.uuid:
         raise Conflict("an object's uuid cannot change")
-    if reg["rank"] != obj.rank:
+    if reg.rank != obj.rank:
         raise Conflict("changing an object's rank is not supported")
-    changes: dict[str, Any] = {"deleted": reg["deleted"]}
-    if reg["owner"] != obj.owner:
+    owner, klass = obj.owner, obj.klass
+    if reg.owner != obj.owner:
         if caller != obj.owner and not core.acl.check(caller, uuids.ConfigDBPerm.TakeFrom,
                                                       obj.owner):
             raise Forbidden("may not take objects from their owner")
-        _check_give(core, caller, reg["owner"])
-        changes["owner"] = reg["owner"]
-    if reg["class"] != obj.klass:
-        cls = core.graph.get(reg["class"]) if reg["class"] else None
+        _check_give(core, caller, reg.owner)
+        owner = reg.owner
+    if reg.klass != obj.klass:
+        cls = core.graph.get(reg.klass) if reg.klass else None
         if cls is None or cls.rank != obj.rank + 1:
             raise Conflict("new primary class must be a class one rank above the object")
-        changes["klass"] = cls.uuid
+        klass = cls.uuid
         tx.set_member(cls.uuid, obj.uuid, True)
-    if all(getattr(obj, k) == v for k, v in changes.items()):
+    if (reg.deleted, owner, klass) == (obj.deleted, obj.owner, obj.klass):
         return obj
-    return tx.put_object(obj.evolve(**changes))
+    return tx.put_object(replace(obj, deleted=reg.deleted, owner=owner, klass=klass))
 
 
 # -- class relations ------------------------------------------------------------------

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
@@ -20,16 +19,24 @@ from ..common.jsonvalue import parse
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 
 
-def compile_schema(schema: Any) -> Draft202012Validator:
+def compile_schema(schema: object) -> Draft202012Validator:
     """A validator for ``schema``; 422 if it is not a valid JSON Schema."""
     try:
-        Draft202012Validator.check_schema(schema)
+        checked = _schema_doc(schema)
+        Draft202012Validator.check_schema(checked)
     except SchemaError as exc:
         raise Unprocessable(f"invalid JSON schema: {exc.message}") from exc
-    return Draft202012Validator(schema, format_checker=_FORMATS)
+    return Draft202012Validator(checked, format_checker=_FORMATS)
 
 
-def errors_of(validator: Draft202012Validator, value: Any) -> list[str]:
+def _schema_doc(value: object) -> Mapping[str, object] | bool:
+    """``value`` as a schema: a JSON object or a boolean; else the metaschema's refusal."""
+    if isinstance(value, dict | bool):
+        return value
+    raise SchemaError(f"{value!r} is not of type 'object', 'boolean'")
+
+
+def errors_of(validator: Draft202012Validator, value: object) -> list[str]:
     """Readable validation errors (empty when valid), each ``<JSON path>: <what is wrong>``."""
     return sorted(f"{json_path(err.absolute_path)}: {_explain(err)}"
                   for err in validator.iter_errors(value))
@@ -96,19 +103,19 @@ class SchemaCache:
         pending = self._pending(app)
         if pending is not None:
             written = pending.get_config(uuids.App.ConfigSchema, app)
-            return (Draft202012Validator(parse(written[0]), format_checker=_FORMATS)
+            return (Draft202012Validator(_schema_doc(parse(written[0])), format_checker=_FORMATS)
                     if written else None)
         with self._lock:
             if app in self._compiled:
                 return self._compiled[app]
         stored = self.storage.reader().get_config(uuids.App.ConfigSchema, app)
-        validator = (Draft202012Validator(parse(stored[0]), format_checker=_FORMATS)
+        validator = (Draft202012Validator(_schema_doc(parse(stored[0])), format_checker=_FORMATS)
                      if stored else None)
         with self._lock:
             self._compiled[app] = validator
         return validator
 
-    def validate(self, app: str, value: Any) -> None:
+    def validate(self, app: str, value: object) -> None:
         """422 unless ``value`` satisfies ``app``'s schema."""
         validator = self.validator(app)
         if validator is not None:
@@ -117,7 +124,7 @@ class SchemaCache:
                 raise Unprocessable("schema validation failed: " + "; ".join(errors[:10]),
                                     body={"errors": errors})
 
-    def check_new_schema(self, reader: Reader, app: str, schema: Any) -> None:
+    def check_new_schema(self, reader: Reader, app: str, schema: object) -> None:
         """Before a schema is stored: 422 if invalid, 409 if existing entries fail it."""
         validator = compile_schema(schema)
         failing = [obj for obj, text, _ in reader.config_entries(app)

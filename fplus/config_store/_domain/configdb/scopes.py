@@ -9,8 +9,6 @@ field: writing an entry still needs a grant for the entry's own object (or the a
 
 from __future__ import annotations
 
-from typing import Any
-
 from ... import uuids
 from ..core.acl import Acl
 
@@ -23,7 +21,7 @@ def scoped(app: str) -> bool:
     return app.lower() in SCOPE_FIELDS
 
 
-def scope_of(app: str, value: Any) -> str | None:
+def scope_of(app: str, value: object) -> str | None:
     """The object ``value`` (an entry of ``app``) belongs to, lower-cased; None if the app
     has no such field or the entry names none."""
     field = SCOPE_FIELDS.get(app.lower())
@@ -31,7 +29,7 @@ def scope_of(app: str, value: Any) -> str | None:
     return found.lower() if isinstance(found, str) else None
 
 
-def may_read(acl: Acl, principal: str | None, app: str, obj: str, value: Any) -> bool:
+def may_read(acl: Acl, principal: str | None, app: str, obj: str, value: object) -> bool:
     """May ``principal`` read ``app``'s entry of ``obj``, which holds ``value``?"""
     return acl.check(principal, uuids.ConfigDBPerm.ReadApp, app, obj=obj,
                      scope=scope_of(app, value))

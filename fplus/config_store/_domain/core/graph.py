@@ -11,7 +11,8 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+
+from fplus.jsontypes import JsonObject
 
 from ..._storage import ObjectRow
 
@@ -27,9 +28,9 @@ class Obj:
     deleted: bool
     etag: str
 
-    def registration(self) -> dict:
+    def registration(self) -> JsonObject:
         """The Registration app entry for this object."""
-        reg = {"uuid": self.uuid, "rank": self.rank, "owner": self.owner,
+        reg: JsonObject = {"uuid": self.uuid, "rank": self.rank, "owner": self.owner,
                "deleted": self.deleted, "strict": True}
         if self.klass is not None:
             reg["class"] = self.klass
@@ -39,9 +40,10 @@ class Obj:
         """The storage row."""
         return ObjectRow(self.uuid, self.rank, self.klass, self.owner, self.deleted, self.etag)
 
-    def evolve(self, **changes: Any) -> Obj:
-        """A copy with ``changes`` applied."""
-        return replace(self, **changes)
+    def evolve(self, *, owner: str | None = None, etag: str | None = None) -> Obj:
+        """A copy with the owner or etag given (its other facts: :func:`dataclasses.replace`)."""
+        return replace(self, owner=self.owner if owner is None else owner,
+                       etag=self.etag if etag is None else etag)
 
 
 class Graph:
