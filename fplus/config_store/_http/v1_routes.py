@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from flask import Blueprint, Response, jsonify, request
+
+from fplus.jsontypes import JsonValue
 
 from .. import uuids
 from .._domain.common.errors import DomainError, Forbidden
@@ -16,6 +18,9 @@ from .._domain.configdb import configs, scopes
 from .._domain.configdb.search import Query
 from .._domain.notify.subscriptions import UNPROCESSABLE, reason_of
 from .auth import allowed, caller, store
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIEnvironment
 
 bp = Blueprint("v1", __name__)
 log = logging.getLogger(__name__)
@@ -41,7 +46,7 @@ FORWARDS: list[tuple[re.Pattern[str], str]] = [(re.compile(f"^{p}/?$"), t) for p
 def forward_v1(wsgi_app: Callable) -> Callable:
     """WSGI middleware rewriting v1 paths to their v2 equivalents."""
 
-    def app(environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path.startswith("/v1/") and not path.endswith("/search"):
             refused = environ["REQUEST_METHOD"] == "POST" and path.rstrip("/") == "/v1/app"
@@ -76,6 +81,7 @@ def search(app: str, klass: str | None = None) -> Response:
     except DomainError:
         return jsonify([])
     wanted = set(objs)
+    entries: list[tuple[str, JsonValue]]
     if app == uuids.App.Registration:
         entries = [(o, core.graph.objects[o].registration()) for o in objs]
     else:  # SQLite filters; only matching entries are parsed (and checked again)
@@ -86,7 +92,7 @@ def search(app: str, klass: str | None = None) -> Response:
     return jsonify(query.run(entries))
 
 
-def _parsed(app: str, rows: Iterable[tuple[str, str]]) -> Iterable[tuple[str, Any]]:
+def _parsed(app: str, rows: Iterable[tuple[str, str]]) -> Iterable[tuple[str, JsonValue]]:
     """The rows' entries, parsed; one stored before nesting was checked at the door, too deep
     to parse, is left out (logged), so it cannot fail the search of every other entry (as in a
     notify SEARCH, where it is answered as unprocessable)."""

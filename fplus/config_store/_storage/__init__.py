@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from .dbfile import UnusableDatabase
 from .errors import StorageBusy, StorageUnavailable
-from .queries import Reader
+from .queries import Reader, SearchCondition
 from .rows import AuditRow, Change, GrantRow, LoginRow, ObjectRow, TokenRow
 from .sqlite import SQLiteStorage
 from .writes import Outcome, Storage, Writer
@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 DB_FILE = "config-store.db"
 
 __all__ = ["DB_FILE", "AuditRow", "Change", "GrantRow", "LoginRow", "ObjectRow", "Outcome",
-           "Reader", "SQLiteStorage", "Storage", "StorageBusy", "StorageUnavailable", "TokenRow",
-           "UnusableDatabase", "Writer", "is_replicated", "open_storage", "parse_database_url"]
+           "Reader", "SQLiteStorage", "SearchCondition", "Storage", "StorageBusy",
+           "StorageUnavailable", "TokenRow", "UnusableDatabase", "Writer", "is_replicated",
+           "open_storage", "parse_database_url"]
 
 
 def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path]:

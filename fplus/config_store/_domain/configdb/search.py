@@ -9,19 +9,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Final
 
+from fplus.jsontypes import JsonScalar, JsonValue
+
+from ..._storage import SearchCondition
 from ..common.errors import BadRequest
 
 _PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_MISSING = object()
 
 
-def _scalar(text: str) -> Any:
+class _Missing:
+    """The value of a path a document does not have (``undefined`` in a query)."""
+
+
+_MISSING: Final = _Missing()
+
+
+def _scalar(text: str) -> JsonScalar | _Missing:
     if text == "undefined":
         return _MISSING
     try:
-        value = json.loads(text)
+        value: JsonValue = json.loads(text)
     except (ValueError, RecursionError):
         raise BadRequest(f"search value is not a JSON scalar: {text[:100]!r}") from None
     if isinstance(value, dict | list):
@@ -40,7 +49,7 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _lookup(doc: Any, path: str) -> Any:
+def _lookup(doc: JsonValue, path: str) -> JsonValue | _Missing:
     for part in path.split("."):
         if not isinstance(doc, dict) or part not in doc:
             return _MISSING
@@ -48,7 +57,7 @@ def _lookup(doc: Any, path: str) -> Any:
     return doc
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: JsonValue, b: JsonScalar) -> bool:
     return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
 
@@ -56,7 +65,7 @@ class Query:
     """A parsed search: conditions and selections."""
 
     def __init__(self, items: Iterable[tuple[str, str]]) -> None:
-        self.where: list[tuple[str, Any]] = []
+        self.where: list[tuple[str, JsonScalar | _Missing]] = []
         self.select: dict[str, str] = {}
         for key, value in items:
             if key.startswith("@"):
@@ -69,23 +78,23 @@ class Query:
             else:
                 raise BadRequest(f"bad search term {key!r}")
 
-    def matches(self, doc: Any) -> bool:
+    def matches(self, doc: JsonValue) -> bool:
         """True if ``doc`` satisfies every condition."""
         for path, want in self.where:
             got = _lookup(doc, path)
-            if want is _MISSING:
-                if got is not _MISSING:
+            if isinstance(want, _Missing):
+                if not isinstance(got, _Missing):
                     return False
-            elif got is _MISSING or not _same(got, want):
+            elif isinstance(got, _Missing) or not _same(got, want):
                 return False
         return True
 
-    def sql_conditions(self) -> list[tuple[str, str, Any]]:
+    def sql_conditions(self) -> list[SearchCondition]:
         """The conditions in the storage's terms (see ``Reader.search_entries``)."""
-        out: list[tuple[str, str, Any]] = []
+        out: list[SearchCondition] = []
         for path, want in self.where:
             json_path = "$." + path
-            if want is _MISSING:
+            if isinstance(want, _Missing):
                 out.append((json_path, "missing", None))
             elif want is None:
                 out.append((json_path, "null", None))
@@ -97,13 +106,15 @@ class Query:
                 out.append((json_path, "text", want))
         return out
 
-    def run(self, entries: Iterable[tuple[str, Any]]) -> list[str] | dict[str, dict[str, Any]]:
+    def run(self, entries: Iterable[tuple[str, JsonValue]]
+            ) -> list[str] | dict[str, dict[str, JsonValue]]:
         """Matching uuids, or ``{uuid: {name: value}}`` when selecting (nulls dropped)."""
         hits = [(obj, doc) for obj, doc in entries if self.matches(doc)]
         if not self.select:
             return [obj for obj, _ in hits]
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, dict[str, JsonValue]] = {}
         for obj, doc in hits:
             picked = {name: _lookup(doc, path) for name, path in self.select.items()}
-            out[obj] = {k: v for k, v in picked.items() if v is not _MISSING and v is not None}
+            out[obj] = {k: v for k, v in picked.items()
+                        if not isinstance(v, _Missing) and v is not None}
         return out
