@@ -49,7 +49,7 @@ from ..model.setup_status import FAILED as SETUP_FAILED
 from ..model.setup_status import SetupStatus
 from ..model.sync_state import DEGRADED, SYNCED, derive_sync
 from .rule import Look, advance
-from .state import COMPLETE, FINISHED, RolloutState, TargetState, stamp
+from .state import COMPLETE, FINISHED, RolloutState, TargetState, same_but_updated, stamp
 from .steps import Spec, spec_errors
 
 CLUSTER_ROLLOUT_APP = uuids.App.ClusterRollout
@@ -243,9 +243,7 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
             found.configs[cluster] = wanted
     status = state.dump()
     if status != previous:
-        if isinstance(previous, dict) and {k: v for k, v in status.items()
-                                           if k != "updatedAt"} != {
-                k: v for k, v in previous.items() if k != "updatedAt"}:
+        if isinstance(previous, dict) and not same_but_updated(status, previous):
             status["updatedAt"] = stamp(now)
         found.statuses[uuid] = copy.deepcopy(status)
     if decision.wake_in is not None:

@@ -39,6 +39,7 @@ from .state import (
     Step,
     TargetState,
     parse_time,
+    same_but_updated,
     stamp,
 )
 from .steps import MANUAL, Spec, plan_steps
@@ -92,12 +93,6 @@ def begin(look: Look) -> RolloutState:
                         look.revision, PROGRESSING, steps, started_at=at, updated_at=at)
 
 
-def _same(a: RolloutState, b: RolloutState) -> bool:
-    """Equal but for the time of the last change."""
-    return {k: v for k, v in a.dump().items() if k != "updatedAt"} == {
-        k: v for k, v in b.dump().items() if k != "updatedAt"}
-
-
 def advance(look: Look) -> Decision:
     """One look at a rollout: its next state (``updatedAt`` moved only if it changed)."""
     previous = look.previous
@@ -107,7 +102,7 @@ def advance(look: Look) -> Decision:
         state = copy.deepcopy(previous)
     _take_request(state, look.request, look.now)
     wake = _progress(state, look) if state.state == PROGRESSING else None
-    if previous is None or not _same(state, previous):
+    if previous is None or not same_but_updated(state.dump(), previous.dump()):
         state.updated_at = stamp(look.now)
     return Decision(state, frozenset(state.updated(set(look.targets))), wake)
 

@@ -30,7 +30,7 @@ from ..services.errors import Conflict, NotFound
 from . import cluster_entry
 from .cluster_entry import CLUSTER_ROLLOUT_APP
 from .fleet_entry import FLEET_APP, REVISION_KEYS, revision
-from .state import ABORTED, COMPLETE, HALTED, PAUSED, PROGRESSING, ROLLOUT_APP
+from .state import ABORTED, COMPLETE, HALTED, PAUSED, PROGRESSING, ROLLOUT_APP, RolloutState
 
 log = logging.getLogger(__name__)
 ALLOWED = {"pause": (PROGRESSING,), "resume": (PAUSED, HALTED),
@@ -86,26 +86,22 @@ def view(source: Source, status: Any) -> dict[str, Any]:
     """``{uuid, kind, name, rollout, revision, state, step, steps, failed, updated, ...}``;
     ``state`` ``Pending`` until the leader begins the rollout of the current revision."""
     head = source.head()
-    if not isinstance(status, dict) or status.get("revision") != head["revision"]:
+    state = RolloutState.parse(status)
+    if state is None or state.revision != head["revision"]:
         return head | {"state": "Pending", "step": 0, "steps": [], "failed": [],
                        "updated": [], "message": "the leader has not begun the rollout "
                                                  "of this revision yet"}
-    steps = status.get("steps") or []
-    index = status.get("step", 0)
-    updated = sorted({c for s in steps[:index] for c in s.get("clusters", [])}
-                     | set(steps[index].get("started") or []) if steps else set())
-    if status.get("state") == COMPLETE:
-        updated = sorted({c for s in steps for c in s.get("clusters", [])})
+    updated = sorted(state.updated({c for s in state.steps for c in s.clusters}))
     hidden = ("request", "kind", "baseline")
-    shown = head | {k: v for k, v in status.items() if k not in hidden and v is not None} | {
-        "updated": updated}
-    if status.get("state") == ABORTED:
+    shown = head | {k: v for k, v in state.dump().items()
+                    if k not in hidden and v is not None} | {"updated": updated}
+    if state.state == ABORTED:
         shown["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
-    elif status.get("promoted") is False:
+    elif state.promoted is False:
         shown["message"] = PROMOTE_NOTE
     request = source.entry.get("rolloutRequest")
-    if isinstance(request, dict) and request.get("rolloutId") == status.get("rolloutId") \
-            and request.get("at") != status.get("request"):
+    if isinstance(request, dict) and request.get("rolloutId") == state.rollout_id \
+            and request.get("at") != state.request:
         shown["pendingRequest"] = request.get("action")
     return shown
 

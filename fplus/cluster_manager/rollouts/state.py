@@ -53,6 +53,12 @@ def parse_time(value: Any) -> datetime | None:
         return None
 
 
+def same_but_updated(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two state entries equal but for the time of their last change."""
+    return {k: v for k, v in a.items() if k != "updatedAt"} == {
+        k: v for k, v in b.items() if k != "updatedAt"}
+
+
 def _names(value: Any) -> list[str] | None:
     return [str(v) for v in value] if isinstance(value, list) else None
 
