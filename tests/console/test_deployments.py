@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fplus.cluster_manager.rollouts.fleet_entry import member_uuid
 from selenium.webdriver.support.ui import Select
 
+from fplus.cluster_manager.rollouts.fleet_entry import member_uuid
 from fplus.config_store import uuids
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, wait_for
