@@ -27,6 +27,6 @@ def system_chart_names(cs: ConfigStoreClient) -> set[str]:
     names = {EDGE_CLUSTER}
     for template in cs.class_members(uuids.Class.SystemHelmChart):
         entry = cs.get_config(uuids.App.HelmChartTemplate, template)
-        if isinstance(entry, dict) and isinstance(entry.get("chart"), str):
-            names.add(entry["chart"])
+        if isinstance(entry, dict) and isinstance(chart := entry.get("chart"), str):
+            names.add(chart)
     return names

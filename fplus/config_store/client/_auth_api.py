@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fplus.jsontypes import JsonObject, JsonValue, strings
 
 from ._paths import identity_path, password_path, seg
-from ._transport import Transport
+from ._transport import Transport, json_object, json_objects
 from .errors import ConfigStoreError, Unauthorized
 
 
-def _uuid_of(body: Any, what: str) -> str:
+def _uuid_of(body: JsonValue, what: str) -> str:
     """The ``uuid`` of a creation answer (a JSON object, or a bare JSON string)."""
-    if isinstance(body, dict) and isinstance(body.get("uuid"), str):
-        return body["uuid"]
+    if isinstance(body, dict) and isinstance(uuid := body.get("uuid"), str):
+        return uuid
     if isinstance(body, str):
         return body
     raise ConfigStoreError(200, body, f"{what}: answer carries no uuid")
@@ -21,9 +21,9 @@ def _uuid_of(body: Any, what: str) -> str:
 def principal_body(name: str, password: str | None = None, uuid: str | None = None,
                    klass: str | None = None, *, label: str | None = None,
                    groups: list[str] | None = None,
-                   grants: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   grants: list[JsonObject] | None = None) -> JsonObject:
     """The ``POST /v2/principal`` body of :meth:`AuthApi.create_principal`."""
-    body: dict[str, Any] = {"name": name}
+    body: JsonObject = {"name": name}
     if password is not None:
         body["password"] = password
     if uuid is not None:
@@ -33,7 +33,7 @@ def principal_body(name: str, password: str | None = None, uuid: str | None = No
     if label is not None:
         body["label"] = label
     if groups:
-        body["groups"] = groups
+        body["groups"] = list(groups)
     if grants:
         body["grants"] = [{"plural": False, **g} for g in grants]
     return body
@@ -44,11 +44,11 @@ class AuthApi:
 
     _t: Transport
 
-    def whoami(self) -> dict[str, Any]:
+    def whoami(self) -> JsonObject:
         """``{"uuid", "name", "root"}`` of the authenticated principal."""
-        return self._t.call("GET", "/v2/whoami?detail=true")
+        return json_object(self._t.call("GET", "/v2/whoami?detail=true"))
 
-    def identify(self, authorization: str) -> dict[str, Any] | None:
+    def identify(self, authorization: str) -> JsonObject | None:
         """Who a caller's ``Authorization`` header proves: ``{"uuid", "name", "root"}``.
 
         None when it proves nobody. For services that accept Config Store credentials
@@ -56,8 +56,8 @@ class AuthApi:
         ``root`` marks the root principal, which every permission check allows.
         """
         try:
-            return self._t.call("GET", "/v2/whoami?detail=true", auth=False,
-                                headers={"Authorization": authorization})
+            return json_object(self._t.call("GET", "/v2/whoami?detail=true", auth=False,
+                                            headers={"Authorization": authorization}))
         except Unauthorized:
             return None
 
@@ -79,7 +79,7 @@ class AuthApi:
         *,
         label: str | None = None,
         groups: list[str] | None = None,
-        grants: list[dict[str, Any]] | None = None,
+        grants: list[JsonObject] | None = None,
     ) -> str:
         """Create a principal (optionally with a password, uuid and class); return its uuid.
 
@@ -109,9 +109,9 @@ class AuthApi:
             body = self._t.call("POST", path)
         else:
             body = self._t.call("POST", path, body={"previousValidFor": previous_valid_for})
-        if not isinstance(body, dict) or not isinstance(body.get("password"), str):
+        if not isinstance(body, dict) or not isinstance(password := body.get("password"), str):
             raise ConfigStoreError(0, "generate_password: no password in the answer")
-        return body["password"]
+        return password
 
     def delete_principal(self, principal: str) -> None:
         """Delete a principal; already absent is fine."""
@@ -120,7 +120,8 @@ class AuthApi:
     def find_principal(self, name: str) -> str | None:
         """The uuid of the principal with Kerberos name ``name`` (``name@REALM``) or login
         name ``name``, or None."""
-        return self._t.call_or_none("GET", identity_path(name))
+        found = self._t.call_or_none("GET", identity_path(name))
+        return found if isinstance(found, str) else None
 
     def add_grant(
         self,
@@ -131,7 +132,7 @@ class AuthApi:
         object: str | None = None,
     ) -> str:
         """Create a grant; return its uuid."""
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "principal": principal,
             "permission": permission,
             "target": target,
@@ -158,16 +159,16 @@ class AuthApi:
             "object": object,
         }
         body = {k: v for k, v in fields.items() if v is not None}
-        return self._t.call("POST", "/v2/grant/find", body=body) or []
+        return strings(self._t.call("POST", "/v2/grant/find", body=body))
 
-    def get_grant(self, uuid: str) -> dict[str, Any]:
+    def get_grant(self, uuid: str) -> JsonObject:
         """A grant's ``{"principal", "permission", "target", "plural", ...}``."""
-        return self._t.call("GET", f"/v2/grant/{seg(uuid)}")
+        return json_object(self._t.call("GET", f"/v2/grant/{seg(uuid)}"))
 
     def delete_grant(self, uuid: str) -> None:
         """Delete a grant; already absent is fine."""
         self._t.call_or_none("DELETE", f"/v2/grant/{seg(uuid)}")
 
-    def get_acl(self, principal: str) -> list[dict[str, Any]]:
+    def get_acl(self, principal: str) -> list[JsonObject]:
         """The principal's effective ``[{"permission", "target"}, ...]``."""
-        return self._t.call("GET", f"/v2/acl/{seg(principal)}") or []
+        return json_objects(self._t.call("GET", f"/v2/acl/{seg(principal)}"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import quote
 
 
@@ -31,7 +30,7 @@ def password_path(principal: str) -> str:
 
 
 def search_params(
-    query: Mapping[str, Any], select: Mapping[str, str] | None = None
+    query: Mapping[str, object], select: Mapping[str, str] | None = None
 ) -> list[tuple[str, str]]:
     """Encode a ConfigDB search: ``path=<JSON value>`` (None → ``undefined``), ``@name=path``."""
     params = [

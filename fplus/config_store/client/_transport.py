@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Final, TypeAlias, TypedDict, Unpack
 
 import urllib3
 from urllib3.exceptions import (
@@ -22,12 +22,14 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 
+from fplus.jsontypes import JsonObject, JsonValue
+
 from ._token import TokenCache, parse_token_response
 from .errors import ConfigStoreError, ConnectionFailed, NotFound, Unauthorized, error_for
 
 log = logging.getLogger(__name__)
 
-NO_BODY: Any = object()
+NO_BODY: Final = object()
 """Sentinel: send no request body (``None`` means the JSON value ``null``)."""
 
 JSON = "application/json"
@@ -35,6 +37,18 @@ MERGE_PATCH = "application/merge-patch+json"
 _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 Params = Sequence[tuple[str, str]] | Mapping[str, str] | None
+
+
+
+class RequestOptions(TypedDict, total=False):
+    """What :meth:`Transport.request` takes beyond its method and path."""
+
+    body: object
+    content_type: str
+    headers: Mapping[str, str] | None
+    params: Params
+    auth: bool
+
 
 Credentials: TypeAlias = Callable[[], tuple[str, str]]
 """Returns ``(username, password)``; called at every token fetch (see ConfigStoreClient)."""
@@ -59,9 +73,10 @@ class Response:
     content: bytes
     headers: Mapping[str, str]
 
-    def json(self) -> Any:
+    def json(self) -> JsonValue:
         """The body parsed as JSON (ValueError if it is not)."""
-        return json.loads(self.content)
+        parsed: JsonValue = json.loads(self.content)
+        return parsed
 
     @property
     def text(self) -> str:
@@ -89,17 +104,15 @@ def trusted_ca_bundle() -> str | None:
 def _pool_for(base_url: str) -> urllib3.PoolManager:
     """A connection pool, through the environment's proxy for this URL if it names one."""
     parts = urllib.parse.urlsplit(base_url)
-    options: dict[str, Any] = {"maxsize": 32, "retries": False, "block": False}
-    bundle = trusted_ca_bundle()
-    if bundle:
-        options["ca_certs"] = bundle
+    bundle = trusted_ca_bundle()  # None: the system's (urllib3's default)
     proxy = urllib.request.getproxies().get(parts.scheme)
     if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-        return urllib3.ProxyManager(proxy, **options)
-    return urllib3.PoolManager(**options)
+        return urllib3.ProxyManager(proxy, maxsize=32, retries=False, block=False,
+                                    ca_certs=bundle)
+    return urllib3.PoolManager(maxsize=32, retries=False, block=False, ca_certs=bundle)
 
 
-def parse_body(resp: Response) -> Any:
+def parse_body(resp: Response) -> JsonValue:
     """The response body as JSON if parseable, else text, else None when empty (a body
     nested past the parser's depth is text too: it must not escape as a RecursionError)."""
     if resp.status_code == 204 or not resp.content:
@@ -108,6 +121,16 @@ def parse_body(resp: Response) -> Any:
         return resp.json()
     except (ValueError, RecursionError):
         return resp.text
+
+
+def json_object(value: JsonValue) -> JsonObject:
+    """An answer that should be a JSON object, as one (anything else: an empty one)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_objects(value: JsonValue) -> list[JsonObject]:
+    """The JSON objects of an answer that should be an array of them."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def strip_etag(header: str | None) -> str | None:
@@ -197,7 +220,7 @@ class Transport:
         method: str,
         path: str,
         *,
-        body: Any = NO_BODY,
+        body: object = NO_BODY,
         content_type: str = JSON,
         headers: Mapping[str, str] | None = None,
         params: Params = None,
@@ -222,11 +245,12 @@ class Transport:
         token = self.tokens.get()
         return self._send(method, path, data=data, headers=hdrs, params=params, token=token)
 
-    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+    def call(self, method: str, path: str, **kwargs: Unpack[RequestOptions]) -> JsonValue:
         """Like :meth:`request` but return the parsed body (None when empty)."""
         return parse_body(self.request(method, path, **kwargs))
 
-    def call_or_none(self, method: str, path: str, **kwargs: Any) -> Any:
+    def call_or_none(self, method: str, path: str,
+                     **kwargs: Unpack[RequestOptions]) -> JsonValue:
         """Like :meth:`call` but a 404 answers None."""
         try:
             return self.call(method, path, **kwargs)

@@ -7,11 +7,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from fplus.jsontypes import JsonObject, JsonValue, strings
+
 from ..uuids import App
 from ._auth_api import AuthApi
 from ._paths import conditions as _conditions
 from ._paths import entry_path, search_params, seg
-from ._transport import MERGE_PATCH, Credentials, Send, Transport, parse_body, strip_etag
+from ._transport import (
+    MERGE_PATCH,
+    Credentials,
+    Send,
+    Transport,
+    json_object,
+    json_objects,
+    parse_body,
+    strip_etag,
+)
 from .batch import BatchOp, BatchResult
 from .errors import (
     ConfigStoreError,
@@ -101,8 +112,8 @@ class ConfigStoreClient(AuthApi):
     def service_url(self, service: str) -> str | None:
         """Where ``service`` (a service-function UUID) is reached, asked of the Directory
         (``GET /v1/service/<uuid>``); None when nobody provides it."""
-        records = self._t.call_or_none("GET", f"/v1/service/{seg(service)}") or []
-        urls = [r["url"] for r in records if isinstance(r, dict) and isinstance(r.get("url"), str)]
+        records = json_objects(self._t.call_or_none("GET", f"/v1/service/{seg(service)}"))
+        urls = [url for r in records if isinstance(url := r.get("url"), str)]
         return urls[0] if urls else None
 
     def advertise_service(self, service: str, url: str) -> None:
@@ -110,9 +121,9 @@ class ConfigStoreClient(AuthApi):
         entry of the service's object; the principal needs WriteApp on that entry)."""
         self.put_config(App.ServiceUrl, service, {"url": url.rstrip("/")})
 
-    def ping(self) -> dict[str, Any]:
+    def ping(self) -> JsonObject:
         """``GET /ping`` (unauthenticated)."""
-        return self._t.call("GET", "/ping", auth=False)
+        return json_object(self._t.call("GET", "/ping", auth=False))
 
     def connect(self, wait: float = 5.0) -> None:
         """Wait up to ``wait`` seconds for the Config Store to answer, then log in.
@@ -159,11 +170,11 @@ class ConfigStoreClient(AuthApi):
 
     # -- config entries -------------------------------------------------------
 
-    def get_config(self, app: str, obj: str) -> Any | None:
+    def get_config(self, app: str, obj: str) -> JsonValue:
         """The entry of ``app`` for ``obj``, or None if absent."""
         return self._t.call_or_none("GET", entry_path(app, obj))
 
-    def get_config_with_etag(self, app: str, obj: str) -> tuple[Any | None, str | None]:
+    def get_config_with_etag(self, app: str, obj: str) -> tuple[JsonValue, str | None]:
         """``(value, etag)`` of an entry; ``(None, None)`` if absent."""
         try:
             resp = self._t.request("GET", entry_path(app, obj))
@@ -175,7 +186,7 @@ class ConfigStoreClient(AuthApi):
         self,
         app: str,
         obj: str,
-        value: Any,
+        value: object,
         *,
         if_match: str | None = None,
         if_none_match: str | None = None,
@@ -187,7 +198,7 @@ class ConfigStoreClient(AuthApi):
         )
         return strip_etag(resp.headers.get("ETag"))
 
-    def put_config_as(self, authorization: str, app: str, obj: str, value: Any) -> None:
+    def put_config_as(self, authorization: str, app: str, obj: str, value: object) -> None:
         """Create or replace an entry as the caller whose ``Authorization`` header is given
         (forwarded as is, never kept): the Config Store checks the caller's own grants, not
         this client's."""
@@ -195,7 +206,7 @@ class ConfigStoreClient(AuthApi):
                         headers={"Authorization": authorization})
 
     def patch_config(
-        self, app: str, obj: str, patch: Any, *, if_match: str | None = None
+        self, app: str, obj: str, patch: object, *, if_match: str | None = None
     ) -> str | None:
         """Apply a JSON merge patch; a ``None`` patch deletes the entry."""
         if patch is None:
@@ -217,19 +228,19 @@ class ConfigStoreClient(AuthApi):
 
     def list_app_objects(self, app: str) -> list[str]:
         """Objects having an entry for ``app``."""
-        return self._t.call("GET", f"/v2/app/{seg(app)}/object") or []
+        return strings(self._t.call("GET", f"/v2/app/{seg(app)}/object"))
 
     def list_app_class(self, app: str, klass: str) -> list[str]:
         """Members of ``klass`` having an entry for ``app``."""
-        return self._t.call("GET", f"/v2/app/{seg(app)}/class/{seg(klass)}") or []
+        return strings(self._t.call("GET", f"/v2/app/{seg(app)}/class/{seg(klass)}"))
 
     def search(
         self,
         app: str,
-        query: Mapping[str, Any],
+        query: Mapping[str, object],
         select: Mapping[str, str] | None = None,
         klass: str | None = None,
-    ) -> Any:
+    ) -> Any:  # its shape depends on ``select``: callers narrow it
         """Search ``app``'s entries: ``query`` maps paths to required values (None: absent).
 
         Without ``select`` the answer is a list of object uuids; with it a dict of
@@ -252,14 +263,14 @@ class ConfigStoreClient(AuthApi):
         except PreconditionFailed:
             self.patch_config(App.Info, obj, {"name": name})
 
-    def load_dump(self, dump: Mapping[str, Any]) -> None:
+    def load_dump(self, dump: Mapping[str, object]) -> None:
         """Load a ConfigDB dump (``POST /load``)."""
         self._t.call("POST", "/load", body=dict(dump))
 
-    def export_dump(self, service: str) -> dict[str, Any]:
+    def export_dump(self, service: str) -> JsonObject:
         """The whole ConfigDB (``configdb``) or Auth (``auth``) as a dump ``load_dump``
         takes (``GET /v2/dump``; wildcard read grants needed)."""
-        return self._t.call("GET", f"/v2/dump?service={seg(service)}")
+        return json_object(self._t.call("GET", f"/v2/dump?service={seg(service)}"))
 
     # -- objects and classes --------------------------------------------------
 
@@ -267,14 +278,14 @@ class ConfigStoreClient(AuthApi):
         self, klass: str, uuid: str | None = None, owner: str | None = None
     ) -> str:
         """Create (or find, when ``uuid`` exists) an object of ``klass``; return its uuid."""
-        body: dict[str, Any] = {"class": klass}
+        body: JsonObject = {"class": klass}
         if uuid is not None:
             body["uuid"] = uuid
         if owner is not None:
             body["owner"] = owner
         reg = self._t.call("POST", "/v2/object", body=body)
-        if isinstance(reg, dict) and isinstance(reg.get("uuid"), str):
-            return reg["uuid"]
+        if isinstance(reg, dict) and isinstance(made := reg.get("uuid"), str):
+            return made
         raise ConfigStoreError(200, reg, "create_object: answer carries no uuid")
 
     def delete_object(self, obj: str) -> None:
@@ -283,15 +294,15 @@ class ConfigStoreClient(AuthApi):
 
     def list_objects(self) -> list[str]:
         """Every object uuid."""
-        return self._t.call("GET", "/v2/object") or []
+        return strings(self._t.call("GET", "/v2/object"))
 
     def class_members(self, klass: str) -> list[str]:
         """All (direct and indirect) members of ``klass``."""
-        return self._t.call("GET", f"/v2/class/{seg(klass)}/member") or []
+        return strings(self._t.call("GET", f"/v2/class/{seg(klass)}/member"))
 
     def class_subclasses(self, klass: str) -> list[str]:
         """All (direct and indirect) subclasses of ``klass``."""
-        return self._t.call("GET", f"/v2/class/{seg(klass)}/subclass") or []
+        return strings(self._t.call("GET", f"/v2/class/{seg(klass)}/subclass"))
 
     def add_member(self, klass: str, obj: str) -> None:
         """Make ``obj`` a direct member of ``klass``."""
