@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
 from urllib.parse import quote, urlsplit
 
 import click
 import requests
+
+from fplus.jsontypes import is_object, strings, text
 
 from .profile import Profile
 from .transport import unreachable
@@ -20,6 +21,11 @@ MANAGER = "the Cluster Manager"
 MANAGER_URL = "the URL given to `fplus login` (or FPLUS_URL)"
 SECRET_LIMIT = 1024 * 1024
 """The largest value ``secret seal`` sends: the Cluster Manager's default body limit."""
+
+Row = dict[str, object]
+"""A JSON object the API answered: printed whole (``-o json``) or read field by field with
+:mod:`fplus.jsontypes` (a table's columns)."""
+Params = Mapping[str, str]
 
 
 class ApiError(Exception):
@@ -48,12 +54,20 @@ def warning_texts(resp: requests.Response) -> list[str]:
     return texts
 
 
-def _object(resp: requests.Response) -> dict[str, Any]:
+def _object(resp: requests.Response) -> Row:
     """The JSON object a call answered; ApiError for any other body."""
-    body = resp.json()
-    if not isinstance(body, dict):
+    body: object = resp.json()
+    if not is_object(body):
         raise ApiError(resp.status_code, f"{resp.url} answered no JSON object")
     return body
+
+
+def rows(answer: Row, key: str) -> list[Row]:
+    """The objects of the list ``answer[key]``; ApiError when it is no list."""
+    found = answer.get(key)
+    if not isinstance(found, list):
+        raise ApiError(200, f"the answer holds no {key} list")
+    return [row for row in found if is_object(row)]
 
 
 class ManagerApi:
@@ -74,17 +88,20 @@ class ManagerApi:
 
     def _warn(self, resp: requests.Response) -> None:
         """Say each of the server's warnings on stderr, once per command."""
-        for text in warning_texts(resp):
-            if text not in self._warned:
-                self._warned.add(text)
-                click.echo(f"fplus: warning: {text}", err=True)
+        for warning in warning_texts(resp):
+            if warning not in self._warned:
+                self._warned.add(warning)
+                click.echo(f"fplus: warning: {warning}", err=True)
 
-    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        """One request; ApiError unless it answered 2xx."""
+    def call(self, method: str, path: str, *, params: Params | None = None,
+             json: object = None, data: bytes | str | None = None,
+             headers: Mapping[str, str] | None = None) -> requests.Response:
+        """One request (``json``: a body sent as JSON); ApiError unless it answered 2xx."""
         url = self.base + path
         try:
             resp = self._session.request(method, url, timeout=self._timeout,
-                                         verify=self._verify, **kwargs)
+                                         verify=self._verify, params=params, json=json,
+                                         data=data, headers=headers)
         except requests.RequestException as exc:
             raise ApiError(0, unreachable(MANAGER, self.base, exc, MANAGER_URL)) from None
         self._warn(resp)
@@ -103,11 +120,16 @@ class ManagerApi:
                     "run `fplus login` (a saved session lasts as long as its token)")
         return str(detail)
 
+    def call_object(self, method: str, path: str, *, params: Params | None = None,
+                    json: object = None) -> Row:
+        """One request whose answer is a JSON object (ApiError otherwise)."""
+        return _object(self.call(method, path, params=params, json=json))
+
     # -- clusters ---------------------------------------------------------------------------
 
     def clusters(self, phase: str | None = None, selector: str | None = None, *,
                  sync: str | None = None, search: str | None = None
-                 ) -> Iterator[dict[str, Any]]:
+                 ) -> Iterator[Row]:
         """Every cluster the caller may see, in name order (only those in ``phase``, in sync
         state ``sync``, whose name holds ``search`` or whose uuid starts with it, and whose
         labels match ``selector``, a Kubernetes selector string, when given), page by page."""
@@ -115,21 +137,21 @@ class ManagerApi:
         while True:
             page = self.cluster_page(phase, selector, sync=sync, search=search, limit=1000,
                                      after=after)
-            yield from page["clusters"]
-            after = page.get("next")
+            yield from rows(page, "clusters")
+            after = text(page, "next")
             if not after:
                 return
 
     def cluster_page(self, phase: str | None = None, selector: str | None = None, *,
                      sync: str | None = None, search: str | None = None, limit: int = 100,
-                     after: str | None = None) -> dict[str, Any]:
+                     after: str | None = None) -> Row:
         """One page of ``GET /v1/cluster?sort=name``: ``{clusters, next, counts, total}``
         (filters as :meth:`clusters`; ``after``: the ``next`` of the previous page)."""
         given = {"phase": phase, "selector": selector, "sync": sync, "search": search,
                  "after": after}
         params = {"sort": "name", "limit": str(limit),
                   **{k: v for k, v in given.items() if v is not None}}
-        return _object(self.call("GET", "/v1/cluster", params=params))
+        return self.call_object("GET", "/v1/cluster", params=params)
 
     def resolve(self, name_or_uuid: str) -> str:
         """The uuid of the cluster named so (a uuid is taken as it is)."""
@@ -140,18 +162,18 @@ class ManagerApi:
                 return str(cluster["uuid"])
         raise ApiError(404, f"no cluster named {name_or_uuid}")
 
-    def create(self, body: dict[str, Any]) -> dict[str, Any]:
+    def create(self, body: Row) -> Row:
         """``POST /v1/cluster``: the created cluster."""
-        return _object(self.call("POST", "/v1/cluster", json=body))
+        return self.call_object("POST", "/v1/cluster", json=body)
 
-    def cluster(self, cluster: str) -> tuple[dict[str, Any], str]:
+    def cluster(self, cluster: str) -> tuple[Row, str]:
         """``GET /v1/cluster/<c>``: its configuration (with labels and phase) and the
         configuration's ETag, for :meth:`edit`."""
         resp = self.call("GET", f"/v1/cluster/{cluster}")
         return _object(resp), resp.headers.get("ETag", "")
 
-    def edit(self, cluster: str, patch: dict[str, Any],
-             etag: str | None) -> tuple[dict[str, Any], str]:
+    def edit(self, cluster: str, patch: Mapping[str, object],
+             etag: str | None) -> tuple[Row, str]:
         """``PATCH /v1/cluster/<c>`` with the merge-patch ``patch``, only onto the version
         ``etag`` names (ApiError 412 once anything else changed it); the new configuration
         and its ETag."""
@@ -161,9 +183,9 @@ class ManagerApi:
                          headers=headers)
         return _object(resp), resp.headers.get("ETag", "")
 
-    def status(self, cluster: str) -> dict[str, Any]:
+    def status(self, cluster: str) -> Row:
         """The cluster's status with its derived phase."""
-        return _object(self.call("GET", f"/v1/cluster/{cluster}/status"))
+        return self.call_object("GET", f"/v1/cluster/{cluster}/status")
 
     def exists(self, cluster: str) -> bool:
         """Whether the cluster is still there (its status answers)."""
@@ -175,19 +197,19 @@ class ManagerApi:
             raise
         return True
 
-    def delete(self, cluster: str, force: bool = False) -> dict[str, Any]:
+    def delete(self, cluster: str, force: bool = False) -> Row:
         """Start the teardown."""
         params = {"force": "true"} if force else {}
-        return _object(self.call("DELETE", f"/v1/cluster/{cluster}", params=params))
+        return self.call_object("DELETE", f"/v1/cluster/{cluster}", params=params)
 
-    def redeploy(self, cluster: str) -> dict[str, Any]:
+    def redeploy(self, cluster: str) -> Row:
         """Ask the reconciler to write the cluster's repo again."""
-        return _object(self.call("POST", f"/v1/cluster/{cluster}/redeploy"))
+        return self.call_object("POST", f"/v1/cluster/{cluster}/redeploy")
 
-    def approve_key(self, cluster: str, fingerprint: str) -> dict[str, Any]:
+    def approve_key(self, cluster: str, fingerprint: str) -> Row:
         """Pin the sealing key waiting for approval (it must be ``fingerprint``)."""
-        return _object(self.call("POST", f"/v1/cluster/{cluster}/sealing-key/approve",
-                                 json={"fingerprint": fingerprint}))
+        return self.call_object("POST", f"/v1/cluster/{cluster}/sealing-key/approve",
+                                json={"fingerprint": fingerprint})
 
     def bootstrap_url(self, cluster: str) -> str:
         """A one-time bootstrap URL (the answer is ACS's JSON string)."""
@@ -220,12 +242,12 @@ class ManagerApi:
 
     # -- deployments and charts -------------------------------------------------------------
 
-    def deployments(self, cluster: str) -> list[dict[str, Any]]:
+    def deployments(self, cluster: str) -> list[Row]:
         """The cluster's Edge deployments."""
-        return list(_object(self.call("GET", f"/v1/cluster/{cluster}/deployment")
-                            )["deployments"])
+        return rows(self.call_object("GET", f"/v1/cluster/{cluster}/deployment"),
+                    "deployments")
 
-    def deployment(self, cluster: str, deployment: str) -> tuple[dict[str, Any], str | None]:
+    def deployment(self, cluster: str, deployment: str) -> tuple[Row, str | None]:
         """One deployment and its ETag."""
         resp = self.call("GET", f"/v1/cluster/{cluster}/deployment/{deployment}")
         return _object(resp), resp.headers.get("ETag")
@@ -239,12 +261,12 @@ class ManagerApi:
                 return str(found["uuid"])
         raise ApiError(404, f"cluster {cluster} has no deployment named {name_or_uuid}")
 
-    def create_deployment(self, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
+    def create_deployment(self, cluster: str, body: Row) -> Row:
         """``POST /v1/cluster/<c>/deployment``: the created deployment."""
-        return _object(self.call("POST", f"/v1/cluster/{cluster}/deployment", json=body))
+        return self.call_object("POST", f"/v1/cluster/{cluster}/deployment", json=body)
 
-    def patch_deployment(self, cluster: str, deployment: str, patch: dict[str, Any],
-                         etag: str | None = None) -> dict[str, Any]:
+    def patch_deployment(self, cluster: str, deployment: str, patch: Mapping[str, object],
+                         etag: str | None = None) -> Row:
         """Merge-patch a deployment (only if it is still at ``etag``, when given)."""
         headers = {"Content-Type": "application/merge-patch+json",
                    **({"If-Match": etag} if etag else {})}
@@ -255,9 +277,9 @@ class ManagerApi:
         """Delete a deployment."""
         self.call("DELETE", f"/v1/cluster/{cluster}/deployment/{deployment}")
 
-    def charts(self) -> list[dict[str, Any]]:
+    def charts(self) -> list[Row]:
         """The Helm chart templates."""
-        return list(_object(self.call("GET", "/v1/chart"))["charts"])
+        return rows(self.call_object("GET", "/v1/chart"), "charts")
 
     def resolve_chart(self, name_or_uuid: str) -> str:
         """The uuid of the chart template named so (a uuid is taken as it is)."""
@@ -271,25 +293,25 @@ class ManagerApi:
 
     # -- imports ----------------------------------------------------------------------------
 
-    def import_chart(self, archive: bytes, template: str | None = None) -> dict[str, Any]:
+    def import_chart(self, archive: bytes, template: str | None = None) -> Row:
         """``POST /v1/chart``: a chart archive into the shared charts repo."""
         params = {"template": template} if template is not None else None
         return _object(self.call("POST", "/v1/chart", data=archive, params=params,
                                  headers={"Content-Type": "application/gzip"}))
 
-    def import_flux(self, export: bytes) -> dict[str, Any]:
+    def import_flux(self, export: bytes) -> Row:
         """``POST /v1/flux-version``: a `flux install --export` into the central Flux repo."""
         return _object(self.call("POST", "/v1/flux-version", data=export,
                                  headers={"Content-Type": "application/yaml"}))
 
-    def imported_charts(self) -> list[dict[str, Any]]:
+    def imported_charts(self) -> list[Row]:
         """``{name, version}`` of each chart in the shared charts repo."""
-        return list(_object(self.call("GET", "/v1/chart", params={"imported": "true"}))
-                    ["imported"])
+        return rows(self.call_object("GET", "/v1/chart", params={"imported": "true"}),
+                    "imported")
 
     def flux_versions(self) -> list[str]:
         """The Flux versions in the central Flux repo, oldest first."""
-        return list(_object(self.call("GET", "/v1/flux-version"))["versions"])
+        return strings(self.call_object("GET", "/v1/flux-version").get("versions"))
 
     # -- secrets ----------------------------------------------------------------------------
 
@@ -311,12 +333,12 @@ class ManagerApi:
         params = {"dryrun": ""} if dry_run else {}
         self.call("DELETE", self._key_path(cluster, namespace, name, key), params=params)
 
-    def secrets(self, cluster: str, *, unused: bool = False) -> list[dict[str, Any]]:
+    def secrets(self, cluster: str, *, unused: bool = False) -> list[Row]:
         """``[{namespace, name, scope, keys, unsealed, sealed}]``; never values; ``unused``:
         only those no workload on the edge references."""
         query = "?unused=true" if unused else ""
         resp = self.call("GET", f"/v1/cluster/{cluster}/secret{query}")
-        body = resp.json()
+        body: object = resp.json()
         if not isinstance(body, list):
             raise ApiError(resp.status_code, f"{resp.url} answered no JSON list")
-        return body
+        return [row for row in body if is_object(row)]

@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import click
 import requests
 
-from .api import ApiError
+from fplus.jsontypes import as_object, is_object, text
+
+from .api import ApiError, Row, rows
 from .output import Column, emit, output_option
 from .session import CONFIG_STORE, STORE_URL, current, manager
 from .transport import unreachable
@@ -22,12 +23,12 @@ UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"
 PAGE = 1000
 
 
-def _target(row: dict[str, Any]) -> str:
-    target = row.get("target") or {}
+def _target(row: Row) -> str:
+    target = as_object(row.get("target"))
     return f"{target.get('kind')} {target.get('name') or target.get('uuid') or '-'}"
 
 
-def _outcome(row: dict[str, Any]) -> str:
+def _outcome(row: Row) -> str:
     """``ok``, or ``refused STATUS``; with the reason when there is one (for
     ``phase.changed``: the phase reached)."""
     reason = f" ({row['reason']})" if row.get("reason") else ""
@@ -38,8 +39,8 @@ def _outcome(row: dict[str, Any]) -> str:
 
 COLUMNS: list[Column] = [
     ("TIME", lambda r: r.get("time")),
-    ("PRINCIPAL", lambda r: (r.get("principal") or {}).get("name")
-     or (r.get("principal") or {}).get("uuid")),
+    ("PRINCIPAL", lambda r: as_object(r.get("principal")).get("name")
+     or as_object(r.get("principal")).get("uuid")),
     ("ACTION", lambda r: r.get("action")), ("TARGET", _target),
     ("OUTCOME", _outcome), ("REQUEST", lambda r: r.get("requestId"))]
 
@@ -62,7 +63,7 @@ def since_time(text: str, now: datetime | None = None) -> str:
     return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-Pager = Callable[[dict[str, str]], dict[str, Any]]
+Pager = Callable[[dict[str, str]], Row]
 
 
 def _store_pages() -> Pager:
@@ -74,7 +75,7 @@ def _store_pages() -> Pager:
                             "FPLUS_USER and FPLUS_PASSWORD)")
     base = found.config_store_url
 
-    def page(params: dict[str, str]) -> dict[str, Any]:
+    def page(params: dict[str, str]) -> Row:
         try:
             resp = requests.get(f"{base}/v2/audit", params=params, timeout=30,
                                 headers={"Authorization": header},
@@ -83,11 +84,14 @@ def _store_pages() -> Pager:
             raise ApiError(0, unreachable(CONFIG_STORE, base, exc, STORE_URL)) from None
         if resp.status_code >= 400:
             try:
-                detail = resp.json().get("error")
-            except (ValueError, AttributeError):
+                detail = as_object(resp.json()).get("error")
+            except ValueError:
                 detail = None
             raise ApiError(resp.status_code, f"{base}: {detail or resp.reason}")
-        return dict(resp.json())
+        body: object = resp.json()
+        if not is_object(body):
+            raise ApiError(resp.status_code, f"{base}/v2/audit answered no JSON object")
+        return body
 
     return page
 
@@ -129,16 +133,16 @@ def audit(cluster: str | None, principal: str | None, since: str | None, limit: 
         if cluster is not None:
             params["cluster"] = api.resolve(cluster)
 
-        def pager(query: dict[str, str]) -> dict[str, Any]:
-            return dict(api.call("GET", "/v1/audit", params=query).json())
+        def pager(query: dict[str, str]) -> Row:
+            return api.call_object("GET", "/v1/audit", params=query)
 
-    rows: list[dict[str, Any]] = []
+    entries: list[Row] = []
     after = None
-    while len(rows) < limit:
-        page = pager({**params, "limit": str(min(PAGE, limit - len(rows))),
+    while len(entries) < limit:
+        page = pager({**params, "limit": str(min(PAGE, limit - len(entries))),
                       **({"after": after} if after else {})})
-        rows += page["entries"]
-        after = page.get("next")
+        entries += rows(page, "entries")
+        after = text(page, "next")
         if not after:
             break
-    emit(rows, fmt, COLUMNS)
+    emit(entries, fmt, COLUMNS)

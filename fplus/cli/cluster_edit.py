@@ -6,14 +6,15 @@ written), never overwritten."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import click
 import json_merge_patch
 
+from fplus.jsontypes import as_object
 from fplus.kubenames.labels import is_label_key, is_label_value
 
-from .api import ApiError, ManagerApi
+from .api import ApiError, ManagerApi, Row
 from .clusters import labels_text
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
@@ -28,7 +29,7 @@ EDIT_COLUMNS: list[Column] = [
 
 
 def _edit(api: ManagerApi, cluster_ref: str,
-          make_patch: Any) -> dict[str, Any]:
+          make_patch: Callable[[Row], Mapping[str, object]]) -> Row:
     """Read the cluster, build the patch from it (``make_patch(current)``), send it with
     If-Match; the edited cluster."""
     cluster_uuid = api.resolve(cluster_ref)
@@ -75,8 +76,8 @@ def label(cluster_ref: str, changes: tuple[str, ...], overwrite: bool, fmt: str)
     """Set (KEY=VALUE) or remove (KEY-) labels of a cluster, as kubectl label does."""
     wanted = parse_label_changes(changes)
 
-    def labels_patch(current: dict[str, Any]) -> dict[str, Any]:
-        labels = current.get("labels") or {}
+    def labels_patch(current: Row) -> Row:
+        labels = as_object(current.get("labels"))
         for key, value in wanted.items():
             if value is None and key not in labels:
                 click.echo(f"label {key!r} not found", err=True)
@@ -110,12 +111,12 @@ def set_config(cluster_ref: str, values_file: str | None, chart: str | None,
     written again)."""
     values = read_values(values_file)
     fields = {"chart": chart, "fluxVersion": flux_version, "sealedSecrets": sealed_secrets}
-    patch: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
+    patch: Row = {k: v for k, v in fields.items() if v is not None}
     if values is None and not patch:
         raise click.UsageError("nothing to set: give --values, --chart, --flux-version or "
                                "--sealed-secrets/--no-sealed-secrets")
 
-    def config_patch(current: dict[str, Any]) -> dict[str, Any]:
+    def config_patch(current: Row) -> Row:
         if values is None:
             return patch
         # the file replaces the values: a merge-patch from the current ones to it

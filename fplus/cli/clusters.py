@@ -7,20 +7,20 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from fplus.bootstrap.command import bootstrap_command
+from fplus.jsontypes import as_object
 
-from .api import ApiError, ManagerApi
+from .api import ApiError, ManagerApi, Row, rows
 from .output import Column, ago, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 from .watch import watch
 
 
-def labels_text(labels: Any) -> str:
+def labels_text(labels: object) -> str:
     """``site=leeds,tier=line`` (sorted), or empty."""
     if not isinstance(labels, dict):
         return ""
@@ -31,24 +31,30 @@ LIST_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("PHASE", lambda c: c.get("phase")), ("SYNC", lambda c: c.get("syncState")),
     ("LAST SEEN", lambda c: ago(c.get("lastSeen"))),
-    ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: (c.get("commit") or "")[:12]),
+    ("HOSTS", lambda c: c.get("hosts")), ("COMMIT", lambda c: _short(c.get("commit"))),
     ("LABELS", lambda c: labels_text(c.get("labels"))), ("ERROR", lambda c: c.get("error"))]
 STATUS_COLUMNS: list[Column] = [
     ("NAME", lambda s: _name(s)), ("UUID", lambda s: s.get("uuid")),
     ("PHASE", lambda s: s.get("phase")), ("SYNC", lambda s: s.get("syncState")),
-    ("READY", lambda s: s.get("ready")), ("LAST SEEN", lambda s: ago((s.get("edge") or {}).get(
-        "lastSeen"))), ("HOSTS", lambda s: (s.get("edge") or {}).get("hosts")),
-    ("COMMIT", lambda s: (s.get("commit") or "")[:12]),
+    ("READY", lambda s: s.get("ready")),
+    ("LAST SEEN", lambda s: ago(as_object(s.get("edge")).get("lastSeen"))),
+    ("HOSTS", lambda s: as_object(s.get("edge")).get("hosts")),
+    ("COMMIT", lambda s: _short(s.get("commit"))),
     ("LABELS", lambda s: labels_text(s.get("labels"))), ("ERROR", lambda s: s.get("error"))]
 REACHED = {"ready": ("Ready", "Online", "Stale", "Offline"), "online": ("Online",)}
 """The phases that satisfy ``wait --for``: a cluster once ready stays ready when its edge
 goes quiet (Stale/Offline are liveness, not setup)."""
 
 
-def _name(status: dict[str, Any]) -> Any:
+def _name(status: Row) -> object:
     """The name as commissioned, else as requested (a configuration refused at creation)."""
-    return (status.get("spec") or {}).get("name") or (
-        (status.get("refused") or {}).get("spec") or {}).get("name")
+    return as_object(status.get("spec")).get("name") or as_object(
+        as_object(status.get("refused")).get("spec")).get("name")
+
+
+def _short(commit: object) -> str:
+    """A commit's first 12 characters (empty for none)."""
+    return (commit if isinstance(commit, str) else "")[:12]
 
 
 @click.group("cluster")
@@ -77,7 +83,7 @@ def create(name: str, namespace: str, chart: str | None, values_file: str | None
            bare: bool, sealed_secrets: bool | None, flux_version: str | None,
            wait_ready: bool, timeout: float, fmt: str) -> None:
     """Request an edge cluster NAME."""
-    body: dict[str, Any] = {"name": name, "namespace": namespace}
+    body: Row = {"name": name, "namespace": namespace}
     if chart:
         body["chart"] = chart
     if bare:
@@ -92,7 +98,7 @@ def create(name: str, namespace: str, chart: str | None, values_file: str | None
     api = manager()
     created = api.create(body)
     if wait_ready:
-        created = _wait(api, created["uuid"], name, "ready", timeout)
+        created = _wait(api, str(created["uuid"]), name, "ready", timeout)
     emit(created, fmt, STATUS_COLUMNS if wait_ready else LIST_COLUMNS)
 
 
@@ -139,7 +145,7 @@ def list_clusters(phase: str | None, sync: str | None, search: str | None,
         return
     page = manager().cluster_page(phase, selector, sync=sync, search=search, limit=limit,
                                   after=after)
-    emit(page["clusters"], fmt, LIST_COLUMNS)
+    emit(rows(page, "clusters"), fmt, LIST_COLUMNS)
     if page.get("next"):
         click.echo(f"{page.get('total', '?')} match; next page: --limit {limit} --after "
                    f"{page['next']}", err=True)
@@ -163,7 +169,7 @@ def get(cluster_ref: str, fmt: str) -> None:
 
 
 def _wait(api: ManagerApi, cluster: str, label: str, condition: str,
-          timeout: float) -> dict[str, Any]:
+          timeout: float) -> Row:
     """Poll the status until ``condition``; a progress line on stderr when it is a tty."""
     deadline, last = time.monotonic() + timeout, None
     while True:

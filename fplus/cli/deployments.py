@@ -5,12 +5,11 @@ chart into the shared charts repo)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from .chart_archive import read_archive
-from .output import Column, by_name, emit, output_option, quiet_option
+from .output import Column, Command, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 
@@ -26,7 +25,7 @@ IMPORTED_COLUMNS: list[Column] = [("NAME", lambda c: c.get("name")),
                                   ("VERSION", lambda c: c.get("version"))]
 
 
-def cluster_option(fn: Any) -> Any:
+def cluster_option(fn: Command) -> Command:
     """``-c/--cluster NAME|UUID``, required."""
     return click.option("-c", "--cluster", "cluster_ref", required=True, metavar="NAME|UUID",
                         help="the cluster")(fn)
@@ -52,8 +51,8 @@ def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
     """Deploy a chart template on a cluster."""
     values = read_values(values_source)
     api = manager()
-    body: dict[str, Any] = {"name": name, "chart": api.resolve_chart(chart_ref),
-                            "hostname": host}
+    body: dict[str, object] = {"name": name, "chart": api.resolve_chart(chart_ref),
+                               "hostname": host}
     if values is not None:
         body["values"] = values
     emit(api.create_deployment(api.resolve(cluster_ref), body), fmt, COLUMNS, ("FLEET",))

@@ -4,14 +4,14 @@ every cluster a label selector matches)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 import yaml
 
+from fplus.jsontypes import as_list, as_object, is_object
 from fplus.templating import untrusted_yaml
 
-from .api import UUID, ApiError, ManagerApi
+from .api import UUID, ApiError, ManagerApi, Row, rows
 from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 
@@ -34,12 +34,12 @@ def fleet() -> None:
     """Fleet deployments: one application on every cluster a label selector matches."""
 
 
-def _mapping(path: Path, hint: str) -> dict[str, Any]:
+def _mapping(path: Path, hint: str) -> Row:
     try:
-        found = untrusted_yaml.load(path.read_text(encoding="utf-8"))
+        found: object = untrusted_yaml.load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint=hint) from None
-    if not isinstance(found, dict):
+    if not is_object(found):
         raise click.BadParameter(f"{path} must hold a mapping", param_hint=hint)
     return found
 
@@ -66,8 +66,8 @@ def resolve(api: ManagerApi, ref: str) -> str:
     return str(found[0])
 
 
-def _list(api: ManagerApi) -> list[dict[str, Any]]:
-    return by_name(api.call("GET", PATH).json()["fleetDeployments"])
+def _list(api: ManagerApi) -> list[Row]:
+    return by_name(rows(api.call_object("GET", PATH), "fleetDeployments"))
 
 
 @fleet.command("create")
@@ -92,10 +92,11 @@ def create(name: str, chart: str, labels: tuple[str, ...], selector_file: Path |
            rollout_file: Path | None, fmt: str) -> None:
     """Deploy the chart as NAME on every matching cluster (and those given)."""
     api = manager()
-    body: dict[str, Any] = {"name": name, "chart": chart}
+    body: Row = {"name": name, "chart": chart}
     selector = _mapping(selector_file, "--selector") if selector_file else {}
     if labels:
-        selector.setdefault("matchLabels", {}).update(_pairs(labels, "--match"))
+        selector["matchLabels"] = {**as_object(selector.get("matchLabels")),
+                                   **dict(_pairs(labels, "--match"))}
     if selector or (not clusters and selector_file):
         body["selector"] = selector
     if clusters:
@@ -107,7 +108,7 @@ def create(name: str, chart: str, labels: tuple[str, ...], selector_file: Path |
                              for ref, file in _pairs(overrides, "--override")}
     if rollout_file is not None:
         body["rollout"] = _mapping(rollout_file, "--rollout")
-    emit(api.call("POST", PATH, json=body).json(), fmt, LIST_COLUMNS)
+    emit(api.call_object("POST", PATH, json=body), fmt, LIST_COLUMNS)
 
 
 @fleet.command("list")
@@ -125,13 +126,14 @@ def list_fleets(fmt: str) -> None:
 def status(ref: str, fmt: str) -> None:
     """One fleet deployment's roll-up: its counts, then each cluster's state."""
     api = manager()
-    view = api.call("GET", f"{PATH}/{resolve(api, ref)}").json()
+    view = api.call_object("GET", f"{PATH}/{resolve(api, ref)}")
     if fmt != "table":
         emit(view, fmt)
         return
     emit(view, fmt, LIST_COLUMNS)
     if view.get("clusters"):
-        emit(by_name(view["clusters"]), fmt, CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE"))
+        emit(by_name(c for c in as_list(view["clusters"]) if is_object(c)), fmt,
+             CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE"))
 
 
 @fleet.command("delete")

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypeVar
 
 import click
 import yaml
@@ -15,20 +15,25 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from fplus.jsontypes import as_object
+
 FORMATS = ("table", "json", "yaml")
-Column = tuple[str, Callable[[dict[str, Any]], Any]]
+Column = tuple[str, Callable[[dict[str, object]], object]]
+"""A table column: its title and what it shows of a row (a JSON object, as
+:data:`.api.Row`)."""
+Command = TypeVar("Command", bound=Callable[..., object])
 
 
-def output_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+def output_option(fn: Command) -> Command:
     """``-o/--output table|json|yaml`` on a read command."""
     return click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table",
                         show_default=True, help="how to print the result")(fn)
 
 
-def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+def quiet_option(fn: Callable[..., object]) -> Callable[..., object]:
     """``-q/--quiet`` on a command that also has ``-o``: only the UUIDs, one per line."""
     @functools.wraps(fn)
-    def wrapper(*args: Any, quiet: bool, **kwargs: Any) -> Any:
+    def wrapper(*args: object, quiet: bool, **kwargs: object) -> object:
         if quiet:
             kwargs["fmt"] = "uuid"
         return fn(*args, **kwargs)
@@ -36,12 +41,12 @@ def quiet_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                         help="print only UUIDs, one per line (for scripts)")(wrapper)
 
 
-def by_name(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def by_name(rows: Iterable[dict[str, object]]) -> list[dict[str, object]]:
     """``rows`` sorted by name (then UUID), the order every list prints in."""
     return sorted(rows, key=lambda r: (str(r.get("name") or ""), str(r.get("uuid") or "")))
 
 
-def ago(when: Any, now: datetime | None = None) -> str | None:
+def ago(when: object, now: datetime | None = None) -> str | None:
     """An RFC 3339 time as its age, kubectl-style (``45s ago``, ``3m ago``, ``2h ago``,
     ``5d ago``); None for none; text that is no time, as it is."""
     if not isinstance(when, str) or not when:
@@ -61,7 +66,7 @@ def ago(when: Any, now: datetime | None = None) -> str | None:
     return f"{seconds}s ago"
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None or value == "":
         return "-"
     if isinstance(value, list):
@@ -69,7 +74,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def emit(data: Any, fmt: str, columns: Sequence[Column] = (),
+def emit(data: object, fmt: str, columns: Sequence[Column] = (),
          optional: Sequence[str] = ("ERROR", "LABELS")) -> None:
     """Print ``data``: as JSON or YAML whole, or as a table of ``columns`` over ``data`` (a
     list, or one row for a dict); ``optional`` columns show only when some row has a value."""
@@ -81,16 +86,16 @@ def emit(data: Any, fmt: str, columns: Sequence[Column] = (),
         return
     if fmt == "uuid":
         for item in data if isinstance(data, list) else [data]:
-            click.echo(item["uuid"])
+            click.echo(as_object(item)["uuid"])
         return
     Console(file=sys.stdout, soft_wrap=True, width=200 if not sys.stdout.isatty() else None
             ).print(table(data, columns, optional))
 
 
-def table(data: Any, columns: Sequence[Column],
+def table(data: object, columns: Sequence[Column],
           optional: Sequence[str] = ("ERROR", "LABELS")) -> Table:
     """A Rich table of ``columns`` over ``data`` (a list, or one row for a dict)."""
-    items = data if isinstance(data, list) else [data]
+    items = [as_object(item) for item in (data if isinstance(data, list) else [data])]
     shown = [(title, get) for title, get in columns
              if title not in optional or any(_cell(get(item)) != "-" for item in items)]
     result = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)

@@ -5,13 +5,13 @@ deployment (named by the fleet deployment, by name or uuid) or of a change to ma
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
+from fplus.jsontypes import as_list, is_object
 from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 
-from .api import UUID, ApiError, ManagerApi
+from .api import UUID, ApiError, ManagerApi, Row, rows
 from .fleet import _mapping
 from .fleet import resolve as resolve_fleet
 from .output import Column, emit, output_option, quiet_option
@@ -22,15 +22,22 @@ HEAD: list[Column] = [
     ("NAME", lambda r: r.get("name")), ("UUID", lambda r: r.get("uuid")),
     ("KIND", lambda r: r.get("kind")),
     ("STATE", lambda r: r.get("state")),
-    ("STEP", lambda r: f"{r.get('step', 0) + 1}/{len(r.get('steps') or []) or '-'}"),
-    ("UPDATED", lambda r: len(r.get("updated") or [])),
+    ("STEP", lambda r: _step_of(r)),
+    ("UPDATED", lambda r: len(as_list(r.get("updated")))),
     ("REQUESTED", lambda r: r.get("pendingRequest")), ("MESSAGE", lambda r: r.get("message"))]
 STEPS: list[Column] = [
     ("STEP", lambda s: s["n"]), ("STATE", lambda s: s.get("state")),
-    ("CLUSTERS", lambda s: len(s.get("clusters") or [])),
-    ("STARTED", lambda s: len(s.get("started") or []))]
+    ("CLUSTERS", lambda s: len(as_list(s.get("clusters")))),
+    ("STARTED", lambda s: len(as_list(s.get("started"))))]
 FAILED: list[Column] = [("FAILED", lambda f: f.get("cluster")),
                         ("MESSAGE", lambda f: f.get("message"))]
+
+
+def _step_of(rollout: Row) -> str:
+    """``3/5``: the step a rollout is at (from 1) of its steps."""
+    step = rollout.get("step", 0)
+    at = step + 1 if isinstance(step, int) else "?"
+    return f"{at}/{len(as_list(rollout.get('steps'))) or '-'}"
 
 
 @click.group("rollout")
@@ -50,11 +57,11 @@ def resolve(api: ManagerApi, ref: str) -> str:
     return str(found[0]) if found else resolve_fleet(api, ref)
 
 
-def _list(api: ManagerApi) -> list[dict[str, Any]]:
-    return list(api.call("GET", PATH).json()["rollouts"])
+def _list(api: ManagerApi) -> list[Row]:
+    return rows(api.call_object("GET", PATH), "rollouts")
 
 
-def _selector(text: str, hint: str) -> dict[str, Any]:
+def _selector(text: str, hint: str) -> Row:
     try:
         return parse_selector(text)
     except SelectorSyntaxError as exc:
@@ -65,11 +72,11 @@ def _count(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
 
-def _step(text: str, pause: str | None) -> dict[str, Any]:
+def _step(text: str, pause: str | None) -> Row:
     """``N``, ``P%`` or a selector string, with the ``--pause`` of every step."""
-    clusters: Any = _count(text) if text.isdigit() or text.endswith("%") else _selector(
+    clusters: object = _count(text) if text.isdigit() or text.endswith("%") else _selector(
         text, "--step")
-    step: dict[str, Any] = {"clusters": clusters}
+    step: Row = {"clusters": clusters}
     if pause == "manual":
         step["pause"] = pause
     elif pause is not None:
@@ -110,19 +117,19 @@ def create(name: str, flux_version: str | None, template_file: Path | None,
     change = ({"fluxVersion": flux_version} if flux_version is not None
               else {"fluxTemplate": _mapping(template_file, "--template")}
               if template_file is not None else {})
-    body: dict[str, Any] = {"name": name, "change": change}
+    body: Row = {"name": name, "change": change}
     if selector is not None:
         body["selector"] = _selector(selector, "--selector")
     if clusters:
         body["clusters"] = [api.resolve(ref) for ref in clusters]
-    paced: dict[str, Any] = {}
+    paced: Row = {}
     if steps:
         paced["steps"] = [_step(text, pause) for text in steps]
     if max_unavailable is not None:
         paced["maxUnavailable"] = _count(max_unavailable)
     body["rollout"] = paced
-    emit(api.call("POST", PATH, json=body).json(), fmt, HEAD, optional=("REQUESTED",
-                                                                        "MESSAGE"))
+    emit(api.call_object("POST", PATH, json=body), fmt, HEAD,
+         optional=("REQUESTED", "MESSAGE"))
 
 
 @rollout.command("list")
@@ -139,22 +146,22 @@ def list_rollouts(fmt: str) -> None:
 def status(ref: str, fmt: str) -> None:
     """The rollout: its state and step, then each step, then the failed clusters."""
     api = manager()
-    view = api.call("GET", f"{PATH}/{resolve(api, ref)}").json()
+    view = api.call_object("GET", f"{PATH}/{resolve(api, ref)}")
     if fmt != "table":
         emit(view, fmt)
         return
     emit(view, fmt, HEAD, optional=("REQUESTED", "MESSAGE"))
-    steps = [s | {"n": n + 1} for n, s in enumerate(view.get("steps") or [])]
+    steps = [{**s, "n": n + 1}
+             for n, s in enumerate(s for s in as_list(view.get("steps")) if is_object(s))]
     if steps:
         emit(steps, fmt, STEPS)
     if view.get("failed"):
         emit(view["failed"], fmt, FAILED)
 
 
-def _request(action: str, ref: str) -> dict[str, Any]:
+def _request(action: str, ref: str) -> Row:
     api = manager()
-    answer: dict[str, Any] = api.call("POST", f"{PATH}/{resolve(api, ref)}/{action}").json()
-    return answer
+    return api.call_object("POST", f"{PATH}/{resolve(api, ref)}/{action}")
 
 
 @rollout.command("pause")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .api import SECRET_LIMIT, ApiError
+from fplus.jsontypes import is_object, strings
+
+from .api import SECRET_LIMIT, ApiError, Row
 from .output import Column, emit, output_option
 from .session import manager
 
@@ -20,10 +21,12 @@ COLUMNS: list[Column] = [
     ("REPOST", lambda s: _keys_where(s, "needsRepost")), ("ERROR", lambda s: s.get("error"))]
 
 
-def _keys_where(secret: dict[str, Any], flag: str) -> list[str] | None:
+def _keys_where(secret: Row, flag: str) -> list[str] | None:
     """The keys of a listed secret whose ``sealed`` record has ``flag`` set."""
     sealed = secret.get("sealed")
-    return [k["key"] for k in sealed if k.get(flag)] if isinstance(sealed, list) else None
+    if not isinstance(sealed, list):
+        return None
+    return [str(k["key"]) for k in sealed if is_object(k) and k.get(flag)]
 
 
 @click.group("secret")
@@ -136,7 +139,7 @@ def delete(cluster_ref: str, ref: str, key: str, dry_run: bool) -> None:
     cluster = api.resolve(cluster_ref)
     held = [s for s in api.secrets(cluster)
             if s.get("namespace") == namespace and s.get("name") == name]
-    if not any(key in (s.get("keys") or []) for s in held):
+    if not any(key in strings(s.get("keys")) for s in held):
         where = f"has no key {key}" if held else "is not sealed there"
         raise ApiError(404, f"{namespace}/{name} on {cluster_ref} {where}: nothing removed "
                             f"(`fplus secret list {cluster_ref}` shows what is)")

@@ -24,7 +24,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
 
 import click
 import yaml
@@ -34,7 +33,7 @@ from rich.live import Live
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, NotifyClient
 
-from .api import ManagerApi
+from .api import ManagerApi, Row
 from .output import Column, by_name, emit, table
 from .session import trust
 
@@ -113,7 +112,7 @@ class _Screen:
             self.live = Live(console=Console(), auto_refresh=False)
             self.live.start()
 
-    def show(self, rows: list[dict[str, Any]]) -> None:
+    def show(self, rows: list[Row]) -> None:
         if self.live is not None:
             self.live.update(table(rows, self.columns), refresh=True)
         elif self.fmt == "json":
@@ -137,7 +136,7 @@ def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
     again after every change, until interrupted."""
     changed = threading.Event()
     screen = _Screen(fmt, columns)
-    last: list[dict[str, Any]] | None = None
+    last: list[Row] | None = None
     with _ctrl_c_leaves(screen):
         try:
             with _notifications(api, changed):
