@@ -6,7 +6,7 @@ schemas seeded first) as it looks in production: each cluster's configuration en
 namespace, labels), its setup status (commissioned, with the rendered self-link and conditions)
 and its edge's status (hosts, the sealing certificate, a Flux report of a few objects, a recent
 ``lastSeen``); one in twenty is Failed, one in ten has never reported. The Cluster Manager's
-list path (``fplus.cluster_manager.services.fleet_rows`` and ``.fleet_view``) then runs in
+list path (``fplus.cluster_manager.services.fleet.rows`` and ``.fleet_view``) then runs in
 this process against that Config Store over HTTP, as a Cluster Manager worker runs it; no
 Cluster Manager process is started, so no reconciler commissions the loaded clusters and the
 repo heads the sync needs come from memory (a Cluster Manager reads them from Git: cached,
@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import cpu_seconds, exit_on_sigterm
 from fplus.cluster_manager.model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
 from fplus.cluster_manager.reconcile.seeding import seed
-from fplus.cluster_manager.services.fleet_rows import FleetRows
-from fplus.cluster_manager.services.fleet_view import FleetQuery, FleetView
+from fplus.cluster_manager.services.fleet.cluster_list import FleetQuery, FleetView
+from fplus.cluster_manager.services.fleet.rows import FleetRows
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from harness.servers import ADMIN_PASSWORD, ServiceProcess

@@ -59,7 +59,7 @@ from .model.settings import Settings
 from .reconcile.job import Groups
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config
-from .services.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA
+from .services.bootstrap.tokens import SCHEMA as TOKENS_SCHEMA
 
 PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from fplus.cluster_manager.model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
-from fplus.cluster_manager.services.fleet_rows import FleetRows
+from fplus.cluster_manager.services.fleet.rows import FleetRows
 
 
 class Store:

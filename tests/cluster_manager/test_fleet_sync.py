@@ -9,8 +9,8 @@ from typing import Any
 import pygit2
 
 from fplus.cluster_manager.model.apps_and_roles import EDGE_APP, STATUS_APP
-from fplus.cluster_manager.services.fleet_sync import FleetSync
-from fplus.cluster_manager.services.repo_heads import RepoHeads
+from fplus.cluster_manager.services.fleet.repo_heads import RepoHeads
+from fplus.cluster_manager.services.fleet.sync_counts import FleetSync
 from fplus.config_store.client import ConfigStoreError
 
 A, B = "a" * 40, "b" * 40

@@ -30,7 +30,7 @@ from fplus.cluster_manager._http.app import create_app
 from fplus.cluster_manager._http.context import ApiServices
 from fplus.cluster_manager.metrics import Metrics
 from fplus.cluster_manager.model.setup_status import SetupStatus
-from fplus.cluster_manager.services.status_view import derive_phase
+from fplus.cluster_manager.services.clusters.status_view import derive_phase
 from fplus.config_store import uuids
 from harness.servers import ServiceProcess, cluster_manager_process, free_port
 from tests.openapi_doc import inline, operations

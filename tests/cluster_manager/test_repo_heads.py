@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 from fplus.cluster_manager.model.settings import Settings
-from fplus.cluster_manager.services.repo_heads import RepoHeads
+from fplus.cluster_manager.services.fleet.repo_heads import RepoHeads
 from fplus.config_store.client import TTLCache
 from fplus.git import bare
 from fplus.git.hosts.ours import GitServerRepos

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fplus.cluster_manager.services.secrets import SecretService
+from fplus.cluster_manager.services.secrets.sealed_secrets import SecretService
 from harness.stack import wait_for
 
 

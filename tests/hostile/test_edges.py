@@ -17,7 +17,7 @@ import pygit2
 import pytest
 import requests
 
-from fplus.cluster_manager.services.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.services.bootstrap.tokens import BootstrapTokens
 from fplus.config_store import uuids
 from fplus.git.repo import ChangeSet, RemoteRepoWriter
 from harness.certs import certificate, make_cert, weak_rsa_key

@@ -3,7 +3,7 @@
 The probe sealed three 1 MB keys into one 3.7 MB SealedSecret: past etcd's 1.5 MiB request
 limit and Kubernetes' 1 MiB per Secret, so it failed on the edge, not here. Now each value,
 each Secret's values together (unsealed and sealed) and its number of keys have limits
-(:mod:`fplus.cluster_manager.services.secret_limits`); over one answers 413/422 naming it, the repo
+(:mod:`fplus.cluster_manager.services.secrets.limits`); over one answers 413/422 naming it, the repo
 does not move, and ``fplus secret seal`` says so in one line.
 """
 

@@ -1,8 +1,8 @@
 """``GET /v1/chart`` (the Helm chart templates, system charts marked), ``DELETE
-/v1/chart/<t>`` (refused while deployments use it) (:mod:`..services.charts`), and the
-imports into the central repos (:mod:`..services.imports`): ``POST /v1/chart`` (a chart
-archive), ``POST /v1/flux-version`` (a `flux install --export`) and ``GET
-/v1/flux-version``."""
+/v1/chart/<t>`` (refused while deployments use it)
+(:mod:`..services.charts.chart_templates`), and the imports into the central repos
+(:mod:`..services.charts.central_imports`): ``POST /v1/chart`` (a chart archive),
+``POST /v1/flux-version`` (a `flux install --export`) and ``GET /v1/flux-version``."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.serving.http.limits import body_limit
 
 from ..formats import flux_export, helm_chart
-from ..services.charts import ChartService
+from ..services.charts.central_imports import ImportService
+from ..services.charts.chart_templates import ChartService
 from ..services.errors import BadRequest, NotFound, Unauthorized
-from ..services.imports import ImportService
 from .context import caller, require, services
 from .params import only_query
 

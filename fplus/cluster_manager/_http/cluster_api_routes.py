@@ -20,10 +20,10 @@ from fplus.config_store import uuids
 from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 from fplus.serving import JSONRejected, loads_checked
 
-from ..services.clusters import Configured
-from ..services.deployments import DeploymentService
-from ..services.fleet_rows import FleetRows
-from ..services.fleet_view import FleetPage, FleetQuery, FleetView
+from ..services.clusters.cluster_api import Configured
+from ..services.deployments.cluster_deployments import DeploymentService
+from ..services.fleet.cluster_list import FleetPage, FleetQuery, FleetView
+from ..services.fleet.rows import FleetRows
 from .context import acting, caller, can_view, repo_head, require, require_view, services
 from .params import only_query
 

@@ -1,5 +1,5 @@
 """``/v1/cluster/<c>/status``, ``…/bootstrap-url`` and ``…/bootstrap`` (ACS §3.7), and
-``…/sealing-key/approve`` (ours: the pinned sealing key, :mod:`..services.sealing_keys`)."""
+``…/sealing-key/approve`` (ours: the pinned sealing key, :mod:`..services.secrets.sealing_keys`)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from fplus.serving.startup.logs import Throttle
 from ..model.apps_and_roles import CONFIG_APP, STATUS_APP, SYNC
 from ..model.setup_status import DELETING, FAILED, SetupStatus
 from ..model.sync_state import NOT_COMMISSIONED, UNKNOWN
-from ..services.bootstrap_scripts import refusal_script
-from ..services.bootstrap_tokens import BootstrapTokens
-from ..services.edge_status import read_edge_status
+from ..services.bootstrap.scripts import refusal_script
+from ..services.bootstrap.tokens import BootstrapTokens
+from ..services.clusters.edge_status import read_edge_status
+from ..services.clusters.status_view import cluster_status
 from ..services.errors import ApiError, BadRequest, Conflict, Gone, NotFound
-from ..services.sealing_keys import SealingKeys, approved
-from ..services.status_view import cluster_status
+from ..services.secrets.sealing_keys import SealingKeys, approved
 from .context import (
     note_bootstrap_token,
     note_cluster_name,

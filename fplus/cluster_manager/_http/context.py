@@ -14,16 +14,16 @@ from ..audit import AuditLog
 from ..metrics import Metrics
 from ..model.apps_and_roles import STATUS_APP
 from ..rollouts.fleet_service import FleetService
-from ..services.bootstrap_scripts import ScriptBuilder
-from ..services.bootstrap_tokens import BootstrapTokens
-from ..services.cluster_grants import Acting
-from ..services.clusters import ClusterService
+from ..services.bootstrap.scripts import ScriptBuilder
+from ..services.bootstrap.tokens import BootstrapTokens
+from ..services.charts.central_imports import ImportService
+from ..services.clusters.cluster_api import ClusterService
+from ..services.clusters.grants import Acting
+from ..services.clusters.status_view import Liveness
 from ..services.errors import Forbidden, Unauthorized
-from ..services.fleet_rows import FleetRows
-from ..services.imports import ImportService
-from ..services.repo_heads import RepoHeads
-from ..services.secrets import SecretService
-from ..services.status_view import Liveness
+from ..services.fleet.repo_heads import RepoHeads
+from ..services.fleet.rows import FleetRows
+from ..services.secrets.sealed_secrets import SecretService
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """``/v1/cluster/<c>/deployment[/<d>]``: one cluster's Edge deployments
-(:mod:`..services.deployments`). Reading takes what seeing the cluster takes, writing what
-managing it takes (Edge permission *Clusters* on it)."""
+(:mod:`..services.deployments.cluster_deployments`). Reading takes what seeing the cluster
+takes, writing what managing it takes (Edge permission *Clusters* on it)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from flask import Blueprint, Response, jsonify, request, url_for
 from fplus.config_store import uuids
 from fplus.serving import JSONRejected, loads_checked
 
-from ..services.deployments import DeploymentService, view
+from ..services.deployments.cluster_deployments import DeploymentService, view
 from ..services.errors import BadRequest
 from .context import require, require_view, services
 from .params import only_query

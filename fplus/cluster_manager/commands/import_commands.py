@@ -2,7 +2,8 @@
 repo, a `flux install --export` into the central Flux repo, committed as the Cluster
 Manager's own principal, so edges install them from the centre (air-gapped edges need
 nothing from the internet for them). What is checked and committed is
-:mod:`..services.imports`'s, shared with ``POST /v1/chart`` and ``POST /v1/flux-version``."""
+:mod:`..services.charts.central_imports`'s, shared with ``POST /v1/chart`` and
+``POST /v1/flux-version``."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from fplus.git.hosts.ours import GitServerRepos
 from ..formats.flux_export import FluxExportError
 from ..formats.helm_chart import ChartError, read_chart
 from ..model.settings import Settings
-from ..services.imports import (
+from ..services.charts.central_imports import (
     Import,
     ImportRefused,
     chart_import,

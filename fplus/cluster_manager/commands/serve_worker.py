@@ -38,17 +38,17 @@ from ..reconcile.shared_repos import ensure_shared_repos
 from ..rollouts.fleet_service import FleetService, FleetStates
 from ..rollouts.label_moves import label_moves
 from ..rollouts.loop import RolloutLoop
-from ..services.bootstrap_scripts import ScriptBuilder, reach_urls
-from ..services.bootstrap_tokens import BootstrapTokens
-from ..services.clusters import ClusterService
-from ..services.fleet_phases import FleetPhases
-from ..services.fleet_rows import FleetRows
-from ..services.fleet_sync import FleetSync
-from ..services.imports import ImportService
-from ..services.repo_heads import RepoHeads
-from ..services.reseal import Resealer
-from ..services.sealing_keys import SealingKeys
-from ..services.secrets import SecretService
+from ..services.bootstrap.scripts import ScriptBuilder, reach_urls
+from ..services.bootstrap.tokens import BootstrapTokens
+from ..services.charts.central_imports import ImportService
+from ..services.clusters.cluster_api import ClusterService
+from ..services.fleet.phase_counts import FleetPhases
+from ..services.fleet.repo_heads import RepoHeads
+from ..services.fleet.rows import FleetRows
+from ..services.fleet.sync_counts import FleetSync
+from ..services.secrets.reseal import Resealer
+from ..services.secrets.sealed_secrets import SecretService
+from ..services.secrets.sealing_keys import SealingKeys
 
 
 @dataclass(frozen=True)

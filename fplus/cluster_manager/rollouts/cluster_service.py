@@ -5,7 +5,7 @@ reads it.
 Every refusal is a 422 naming the field, with nothing written: a malformed body, a listed
 cluster that is not configured, a rollout that targets no cluster. A template rollout puts
 its candidate into the clusters' repos, so it takes what writing the Flux template app
-takes (403 naming the grant, :mod:`..services.cluster_grants`). A second unfinished rollout of the
+takes (403 naming the grant, :mod:`..services.clusters.grants`). A second unfinished rollout of the
 same kind (``fluxVersion`` or ``fluxTemplate``) is a 409: two would pin or write the same
 clusters against each other.
 """
@@ -19,7 +19,7 @@ from typing import Any
 from fplus.config_store.client import ConfigStoreClient
 
 from ..model.apps_and_roles import CONFIG_APP
-from ..services.cluster_grants import Acting, require_template_write
+from ..services.clusters.grants import Acting, require_template_write
 from ..services.errors import Conflict, Unprocessable
 from ..services.named_entries import create_named_entry
 from .cluster_entry import (

@@ -30,10 +30,10 @@ from fplus.config_store.client import Unprocessable as EntryRefused
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from ..model.edge_deployments import DEPLOYMENT_APP
+from ..services.deployments.system_charts import is_system_chart, system_chart_refusal
 from ..services.errors import NotFound, PreconditionFailed, Unprocessable
+from ..services.fleet.throttled_counts import ThrottledCounts
 from ..services.named_entries import create_named_entry
-from ..services.system_charts import is_system_chart, system_chart_refusal
-from ..services.throttled_counts import ThrottledCounts
 from .fleet_entry import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
 from .fleet_expansion import Plan, expand
 

@@ -1,7 +1,7 @@
 """Which rollouts a label change moves a cluster into or out of: the fleet deployments and
 the unfinished cluster rollouts that target the cluster with one of its configuration
 entries and not with the other. Changing a cluster's labels takes the wildcard Clusters
-grant when it moves the cluster (:func:`..services.cluster_grants.check_edit`, given this)."""
+grant when it moves the cluster (:func:`..services.clusters.grants.check_edit`, given this)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import requests
 import yaml
 
 from fplus.cluster_manager.model.apps_and_roles import STATUS_APP as STATUS
-from fplus.cluster_manager.services.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.services.bootstrap.tokens import BootstrapTokens
 from fplus.cluster_manager.services.errors import Gone, Unauthorized
 from fplus.config_store import uuids
 from harness.servers import Api

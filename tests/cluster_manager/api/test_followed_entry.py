@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fplus.cluster_manager.services.followed_entry import FollowedEntry
+from fplus.cluster_manager.services.bootstrap.followed_entry import FollowedEntry
 
 
 class FakeSub:

@@ -7,8 +7,8 @@ import base64
 import pytest
 
 from fplus.cluster_manager import sealing
-from fplus.cluster_manager.services import secret_documents
-from fplus.cluster_manager.services.secret_documents import SecretDocuments
+from fplus.cluster_manager.services.secrets import documents as secret_documents
+from fplus.cluster_manager.services.secrets.documents import SecretDocuments
 
 CIPHER = base64.b64encode(b"sealed bytes").decode()
 

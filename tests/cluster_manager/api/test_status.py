@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from fplus.cluster_manager.model.setup_status import SetupStatus
-from fplus.cluster_manager.services.status_view import Liveness, derive_phase, edge_state
+from fplus.cluster_manager.services.clusters.status_view import Liveness, derive_phase, edge_state
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.cluster_manager.api.conftest import commission, report_edge

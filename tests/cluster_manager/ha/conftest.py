@@ -11,7 +11,7 @@ import pytest
 
 from fplus.cluster_manager.db import Database, open_database
 from fplus.cluster_manager.leader import SCHEMA as LEASE_SCHEMA
-from fplus.cluster_manager.services.bootstrap_tokens import SCHEMA as TOKENS_SCHEMA
+from fplus.cluster_manager.services.bootstrap.tokens import SCHEMA as TOKENS_SCHEMA
 from harness.postgres import PostgresServer, find_bin_dir
 from tests.cluster_manager.ha.replicas import Replicas, start_replicas
 

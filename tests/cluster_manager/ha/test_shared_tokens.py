@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fplus.cluster_manager.services.bootstrap_tokens import BootstrapTokens
+from fplus.cluster_manager.services.bootstrap.tokens import BootstrapTokens
 from fplus.cluster_manager.services.errors import Gone, Unauthorized
 from tests.cluster_manager.ha.conftest import OpenDatabase
 
@@ -63,7 +63,7 @@ def test_expiry_is_by_the_databases_clock(open_db: OpenDatabase) -> None:
 
 PREPARE = textwrap.dedent("""
     import sys, time
-    from fplus.cluster_manager.services.bootstrap_tokens import SCHEMA
+    from fplus.cluster_manager.services.bootstrap.tokens import SCHEMA
     from fplus.cluster_manager.db import open_database
     from fplus.cluster_manager.leader import SCHEMA as LEASE
     db = open_database(sys.argv[1])

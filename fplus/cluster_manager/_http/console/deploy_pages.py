@@ -1,8 +1,8 @@
 """The console's deployment actions on a cluster's page (deploy a chart, move a deployment to
 another host, delete it) and its fleet deployment pages (list, one with its clusters, create).
 Each action calls the service the JSON route calls
-(:class:`~fplus.cluster_manager.services.deployments.DeploymentService`, the fleet service)
-after the same permission check; a refusal re-renders the page with the service's message
+(:class:`DeploymentService` of :mod:`...services.deployments.cluster_deployments`, the fleet
+service) after the same permission check; a refusal re-renders the page with the service's message
 next to the field it names, and nothing is written."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fplus.config_store import uuids
 from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 
 from ...model import edge_deployments as model
-from ...services.deployments import DeploymentService
+from ...services.deployments.cluster_deployments import DeploymentService
 from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read

@@ -12,9 +12,9 @@ from fplus.templating import untrusted_yaml
 
 from ...model.apps_and_roles import CONFIG_APP
 from ...model.deployment_state import deployment_state
-from ...services.charts import ChartService
-from ...services.deployments import DeploymentService, reported_hosts
-from ...services.edge_status import read_edge_status
+from ...services.charts.chart_templates import ChartService
+from ...services.clusters.edge_status import read_edge_status
+from ...services.deployments.cluster_deployments import DeploymentService, reported_hosts
 from ..context import services
 
 

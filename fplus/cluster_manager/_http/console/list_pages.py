@@ -18,8 +18,8 @@ from flask import g, render_template, request, url_for
 
 from fplus.config_store import uuids
 
-from ...services.fleet_view import PHASES, SYNC_STATES, FleetPage
-from ...services.status_view import parse_time
+from ...services.clusters.status_view import parse_time
+from ...services.fleet.cluster_list import PHASES, SYNC_STATES, FleetPage
 from ..cluster_api_routes import fleet_page
 from ..context import can_view, services
 from .pages import DONE, bp

@@ -17,8 +17,8 @@ from fplus.config_store import uuids
 from ...model.apps_and_roles import CONFIG_APP
 from ...model.cluster_config import config_errors
 from ...sealing import SealingError
-from ...services.charts import ChartService
-from ...services.edge_status import read_edge_status
+from ...services.charts.chart_templates import ChartService
+from ...services.clusters.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import acting, require, require_view, services

@@ -18,8 +18,8 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import Forbidden as WriteRefused
 
-from ..model import edge_deployments as model
-from .errors import BadRequest, Conflict, Forbidden, NotFound
+from ...model import edge_deployments as model
+from ..errors import BadRequest, Conflict, Forbidden, NotFound
 
 log = logging.getLogger(__name__)
 TEMPLATE_APP = uuids.App.HelmChartTemplate

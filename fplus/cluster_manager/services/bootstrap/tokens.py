@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from ..db import Database, DatabaseUnavailable
-from ..db.sqlite import SqliteDatabase
-from .errors import Gone, Unauthorized, Unavailable
+from ...db import Database, DatabaseUnavailable
+from ...db.sqlite import SqliteDatabase
+from ..errors import Gone, Unauthorized, Unavailable
 
 SCHEMA = ("""
 CREATE TABLE IF NOT EXISTS cm_bootstrap_tokens (

@@ -30,10 +30,10 @@ from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
 
-from ..model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
-from ..model.setup_status import SetupStatus
-from ..model.sync_state import Sync
-from .status_view import (
+from ...model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
+from ...model.setup_status import SetupStatus
+from ...model.sync_state import Sync
+from ..clusters.status_view import (
     EDGE_SEARCH_FIELDS,
     Liveness,
     cluster_sync,

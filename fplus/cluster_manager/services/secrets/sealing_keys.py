@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 
 from fplus.config_store.client import ConfigStoreClient
 
-from .. import sealing
-from ..db import DatabaseUnavailable
-from ..keypin import KeyPins, Pin
-from ..model.apps_and_roles import EDGE_APP
-from .errors import Conflict, NotFound, Unavailable
+from ... import sealing
+from ...db import DatabaseUnavailable
+from ...keypin import KeyPins, Pin
+from ...model.apps_and_roles import EDGE_APP
+from ..errors import Conflict, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,5 +1,5 @@
 """The cluster API: create, read, edit, delete and redeploy clusters in one call each
-(extensions; the list is :mod:`.fleet_view`).
+(extensions; the list is :mod:`..fleet.cluster_list`).
 
 Creating claims the name first (:mod:`fplus.cluster_manager.model.name_claims`), so of any number of
 concurrent creates of one name exactly one makes a cluster and the others create nothing.
@@ -13,7 +13,7 @@ writes it with the Config Store's If-Match, so a concurrent edit is never lost; 
 reconciler re-renders the repo when the entry changes. What a create or an edit takes
 beyond the cluster permission (a Flux template's grant, the wildcard for a label change that
 moves the cluster into or out of a fleet deployment or cluster rollout) is
-:mod:`.cluster_grants`'. Writing entries directly keeps working; this is a convenience over
+:mod:`.grants`'. Writing entries directly keeps working; this is a convenience over
 it.
 """
 
@@ -30,13 +30,13 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as EntryChanged
 from fplus.config_store.client import Unprocessable as EntryRefused
 
-from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
-from ..model.cluster_config import InvalidConfig, check_config, patched_config
-from ..model.name_claims import NameClaims
-from ..model.setup_status import SetupStatus
-from .cluster_grants import Acting, LabelMoves, check_create, check_edit
+from ...model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
+from ...model.cluster_config import InvalidConfig, check_config, patched_config
+from ...model.name_claims import NameClaims
+from ...model.setup_status import SetupStatus
+from ..errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessable
 from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessable
+from .grants import Acting, LabelMoves, check_create, check_edit
 from .status_view import Liveness, derive_phase, edge_text, host_count
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def request_redeploy(cs: ConfigStoreClient, cluster: str) -> str:
 
 
 class ClusterService:
-    """Create, read, edit, delete and redeploy clusters (the list: :mod:`.fleet_view`)."""
+    """Create, read, edit, delete and redeploy clusters (the list: :mod:`..fleet.cluster_list`)."""
 
     def __init__(self, cs: ConfigStoreClient, claims: NameClaims,
                  liveness: Liveness | None = None, quota: int = QUOTA,
@@ -79,7 +79,7 @@ class ClusterService:
     def create(self, body: Any, cluster: str, creator: Acting) -> dict[str, Any]:
         """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
         for ``creator`` (429 when it has created its quota of clusters; 403 when it lacks
-        a grant :func:`.cluster_grants.check_create` asks for)."""
+        a grant :func:`.grants.check_create` asks for)."""
         try:
             config = check_config(body)
         except InvalidConfig as exc:
@@ -157,7 +157,7 @@ class ClusterService:
         return the new one. ``if_match(etag)`` says whether the caller's If-Match names the
         current version (412 if not; None: no If-Match, the patch applies to whatever is
         current). 422 naming the field for a fixed field or an entry that cannot be
-        commissioned; 403 naming the grant for a change :func:`.cluster_grants.check_edit`
+        commissioned; 403 naming the grant for a change :func:`.grants.check_edit`
         refuses ``editor``. Nothing is written on a refusal."""
         for _ in range(EDIT_TRIES):
             current = self.configured(cluster)

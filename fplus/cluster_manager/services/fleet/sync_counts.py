@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 
 from fplus.config_store.client import ConfigStoreClient
 
-from ..model.apps_and_roles import EDGE_APP, STATUS_APP
-from ..model.setup_status import DELETING, FAILED
-from ..model.sync_state import STATES, UNKNOWN, derive_sync
+from ...model.apps_and_roles import EDGE_APP, STATUS_APP
+from ...model.setup_status import DELETING, FAILED
+from ...model.sync_state import STATES, UNKNOWN, derive_sync
+from ..clusters.status_view import EDGE_SEARCH_FIELDS, Liveness, edge_state, searched_edge
 from .repo_heads import RepoHeads
-from .status_view import EDGE_SEARCH_FIELDS, Liveness, edge_state, searched_edge
 from .throttled_counts import ThrottledCounts
 
 

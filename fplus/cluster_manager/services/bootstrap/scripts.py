@@ -28,8 +28,8 @@ from fplus.config_store import uuids
 from fplus.config_store.client import BatchOp, ConfigStoreClient, ConfigStoreError, batch
 from fplus.templating import TemplateError, render
 
-from ..formats.flux_export import FluxExport, FluxExportError, read_flux_export
-from ..model.apps_and_roles import (
+from ...formats.flux_export import FluxExport, FluxExportError, read_flux_export
+from ...model.apps_and_roles import (
     EDGE_SYNC_SECRET,
     FLUX,
     FLUX_SECRET,
@@ -37,8 +37,8 @@ from ..model.apps_and_roles import (
     ROLES,
     Role,
 )
-from ..model.setup_status import SetupStatus
-from .errors import NotFound, Unavailable
+from ...model.setup_status import SetupStatus
+from ..errors import NotFound, Unavailable
 from .followed_entry import FollowedEntry
 
 CREDENTIALS = "credentials.yaml"
@@ -79,7 +79,7 @@ def reach_urls(git_check: str, config_store_url: str, edge_sync_image: str,
 def refusal_script(status: int, message: str) -> str:
     """What a refused script fetch answers a shell client: a script that prints the reason
     on stderr and exits 1, so ``curl -sS URL | sh`` fails saying why (the HTTP status stays
-    the API's; ``message`` holds no secret, :mod:`.errors`)."""
+    the API's; ``message`` holds no secret, :mod:`..errors`)."""
     line = " ".join(f"bootstrap refused (HTTP {status}): {message}".split())
     quoted = line.replace("'", "'\\''")
     return f"#!/bin/sh\nprintf '%s\\n' '{quoted}' >&2\nexit 1\n"

@@ -21,12 +21,12 @@ from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
 
-from ..model import edge_deployments as model
-from ..model.apps_and_roles import CONFIG_APP, STATUS_APP
-from ..model.deployment_state import deployment_state
-from ..model.edge_deployments import Deployment
-from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .errors import Conflict, NotFound, PreconditionFailed, Unprocessable
+from ...model import edge_deployments as model
+from ...model.apps_and_roles import CONFIG_APP, STATUS_APP
+from ...model.deployment_state import deployment_state
+from ...model.edge_deployments import Deployment
+from ..clusters.edge_status import EdgeStatusUnreadable, read_edge_status
+from ..errors import Conflict, NotFound, PreconditionFailed, Unprocessable
 from .system_charts import is_system_chart, system_chart_refusal
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class DeploymentService:
 
     def of_cluster(self, cluster: str) -> list[dict[str, Any]]:
         """The cluster's deployments, by name, each with its ``state``, ``message`` and
-        ``commit`` from the edge's report (:mod:`.deployment_state`)."""
+        ``commit`` from the edge's report (:mod:`...model.deployment_state`)."""
         self._known(cluster)
         found = model.of_cluster(self.cs, cluster).values()
         edge = self._edge(cluster)

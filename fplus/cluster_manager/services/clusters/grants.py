@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from fplus.config_store import uuids
 from fplus.config_store.client import Caller, ConfigStoreClient
 
-from .errors import Forbidden, Unprocessable
+from ..errors import Forbidden, Unprocessable
 
 TEMPLATE_APP = uuids.App.FluxTemplate
 TEMPLATE_GRANT = f"ConfigDB WriteApp on the Flux template app ({TEMPLATE_APP})"

@@ -1,7 +1,7 @@
 """The cluster list (``GET /v1/cluster``, the console's list, ``fplus cluster list``): the
 clusters a caller may see, searched, filtered, sorted and paged, with counts per phase.
 
-The rows come from :class:`~.fleet_rows.FleetRows` (three searches, not a read per cluster);
+The rows come from :class:`~.rows.FleetRows` (three searches, not a read per cluster);
 filtering, sorting and counting happen here in memory. A row's sync needs its repo's head:
 it is derived for the rows of the page only, and for every candidate only when the list is
 filtered by sync state (one head per commissioned cluster, cached by
@@ -25,14 +25,14 @@ from typing import Any
 from fplus.config_store import uuids
 from fplus.kubenames.labels import selector_matches
 
-from ..model.sync_state import STATES
-from .errors import BadRequest
-from .fleet_rows import FleetRow, FleetRows
-from .status_view import Liveness
+from ...model.sync_state import STATES
+from ..clusters.status_view import Liveness
+from ..errors import BadRequest
+from .rows import FleetRow, FleetRows
 
 PHASES = ("Pending", "Failed", "Provisioning", "Ready", "Online", "Stale", "Offline",
           "Deleting")
-"""The phases a cluster may be in (:mod:`.status_view`), in the order counts are given."""
+"""The phases a cluster may be in (:mod:`..clusters.status_view`), in the order counts are given."""
 SYNC_STATES = STATES
 SORTS = ("uuid", "name")
 MAX_LIMIT = 1000

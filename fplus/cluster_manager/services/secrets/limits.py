@@ -23,13 +23,13 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import TooLarge, Unprocessable
+from ..errors import TooLarge, Unprocessable
 
 VALUE_BYTES = 1024 * 1024
 SECRET_DATA_BYTES = 1024 * 1024
 SEALED_BYTES = 1400 * 1024
 SECRET_KEYS = 100
-_WHERE = "fplus.cluster_manager.services.secret_limits"
+_WHERE = "fplus.cluster_manager.services.secrets.limits"
 _GCM_TAG = 16
 
 

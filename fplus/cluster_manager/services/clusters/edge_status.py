@@ -12,8 +12,8 @@ from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 
-from ..model.apps_and_roles import EDGE_APP
-from .errors import BadGateway
+from ...model.apps_and_roles import EDGE_APP
+from ..errors import BadGateway
 
 _OURS = (0, 401, 403, 429)
 """Statuses that say nothing about the entry (no answer, our credentials, rate limits)."""

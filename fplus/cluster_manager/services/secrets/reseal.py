@@ -22,11 +22,11 @@ from typing import Any
 from fplus.git.repo import ChangeSet
 from fplus.serving.background.periodic import Periodic
 
-from .. import escrow, sealing
-from ..audit import OwnChanges
-from ..model.apps_and_roles import CONFIG_APP
-from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .secrets import SecretService
+from ... import escrow, sealing
+from ...audit import OwnChanges
+from ...model.apps_and_roles import CONFIG_APP
+from ..clusters.edge_status import EdgeStatusUnreadable, read_edge_status
+from .sealed_secrets import SecretService
 
 log = logging.getLogger(__name__)
 INTERVAL = 10.0

@@ -18,17 +18,17 @@ from fplus.config_store.client import ConfigStoreClient, TTLCache
 from fplus.git.repo import ChangeSet
 from fplus.git.store import RepoStore
 
-from .. import escrow, sealing
-from ..db import DatabaseUnavailable
-from ..escrow import Escrow
-from ..model.apps_and_roles import STATUS_APP
-from ..model.setup_status import SetupStatus
-from ..model.sync_state import secret_unsealed
-from .edge_status import EdgeStatusUnreadable, read_edge_status
-from .errors import Conflict, NotFound, Unavailable, Unprocessable
+from ... import escrow, sealing
+from ...db import DatabaseUnavailable
+from ...escrow import Escrow
+from ...model.apps_and_roles import STATUS_APP
+from ...model.setup_status import SetupStatus
+from ...model.sync_state import secret_unsealed
+from ..clusters.edge_status import EdgeStatusUnreadable, read_edge_status
+from ..errors import Conflict, NotFound, Unavailable, Unprocessable
+from .documents import SecretDocuments
+from .limits import check_document, check_value
 from .sealing_keys import KeyState, SealingKeys
-from .secret_documents import SecretDocuments
-from .secret_limits import check_document, check_value
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class SecretService:
              sealed_by: str = "") -> str | None:
         """Seal ``value`` as ``key`` of ``namespace/name``; return the commit (None: dry run).
         The seal is recorded (with escrow on, the value too) once committed; a value or
-        a resulting document over :mod:`.secret_limits` is refused (413/422)."""
+        a resulting document over :mod:`.limits` is refused (413/422)."""
         path = sealing.secret_path(namespace, name)
         sealing.validate_key(key)
         check_value(value)

@@ -21,8 +21,8 @@ from typing import Any
 
 from yaml.resolver import Resolver
 
-from .. import sealing
-from ..formats.manifest_yaml import load_documents, render_document
+from ... import sealing
+from ...formats.manifest_yaml import load_documents, render_document
 
 REMEMBERED = 2048
 """Texts remembered (least recently used dropped): about one per secret being sealed."""

@@ -4,7 +4,7 @@ into the shared charts repo under ``<name>/``, a checked `flux install --export`
 central Flux repo under ``<version>/``, committed as the Cluster Manager's own principal
 (replacing an earlier import of the same chart or version), after which every cluster that
 failed for want of an import is asked to try again. Input is checked whole
-(:mod:`..formats.helm_chart`, :mod:`..formats.flux_export`) before anything is written, so a
+(:mod:`...formats.helm_chart`, :mod:`...formats.flux_export`) before anything is written, so a
 refusal writes nothing. A chart may not take a name the product gives its own Flux objects
 and repos (:data:`RESERVED`), nor a system chart's (the one every cluster runs): only
 ``cluster-manager import-chart --system-chart`` replaces a system chart, never the API."""
@@ -18,14 +18,14 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.git.repo import ChangeSet, InvalidPath
 from fplus.git.store import RepoStore
 
-from ..formats.flux_export import FILE_NAME, FluxExport, FluxExportError, read_flux_export
-from ..formats.helm_chart import Chart, ChartError, read_chart_archive, read_chart_files
-from ..model.apps_and_roles import AFTER_IMPORT, STATUS_APP
-from ..model.setup_status import FAILED
-from .charts import ChartService
-from .clusters import request_redeploy
-from .errors import Unprocessable
-from .system_charts import system_chart_names
+from ...formats.flux_export import FILE_NAME, FluxExport, FluxExportError, read_flux_export
+from ...formats.helm_chart import Chart, ChartError, read_chart_archive, read_chart_files
+from ...model.apps_and_roles import AFTER_IMPORT, STATUS_APP
+from ...model.setup_status import FAILED
+from ..clusters.cluster_api import request_redeploy
+from ..deployments.system_charts import system_chart_names
+from ..errors import Unprocessable
+from .chart_templates import ChartService
 
 CHARTS_REPO = uuids.Shared.HelmChartsRepo
 FLUX_REPO = uuids.Shared.FluxSystemRepo

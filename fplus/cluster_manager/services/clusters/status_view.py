@@ -16,7 +16,7 @@ Deleting    the cluster is being torn down
 ========== ==================================================================
 
 Beside the phase, ``sync`` says whether the edge runs what the repo holds
-(:mod:`..model.sync_state`).
+(:mod:`...model.sync_state`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..model.setup_status import DELETING, FAILED, SetupStatus
-from ..model.sync_state import (
+from ...model.setup_status import DELETING, FAILED, SetupStatus
+from ...model.sync_state import (
     FAILING_SHOWN,
     NOT_COMMISSIONED,
     UNKNOWN,
@@ -114,7 +114,7 @@ def host_count(edge: dict[str, Any] | None) -> int:
 
 def cluster_sync(setup: SetupStatus, edge: dict[str, Any] | None, head: str | None,
                  now: datetime, liveness: Liveness = Liveness()) -> Sync:
-    """The cluster's sync (:mod:`..model.sync_state`); Unknown until it is commissioned."""
+    """The cluster's sync (:mod:`...model.sync_state`); Unknown until it is commissioned."""
     if not setup.ready or setup.phase in (FAILED, DELETING):
         return Sync(UNKNOWN, NOT_COMMISSIONED)
     return derive_sync(head, edge, edge_state(edge, now, liveness))

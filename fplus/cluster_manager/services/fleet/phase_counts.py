@@ -1,6 +1,6 @@
 """How many clusters are in each phase, and how many edges are late (for ``/metrics``).
 
-The phase is the status view's (:func:`.status_view.derive_phase`): one count costs three
+The phase is the status view's (:func:`..clusters.status_view.derive_phase`): one count costs three
 Config Store reads (the configuration entries' uuids, the setup statuses' ``phase`` and
 ``ready``, the edges' ``lastSeen``), so it is computed at most every ``ttl`` seconds and
 served from memory in between. A count that cannot be made keeps the last one (logged).
@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 
 from fplus.config_store.client import ConfigStoreClient
 
-from ..model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
-from ..model.setup_status import SetupStatus
-from .status_view import Liveness, derive_phase
+from ...model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
+from ...model.setup_status import SetupStatus
+from ..clusters.status_view import Liveness, derive_phase
 from .throttled_counts import ThrottledCounts
 
 PHASES = ("Pending", "Provisioning", "Ready", "Online", "Stale", "Offline", "Failed",

@@ -1,0 +1,1 @@
+"""Bootstrap scripts for a cluster and the one-time tokens their URLs carry."""

@@ -1,0 +1,1 @@
+"""The Edge deployments of one cluster, and the system charts no deployment may name."""
