@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
+from typing import Any, TypedDict, cast
 
 import json_merge_patch
 
 from fplus.config_store.uuids import NULL, is_uuid
+from fplus.jsontypes import Doc, JsonObject, is_object, string_map
 from fplus.kubenames import LABEL_MAX, is_dns1123_label
 from fplus.kubenames.labels import labels_errors, selector_matches
 
@@ -33,6 +34,23 @@ FIXED = {
 """The fields fixed at creation, and why."""
 
 
+class ClusterConfig(TypedDict, total=False):
+    """An Edge cluster configuration entry :func:`check_config` accepted (``name`` and
+    ``namespace`` always there; an empty one stands for none checked yet)."""
+
+    name: str
+    namespace: str
+    chart: str
+    """A Helm chart template's uuid."""
+    bare: bool
+    sealedSecrets: bool
+    fluxVersion: str
+    values: JsonObject
+    labels: dict[str, str]
+    fluxTemplate: str
+    """A Flux template's uuid (the cluster is pinned to it)."""
+
+
 class InvalidConfig(ValueError):
     """An Edge cluster configuration entry that cannot be commissioned (``field``: the one
     named, empty for the whole entry)."""
@@ -42,12 +60,12 @@ class InvalidConfig(ValueError):
         self.field = field
 
 
-def config_errors(config: Any) -> dict[str, str]:
+def config_errors(config: object) -> dict[str, str]:
     """Why each field of an entry cannot be commissioned (``"": …`` for the whole entry);
     empty when it can. ``name`` and ``namespace`` must be DNS-1123 labels (they name
     Kubernetes objects and principals, and a label is a valid Sparkplug group-id part: no
     ``+``, ``/`` or ``#``)."""
-    if not isinstance(config, dict):
+    if not is_object(config):
         return {"": "the configuration must be a JSON object"}
     errors = {}
     unknown = set(config) - ALLOWED_KEYS
@@ -68,8 +86,9 @@ def config_errors(config: Any) -> dict[str, str]:
     for flag in ("bare", "sealedSecrets"):
         if not isinstance(config.get(flag, False), bool):
             errors[flag] = f"{flag} must be true or false"
-    if "fluxVersion" in config and not (isinstance(config["fluxVersion"], str)
-                                        and FLUX_VERSION.match(config["fluxVersion"])):
+    version = config.get("fluxVersion")
+    if "fluxVersion" in config and not (isinstance(version, str)
+                                        and FLUX_VERSION.match(version)):
         errors["fluxVersion"] = "fluxVersion must be a Flux version such as v2.7.5"
     if not isinstance(config.get("values", {}), dict):
         errors["values"] = "values must be a JSON object"
@@ -78,23 +97,23 @@ def config_errors(config: Any) -> dict[str, str]:
     return errors
 
 
-def check_config(config: Any) -> dict[str, Any]:
+def check_config(config: object) -> ClusterConfig:
     """The entry if it can be commissioned; otherwise :class:`InvalidConfig` with the first
     of :func:`config_errors`."""
     errors = config_errors(config)
-    if errors:
+    if errors or not is_object(config):
         field, message = next(iter(errors.items()))
         named = not field or message.startswith(field)
         raise InvalidConfig(message if named else f"{field}: {message}", field)
-    return config
+    return cast(ClusterConfig, config)  # config_errors checked every field
 
 
-def patched_config(current: dict[str, Any], patch: Any) -> dict[str, Any]:
+def patched_config(current: Doc, patch: object) -> dict[str, Any]:
     """``current`` with the RFC 7386 merge-patch ``patch`` applied, checked by
     :func:`check_config`; :class:`InvalidConfig` naming the field when ``patch`` is no
     object, names a field outside :data:`EDITABLE` (a fixed field may only repeat its
     current value) or makes an entry that cannot be commissioned."""
-    if not isinstance(patch, dict):
+    if not is_object(patch):
         raise InvalidConfig("the patch must be a JSON object of the fields to change")
     for field in patch:
         if field in FIXED:
@@ -103,19 +122,18 @@ def patched_config(current: dict[str, Any], patch: Any) -> dict[str, Any]:
         elif field not in EDITABLE:
             raise InvalidConfig(f"{field}: not a field an edit may change (only "
                                 f"{', '.join(EDITABLE)})", str(field))
-    return check_config(json_merge_patch.merge(copy.deepcopy(current), patch))
+    return dict(check_config(json_merge_patch.merge(copy.deepcopy(dict(current)), patch)))
 
 
-def targeted(configs: Mapping[str, Any], selector: Mapping[str, Any] | None,
+def targeted(configs: Doc, selector: Doc | None,
              listed: Collection[str] = (), *, every: bool = False) -> list[str]:
     """The configured clusters (sorted) that are ``listed``, or whose ``labels`` the
     ``selector`` matches, or all of them if ``every``."""
     found = []
     for cluster, config in configs.items():
-        if not isinstance(config, dict):
+        if not is_object(config):
             continue
-        labels = config.get("labels")
-        labels = labels if isinstance(labels, dict) else {}
+        labels = string_map(config.get("labels"))
         if every or cluster in listed or (selector is not None
                                           and selector_matches(selector, labels)):
             found.append(cluster)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from fplus.jsontypes import Doc, as_list, as_object, is_object, text
 
 READY, PROGRESSING, FAILED, UNKNOWN = "ready", "progressing", "failed", "unknown"
 STATES = (READY, PROGRESSING, FAILED, UNKNOWN)
@@ -30,41 +31,39 @@ class DeploymentState:
     since: str | None = None
 
 
-def _releases(edge: Mapping[str, Any], deployment: str) -> list[Mapping[str, Any]]:
+def _releases(edge: Doc, deployment: str) -> list[dict[str, object]]:
     """The deployment's HelmReleases in the flux report (named ``<chart>-<uuid>``)."""
-    objects = (edge.get("flux") or {}).get("objects") if isinstance(edge.get("flux"),
-                                                                     dict) else None
-    return [o for o in objects or [] if isinstance(o, dict) and o.get("kind") == "HelmRelease"
+    objects = as_list(as_object(edge.get("flux")).get("objects"))
+    return [o for o in objects if is_object(o) and o.get("kind") == "HelmRelease"
             and str(o.get("name", "")).endswith("-" + deployment)]
 
 
-def deployment_state(deployment: str, edge: Mapping[str, Any] | None) -> DeploymentState:
+def deployment_state(deployment: str, edge: Doc | None) -> DeploymentState:
     """The state of ``deployment`` given its cluster's Edge cluster status entry."""
     report = edge.get("deployments") if isinstance(edge, Mapping) else None
-    if not isinstance(report, dict) or edge is None:
+    if not is_object(report) or edge is None:
         return DeploymentState(UNKNOWN, "the edge has not reported its deployments")
-    for failed in report.get("failed") or []:
-        if isinstance(failed, dict) and failed.get("uuid") == deployment:
+    for failed in as_list(report.get("failed")):
+        if is_object(failed) and failed.get("uuid") == deployment:
             return DeploymentState(FAILED, str(failed.get("error") or "Edge Sync refused it"))
     found = _releases(edge, deployment)
     if found:
         states = [o.get("ready") for o in found]
-        commit = next((o["revision"] for o in found if isinstance(o.get("revision"), str)),
-                      None)
+        commit = next((r for o in found if (r := text(o, "revision")) is not None), None)
         bad = next((o for o in found if o.get("ready") == "False"), None)
         if bad is not None:
             return DeploymentState(FAILED, str(bad.get("message") or bad.get("reason")
                                                or "the HelmRelease is not ready"), commit)
         if all(s == "True" for s in states):
-            times = [o["since"] for o in found if isinstance(o.get("since"), str)]
+            times = [t for o in found if (t := text(o, "since")) is not None]
             return DeploymentState(READY, None, commit, min(times) if times else None)
         waiting = next(o for o in found if o.get("ready") != "True")
         return DeploymentState(PROGRESSING, str(waiting.get("message") or waiting.get("reason")
                                                 or "the HelmRelease is not ready yet"), commit)
     applied = any(isinstance(n, str) and n.endswith("-" + deployment)
-                  for n in report.get("releases") or [])
-    if isinstance(report.get("error"), str) and report["error"]:
-        return DeploymentState(FAILED, f"Edge Sync could not apply: {report['error']}")
+                  for n in as_list(report.get("releases")))
+    if error := text(report, "error"):
+        return DeploymentState(FAILED, f"Edge Sync could not apply: {error}")
     if applied:
         return DeploymentState(PROGRESSING, "applied; Flux has not reported the HelmRelease")
     return DeploymentState(UNKNOWN, "the edge has not applied it yet")

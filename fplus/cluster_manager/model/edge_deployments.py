@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.uuids import is_uuid
+from fplus.jsontypes import Doc, JsonObject, JsonValue, is_object, text
 
 DEPLOYMENT_APP = uuids.App.EdgeDeployment
 DEPLOYMENT_CLASS = uuids.Class.EdgeDeployment
@@ -30,11 +31,11 @@ NAME_MAX = 253
 REQUEST_KEYS = {"name", "chart", "hostname", "values"}
 
 
-def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
+def request_errors(body: object, *, partial: bool = False) -> dict[str, str]:
     """Why a deployment request body is refused, by field (``{}``: it is well-formed).
     ``partial``: a merge-patch, where every field is optional. Whether the chart exists and
     the host is one the cluster reported is checked against the Config Store by the caller."""
-    if not isinstance(body, dict):
+    if not is_object(body):
         return {"": "a deployment must be a JSON object"}
     errors = shared_errors(body, REQUEST_KEYS, partial=partial)
     hostname = body.get("hostname")
@@ -45,7 +46,7 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     return errors
 
 
-def shared_errors(body: dict[str, Any], keys: set[str], *,
+def shared_errors(body: Doc, keys: set[str], *,
                   partial: bool = False) -> dict[str, str]:
     """The checks a deployment's and a fleet deployment's request share: no key outside
     ``keys``, a printable ``name``, a ``chart`` that is a UUID (each optional if
@@ -72,13 +73,13 @@ class Deployment:
     cluster: str
     chart: str
     hostname: str | None = None
-    values: Mapping[str, Any] | None = None
+    values: Mapping[str, JsonValue] | None = None
     fleet: str | None = None
     created_at: str | None = None
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> JsonObject:
         """The Edge deployment entry (ACS's fields; ``hostname`` absent when floating)."""
-        entry: dict[str, Any] = {"name": self.name, "cluster": self.cluster,
+        entry: JsonObject = {"name": self.name, "cluster": self.cluster,
                                  "chart": self.chart}
         if self.hostname is not None:
             entry["hostname"] = self.hostname
@@ -90,33 +91,31 @@ class Deployment:
         return entry
 
     @classmethod
-    def parse(cls, uuid: str, entry: Any) -> Deployment | None:
+    def parse(cls, uuid: str, entry: object) -> Deployment | None:
         """The deployment an entry holds (ACS's legacy one-element ``charts`` list read as its
         ``chart``); None when it is not one ACS could deploy as one chart."""
-        if isinstance(entry, dict) and "chart" not in entry:
+        if not is_object(entry):
+            return None
+        if "chart" not in entry:
             charts = entry.get("charts")
             if isinstance(charts, list) and len(charts) == 1:
                 entry = {**entry, "chart": charts[0]}
-        if not isinstance(entry, dict) or not all(
-                isinstance(entry.get(k), str) for k in ("name", "cluster", "chart")):
+        name, cluster, chart = (text(entry, k) for k in ("name", "cluster", "chart"))
+        if name is None or cluster is None or chart is None:
             return None
-        hostname, values, fleet = (entry.get("hostname"), entry.get("values"),
-                                   entry.get(FLEET_KEY))
-        return cls(uuid, entry["name"], entry["cluster"], entry["chart"],
-                   hostname if isinstance(hostname, str) else None,
-                   values if isinstance(values, dict) else None,
-                   fleet if isinstance(fleet, str) else None,
-                   entry.get("createdAt") if isinstance(entry.get("createdAt"), str) else None)
+        values = entry.get("values")
+        return cls(uuid, name, cluster, chart, text(entry, "hostname"),
+                   cast(JsonObject, values) if is_object(values) else None,
+                   text(entry, FLEET_KEY), text(entry, "createdAt"))
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def owner(entry: Any) -> str | None:
+def owner(entry: object) -> str | None:
     """The fleet deployment that owns an entry; None for one a person made."""
-    found = entry.get(FLEET_KEY) if isinstance(entry, dict) else None
-    return found if isinstance(found, str) else None
+    return text(entry, FLEET_KEY) if is_object(entry) else None
 
 
 def write(cs: ConfigStoreClient, deployment: Deployment, *, if_match: str | None = None,
@@ -134,7 +133,7 @@ def write(cs: ConfigStoreClient, deployment: Deployment, *, if_match: str | None
 class Removing(Protocol):
     """What removing deployments needs of a Config Store client."""
 
-    def search(self, app: str, query: Mapping[str, Any]) -> Any: ...
+    def search(self, app: str, query: Mapping[str, object]) -> list[str] | None: ...
     def delete_config(self, app: str, obj: str) -> None: ...
     def delete_object(self, obj: str) -> None: ...
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import uuid as uuidlib
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from fplus.config_store import uuids
 from fplus.config_store.client import BatchOp, BatchResult, NotFound, PreconditionFailed, batch
+from fplus.jsontypes import JsonValue, is_object, text
 
 NAMESPACE = uuidlib.UUID("5b1d8f3e-4c3a-4a57-9a36-0f2d6c1e9b41")
 """Namespace of the claim objects' UUIDs (version 5, from the name)."""
@@ -34,17 +36,17 @@ class ClaimStore(Protocol):
                       owner: str | None = None) -> str:
         """Create (or find) an object."""
 
-    def get_config_with_etag(self, app: str, obj: str) -> tuple[Any | None, str | None]:
+    def get_config_with_etag(self, app: str, obj: str) -> tuple[JsonValue, str | None]:
         """An entry and its etag."""
 
-    def put_config(self, app: str, obj: str, value: Any, *, if_match: str | None = None,
+    def put_config(self, app: str, obj: str, value: object, *, if_match: str | None = None,
                    if_none_match: str | None = None) -> str | None:
         """Write an entry, conditionally."""
 
     def delete_config(self, app: str, obj: str, *, if_match: str | None = None) -> None:
         """Delete an entry, conditionally."""
 
-    def search(self, app: str, query: dict[str, Any]) -> Any:
+    def search(self, app: str, query: Mapping[str, object]) -> list[str] | None:
         """The objects whose entries match ``query``."""
 
 
@@ -133,6 +135,5 @@ class NameClaims:
             self.cs.delete_config(APP, obj, if_match=etag)
 
 
-def _cluster(entry: Any) -> str | None:
-    found = entry.get("cluster") if isinstance(entry, dict) else None
-    return found if isinstance(found, str) else None
+def _cluster(entry: object) -> str | None:
+    return text(entry, "cluster") if is_object(entry) else None

@@ -13,25 +13,21 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from fplus.jsontypes import Doc, as_list, as_object, is_object, text
+
 from .apps_and_roles import FLUX_VERSION, Role
 
 PENDING, PROVISIONING, READY, FAILED, DELETING = (
     "Pending", "Provisioning", "Ready", "Failed", "Deleting")
 """The phases the reconciler records (the status view derives more from the edge)."""
 
-Patch = dict[str, Any]
+Patch = dict[str, object]
 """A JSON merge patch of the setup status entry (``None`` values delete keys)."""
 
 
 def utc_now() -> str:
     """The current time as the entry stores it (RFC 3339, seconds, UTC)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _text(mapping: dict[str, Any], key: str) -> str | None:
-    """``mapping[key]`` if it is a string, else None."""
-    value = mapping.get(key)
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -64,13 +60,13 @@ class Condition:
 class SetupStatus:
     """One cluster's setup status as read from the Config Store."""
 
-    entry: dict[str, Any]
+    entry: dict[str, object]
     """The entry as stored (the status view shows it whole)."""
 
     @classmethod
-    def parse(cls, entry: Any) -> SetupStatus:
+    def parse(cls, entry: object) -> SetupStatus:
         """The status of an entry (anything but an object counts as empty)."""
-        return cls(entry if isinstance(entry, dict) else {})
+        return cls(as_object(entry))
 
     @property
     def exists(self) -> bool:
@@ -78,25 +74,24 @@ class SetupStatus:
         return bool(self.entry)
 
     @property
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> dict[str, object]:
         """The configuration the status was last written for."""
-        spec = self.entry.get("spec")
-        return spec if isinstance(spec, dict) else {}
+        return as_object(self.entry.get("spec"))
 
     @property
     def name(self) -> str | None:
         """The cluster's name as recorded (fixed once its accounts exist)."""
-        return _text(self.spec, "name")
+        return text(self.spec, "name")
 
     @property
     def namespace(self) -> str | None:
         """The edge namespace as recorded."""
-        return _text(self.spec, "namespace")
+        return text(self.spec, "namespace")
 
     @property
     def phase(self) -> str:
         """The recorded phase (``Pending`` before the reconciler wrote one)."""
-        return _text(self.entry, "phase") or PENDING
+        return text(self.entry, "phase") or PENDING
 
     @property
     def ready(self) -> bool:
@@ -106,40 +101,38 @@ class SetupStatus:
     @property
     def error(self) -> str | None:
         """Why the last attempt failed, if it did."""
-        return _text(self.entry, "error")
+        return text(self.entry, "error")
 
     @property
     def observed_etag(self) -> str | None:
         """The etag of the configuration entry the status reflects."""
-        return _text(self.entry, "observedEtag")
+        return text(self.entry, "observedEtag")
 
     @property
     def commit(self) -> str | None:
         """The repo commit the last commissioning wrote (or found current)."""
-        return _text(self.entry, "commit")
+        return text(self.entry, "commit")
 
     @property
     def self_link(self) -> str | None:
         """The rendered self-link manifests the bootstrap script applies."""
-        return _text(self.entry, "self_link")
+        return text(self.entry, "self_link")
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
         """The recorded conditions."""
-        found = self.entry.get("conditions")
-        return tuple(Condition(c.get("type", ""), c.get("status", "Unknown"),
-                               c.get("reason", ""), c.get("message", ""),
-                               c.get("lastTransitionTime", ""))
-                     for c in (found if isinstance(found, list) else [])
-                     if isinstance(c, dict))
+        return tuple(Condition(text(c, "type") or "", text(c, "status") or "Unknown",
+                               text(c, "reason") or "", text(c, "message") or "",
+                               text(c, "lastTransitionTime") or "")
+                     for c in as_list(self.entry.get("conditions")) if is_object(c))
 
     def account(self, role: Role) -> Account:
         """The role's principal as recorded (empty when not created yet)."""
         found = self.entry.get(role.key)
-        if not isinstance(found, dict):
+        if not is_object(found):
             return Account()
         grants = found.get("grants")
-        return Account(found.get("uuid"), found.get("done") is True,
+        return Account(text(found, "uuid"), found.get("done") is True,
                        grants if isinstance(grants, int) and not isinstance(grants, bool) else 0)
 
     def is_current(self, etag: str | None) -> bool:
@@ -171,7 +164,7 @@ class SetupStatus:
                            condition.message, when)
         return [c.as_entry() for c in (*kept, merged)]
 
-    def failed(self, refused: Any, error: str, etag: str | None) -> Patch:
+    def failed(self, refused: object, error: str, etag: str | None) -> Patch:
         """The patch recording a configuration that cannot be commissioned: it is kept as
         ``refused``, apart from ``spec`` (the last one accepted, which stays)."""
         return {"refused": {"spec": refused, "observedEtag": etag}, "ready": False,
@@ -179,7 +172,7 @@ class SetupStatus:
                 "conditions": self.with_condition(
                     Condition("Ready", "False", "InvalidConfig", error))}
 
-    def provisioning(self, spec: dict[str, Any]) -> Patch:
+    def provisioning(self, spec: Doc) -> Patch:
         """The patch recording that work on ``spec`` has started (it is now accepted)."""
         return {"spec": spec, "refused": None, "phase": PROVISIONING, "error": None,
                 "ready": self.ready}
@@ -188,7 +181,7 @@ class SetupStatus:
     def refused(self) -> dict[str, Any] | None:
         """The configuration last refused, while it is the current one."""
         refused = self.entry.get("refused")
-        return refused if isinstance(refused, dict) else None
+        return refused if is_object(refused) else None
 
     def commissioned(self, commit: str | None, self_link: str, etag: str | None) -> Patch:
         """The patch recording a commissioned cluster at ``commit``."""
@@ -206,10 +199,9 @@ class SetupStatus:
         return {role.key: value}
 
     @property
-    def teardown(self) -> dict[str, Any]:
+    def teardown(self) -> dict[str, object]:
         """What decommissioning recorded so far: ``started``, ``commit``."""
-        found = self.entry.get("teardown")
-        return found if isinstance(found, dict) else {}
+        return as_object(self.entry.get("teardown"))
 
     def deleting(self) -> Patch:
         """The patch recording that decommissioning has started (kept when resumed)."""

@@ -19,7 +19,8 @@ and every text is echoed as data, never interpreted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from fplus.jsontypes import Doc, as_list, is_object, text
 
 SYNCED, PROGRESSING, DEGRADED, UNKNOWN = "Synced", "Progressing", "Degraded", "Unknown"
 STATES = (SYNCED, PROGRESSING, DEGRADED, UNKNOWN)
@@ -41,22 +42,21 @@ class Sync:
     failing: list[dict[str, str]] = field(default_factory=list)
 
 
-def _objects(report: dict[str, Any]) -> list[dict[str, Any]]:
-    items = report.get("objects")
-    return [o for o in items if isinstance(o, dict)] if isinstance(items, list) else []
+def _objects(report: Doc) -> list[dict[str, object]]:
+    return [o for o in as_list(report.get("objects")) if is_object(o)]
 
 
-def _echo(obj: dict[str, Any]) -> dict[str, str]:
-    return {key: obj[key] for key in _TEXT_FIELDS if isinstance(obj.get(key), str)}
+def _echo(obj: Doc) -> dict[str, str]:
+    return {key: value for key in _TEXT_FIELDS if (value := text(obj, key)) is not None}
 
 
-def report_count(report: dict[str, Any], key: str) -> int | None:
+def report_count(report: Doc, key: str) -> int | None:
     """A count of the edge's Flux report (``total``, ``ready``, …); None unless an integer."""
     value = report.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def derive_sync(head: str | None, edge: dict[str, Any] | None,
+def derive_sync(head: str | None, edge: Doc | None,
                 edge_state: str | None) -> Sync:
     """The sync of a cluster whose repo is at ``head``, from the edge's status entry
     ``edge`` and its liveness ``edge_state`` (Online / Stale / Offline / None)."""
@@ -64,11 +64,11 @@ def derive_sync(head: str | None, edge: dict[str, Any] | None,
         return Sync(UNKNOWN, "the cluster's repo has no commit yet")
     if not edge:
         return Sync(UNKNOWN, "Edge Sync has not reported yet")
-    applied = edge.get("appliedCommit") if isinstance(edge.get("appliedCommit"), str) else None
+    applied = text(edge, "appliedCommit")
     report = edge.get("flux")
     if edge_state == "Offline":
         return Sync(UNKNOWN, "the edge is offline: its last report is too old", applied)
-    if not isinstance(report, dict):
+    if not is_object(report):
         return Sync(UNKNOWN, "Edge Sync reports no Flux status (it predates it, or has "
                     "not read it yet)", applied)
     total, ready, failed = (report_count(report, key) for key in ("total", "ready", "failed"))
@@ -77,8 +77,8 @@ def derive_sync(head: str | None, edge: dict[str, Any] | None,
     if failed:
         failing = [_echo(o) for o in _objects(report) if o.get("ready") == "False"]
         return Sync(DEGRADED, f"{failed} object(s) failed", applied, failing)
-    if isinstance(report.get("error"), str):
-        return Sync(UNKNOWN, f"Edge Sync could not read everything: {report['error']}",
+    if (error := text(report, "error")) is not None:
+        return Sync(UNKNOWN, f"Edge Sync could not read everything: {error}",
                     applied)
     if applied != head:
         return Sync(PROGRESSING, f"the edge applied {applied or 'no commit yet'}; the repo is "
@@ -90,11 +90,11 @@ def derive_sync(head: str | None, edge: dict[str, Any] | None,
                 applied)
 
 
-def secret_unsealed(edge: dict[str, Any] | None, namespace: str, name: str) -> bool | str:
+def secret_unsealed(edge: Doc | None, namespace: str, name: str) -> bool | str:
     """Whether the edge's controller unsealed SealedSecret ``namespace/name``: True, False,
     or ``"unknown"`` (no report, or the object is not in it)."""
     report = (edge or {}).get("flux")
-    if not isinstance(report, dict):
+    if not is_object(report):
         return "unknown"
     for obj in _objects(report):
         if (obj.get("kind"), obj.get("namespace"), obj.get("name")) == (

@@ -251,7 +251,7 @@ def _queue_accounts(job: Job, env: Env, name: str) -> None:
 
 def _created(role: Role) -> OnResult:
     """The status patch recording the role's principal from its creation's result."""
-    return lambda result: {role.key: {"uuid": result.body["uuid"], "done": True,
+    return lambda result: {role.key: {"uuid": result.created, "done": True,
                                       "grants": principals.GRANTS}}
 
 

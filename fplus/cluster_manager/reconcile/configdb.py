@@ -8,9 +8,10 @@ HTTP client.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from fplus.config_store.client import BatchOp, BatchResult
+from fplus.jsontypes import JsonObject, JsonValue
 
 
 class ConfigDB(Protocol):
@@ -19,22 +20,22 @@ class ConfigDB(Protocol):
     def batch(self, ops: Sequence[BatchOp]) -> list[BatchResult]:
         """Run ``ops`` in order in one transaction (``POST /v2/batch``): all or nothing."""
 
-    def get_config(self, app: str, obj: str) -> Any | None:
+    def get_config(self, app: str, obj: str) -> JsonValue:
         """The entry, or None if absent."""
 
-    def get_config_with_etag(self, app: str, obj: str) -> tuple[Any | None, str | None]:
+    def get_config_with_etag(self, app: str, obj: str) -> tuple[JsonValue, str | None]:
         """``(entry, etag)``; ``(None, None)`` if absent."""
 
-    def put_config(self, app: str, obj: str, value: Any) -> str | None:
+    def put_config(self, app: str, obj: str, value: object) -> str | None:
         """Create or replace an entry."""
 
-    def patch_config(self, app: str, obj: str, patch: Any) -> str | None:
+    def patch_config(self, app: str, obj: str, patch: object) -> str | None:
         """Merge-patch an entry (a None patch deletes it)."""
 
     def delete_config(self, app: str, obj: str) -> None:
         """Delete an entry (absent is fine)."""
 
-    def search(self, app: str, query: Mapping[str, Any]) -> Any:
+    def search(self, app: str, query: Mapping[str, object]) -> list[str] | None:
         """Objects whose ``app`` entry holds every value of ``query`` (by path)."""
 
     def list_app_objects(self, app: str) -> list[str]:
@@ -55,7 +56,7 @@ class ConfigDB(Protocol):
     def create_principal(self, name: str, password: str | None = None,
                          uuid: str | None = None, klass: str | None = None, *,
                          label: str | None = None, groups: list[str] | None = None,
-                         grants: list[dict[str, Any]] | None = None) -> str:
+                         grants: list[dict[str, object]] | None = None) -> str:
         """Create (or find by name) a principal with its label, groups and grants."""
 
     def delete_principal(self, principal: str) -> None:
@@ -69,5 +70,5 @@ class ConfigDB(Protocol):
                     object: str | None = None) -> list[str]:
         """Uuids of the grants matching every given field."""
 
-    def get_grant(self, uuid: str) -> dict[str, Any]:
+    def get_grant(self, uuid: str) -> JsonObject:
         """One grant."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import threading
-from typing import Any
 
 from fplus.config_store import uuids
 from fplus.config_store.client import SearchDelta, SearchMirror
@@ -63,7 +62,7 @@ class DesiredState:
             self._known = self._known or delta.full
             return self._configs.apply(delta)
 
-    def replace_template(self, template: Any) -> bool:
+    def replace_template(self, template: object) -> bool:
         """Take the default Flux template; True when it changed after the first delivery."""
         delta = SearchDelta(full=False, children={TEMPLATE_APP: template})
         return bool(self.apply_templates(delta))
@@ -86,7 +85,7 @@ class DesiredState:
                 if ((config.get("fluxTemplate") if isinstance(config, dict) else None)
                     or TEMPLATE_APP) == template}
 
-    def entry(self, cluster: str) -> tuple[Any, str | None] | None:
+    def entry(self, cluster: str) -> tuple[object, str | None] | None:
         """The cluster's entry and etag as last delivered; None if it is not configured.
 
         The entry is a copy (steps may normalise it); the etag is None when the delivery
@@ -103,7 +102,7 @@ class DesiredState:
                 return None
         return config, etag
 
-    def flux_template(self, config: Any = None) -> Any:
+    def flux_template(self, config: object = None) -> object:
         """The Flux template the cluster configuration ``config`` renders with (its pinned
         ``fluxTemplate``, else the default): as last delivered, or read now if none was
         delivered yet (None: there is none)."""
@@ -123,7 +122,7 @@ class DesiredState:
         with self._lock:
             return self._requests.apply(delta)
 
-    def request(self, cluster: str) -> dict[str, Any]:
+    def request(self, cluster: str) -> dict[str, object]:
         """What the cluster API asked for ``cluster`` (``{}``: nothing)."""
         with self._lock:
             found = self._requests.children.get(cluster)

@@ -8,14 +8,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import json_merge_patch
 
 from fplus.config_store.client import BatchOp, BatchResult, batch
 from fplus.git.store import RepoStore
+from fplus.jsontypes import Doc, as_object
 
 from ..model.apps_and_roles import STATUS_APP, Role
+from ..model.cluster_config import ClusterConfig
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
 from ..model.setup_status import Patch, SetupStatus
@@ -35,11 +36,12 @@ class Groups:
     repo_path: str = "cluster"
 
     @classmethod
-    def from_service_config(cls, service: dict[str, Any]) -> Groups:
+    def from_service_config(cls, service: Doc) -> Groups:
         """The groups named by the Cluster Manager's ServiceConfig entry."""
-        group = service["group"]
-        return cls(group["flux"]["uuid"], group["sync"]["uuid"], group["cluster"]["uuid"],
-                   group["cluster"].get("path", "cluster"))
+        group = as_object(service["group"])
+        flux, sync, repos = (as_object(group[key]) for key in ("flux", "sync", "cluster"))
+        return cls(str(flux["uuid"]), str(sync["uuid"]), str(repos["uuid"]),
+                   str(repos.get("path", "cluster")))
 
     def for_role(self, role: Role) -> str:
         """The group of ``role``'s accounts."""
@@ -89,14 +91,14 @@ class Job:
     """One cluster being reconciled: what was delivered, and what the steps found out."""
 
     cluster: str
-    config: Any
+    config: object
     etag: str | None
     status: SetupStatus
     force: bool = False
-    spec: dict[str, Any] = field(default_factory=dict)
+    spec: ClusterConfig = field(default_factory=ClusterConfig)
     content: RepoContent | None = None
     commit: str | None = None
-    request: dict[str, Any] = field(default_factory=dict)
+    request: dict[str, object] = field(default_factory=dict)
     """What the cluster API asked for this cluster (``redeploy``, ``forceDelete``)."""
     holder: str | None = None
     """The cluster holding the configured name, as read with the setup status (None: free)."""

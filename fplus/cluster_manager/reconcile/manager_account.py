@@ -14,10 +14,10 @@ that decides access.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, Grant, ensure_service_principal
+from fplus.jsontypes import Doc, as_object
 
 A, C, P, AUTH, GIT = (uuids.App, uuids.Class, uuids.ConfigDBPerm, uuids.AuthPerm,
                       uuids.GitPerm)
@@ -42,9 +42,9 @@ cluster rollouts, and their rollouts' progress (the leader's fleet loop)."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
-def grants(groups: dict[str, Any]) -> list[Grant]:
+def grants(groups: Doc) -> list[Grant]:
     """Every grant the Cluster Manager holds, given its ServiceConfig ``group`` entry."""
-    repos, flux, sync = (groups[k]["uuid"] for k in ("cluster", "flux", "sync"))
+    repos, flux, sync = (str(as_object(groups[k])["uuid"]) for k in ("cluster", "flux", "sync"))
     held: list[tuple[str, str, bool, str | None]] = [
         (P.ReadApp, app, False, None) for app in READS]
     held += [(P.WriteApp, app, False, None) for app in WRITES]
@@ -107,7 +107,7 @@ def grants(groups: dict[str, Any]) -> list[Grant]:
     return [Grant(*grant) for grant in held]
 
 
-def ensure(admin: ConfigStoreClient, groups: dict[str, Any], data_dir: Path, *,
+def ensure(admin: ConfigStoreClient, groups: Doc, data_dir: Path, *,
            rotate: bool = False) -> Path:
     """Create or update the principal with exactly :func:`grants`; return its password file
     (see :func:`fplus.config_store.client.ensure_service_principal`)."""

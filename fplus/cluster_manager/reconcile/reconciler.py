@@ -24,24 +24,37 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol, cast
 
-from fplus.config_store.client import NotifyClient, SearchDelta
+from fplus.config_store.client import ConfigStoreClient, NotifyClient, SearchDelta
 
 from ..metrics import Metrics
 from ..model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
 from .commissioning import Env, reconcile
+from .configdb import ConfigDB
 from .desired_state import TEMPLATE_APP
 from .workqueue import KeyedWorkQueue, RequeueAfter
 
 log = logging.getLogger(__name__)
 
-NotifyFactory = Callable[[Any], Any]
+class Subscriber(Protocol):
+    """What the loop needs of a notify client (met by ``NotifyClient``)."""
+
+    def search(self, app: str, callback: Callable[[SearchDelta], None], *,
+               deltas: bool) -> object:
+        """Follow ``app``'s entries; the subscription (its ``problem`` says how it fares)."""
+
+    def close(self) -> None:
+        """End every subscription."""
+
+
+NotifyFactory = Callable[[ConfigDB], Subscriber]
 """Makes the notify client for a Config Store client (``NotifyClient`` by default)."""
 
 
-def _notify_client(cs: Any) -> NotifyClient:
-    return NotifyClient(cs, reconnect_delay=(1.0, 3.0))
+def _notify_client(cs: ConfigDB) -> NotifyClient:
+    # the service passes the HTTP client; fakes bring a factory of their own
+    return NotifyClient(cast(ConfigStoreClient, cs), reconnect_delay=(1.0, 3.0))
 
 
 class Reconciler:
@@ -50,7 +63,7 @@ class Reconciler:
     def __init__(self, env: Env, workers: int = 8, backoff_initial: float = 2.0,
                  backoff_max: float = 300.0, metrics: Metrics | None = None,
                  notify: NotifyFactory = _notify_client, drain_timeout: float = 10.0,
-                 on_lead: Callable[[threading.Event], Any] | None = None) -> None:
+                 on_lead: Callable[[threading.Event], object] | None = None) -> None:
         """``on_lead(stopping)`` runs in a thread of its own at every start (the shared repos'
         set-up, :mod:`.shared_repos`); ``stopping`` is set when this leadership ends."""
         self.env = env
@@ -63,9 +76,9 @@ class Reconciler:
         self._lock = threading.Lock()
         self._running = False
         self._force: set[str] = set()
-        self._notify: Any = None
+        self._notify: Subscriber | None = None
         self._stopping = threading.Event()
-        self._subs: dict[str, Any] = {}
+        self._subs: dict[str, object] = {}
         self.ready = threading.Event()
         """Set once the first full set of configuration entries has been queued."""
 
@@ -91,13 +104,13 @@ class Reconciler:
         if self._on_lead is not None:
             threading.Thread(target=self._on_lead, args=(self._stopping,), name="on-lead",
                              daemon=True).start()
-        self._notify = self._make_notify(self.env.cs)
-        self._subs["cluster configurations"] = self._notify.search(CONFIG_APP, self.on_configs,
-                                                                     deltas=True)
-        self._subs["Flux templates"] = self._notify.search(TEMPLATE_APP, self.on_templates,
+        self._notify = notify = self._make_notify(self.env.cs)
+        self._subs["cluster configurations"] = notify.search(CONFIG_APP, self.on_configs,
+                                                             deltas=True)
+        self._subs["Flux templates"] = notify.search(TEMPLATE_APP, self.on_templates,
+                                                     deltas=True)
+        self._subs["cluster API requests"] = notify.search(REQUEST_APP, self.on_requests,
                                                            deltas=True)
-        self._subs["cluster API requests"] = self._notify.search(REQUEST_APP, self.on_requests,
-                                                                      deltas=True)
 
     @property
     def running(self) -> bool:

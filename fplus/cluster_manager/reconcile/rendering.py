@@ -10,16 +10,17 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import json_merge_patch
 
 from fplus.config_store import uuids
 from fplus.git.repo import ChangeSet
+from fplus.jsontypes import Doc, JsonObject, as_list, as_object, is_object, strings
 from fplus.templating import render
 
 from ..formats.manifest_yaml import render_documents
 from ..model.apps_and_roles import EDGE_SYNC_SECRET, FLUX_SECRET
+from ..model.cluster_config import ClusterConfig
 from ..model.settings import SHARED_REPO_NAMES, Settings
 
 CLUSTER_DIR = "edo/cluster"
@@ -65,11 +66,15 @@ class RepoContent:
                          always_commit=always_commit)
 
 
-def context(settings: Settings, uuid: str, config: dict[str, Any],
-            helm: dict[str, Any] | None = None, flux: str | None = None) -> dict[str, Any]:
+def context(settings: Settings, uuid: str, config: ClusterConfig,
+            helm: Doc | None = None, flux: str | None = None) -> dict[str, object]:
     """The values the Flux template is rendered with (``helm``: the cluster's HelmRelease;
     ``flux``: the Flux version its edge applies from the centre)."""
-    ctx: dict[str, Any] = {
+    edge_sync: dict[str, object] = {"image": settings.edge_sync_image,
+                                    "credentials_secret": EDGE_SYNC_SECRET}
+    if settings.edge_ca is not None:
+        edge_sync["ca_env"] = {"name": "FPLUS_CA_FILE", "value": EDGE_SYNC_CA_FILE}
+    ctx: dict[str, object] = {
         "uuid": uuid,
         "name": config["name"],
         "namespace": config["namespace"],
@@ -79,8 +84,7 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
                 "flux_system": settings.repo_url(FLUX_SYSTEM_REPO,
                                                  SHARED_REPO_NAMES[FLUX_SYSTEM_REPO]),
                 "config_store": settings.edge_store_url},
-        "edge_sync": {"image": settings.edge_sync_image,
-                      "credentials_secret": EDGE_SYNC_SECRET},
+        "edge_sync": edge_sync,
         "flux": {"secret": FLUX_SECRET},
         "sealed_secrets": {"namespace": settings.sealed_secrets_namespace,
                            "controller": "sealed-secrets-controller",
@@ -89,8 +93,6 @@ def context(settings: Settings, uuid: str, config: dict[str, Any],
                            "source": CENTRAL_CHARTS if settings.air_gapped else UPSTREAM},
         "values": config.get("values", {}),
     }
-    if settings.edge_ca is not None:
-        ctx["edge_sync"]["ca_env"] = {"name": "FPLUS_CA_FILE", "value": EDGE_SYNC_CA_FILE}
     if helm is not None:
         ctx["helm"] = helm
     if flux is not None:
@@ -102,34 +104,36 @@ class TemplateMissing(ValueError):
     """A template entry the configuration needs is absent or unusable."""
 
 
-def helm_release(cluster: str, config: dict[str, Any], chart: Any,
-                 resource_template: Any) -> dict[str, Any]:
+def helm_release(cluster: str, config: ClusterConfig, chart: object,
+                 resource_template: object) -> dict[str, object]:
     """The cluster's HelmRelease: the Helm chart template entry ``chart`` rendered into the
     K8s resource template entry for HelmReleases (ACS's ``edge-cluster-<uuid>``)."""
-    if not isinstance(chart, dict) or "chart" not in chart:
+    if not is_object(chart) or "chart" not in chart:
         raise TemplateMissing(f"unknown chart {config.get('chart')}")
-    if not isinstance(resource_template, dict) or "template" not in resource_template:
+    if not is_object(resource_template) or "template" not in resource_template:
         raise TemplateMissing("no HelmRelease resource template is configured")
-    rendered_chart = render(chart, {"uuid": cluster, "name": config["name"]})
+    rendered_chart = as_object(render(chart, {"uuid": cluster, "name": config["name"]}))
     values = merged_values(rendered_chart.get("values"), config.get("values"))
-    release = render(resource_template, {
+    template = render(resource_template, {
         **rendered_chart, "uuid": cluster, "values": values,
         "name": f"edge-cluster-{cluster}", "prefix": "edge-cluster",
         "source": "helm-charts"})["template"]
-    release.setdefault("metadata", {})["namespace"] = config["namespace"]
+    template.setdefault("metadata", {})["namespace"] = config["namespace"]
+    release: dict[str, object] = template
     return release
 
 
-def merged_values(chart_values: Any, cluster_values: Any) -> dict[str, Any]:
+def merged_values(chart_values: object, cluster_values: object) -> JsonObject:
     """The chart's values with the cluster's merged in as ACS does: RFC 7386 merge-patch
     (objects merge key by key, ``null`` removes a key, anything else replaces)."""
-    base = copy.deepcopy(chart_values) if isinstance(chart_values, dict) else {}
+    base: JsonObject = copy.deepcopy(chart_values) if isinstance(chart_values, dict) else {}
     if not isinstance(cluster_values, dict):
         return base
-    return json_merge_patch.merge(base, cluster_values)
+    merged: JsonObject = json_merge_patch.merge(base, cluster_values)
+    return merged
 
 
-def bundle_files(flux_template: dict[str, Any], config: dict[str, Any],
+def bundle_files(flux_template: Doc, config: Doc,
                  air_gapped: bool = False) -> list[str]:
     """The template files this cluster gets, in template order: all of them; for a ``bare``
     cluster only ``self-link.yaml`` and the template's ``x-fplus.bareFiles``; without the
@@ -137,44 +141,40 @@ def bundle_files(flux_template: dict[str, Any], config: dict[str, Any],
     Secrets is off (the cluster's ``sealedSecrets``, else the template's, else on); without
     ``x-fplus.upstreamFiles`` when ``air_gapped``; without ``x-fplus.fluxFiles`` unless a
     Flux version is named (:func:`flux_version`)."""
-    options = flux_template.get(TEMPLATE_OPTIONS)
-    options = options if isinstance(options, dict) else {}
+    options = as_object(flux_template.get(TEMPLATE_OPTIONS))
     files = [name for name in flux_template if name != TEMPLATE_OPTIONS]
     if config.get("bare"):
-        keep = {SELF_LINK, *options.get("bareFiles", [])}
+        keep = {SELF_LINK, *as_list(options.get("bareFiles", []))}
         files = [name for name in files if name in keep]
     if not config.get("sealedSecrets", options.get("sealedSecrets", True)):
-        drop = set(options.get("sealedSecretsFiles", [SEALED_SECRETS_FILE]))
+        drop = set(as_list(options.get("sealedSecretsFiles", [SEALED_SECRETS_FILE])))
         files = [name for name in files if name not in drop]
     if air_gapped:
-        upstream = set(options.get("upstreamFiles", []))
+        upstream = set(as_list(options.get("upstreamFiles", [])))
         files = [name for name in files if name not in upstream]
     if flux_version(flux_template, config) is None:
         files = [name for name in files if name not in flux_files(flux_template)]
     return files
 
 
-def flux_files(flux_template: dict[str, Any]) -> set[str]:
+def flux_files(flux_template: Doc) -> set[str]:
     """The template's ``x-fplus.fluxFiles``: written only with a Flux version."""
-    options = flux_template.get(TEMPLATE_OPTIONS)
-    found = options.get("fluxFiles", []) if isinstance(options, dict) else []
-    return set(found) if isinstance(found, list) else set()
+    return set(strings(as_object(flux_template.get(TEMPLATE_OPTIONS)).get("fluxFiles")))
 
 
-def flux_version(flux_template: dict[str, Any], config: dict[str, Any]) -> str | None:
+def flux_version(flux_template: Doc, config: Doc) -> str | None:
     """The Flux version the cluster's edge applies from the central Flux repo: the
     cluster's ``fluxVersion``, else the template's ``x-fplus.fluxVersion``, else None."""
-    options = flux_template.get(TEMPLATE_OPTIONS)
-    default = options.get("fluxVersion") if isinstance(options, dict) else None
+    default = as_object(flux_template.get(TEMPLATE_OPTIONS)).get("fluxVersion")
     version = config.get("fluxVersion", default)
     return version if isinstance(version, str) else None
 
 
-def repo_content(flux_template: dict[str, Any], ctx: dict[str, Any],
-                 config: dict[str, Any] | None = None, air_gapped: bool = False) -> RepoContent:
+def repo_content(flux_template: object, ctx: Doc,
+                 config: Doc | None = None, air_gapped: bool = False) -> RepoContent:
     """Render the template files the cluster's ``config`` selects (:func:`bundle_files`);
     files whose manifests all render away are left out."""
-    if not isinstance(flux_template, dict):
+    if not is_object(flux_template):
         raise TemplateMissing("no Flux template is configured")
     selected = bundle_files(flux_template, config or {}, air_gapped)
     rendered = render({name: flux_template[name] for name in selected}, ctx)

@@ -79,7 +79,7 @@ def _service_config(cs: ConfigStoreClient) -> dict[str, Any]:
                       "sync": {"uuid": str(uuidlib.uuid4())}}}
 
 
-def _put_if_absent(cs: ConfigStoreClient, app: str, obj: str, value: Any) -> None:
+def _put_if_absent(cs: ConfigStoreClient, app: str, obj: str, value: object) -> None:
     with contextlib.suppress(PreconditionFailed):
         cs.put_config(app, obj, value, if_none_match="*")
 

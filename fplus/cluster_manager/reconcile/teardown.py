@@ -137,7 +137,8 @@ def look_up(job: Job, env: Env) -> None:
         return
     ops = [principals.named_op(role, name) for role in ROLES]
     *named, claim = env.cs.batch([*ops, name_claims.read_op(name)])
-    job.named = {role.key: found.body if found.status == 200 else None
+    job.named = {role.key: found.body if found.status == 200 and isinstance(found.body, str)
+                 else None
                  for role, found in zip(ROLES, named, strict=True)}
     job.holder, job.claim_etag = name_claims.holder_in(claim), claim.etag
 
