@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from fplus.jsontypes import JsonObject, JsonValue, strings
 
 from ._paths import identity_path, password_path, seg
@@ -9,7 +11,7 @@ from ._transport import Transport, json_object, json_objects
 from .errors import ConfigStoreError, Unauthorized
 
 
-def _uuid_of(body: JsonValue, what: str) -> str:
+def uuid_of(body: JsonValue, what: str) -> str:
     """The ``uuid`` of a creation answer (a JSON object, or a bare JSON string)."""
     if isinstance(body, dict) and isinstance(uuid := body.get("uuid"), str):
         return uuid
@@ -21,9 +23,9 @@ def _uuid_of(body: JsonValue, what: str) -> str:
 def principal_body(name: str, password: str | None = None, uuid: str | None = None,
                    klass: str | None = None, *, label: str | None = None,
                    groups: list[str] | None = None,
-                   grants: list[JsonObject] | None = None) -> JsonObject:
+                   grants: Sequence[Mapping[str, object]] | None = None) -> dict[str, object]:
     """The ``POST /v2/principal`` body of :meth:`AuthApi.create_principal`."""
-    body: JsonObject = {"name": name}
+    body: dict[str, object] = {"name": name}
     if password is not None:
         body["password"] = password
     if uuid is not None:
@@ -79,7 +81,7 @@ class AuthApi:
         *,
         label: str | None = None,
         groups: list[str] | None = None,
-        grants: list[JsonObject] | None = None,
+        grants: Sequence[Mapping[str, object]] | None = None,
     ) -> str:
         """Create a principal (optionally with a password, uuid and class); return its uuid.
 
@@ -89,7 +91,7 @@ class AuthApi:
         """
         body = principal_body(name, password, uuid, klass, label=label, groups=groups,
                               grants=grants)
-        return _uuid_of(self._t.call("POST", "/v2/principal", body=body), "create_principal")
+        return uuid_of(self._t.call("POST", "/v2/principal", body=body), "create_principal")
 
     def set_password(self, principal: str, password: str) -> None:
         """Set a principal's password."""
@@ -140,7 +142,7 @@ class AuthApi:
         }
         if object is not None:
             body["object"] = object
-        return _uuid_of(self._t.call("POST", "/v2/grant", body=body), "add_grant")
+        return uuid_of(self._t.call("POST", "/v2/grant", body=body), "add_grant")
 
     def find_grants(
         self,

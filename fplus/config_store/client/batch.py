@@ -22,16 +22,18 @@ operation remembers the single call it is (:attr:`BatchOp.call`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
 
-from ._auth_api import principal_body
+from fplus.jsontypes import JsonObject, JsonValue
+
+from ._auth_api import principal_body, uuid_of
 from ._paths import conditions, entry_path, identity_path, password_path, seg
 from ._transport import strip_etag
 from .errors import ConfigStoreError, NotFound
 
-_NO_BODY: Any = object()
+_NO_BODY: Final = object()
 
 
 @dataclass(frozen=True)
@@ -41,17 +43,17 @@ class BatchOp:
 
     method: str
     path: str
-    body: Any = _NO_BODY
+    body: object = _NO_BODY
     headers: dict[str, str] = field(default_factory=dict)
     accept: tuple[int, ...] = ()
-    call: tuple[str, tuple[Any, ...], dict[str, Any]] = field(
+    call: tuple[str, tuple[object, ...], dict[str, object]] = field(
         default=("", (), {}), compare=False, repr=False)
     """The :class:`~fplus.config_store.client.ConfigStoreClient` method this operation is,
     with its arguments (keyword ones only when given): what :func:`replay` calls."""
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> dict[str, object]:
         """The operation as ``POST /v2/batch`` takes it."""
-        out: dict[str, Any] = {"method": self.method, "path": self.path}
+        out: dict[str, object] = {"method": self.method, "path": self.path}
         if self.body is not _NO_BODY:
             out["body"] = self.body
         if self.headers:
@@ -68,19 +70,26 @@ class BatchResult:
 
     status: int
     etag: str | None
-    body: Any
+    body: JsonValue
 
     @classmethod
-    def parse(cls, result: Any) -> BatchResult:
+    def parse(cls, result: JsonValue) -> BatchResult:
         """A result as the batch answer carries it."""
-        if not isinstance(result, dict) or not isinstance(result.get("status"), int):
+        status = result.get("status") if isinstance(result, dict) else None
+        if not isinstance(result, dict) or not isinstance(status, int):
             raise ValueError(f"not a batch result: {result!r:.200}")
         etag = result.get("etag")
-        return cls(result["status"], strip_etag(etag if isinstance(etag, str) else None),
+        return cls(status, strip_etag(etag if isinstance(etag, str) else None),
                    result.get("body"))
 
+    @property
+    def created(self) -> str:
+        """The uuid a ``create_object`` or ``create_principal`` answered (as those calls
+        read it: :class:`ConfigStoreError` if it carries none)."""
+        return uuid_of(self.body, "batch create")
 
-def _given(**kwargs: Any) -> dict[str, Any]:
+
+def _given(**kwargs: object) -> dict[str, object]:
     return {k: v for k, v in kwargs.items() if v is not None}
 
 
@@ -94,7 +103,7 @@ def get_config(app: str, obj: str, *, absent_ok: bool = True) -> BatchOp:
                    call=("get_config", (app, obj), {}))
 
 
-def put_config(app: str, obj: str, value: Any, if_match: str | None = None,
+def put_config(app: str, obj: str, value: object, if_match: str | None = None,
                if_none_match: str | None = None) -> BatchOp:
     """Create or replace an entry (``if_none_match="*"``: only if absent)."""
     return BatchOp("PUT", entry_path(app, obj), value, conditions(if_match, if_none_match),
@@ -102,7 +111,7 @@ def put_config(app: str, obj: str, value: Any, if_match: str | None = None,
                          _given(if_match=if_match, if_none_match=if_none_match)))
 
 
-def patch_config(app: str, obj: str, patch: Any, if_match: str | None = None) -> BatchOp:
+def patch_config(app: str, obj: str, patch: object, if_match: str | None = None) -> BatchOp:
     """Apply a JSON merge patch to an entry (created from ``{}`` if absent)."""
     if patch is None:  # as the single call: a null patch deletes the entry
         return delete_config(app, obj, if_match=if_match)
@@ -120,7 +129,7 @@ def delete_config(app: str, obj: str, *, absent_ok: bool = True,
 
 def create_object(klass: str, uuid: str | None = None, owner: str | None = None) -> BatchOp:
     """Create (or find, when ``uuid`` exists) an object of ``klass``."""
-    body: dict[str, Any] = {"class": klass}
+    body: JsonObject = {"class": klass}
     if uuid is not None:
         body["uuid"] = uuid
     if owner is not None:
@@ -166,7 +175,7 @@ def remove_subclass(klass: str, sub: str, *, absent_ok: bool = True) -> BatchOp:
 def create_principal(name: str, password: str | None = None, uuid: str | None = None,
                      klass: str | None = None, *, label: str | None = None,
                      groups: list[str] | None = None,
-                     grants: list[dict[str, Any]] | None = None) -> BatchOp:
+                     grants: Sequence[Mapping[str, object]] | None = None) -> BatchOp:
     """Create a principal with its label, groups and grants (the principal extension's
     one-request create; its result's ``body`` is ``{"uuid", "name"}``)."""
     return BatchOp("POST", "/v2/principal", principal_body(
@@ -197,7 +206,7 @@ def generate_password(principal: str, *, previous_valid_for: float | None = None
                          _given(previous_valid_for=previous_valid_for)))
 
 
-def replay(target: Any, ops: Sequence[BatchOp]) -> list[BatchResult]:
+def replay(target: object, ops: Sequence[BatchOp]) -> list[BatchResult]:
     """Run ``ops`` as the single calls they are (:attr:`BatchOp.call`) on ``target``, an
     in-memory stand-in for the client, with the results the batch would give: a created
     object's or principal's uuid in ``body``, an entry read in ``body``, a write's ETag.
