@@ -63,19 +63,26 @@ def test_a_leader_that_cannot_renew_stops_and_a_standby_takes_over(
             _until(lambda: b.status().holder == "replica-a", what="b to see a lead")
             assert not b.status().leading and b.status().role == "standby"
             cut.broken.set()
-            _until(lambda: not a.status().leading, what="a to stop leading")
-            assert a_work.stops == 1 and not a_work.running
-            _until(lambda: b.status().leading, what="b to take over")
-            assert b_work.running and a.status().problem
+            # An elector's status turns just before its work starts or stops: wait for the
+            # work. On a loaded machine a renewal slower than the 1 s lease stops a before
+            # the cut and, once it lands, a leads again (it leads until its last sent
+            # renewal's lease ends): so each start is paired with a stop, not counted.
+            _until(lambda: not a.status().leading and not a_work.running,
+                   what="a to stop leading")
+            assert a_work.starts == a_work.stops >= 1
+            _until(lambda: b.status().leading and b_work.running, what="b to take over")
+            assert a.status().problem
             cut.broken.clear()
             _until(lambda: a.status().holder == "replica-b", what="a to see b lead")
-            assert not a.status().leading and a_work.starts == 1 and b_work.starts == 1
+            assert not a.status().leading and a_work.starts == a_work.stops
+            assert b_work.starts == 1
         finally:
             b.stop()
     finally:
         a.stop()
     said = [r.getMessage() for r in caplog.records if "stopped leading" in r.getMessage()]
-    assert len(said) == 1 and "could not renew" in said[0], said
+    assert said and all("could not renew" in line for line in said), said
+    assert len(said) == a_work.stops  # once per loss, never twice for one
     unreachable = [r for r in caplog.records if "cannot reach the leader lease" in r.message]
     assert len(unreachable) == 1  # once for the whole outage, not per attempt
 
