@@ -45,21 +45,17 @@ from fplus.serving.startup.boot import ServiceBoot
 from fplus.serving.startup.login import add_rotate_option
 from fplus.serving.startup.service import CentralService
 
-from .audit import schema as audit_schema
 from .commands import backup, escrow_keys, git_provider
 from .commands import import_commands as imports
 from .commands.serve_worker import Plan, build
 from .commands.up import Addresses, EdgeOptions, up
 from .db import Database, DatabaseError, open_database
-from .escrow import SCHEMA as ESCROW_SCHEMA
-from .keypin import SCHEMA as PINS_SCHEMA
 from .leader import MODES, make_lease, new_identity
-from .leader import SCHEMA as LEASE_SCHEMA
 from .model.settings import Settings
 from .reconcile.job import Groups
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config
-from .services.bootstrap.tokens import SCHEMA as TOKENS_SCHEMA
+from .schema import statements
 
 PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")
@@ -152,8 +148,7 @@ def _database(settings: Settings) -> Database:
     """The Cluster Manager's database with its tables; one line and exit if unusable."""
     try:
         db = open_database(settings.database)
-        db.prepare(TOKENS_SCHEMA + LEASE_SCHEMA + ESCROW_SCHEMA + PINS_SCHEMA
-                   + audit_schema(db.dialect))
+        db.prepare(statements(db.dialect))
     except DatabaseError as exc:
         raise SystemExit(f"{PROG}: {exc}") from None
     return db

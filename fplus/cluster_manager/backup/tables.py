@@ -16,14 +16,14 @@ import re
 from operator import itemgetter
 from typing import Any
 
-from ..audit import schema as audit_schema
 from ..db import Database
-from ..escrow import SCHEMA as ESCROW_SCHEMA
-from ..keypin import SCHEMA as PINS_SCHEMA
+from ..schema import schemas
 from .directory import BackupError
 
-SCHEMAS = {"cm_sealing_keys": PINS_SCHEMA, "cm_sealed_keys": ESCROW_SCHEMA,
-           "cm_audit": audit_schema("sqlite")}
+TAKEN = ("cm_sealing_keys", "cm_sealed_keys", "cm_audit")
+_SQLITE = schemas("sqlite")
+SCHEMAS = {table: _SQLITE[table] for table in TAKEN}
+"""The statements of the tables taken (SQLite's, whose column types :func:`columns` reads)."""
 CLEARED = {"cm_sealing_keys": ("armed_at",)}
 """Columns a restore leaves empty."""
 RENUMBERED = {"cm_audit": "seq"}
@@ -40,7 +40,8 @@ def columns(table: str) -> list[str]:
 
 def prepare(db: Database) -> None:
     """Make the tables if missing (a database the Cluster Manager never started on)."""
-    db.prepare(PINS_SCHEMA + ESCROW_SCHEMA + audit_schema(db.dialect))
+    made = schemas(db.dialect)
+    db.prepare([statement for table in TAKEN for statement in made[table]])
 
 
 def dump(db: Database) -> dict[str, list[dict[str, Any]]]:
