@@ -298,7 +298,8 @@ def repository(job: Job, env: Env) -> None:
     """The rendered files, committed to the repo's ``main`` branch."""
     assert job.content is not None
     changes = job.content.change_set(always_commit=job.redeploy_requested)
-    message = "Redeploy" if job.redeploy_requested else "Cluster flux update"
+    message = ("Redeploy" if job.redeploy_requested else "Cluster flux update"
+               if job.status.commit else f"Commission cluster {job.spec['name']}")
     job.commit = env.repos.write(job.cluster, changes, message).commit
 
 

@@ -282,6 +282,27 @@ def test_repository_into_a_real_bare_repo(env: Env, tmp_path: Path) -> None:
     assert j.commit is not None and again.commit == j.commit  # unchanged: no new commit
 
 
+def test_the_first_commit_says_it_commissions_the_cluster(env: Env, tmp_path: Path) -> None:
+    """A repo's first commit names what it is; a later change of configuration does not
+    claim to commission it again."""
+    messages: list[str] = []
+
+    class Recording:
+        def write(self, cluster: str, changes: Any, message: str) -> Any:
+            messages.append(message)
+            return writer_for(tmp_path / f"{cluster}.git").apply(changes, message)
+
+    local = Env(env.cs, env.settings, env.groups, Recording(), env.desired,  # type: ignore[arg-type]
+                env.claims)
+    first = rendered(env)
+    steps.repository(first, local)
+    later = job(status={"ready": True, "commit": first.commit})
+    steps.render(later, env)
+    steps.repository(later, local)
+    assert messages[0] == "Commission cluster line-1"
+    assert messages[1] != messages[0]
+
+
 def test_ready_records_commit_self_link_and_condition(env: Env) -> None:
     j = rendered(env)
     j.commit = "c" * 40
