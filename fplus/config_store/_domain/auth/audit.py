@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import time
 import uuid as uuidlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+
+from fplus.jsontypes import JsonObject, JsonValue
 
 from ..._storage import AuditRow, GrantRow
 from ..core.state import Core, Tx
@@ -59,9 +60,9 @@ def _actor() -> Actor:
     return _acting.get() or Actor(None, uuidlib.uuid4().hex)
 
 
-def grant_detail(grant: GrantRow) -> dict[str, Any]:
+def grant_detail(grant: GrantRow) -> dict[str, str | bool]:
     """What a row says of a grant (uuids only)."""
-    out: dict[str, Any] = {"principal": grant.principal, "permission": grant.permission,
+    out: dict[str, str | bool] = {"principal": grant.principal, "permission": grant.permission,
                            "target": grant.target, "plural": grant.plural}
     if grant.object is not None:
         out["object"] = grant.object
@@ -69,7 +70,7 @@ def grant_detail(grant: GrantRow) -> dict[str, Any]:
 
 
 def _row(actor: Actor, action: str, kind: str, target: str | None, target_name: str | None,
-         status: int, detail: dict[str, Any] | None) -> AuditRow:
+         status: int, detail: Mapping[str, object] | None) -> AuditRow:
     """The row (its actor's name is left to the insert: see ``Writer.add_audit``)."""
     return AuditRow(at=time.time(), request_id=actor.request_id, principal=actor.principal,
                     principal_name=None, action=action, target_kind=kind, target=target,
@@ -80,7 +81,7 @@ def _row(actor: Actor, action: str, kind: str, target: str | None, target_name: 
 
 def record(tx: Tx, action: str, kind: str, target: str | None, *,
            target_name: str | None = None, target_principal: str | None = None,
-           detail: dict[str, Any] | None = None, status: int = 200) -> None:
+           detail: Mapping[str, object] | None = None, status: int = 200) -> None:
     """Append the row of a change ``tx`` makes: ``action`` (``principal.create``, …) on the
     ``kind`` object ``target``, named ``target_name`` or else as the principal
     ``target_principal`` is named at this point of ``tx``; ``detail`` names and uuids only.
@@ -103,7 +104,7 @@ def _time(at: float) -> str:
             + f".{int(at % 1 * 1000):03d}Z")
 
 
-def view(row: AuditRow) -> dict[str, Any]:
+def view(row: AuditRow) -> JsonObject:
     """A row as the API answers it (the Cluster Manager's audit entries' shape, with
     ``detail`` for what it has no ``cluster`` and ``reason`` for)."""
     return {"seq": row.seq, "time": _time(float(row.at)), "requestId": row.request_id,
@@ -111,12 +112,17 @@ def view(row: AuditRow) -> dict[str, Any]:
             "action": row.action,
             "target": {"kind": row.target_kind, "uuid": row.target, "name": row.target_name},
             "outcome": row.outcome, "status": row.status,
-            "detail": json.loads(row.detail) if row.detail else None}
+            "detail": _detail(row.detail)}
+
+
+def _detail(stored: str | None) -> JsonValue:
+    detail: JsonValue = json.loads(stored) if stored else None
+    return detail
 
 
 def page(core: Core, *, principal: str | None = None, target: str | None = None,
          since: float | None = None, before: int | None = None,
-         limit: int = 100) -> tuple[list[dict[str, Any]], int | None]:
+         limit: int = 100) -> tuple[list[JsonObject], int | None]:
     """Rows newest first matching every filter (see
     :meth:`~config_store._storage.Reader.audit_page`), at most ``limit``; and the ``seq``
     to pass as ``before`` for the next page (None: no more)."""

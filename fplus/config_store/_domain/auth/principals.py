@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import re
 import time
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from ..common.errors import Conflict, NotFound, Unauthorized, Unprocessable
 from ..core.credentials import (
@@ -116,7 +117,7 @@ def set_password(core: Core, uuid: str, password: str) -> None:
     _store_hash(core, uuid, hash_password(password), {"generated": False})
 
 
-def parse_rotation(body: Any) -> float | None:
+def parse_rotation(body: object) -> float | None:
     """Validate the optional body of a password generation, ``{"previousValidFor": s}``;
     returns the grace period in seconds, or None for an immediate replacement (``{}``)."""
     if not isinstance(body, dict):
@@ -161,7 +162,7 @@ def generate_password(core: Core, uuid: str,
     return secret, until
 
 
-def _store_hash(core: Core, uuid: str, hashed: str, detail: dict[str, Any]) -> None:
+def _store_hash(core: Core, uuid: str, hashed: str, detail: Mapping[str, object]) -> None:
     name = describe(core, uuid)["name"]
     with core.transaction() as tx:
         tx.w.put_principal(uuid, name, hashed)

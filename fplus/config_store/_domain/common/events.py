@@ -6,7 +6,8 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from fplus.jsontypes import JsonValue
 
 log = logging.getLogger(__name__)
 
@@ -17,7 +18,7 @@ class ConfigChanged:
 
     app: str
     obj: str
-    value: Any
+    value: JsonValue
     etag: str | None
 
 

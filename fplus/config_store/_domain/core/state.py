@@ -18,7 +18,8 @@ import threading
 import uuid as uuidlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+from fplus.jsontypes import JsonValue
 
 from ... import uuids
 from ..._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
@@ -89,7 +90,7 @@ class Tx:
         self.events.append(StructureChanged())
 
     # -- config entries ---------------------------------------------------------------
-    def put_config(self, app: str, obj: str, value: Any,
+    def put_config(self, app: str, obj: str, value: JsonValue,
                    current: tuple[str, str] | None) -> tuple[str, bool, bool]:
         """Store an entry over ``current`` (its stored ``(json, etag)``, read in this
         transaction); returns ``(etag, created, changed)``. Unchanged keeps its etag."""
