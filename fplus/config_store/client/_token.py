@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+
+from fplus.jsontypes import JsonValue
 
 REFRESH_MARGIN = 60.0
 """Seconds before its expiry at which a cached token is no longer handed out."""
@@ -14,7 +15,7 @@ DEFAULT_LIFETIME = 300.0
 """Assumed lifetime (seconds) when the token endpoint states no expiry."""
 
 
-def parse_token_response(body: Any, now: float) -> tuple[str, float]:
+def parse_token_response(body: JsonValue, now: float) -> tuple[str, float]:
     """Extract ``(token, expiry as time.time() seconds)`` from a ``/token`` answer.
 
     Accepts ``{"token"|"access_token": ..., "expiry": ...}`` where ``expiry`` is an

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fplus.jsontypes import JsonValue
 
 
 class ConfigStoreError(Exception):
@@ -17,7 +17,7 @@ class ConfigStoreError(Exception):
     """In a failed batch (:meth:`ConfigStoreClient.batch`), the operation that failed."""
 
     def __init__(
-        self, status: int | None = None, body: Any = None, message: str | None = None
+        self, status: int | None = None, body: JsonValue = None, message: str | None = None
     ) -> None:
         if status is not None:
             self.status = status
@@ -94,7 +94,7 @@ _BY_STATUS: dict[int, type[ConfigStoreError]] = {
 }
 
 
-def error_for(status: int, body: Any = None, context: str = "") -> ConfigStoreError:
+def error_for(status: int, body: JsonValue = None, context: str = "") -> ConfigStoreError:
     """Build the exception matching ``status``; ``context`` (e.g. ``"GET /v2/..."``) prefixes it."""
     if status >= 500:
         cls: type[ConfigStoreError] = ServerError
@@ -104,7 +104,7 @@ def error_for(status: int, body: Any = None, context: str = "") -> ConfigStoreEr
     return cls(status, body, f"{prefix}{status} {_brief(body)}".rstrip())
 
 
-def _brief(body: Any, limit: int = 200) -> str:
+def _brief(body: JsonValue, limit: int = 200) -> str:
     """A short one-line rendering of a response body for messages."""
     if body is None:
         return ""

@@ -324,12 +324,14 @@ class ConfigStoreClient(AuthApi):
 def _failed_operation(exc: ConfigStoreError, ops: Sequence[BatchOp]) -> ConfigStoreError:
     """The error of the operation a failed batch names (``exc`` as it is otherwise)."""
     body = exc.body
-    index = body.get("failed") if isinstance(body, dict) else None
+    if not isinstance(body, dict):
+        return exc
+    index = body.get("failed")
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(ops):
         return exc
     results = body.get("results")
-    answer = (results[index].get("body") if isinstance(results, list)
-              and len(results) > index and isinstance(results[index], dict) else None)
+    found = results[index] if isinstance(results, list) and len(results) > index else None
+    answer = found.get("body") if isinstance(found, dict) else None
     op = ops[index]
     error = error_for(exc.status, answer if answer is not None else body,
                       f"POST /v2/batch operation {index} ({op.method} {op.path})")

@@ -19,13 +19,15 @@ import threading
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Final, TypeAlias
 
 from urllib3 import HTTPHeaderDict
 
+from fplus.jsontypes import JsonValue
+
 from ._transport import Response
 
-_EMPTY: Any = object()
+_EMPTY: Final = object()
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,10 @@ class Request:
         return urllib.parse.parse_qsl(urllib.parse.urlsplit(self.url).query,
                                       keep_blank_values=True)
 
-    def json(self) -> Any:
+    def json(self) -> JsonValue:
         """The body parsed as JSON (None when there is no body)."""
-        return None if self.body is None else json.loads(self.body)
+        parsed: JsonValue = None if self.body is None else json.loads(self.body)
+        return parsed
 
 
 Handler: TypeAlias = Callable[[Request], Response]
@@ -59,7 +62,7 @@ Answer: TypeAlias = Response | Handler | BaseException
 """A canned response, a function of the request, or an exception to raise."""
 
 
-def reply(status: int = 200, body: Any = _EMPTY,
+def reply(status: int = 200, body: object = _EMPTY,
           headers: Mapping[str, str] | None = None) -> Response:
     """A response: ``body`` is sent as is if bytes, else as JSON; omitted, the body is empty."""
     hdrs = HTTPHeaderDict(headers or {})

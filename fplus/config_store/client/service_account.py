@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from fplus.jsontypes import JsonObject
 
 from .http import ConfigStoreClient
 
@@ -29,19 +31,22 @@ class Grant(NamedTuple):
     plural: bool = False
     object: str | None = None
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         """The grant as the Auth API takes it."""
-        body: dict[str, Any] = {"permission": self.permission, "target": self.target,
+        body: JsonObject = {"permission": self.permission, "target": self.target,
                                 "plural": self.plural}
         if self.object is not None:
             body["object"] = self.object
         return body
 
     @classmethod
-    def of(cls, found: dict[str, Any]) -> Grant:
+    def of(cls, found: JsonObject) -> Grant:
         """A grant as the Auth API answers it."""
-        return cls(found["permission"], found["target"], bool(found.get("plural")),
-                   found.get("object"))
+        permission, target, obj = found["permission"], found["target"], found.get("object")
+        if not isinstance(permission, str) or not isinstance(target, str):
+            raise ValueError(f"not a grant: {found!r:.200}")
+        return cls(permission, target, bool(found.get("plural")),
+                   obj if isinstance(obj, str) else None)
 
 
 class PasswordFileMissing(RuntimeError):
