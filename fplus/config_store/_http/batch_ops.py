@@ -17,6 +17,7 @@ from urllib.parse import unquote
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.routing import MapAdapter, RequestRedirect, Rule
 
+from fplus.jsontypes import JsonValue
 from fplus.serving import JSONRejected, loads_checked
 from fplus.serving.http.jsondoc import MAX_DEPTH
 
@@ -50,7 +51,7 @@ class Operation:
     route: tuple[Rule, Mapping[str, Any]] | None = None
     """The route it reached when checked, with its arguments (None: the route answers
     the path's error as alone)."""
-    parsed: Any = None
+    parsed: JsonValue = None
     """The body as parsed with the batch (checked as a single request's body is: its depth
     is the batch's less the three levels above it); :attr:`body` is its bytes."""
 
@@ -69,22 +70,22 @@ class Operation:
 def parse(raw: bytes, limit: int, routes: MapAdapter) -> list[Operation]:
     """The operations of a batch body; 400 (or 413 past ``limit``) saying what is wrong."""
     try:  # an operation's body may nest as deep as a single request's
-        doc = loads_checked(raw, MAX_DEPTH + 3)
+        doc: JsonValue = loads_checked(raw, MAX_DEPTH + 3)
     except JSONRejected as exc:
         raise BadRequest(f"request body refused: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("operations"), list):
+    ops = doc.get("operations") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(ops, list):
         raise BadRequest('body must be {"operations": [...]}: operations must be a list')
     unknown = sorted(set(doc) - {"operations"})
     if unknown:
         raise BadRequest(f"unknown field {unknown[0]!r}; known: operations")
-    ops = doc["operations"]
     if len(ops) > limit:
         raise TooManyOperations(f"{len(ops)} operations: at most {limit} in one batch "
                                 "(--batch-max-operations)")
     return [_operation(i, op, routes) for i, op in enumerate(ops)]
 
 
-def _operation(i: int, op: Any, routes: MapAdapter) -> Operation:
+def _operation(i: int, op: JsonValue, routes: MapAdapter) -> Operation:
     where = f"operations[{i}]"
     if not isinstance(op, dict):
         raise BadRequest(f"{where} must be an object with method and path")
@@ -93,7 +94,7 @@ def _operation(i: int, op: Any, routes: MapAdapter) -> Operation:
         raise BadRequest(f"{where}: unknown field {unknown[0]!r}; known: "
                          f"{', '.join(sorted(FIELDS))}")
     method = op.get("method")
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise BadRequest(f"{where}.method must be one of {', '.join(METHODS)}")
     path = op.get("path")
     if not isinstance(path, str) or not path.startswith("/v2/"):
@@ -124,7 +125,7 @@ def _check_route(where: str, method: str, path: str,
     return rule, args
 
 
-def _headers(where: str, headers: Any) -> dict[str, str]:
+def _headers(where: str, headers: JsonValue) -> dict[str, str]:
     if headers is None:
         return {}
     if not isinstance(headers, dict):
@@ -141,10 +142,10 @@ def _headers(where: str, headers: Any) -> dict[str, str]:
     return out
 
 
-def _accept(where: str, accept: Any) -> frozenset[int]:
+def _accept(where: str, accept: JsonValue) -> frozenset[int]:
     if accept is None:
         return frozenset()
     if not isinstance(accept, list) or not all(
             isinstance(s, int) and not isinstance(s, bool) and 400 <= s <= 599 for s in accept):
         raise BadRequest(f"{where}.accept must be a list of HTTP statuses (400-599)")
-    return frozenset(accept)
+    return frozenset(s for s in accept if isinstance(s, int))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
 from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
@@ -27,12 +27,17 @@ from flask.globals import request_ctx as _request_ctx
 from flask.sessions import SessionMixin
 from werkzeug.routing import MapAdapter
 
+from fplus.jsontypes import JsonObject, JsonValue
+
 from .._domain.auth import audit
 from .._domain.core.state import Batch
 from .audit_routes import record_refusal
 from .auth import store
 from .batch_ops import Operation, parse
 from .params import PARSED_BODY
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
 
 bp = Blueprint("batch", __name__)
 MAX_OPERATIONS = "BATCH_MAX_OPERATIONS"
@@ -45,7 +50,7 @@ class Outcome:
     """What one operation answered, and the route that answered it."""
 
     status: int
-    result: dict[str, Any]
+    result: JsonObject
     endpoint: str | None
     view_args: dict[str, Any] | None
     retry_after: str | None
@@ -85,7 +90,7 @@ def batch() -> tuple[Response, int] | Response:
     return resp, status
 
 
-def _base_environ() -> dict[str, Any]:
+def _base_environ() -> WSGIEnvironment:
     """What every operation's request keeps of the batch's: the WSGI server's keys, who
     calls and from where (never its body, path or content headers)."""
     keep = ("SERVER_NAME", "SERVER_PORT", "SERVER_PROTOCOL", "REMOTE_ADDR", "REMOTE_PORT",
@@ -103,7 +108,7 @@ def _path_info(path: str) -> str:
     return unquote_to_bytes(path).decode("latin-1")
 
 
-def _environ(op: Operation, base: dict[str, Any]) -> dict[str, Any]:
+def _environ(op: Operation, base: WSGIEnvironment) -> WSGIEnvironment:
     """The WSGI environ of ``op`` as a single request (PEP 3333: the path's bytes as
     latin-1, as a server hands it over)."""
     path, _, query = op.path.partition("?")
@@ -125,7 +130,7 @@ class _OperationContext(RequestContext):
     URL adapter (the same host, scheme and script root) instead of binding the URL map
     again. An operation whose path the check could not match is matched as alone."""
 
-    def __init__(self, app: Flask, op: Operation, environ: dict[str, Any],
+    def __init__(self, app: Flask, op: Operation, environ: WSGIEnvironment,
                  session: SessionMixin, adapter: MapAdapter | None) -> None:
         self.route = op.route
         if self.route is None or adapter is None:
@@ -152,7 +157,7 @@ class _OperationContext(RequestContext):
 class _Runner:
     """Runs a batch's operations, one after another, as its caller."""
 
-    def __init__(self, app: Flask, actor: audit.Actor, base: dict[str, Any]) -> None:
+    def __init__(self, app: Flask, actor: audit.Actor, base: WSGIEnvironment) -> None:
         self.app, self.actor, self.base = app, actor, base
         self.session = app.session_interface.make_null_session(app)
         self.adapter = _request_ctx.url_adapter
@@ -189,7 +194,7 @@ class _Runner:
 def _outcome(resp: Response, endpoint: str | None,
              view_args: dict[str, Any] | None) -> Outcome:
     """What ``resp`` answered, as a batch result."""
-    result: dict[str, Any] = {"status": resp.status_code}
+    result: JsonObject = {"status": resp.status_code}
     etag = resp.headers.get("ETag")
     if etag is not None:
         result["etag"] = etag
@@ -198,12 +203,13 @@ def _outcome(resp: Response, endpoint: str | None,
                    resp.headers.get("Retry-After"))
 
 
-def _json(resp: Response) -> Any:
+def _json(resp: Response) -> JsonValue:
     """The answer's JSON body, or None (no body, or not JSON)."""
     data = resp.get_data()
     if not data or not resp.is_json:
         return None
     try:
-        return json.loads(data)
+        parsed: JsonValue = json.loads(data)
+        return parsed
     except ValueError:
         return None
