@@ -38,10 +38,10 @@ def _releases(edge: Doc, deployment: str) -> list[dict[str, object]]:
             and str(o.get("name", "")).endswith("-" + deployment)]
 
 
-def deployment_state(deployment: str, edge: Doc | None) -> DeploymentState:
+def deployment_state(deployment: str, edge: object) -> DeploymentState:
     """The state of ``deployment`` given its cluster's Edge cluster status entry."""
     report = edge.get("deployments") if isinstance(edge, Mapping) else None
-    if not is_object(report) or edge is None:
+    if not is_object(report) or not isinstance(edge, Mapping):
         return DeploymentState(UNKNOWN, "the edge has not reported its deployments")
     for failed in as_list(report.get("failed")):
         if is_object(failed) and failed.get("uuid") == deployment:

@@ -37,10 +37,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Required, TypedDict, cast
 
 from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
+from fplus.jsontypes import Doc, JsonObject, JsonValue, as_object, is_object, string_map
 from fplus.kubenames.labels import selector_errors
 
 from ..model.cluster_config import FLUX_VERSION, targeted
@@ -62,8 +63,37 @@ INTERNAL = ("createdAt", "rolloutRequest")
 SELF_LINK = "self-link.yaml"
 
 
-def _template_errors(template: Any, at: str) -> dict[str, str]:
-    if not isinstance(template, dict) or SELF_LINK not in template:
+class ClusterChange(TypedDict, total=False):
+    """What a cluster rollout gives its clusters: exactly one of the two."""
+
+    fluxVersion: str
+    fluxTemplate: JsonObject
+    """A Flux template (file name -> manifests, ``self-link.yaml`` among them)."""
+
+
+class ClusterRolloutEntry(TypedDict, total=False):
+    """An entry of the Cluster rollout app that :func:`request_errors` accepts."""
+
+    name: Required[str]
+    change: Required[ClusterChange]
+    selector: JsonObject
+    clusters: list[str]
+    rollout: JsonObject
+    createdAt: JsonValue
+    rolloutRequest: JsonValue
+    """The last pause, resume or abort asked for (read by :func:`.rule.advance`)."""
+
+
+def parse_entry(entry: object) -> ClusterRolloutEntry | None:
+    """The cluster rollout an entry holds (None: none the leader acts on, its :data:`FIELDS`
+    refused by :func:`request_errors`)."""
+    if not is_object(entry) or request_errors({k: entry[k] for k in FIELDS if k in entry}):
+        return None
+    return cast(ClusterRolloutEntry, entry)  # every field it names was checked
+
+
+def _template_errors(template: object, at: str) -> dict[str, str]:
+    if not is_object(template) or SELF_LINK not in template:
         return {at: f"a Flux template is an object of file name -> manifests with a "
                     f"{SELF_LINK} key"}
     for name, docs in template.items():
@@ -72,9 +102,9 @@ def _template_errors(template: Any, at: str) -> dict[str, str]:
     return {}
 
 
-def change_errors(change: Any) -> dict[str, str]:
+def change_errors(change: object) -> dict[str, str]:
     """Why ``change`` is refused (``{}``: well-formed)."""
-    if not isinstance(change, dict) or len(change) != 1 or not set(change) <= {
+    if not is_object(change) or len(change) != 1 or not set(change) <= {
             "fluxVersion", "fluxTemplate"}:
         return {"change": "change must be {fluxVersion: \"vX.Y.Z\"} or {fluxTemplate: <a "
                           "Flux template>}"}
@@ -86,9 +116,9 @@ def change_errors(change: Any) -> dict[str, str]:
     return _template_errors(change["fluxTemplate"], "change.fluxTemplate")
 
 
-def request_errors(body: Any) -> dict[str, str]:
+def request_errors(body: object) -> dict[str, str]:
     """Why a new cluster rollout ``body`` is refused, by field (``{}``: well-formed)."""
-    if not isinstance(body, dict):
+    if not is_object(body):
         return {"": "the body must be a JSON object {name, change, selector?, clusters?, "
                     "rollout?}"}
     errors: dict[str, str] = {}
@@ -110,36 +140,35 @@ def request_errors(body: Any) -> dict[str, str]:
     return errors
 
 
-def revision(entry: Mapping[str, Any]) -> str:
+def revision(entry: Doc) -> str:
     """The digest of the change a cluster rollout carries."""
     body = json.dumps(entry.get("change"), sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
-def targets(entry: Mapping[str, Any], configs: Mapping[str, Any]) -> list[str]:
+def targets(entry: ClusterRolloutEntry, configs: Doc) -> list[str]:
     """The configured clusters the rollout targets, sorted (none named: every one)."""
     listed = set(entry.get("clusters") or [])
     selector = entry.get("selector")
-    return targeted(configs, selector if isinstance(selector, dict) else None, listed,
-                    every=selector is None and not listed)
+    return targeted(configs, selector, listed, every=selector is None and not listed)
 
 
-def with_change(uuid: str, entry: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def with_change(uuid: str, entry: ClusterRolloutEntry, config: Doc) -> dict[str, object]:
     """The configuration entry ``config`` holding the rollout's change."""
     change = entry["change"]
     if "fluxVersion" in change:
-        return config | {"fluxVersion": change["fluxVersion"]}
-    return config | {"fluxTemplate": uuid}
+        return dict(config) | {"fluxVersion": change["fluxVersion"]}
+    return dict(config) | {"fluxTemplate": uuid}
 
 
-def unpinned(uuid: str, config: dict[str, Any]) -> dict[str, Any] | None:
+def unpinned(uuid: str, config: Doc) -> dict[str, object] | None:
     """``config`` without its pin to ``uuid``'s template (None: not pinned to it)."""
     if config.get("fluxTemplate") != uuid:
         return None
     return {k: v for k, v in config.items() if k != "fluxTemplate"}
 
 
-def cluster_state(config: Any, etag: str | None, setup: Any, edge: Any,
+def cluster_state(config: object, etag: str | None, setup: object, edge: object,
                   baseline: str | None, now: datetime) -> TargetState:
     """A started cluster's ``(state, message, since)`` (see the module's rules); ``config``
     and ``etag`` its configuration entry already holding the change."""
@@ -153,7 +182,7 @@ def cluster_state(config: Any, etag: str | None, setup: Any, edge: Any,
         return TargetState(PROGRESSING, "the cluster is being commissioned", None)
     if status.commit == baseline:
         return TargetState(READY, "no new commit: nothing changes on the edge", stamp(now))
-    sync = derive_sync(status.commit, edge if isinstance(edge, dict) else None, None)
+    sync = derive_sync(status.commit, edge if is_object(edge) else None, None)
     if sync.state == DEGRADED and sync.applied == status.commit:
         names = ", ".join(f"{o.get('kind')}/{o.get('name')}" for o in sync.failing[:3])
         return TargetState(FAILED, f"{sync.reason}{': ' + names if names else ''}", None)
@@ -166,45 +195,47 @@ def cluster_state(config: Any, etag: str | None, setup: Any, edge: Any,
 class Plan:
     """One pass over the cluster rollouts: what to write, in order."""
 
-    templates: dict[str, Any] = field(default_factory=dict)
+    templates: dict[str, JsonObject] = field(default_factory=dict)
     """Flux template app key -> the template to store (a candidate, or the new default)."""
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    configs: dict[str, dict[str, object]] = field(default_factory=dict)
     """Cluster -> its new configuration entry (written If-Match its etag)."""
-    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    statuses: dict[str, Mapping[str, object]] = field(default_factory=dict)
     """Rollout -> its new status (written after the rest succeeded)."""
     wake_in: float | None = None
 
 
 @dataclass(frozen=True)
 class World:
-    """The inputs of a pass: entries by app, and the configuration entries' etags."""
+    """The inputs of a pass: entries by app, as read, and the configuration entries'
+    etags."""
 
-    rollouts: Mapping[str, Any]
-    configs: Mapping[str, Any]
+    rollouts: Doc
+    configs: Doc
     config_etags: Mapping[str, str]
-    setups: Mapping[str, Any]
-    edges: Mapping[str, Any]
-    statuses: Mapping[str, Any]
-    templates: Mapping[str, Any]
+    setups: Doc
+    edges: Doc
+    statuses: Doc
+    templates: Doc
 
 
 def plan(world: World, now: datetime) -> Plan:
     """What the leader writes for every cluster rollout (oldest first, so of two changing
     one cluster the newer one writes last)."""
     found = Plan()
-    order = sorted((e.get("createdAt") or "", r) for r, e in world.rollouts.items()
-                   if isinstance(e, dict) and not request_errors(
-                       {k: e[k] for k in FIELDS if k in e}))
+    entries = {r: e for r, e in ((r, parse_entry(e)) for r, e in world.rollouts.items())
+               if e is not None}
+    order = sorted((str(e.get("createdAt") or ""), r) for r, e in entries.items())
     for _, uuid in order:
-        _one(found, world, uuid, world.rollouts[uuid], now)
+        _one(found, world, uuid, entries[uuid], now)
     return found
 
 
-def _configs(found: Plan, world: World) -> Mapping[str, Any]:
+def _configs(found: Plan, world: World) -> dict[str, object]:
     return {c: found.configs.get(c, v) for c, v in world.configs.items()}
 
 
-def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datetime) -> None:
+def _one(found: Plan, world: World, uuid: str, entry: ClusterRolloutEntry,
+         now: datetime) -> None:
     rev = revision(entry)
     previous = world.statuses.get(uuid)
     template = entry["change"].get("fluxTemplate")
@@ -214,8 +245,9 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
                 and not previous.get("promoted"):
             _unpin_when_default(found, world, uuid, template, previous, now)
         return
-    configs = _configs(found, world)
-    aimed = targets(entry, configs)
+    every = _configs(found, world)
+    aimed = targets(entry, every)
+    configs = {c: as_object(every[c]) for c in aimed}  # targets are objects
     if template is not None and world.templates.get(uuid) != template:
         found.templates[uuid] = template
     held = frozenset(c for c in aimed if with_change(uuid, entry, configs[c]) == configs[c])
@@ -226,11 +258,11 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
               if c in baseline and c in held and c not in found.configs
               else TargetState(PROGRESSING, "the change is not written yet", None)
               for c in aimed}
-    labels = {c: (configs[c].get("labels") or {}) for c in aimed}
+    labels = {c: string_map(configs[c].get("labels")) for c in aimed}
     request = entry.get("rolloutRequest")
     decision = advance(Look(uuid, Spec.parse(entry.get("rollout") or {}), rev, aimed, labels,
                             RolloutState.parse(previous), states, now,
-                            request if isinstance(request, dict) else None, held))
+                            request if is_object(request) else None, held))
     state = decision.state
     state.kind, state.baseline = KIND, baseline
     if template is not None and state.state == COMPLETE:
@@ -250,13 +282,13 @@ def _one(found: Plan, world: World, uuid: str, entry: dict[str, Any], now: datet
         found.wake_in = min(found.wake_in or decision.wake_in, decision.wake_in)
 
 
-def _unpin_when_default(found: Plan, world: World, uuid: str, template: Any,
-                        previous: dict[str, Any], now: datetime) -> None:
+def _unpin_when_default(found: Plan, world: World, uuid: str, template: JsonObject,
+                        previous: Doc, now: datetime) -> None:
     """A complete template rollout: once its candidate is the default, remove its pins."""
     if world.templates.get(TEMPLATE_APP) != template:
         return
     for cluster, config in _configs(found, world).items():
-        free = unpinned(uuid, config) if isinstance(config, dict) else None
+        free = unpinned(uuid, config) if is_object(config) else None
         if free is not None:
             found.configs[cluster] = free
     found.statuses[uuid] = dict(previous) | {"promoted": True,

@@ -17,9 +17,9 @@ import logging
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreError
+from fplus.jsontypes import JsonObject
 
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
 from .cluster_entry import CLUSTER_ROLLOUT_APP, TEMPLATE_APP, World, plan
@@ -48,15 +48,17 @@ class ClusterKind:
             for rollout, status in found.statuses.items():
                 try:
                     io.put_status(rollout, status)
+                    step = status.get("step")
                     log.info("cluster rollout %s: %s at step %d", rollout, status["state"],
-                             status.get("step", 0) + 1)
+                             (step if isinstance(step, int) else 0) + 1)
                 except ConfigStoreError as exc:
                     done = False
                     log.warning("cluster rollout %s: cannot write its status: %s", rollout,
                                 exc)
         return Pass(done, found.wake_in)
 
-    def _write_clusters(self, templates: dict[str, Any], configs: dict[str, Any],
+    def _write_clusters(self, templates: Mapping[str, JsonObject],
+                        configs: Mapping[str, Mapping[str, object]],
                         world: World, io: LoopIO, stop: threading.Event) -> bool:
         """Write the templates, then the configuration entries; False if any failed."""
         for key, template in templates.items():

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import cast
 
 from fplus.config_store.client import ConfigStoreClient
+from fplus.jsontypes import as_object, is_object
 
 from ..model.apps_and_roles import CONFIG_APP
 from ..services.clusters.grants import Acting, require_template_write
@@ -26,6 +27,7 @@ from .cluster_entry import (
     CLUSTER_ROLLOUT_APP,
     CLUSTER_ROLLOUT_CLASS,
     FIELDS,
+    ClusterRolloutEntry,
     request_errors,
     targets,
 )
@@ -41,24 +43,25 @@ class ClusterRolloutService:
     def __init__(self, cs: ConfigStoreClient) -> None:
         self.cs = cs
 
-    def _checked(self, body: Any) -> dict[str, Any]:
+    def _checked(self, body: object) -> ClusterRolloutEntry:
         """``body`` as it is stored; else 422 naming the first refused field."""
         errors = request_errors(body)
-        if not errors:
-            configs = self.cs.search(CONFIG_APP, {}, {"name": "name", "labels": "labels"})
-            configs = configs if isinstance(configs, dict) else {}
-            unknown = [c for c in body.get("clusters", []) if c not in configs]
+        if not errors and is_object(body):
+            entry = cast(ClusterRolloutEntry, body)  # request_errors checked every field
+            configs = as_object(self.cs.search(CONFIG_APP, {}, {"name": "name",
+                                                                "labels": "labels"}))
+            unknown = [c for c in entry.get("clusters", []) if c not in configs]
             if unknown:
                 errors["clusters"] = f"not clusters: {', '.join(unknown)}"
-            elif not targets(body, {c: {k: v for k, v in e.items() if v is not None}
-                                    for c, e in configs.items() if isinstance(e, dict)}):
+            elif not targets(entry, {c: {k: v for k, v in e.items() if v is not None}
+                                     for c, e in configs.items() if is_object(e)}):
                 errors["selector"] = "the rollout targets no configured cluster"
-        if errors:
+        if errors or not is_object(body):
             field, why = next(iter(errors.items()))
             raise Unprocessable(f"{field}: {why}" if field else why)
-        return {k: body[k] for k in FIELDS if k in body}
+        return cast(ClusterRolloutEntry, {k: body[k] for k in FIELDS if k in body})
 
-    def _check_unfinished(self, entry: dict[str, Any]) -> None:
+    def _check_unfinished(self, entry: ClusterRolloutEntry) -> None:
         """409 if a cluster rollout of the same kind is not finished."""
         kind = next(iter(entry["change"]))
         for other, found in sorted(unfinished(self.cs).items()):
@@ -67,7 +70,7 @@ class ClusterRolloutService:
                 raise Conflict(f"cluster rollout {other} of a {kind} is not finished: "
                                "wait for it, or abort it, first")
 
-    def create(self, body: Any, uuid: str, creator: Acting) -> dict[str, Any]:
+    def create(self, body: object, uuid: str, creator: Acting) -> dict[str, object]:
         """Create cluster rollout ``uuid`` (a new uuid) from ``creator``'s ``body``; its
         view."""
         entry = self._checked(body)

@@ -25,10 +25,11 @@ import json
 import uuid as uuidlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Required, TypedDict, cast
 
 from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
+from fplus.jsontypes import Doc, JsonObject, JsonValue, is_object
 from fplus.kubenames.labels import selector_errors
 
 from ..model.edge_deployments import shared_errors
@@ -51,17 +52,17 @@ def member_uuid(fleet: str, cluster: str) -> str:
     return str(uuidlib.uuid5(MEMBER_NAMESPACE, f"{fleet}/{cluster}"))
 
 
-def revision(entry: Mapping[str, Any]) -> str:
+def revision(entry: Doc) -> str:
     """The digest of what a rollout carries to the clusters."""
     body = {k: entry.get(k) or None for k in REVISION_KEYS}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
+def request_errors(body: object, *, partial: bool = False) -> dict[str, str]:
     """Why a fleet deployment body is refused, by field (``{}``: it is well-formed).
     ``partial``: a merge-patch whose fields are all optional (the result is checked whole
     too). Whether the chart and the listed clusters exist is the caller's to check."""
-    if not isinstance(body, dict):
+    if not is_object(body):
         return {"": "a fleet deployment must be a JSON object"}
     errors = shared_errors(body, KEYS | (INTERNAL if partial else set()), partial=partial)
     if not isinstance(body.get("values", {}), dict):
@@ -81,8 +82,8 @@ def request_errors(body: Any, *, partial: bool = False) -> dict[str, str]:
     return errors
 
 
-def _override_errors(overrides: Any) -> dict[str, str]:
-    if not isinstance(overrides, dict):
+def _override_errors(overrides: object) -> dict[str, str]:
+    if not is_object(overrides):
         return {"overrides": "overrides must be an object of cluster UUIDs to values objects"}
     errors = {}
     for cluster, values in overrides.items():
@@ -93,15 +94,29 @@ def _override_errors(overrides: Any) -> dict[str, str]:
     return errors
 
 
-def merge_values(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def merge_values(base: Mapping[str, JsonValue], over: Mapping[str, JsonValue]) -> JsonObject:
     """``over`` merged into ``base``: objects key by key, anything else replaced."""
     out = copy.deepcopy(dict(base))
     for key, value in over.items():
-        if isinstance(out.get(key), dict) and isinstance(value, dict):
-            out[key] = merge_values(out[key], value)
+        if isinstance(mine := out.get(key), dict) and isinstance(value, dict):
+            out[key] = merge_values(mine, value)
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+class FleetEntry(TypedDict, total=False):
+    """An entry of the Fleet deployment app that :func:`request_errors` accepts."""
+
+    name: Required[str]
+    chart: Required[str]
+    values: JsonObject
+    selector: JsonObject
+    clusters: list[str]
+    overrides: dict[str, JsonObject]
+    rollout: JsonObject | None
+    createdAt: JsonValue
+    rolloutRequest: JsonValue
 
 
 @dataclass(frozen=True)
@@ -111,33 +126,34 @@ class Fleet:
     uuid: str
     name: str
     chart: str
-    values: Mapping[str, Any] = field(default_factory=dict)
-    selector: Mapping[str, Any] | None = None
+    values: Mapping[str, JsonValue] = field(default_factory=dict)
+    selector: Doc | None = None
     clusters: tuple[str, ...] = ()
-    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    overrides: Mapping[str, Mapping[str, JsonValue]] = field(default_factory=dict)
     created_at: str = ""
     rollout: Spec | None = None
     """Its rollout's plan (None: every cluster at once)."""
-    request: Mapping[str, Any] | None = None
+    request: Doc | None = None
     revision: str = ""
 
     @classmethod
-    def parse(cls, uuid: str, entry: Any) -> Fleet | str:
+    def parse(cls, uuid: str, found: object) -> Fleet | str:
         """The fleet deployment an entry holds, or why it cannot be expanded."""
         errors = request_errors(
-            {k: v for k, v in entry.items() if k not in INTERNAL}
-            if isinstance(entry, dict) else entry)
-        if errors:
+            {k: v for k, v in found.items() if k not in INTERNAL}
+            if is_object(found) else found)
+        if errors or not is_object(found):
             field_, why = next(iter(errors.items()))
             return f"{field_}: {why}" if field_ else why
+        entry = cast(FleetEntry, found)  # every field it names was checked
         created, request = entry.get("createdAt"), entry.get("rolloutRequest")
         return cls(uuid, entry["name"], entry["chart"], entry.get("values") or {},
                    entry.get("selector"), tuple(entry.get("clusters") or ()),
                    entry.get("overrides") or {}, created if isinstance(created, str) else "",
-                   None if entry.get("rollout") is None else Spec.parse(entry["rollout"]),
+                   None if (rollout := entry.get("rollout")) is None else Spec.parse(rollout),
                    request if isinstance(request, dict) else None,
                    revision(entry))
 
-    def values_for(self, cluster: str) -> dict[str, Any]:
+    def values_for(self, cluster: str) -> JsonObject:
         """The values of its deployment on ``cluster`` (the cluster's override merged in)."""
         return merge_values(self.values, self.overrides.get(cluster) or {})

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+
+from fplus.jsontypes import Doc, as_object, string_map
 
 from ..model.cluster_config import targeted
 from ..model.deployment_state import PROGRESSING, deployment_state
@@ -55,7 +56,7 @@ class Plan:
     """Fleet deployment -> {cluster: why it has no deployment there}."""
     errors: dict[str, str] = field(default_factory=dict)
     """Fleet deployment -> why it cannot be expanded (its deployments are left alone)."""
-    rollouts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rollouts: dict[str, Mapping[str, object]] = field(default_factory=dict)
     """Fleet deployment -> its rollout's new status (only those that changed)."""
     rollout_removals: list[str] = field(default_factory=list)
     """Rollout statuses of fleet deployments that are gone or have no ``rollout``."""
@@ -63,7 +64,7 @@ class Plan:
     """Seconds until a rollout's pause ends (look again then)."""
 
 
-def targets(fleet: Fleet, configs: Mapping[str, Any]) -> list[str]:
+def targets(fleet: Fleet, configs: Doc) -> list[str]:
     """The configured clusters ``fleet`` targets, sorted."""
     return targeted(configs, fleet.selector, set(fleet.clusters))
 
@@ -74,9 +75,8 @@ def _same(a: Deployment, b: Deployment) -> bool:
         b.name, b.cluster, b.chart, b.hostname, dict(b.values or {}), b.fleet)
 
 
-def expand(fleets: Mapping[str, Any], configs: Mapping[str, Any],
-           deployments: Mapping[str, Any], *, rollouts: Mapping[str, Any] | None = None,
-           edges: Mapping[str, Any] | None = None, now: datetime | None = None) -> Plan:
+def expand(fleets: Doc, configs: Doc, deployments: Doc, *, rollouts: Doc | None = None,
+           edges: Doc | None = None, now: datetime | None = None) -> Plan:
     """The plan that brings ``deployments`` to what ``fleets`` want on ``configs``
     (paced by ``rollouts``, the rollout statuses, and ``edges``, the edges' reports)."""
     plan = Plan()
@@ -122,13 +122,13 @@ def expand(fleets: Mapping[str, Any], configs: Mapping[str, Any],
         plan.rollout_removals = sorted(
             f for f in rollouts if f not in plan.errors
             and (f not in fleets or f not in plan.targets
-                 or not isinstance(fleets[f], dict) or fleets[f].get("rollout") is None))
+                 or as_object(fleets[f]).get("rollout") is None))
     return plan
 
 
-def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Mapping[str, Any],
-           existing: Mapping[str, Deployment], rollouts: Mapping[str, Any],
-           edges: Mapping[str, Any], now: datetime) -> frozenset[str]:
+def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
+           existing: Mapping[str, Deployment], rollouts: Doc,
+           edges: Doc, now: datetime) -> frozenset[str]:
     """Which of ``clusters`` get ``fleet``'s current revision (its rollout's next status and
     wake-up time go into the plan)."""
     states: dict[str, TargetState] = {}
@@ -143,7 +143,7 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Mapping[str, 
             current.add(cluster)
             found = deployment_state(member, edges.get(cluster))
             states[cluster] = TargetState(found.state, found.message, found.since)
-    labels = {c: (configs[c].get("labels") or {}) for c in clusters}
+    labels = {c: string_map(as_object(configs[c]).get("labels")) for c in clusters}
     previous = rollouts.get(fleet.uuid)
     decision = advance(Look(fleet.uuid, fleet.rollout or Spec(), fleet.revision, clusters,
                             labels, RolloutState.parse(previous), states, now, fleet.request,

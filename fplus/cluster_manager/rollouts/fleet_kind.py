@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreError
 
@@ -83,7 +82,7 @@ class FleetKind:
     def _write_states(self, plan: Plan, io: LoopIO, stop: threading.Event | None) -> bool:
         """Write the rollouts' new states and remove those of fleet deployments gone."""
         ok = True
-        changes: list[tuple[str, dict[str, Any] | None]] = [*plan.rollouts.items()]
+        changes: list[tuple[str, Mapping[str, object] | None]] = [*plan.rollouts.items()]
         changes += [(fleet, None) for fleet in plan.rollout_removals]
         for fleet, status in changes:
             if status is not None and stop is not None and stop.is_set():
@@ -96,7 +95,8 @@ class FleetKind:
                             "write" if status is not None else "remove", exc)
                 continue
             if status is not None:
+                step = status.get("step")
                 log.info("fleet deployment %s: rollout %s %s at step %d", fleet,
                          status.get("rolloutId"), status.get("state"),
-                         status.get("step", 0) + 1)
+                         (step if isinstance(step, int) else 0) + 1)
         return ok

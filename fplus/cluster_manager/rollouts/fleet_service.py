@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import cast
 
 import json_merge_patch
 
@@ -26,6 +26,7 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
+from fplus.jsontypes import Doc, as_object, is_object
 
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
@@ -34,7 +35,7 @@ from ..services.deployments.system_charts import is_system_chart, system_chart_r
 from ..services.errors import NotFound, PreconditionFailed, Unprocessable
 from ..services.fleet.throttled_counts import ThrottledCounts
 from ..services.named_entries import create_named_entry
-from .fleet_entry import FLEET_APP, FLEET_CLASS, INTERNAL, request_errors
+from .fleet_entry import FLEET_APP, FLEET_CLASS, INTERNAL, FleetEntry, request_errors
 from .fleet_expansion import Plan, expand
 
 log = logging.getLogger(__name__)
@@ -46,18 +47,14 @@ STALE = "the fleet deployment changed since it was read (If-Match); read it agai
 _EDGE_FIELDS = {"deployments": "deployments", "flux": "flux"}
 
 
-def _picked(found: Any) -> dict[str, Any]:
-    return found if isinstance(found, dict) else {}
-
-
 @dataclass
 class Fleetwide:
     """One read of everything a roll-up rests on."""
 
-    fleets: dict[str, Any]
-    configs: dict[str, Any]
-    deployments: dict[str, Any]
-    edges: dict[str, Any]
+    fleets: dict[str, object]
+    configs: dict[str, object]
+    deployments: dict[str, object]
+    edges: dict[str, object]
 
     def plan(self) -> Plan:
         return expand(self.fleets, self.configs, self.deployments)
@@ -68,17 +65,17 @@ def read_fleetwide(cs: ConfigStoreClient) -> Fleetwide:
     searches, whatever the number of clusters."""
     select = {k: k for k in FIELDS}
     return Fleetwide(
-        _picked(cs.search(FLEET_APP, {}, select)),
-        _picked(cs.search(CONFIG_APP, {}, {"name": "name", "labels": "labels"})),
-        _picked(cs.search(DEPLOYMENT_APP, {}, {k: k for k in _DEPLOYMENT_FIELDS})),
-        _picked(cs.search(EDGE_APP, {}, _EDGE_FIELDS)))
+        as_object(cs.search(FLEET_APP, {}, select)),
+        as_object(cs.search(CONFIG_APP, {}, {"name": "name", "labels": "labels"})),
+        as_object(cs.search(DEPLOYMENT_APP, {}, {k: k for k in _DEPLOYMENT_FIELDS})),
+        as_object(cs.search(EDGE_APP, {}, _EDGE_FIELDS)))
 
 
-def rollup(fleet: str, world: Fleetwide, plan: Plan) -> dict[str, Any]:
-    """``{total, ready, progressing, failed, unknown, clusters: [...]}`` of one fleet
-    deployment (and ``error`` when its entry cannot be expanded)."""
+def _states(fleet: str, world: Fleetwide,
+            plan: Plan) -> tuple[dict[str, int], list[dict[str, object]]]:
+    """One fleet deployment's counts by state and the state of each of its clusters."""
     counts = dict.fromkeys(STATES, 0)
-    clusters = []
+    clusters: list[dict[str, object]] = []
     conflicts = plan.conflicts.get(fleet, {})
     for cluster, member in sorted(plan.targets.get(fleet, {}).items()):
         commit: str | None = None
@@ -91,19 +88,27 @@ def rollup(fleet: str, world: Fleetwide, plan: Plan) -> dict[str, Any]:
             found = deployment_state(member, world.edges.get(cluster))
             state, message, commit = found.state, found.message, found.commit
         counts[state] += 1
-        config = world.configs.get(cluster) or {}
+        config = as_object(world.configs.get(cluster))
         clusters.append({"cluster": cluster, "name": config.get("name"), "deployment": member,
                          "state": state, "message": message, "commit": commit})
-    view: dict[str, Any] = {"total": len(clusters), **counts, "clusters": clusters}
+    return counts, clusters
+
+
+def rollup(fleet: str, world: Fleetwide, plan: Plan) -> dict[str, object]:
+    """``{total, ready, progressing, failed, unknown, clusters: [...]}`` of one fleet
+    deployment (and ``error`` when its entry cannot be expanded)."""
+    counts, clusters = _states(fleet, world, plan)
+    view: dict[str, object] = {"total": len(clusters), **counts, "clusters": clusters}
     if fleet in plan.errors:
         view["error"] = plan.errors[fleet]
     return view
 
 
-def _head(fleet: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _head(fleet: str, entry: object) -> dict[str, object]:
     """``{uuid, name, chart, spec}``: the entry whole in ``spec`` (its ``clusters`` is the
     list given; the view's ``clusters`` is the roll-up)."""
-    return {"uuid": fleet, "name": entry.get("name"), "chart": entry.get("chart"),
+    found = as_object(entry)
+    return {"uuid": fleet, "name": found.get("name"), "chart": found.get("chart"),
             "spec": entry}
 
 
@@ -113,56 +118,58 @@ class FleetService:
     def __init__(self, cs: ConfigStoreClient) -> None:
         self.cs = cs
 
-    def create(self, body: Any, fleet: str) -> dict[str, Any]:
+    def create(self, body: object, fleet: str) -> dict[str, object]:
         """Create fleet deployment ``fleet`` (a new uuid) from ``body``."""
         entry = self._checked(body, fleet)
         entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
             "+00:00", "Z")
         self._check_conflicts(fleet, entry)
-        create_named_entry(self.cs, FLEET_CLASS, FLEET_APP, fleet, entry["name"], entry)
+        create_named_entry(self.cs, FLEET_CLASS, FLEET_APP, fleet, str(entry["name"]), entry)
         log.info("fleet deployment %s (%s): created", fleet, entry["name"])
         return self.get(fleet)[0]
 
-    def _checked(self, body: Any, fleet: str) -> dict[str, Any]:
+    def _checked(self, body: object, fleet: str) -> dict[str, object]:
         """``body`` if it can be stored; else 422 naming the first refused field."""
         errors = request_errors(body)
-        if not errors:
-            if self.cs.get_config(uuids.App.HelmChartTemplate, body["chart"]) is None:
-                errors["chart"] = f"{body['chart']} is not a Helm chart template"
-            elif is_system_chart(self.cs, body["chart"]):
-                errors["chart"] = system_chart_refusal(body["chart"])
-            unknown = [c for c in body.get("clusters", [])
+        if not errors and is_object(body):
+            entry = cast(FleetEntry, body)  # request_errors checked every field
+            chart = entry["chart"]
+            if self.cs.get_config(uuids.App.HelmChartTemplate, chart) is None:
+                errors["chart"] = f"{chart} is not a Helm chart template"
+            elif is_system_chart(self.cs, chart):
+                errors["chart"] = system_chart_refusal(chart)
+            unknown = [c for c in entry.get("clusters", [])
                        if self.cs.get_config(CONFIG_APP, c) is None]
             if unknown:
                 errors["clusters"] = f"not clusters: {', '.join(unknown)}"
-        if errors:
+        if errors or not is_object(body):
             field, why = next(iter(errors.items()))
             raise Unprocessable(f"{field}: {why}" if field else why)
         return {k: body[k] for k in FIELDS if k in body}
 
-    def _check_conflicts(self, fleet: str, entry: dict[str, Any]) -> None:
+    def _check_conflicts(self, fleet: str, entry: Doc) -> None:
         """422 (``name``) if ``entry`` would meet a deployment of its name on a cluster."""
         world = read_fleetwide(self.cs)
-        world.fleets[fleet] = entry | {"createdAt": "\uffff"}  # the newest: it loses ties
+        world.fleets[fleet] = dict(entry) | {"createdAt": "\uffff"}  # the newest: loses ties
         conflicts = world.plan().conflicts.get(fleet)
         if conflicts:
             cluster, why = sorted(conflicts.items())[0]
             raise Unprocessable(f"name: on cluster {cluster}, {why}")
 
-    def _entry(self, fleet: str) -> tuple[dict[str, Any], str | None]:
+    def _entry(self, fleet: str) -> tuple[dict[str, object], str | None]:
         entry, etag = self.cs.get_config_with_etag(FLEET_APP, fleet)
-        if not isinstance(entry, dict):
+        if not is_object(entry):
             raise NotFound(f"unknown fleet deployment {fleet}")
         return entry, etag
 
-    def get(self, fleet: str) -> tuple[dict[str, Any], str | None]:
+    def get(self, fleet: str) -> tuple[dict[str, object], str | None]:
         """The fleet deployment with its roll-up, and its entry's etag."""
         entry, etag = self._entry(fleet)
         world = read_fleetwide(self.cs)
         world.fleets[fleet] = entry
         return {**_head(fleet, entry), **rollup(fleet, world, world.plan())}, etag
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[dict[str, object]]:
         """Every fleet deployment with its counts (without the per-cluster list)."""
         world = read_fleetwide(self.cs)
         plan = world.plan()
@@ -173,9 +180,10 @@ class FleetService:
             found.append({**_head(fleet, world.fleets[fleet]), **view})
         return found
 
-    def patch(self, fleet: str, patch: Any, if_match: str | None = None) -> dict[str, Any]:
+    def patch(self, fleet: str, patch: object,
+              if_match: str | None = None) -> dict[str, object]:
         """Merge-patch the entry (``createdAt`` kept); 412 if ``if_match`` is stale."""
-        if not isinstance(patch, dict):
+        if not is_object(patch):
             raise Unprocessable("the patch must be a JSON object (RFC 7386 merge-patch)")
         entry, etag = self._entry(fleet)
         if if_match is not None and if_match != etag:
@@ -198,7 +206,7 @@ class FleetService:
         except EntryRefused as exc:
             raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
         if updated["name"] != entry.get("name"):
-            self.cs.set_name(fleet, updated["name"])
+            self.cs.set_name(fleet, str(updated["name"]))
         log.info("fleet deployment %s: changed", fleet)
         return self.get(fleet)[0]
 
@@ -224,7 +232,7 @@ class FleetStates(ThrottledCounts):
         plan = world.plan()
         fresh = dict.fromkeys(STATES, 0)
         for fleet in world.fleets:
-            view = rollup(fleet, world, plan)
+            counts, _ = _states(fleet, world, plan)
             for state in STATES:
-                fresh[state] += view[state]
+                fresh[state] += counts[state]
         return fresh

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from fplus.config_store.client import ConfigStoreClient
 
@@ -23,7 +23,7 @@ T = TypeVar("T")
 class Snapshot:
     """A copy of every input's entries and their etags, taken together."""
 
-    inputs: Mapping[str, dict[str, Any]]
+    inputs: Mapping[str, dict[str, object]]
     etags: Mapping[str, dict[str, str]]
 
 
@@ -50,13 +50,13 @@ class LoopIO(Protocol):
              stop: threading.Event | None) -> bool:
         """``work`` on every item, several at a time, until ``stop``; all succeeded?"""
 
-    def seen_entry(self, key: str, uuid: str, value: Any, etag: str | None = None) -> None:
+    def seen_entry(self, key: str, uuid: str, value: object, etag: str | None = None) -> None:
         """Take an entry of input ``key`` this pass wrote (None: removed) as read."""
 
     def entry_etags(self, key: str) -> dict[str, str]:
         """The etags of input ``key``'s entries as last delivered or written."""
 
-    def put_status(self, rollout: str, status: dict[str, Any] | None) -> None:
+    def put_status(self, rollout: str, status: Mapping[str, object] | None) -> None:
         """Write a rollout's state (None: remove it) and take it as read; raises
         ``ConfigStoreError``."""
 

@@ -6,7 +6,6 @@ grant when it moves the cluster (:func:`..services.clusters.grants.check_edit`, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
 from fplus.kubenames.labels import selector_errors
@@ -17,8 +16,8 @@ from .fleet_entry import FLEET_APP
 from .unfinished import unfinished
 
 
-def label_moves(cs: ConfigStoreClient, cluster: str, before: Mapping[str, Any],
-                after: Mapping[str, Any]) -> list[str]:
+def label_moves(cs: ConfigStoreClient, cluster: str, before: Mapping[str, object],
+                after: Mapping[str, object]) -> list[str]:
     """The fleet deployments and unfinished cluster rollouts that target ``cluster`` with
     one of its entries ``before`` and ``after`` and not with the other, named."""
     old, new = {cluster: before}, {cluster: after}
@@ -34,8 +33,9 @@ def label_moves(cs: ConfigStoreClient, cluster: str, before: Mapping[str, Any],
                 bool(targeted(old, selector, listed))
                 != bool(targeted(new, selector, listed))):
             moved.append(f"fleet deployment {fleet.get('name')!r} ({uuid})")
-    for uuid, entry in sorted(unfinished(cs).items()):
-        if cluster_entry.request_errors(entry):
+    for uuid, found in sorted(unfinished(cs).items()):
+        entry = cluster_entry.parse_entry(found)
+        if entry is None:
             continue  # the leader does not act on it
         if bool(cluster_entry.targets(entry, old)) != bool(
                 cluster_entry.targets(entry, new)):

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fplus.config_store.client import (
     ConfigStoreClient,
@@ -51,7 +51,7 @@ class RolloutLoop:
     """Keeps every kind's rollouts moving while this replica leads."""
 
     def __init__(self, cs: ConfigStoreClient, kinds: Sequence[RolloutKind] | None = None, *,
-                 notify: Callable[[ConfigStoreClient], Any] = _notify_client,
+                 notify: Callable[[ConfigStoreClient], NotifyClient] = _notify_client,
                  resync: float = 60.0, retry: float = 5.0, settle: float = 0.2,
                  writers: int = WRITERS) -> None:
         self._cs, self._make_notify = cs, notify
@@ -71,7 +71,7 @@ class RolloutLoop:
         """Inputs with a full set delivered and not refused since."""
         self._dirty = threading.Event()
         self._stop = threading.Event()
-        self._notify: Any = None
+        self._notify: NotifyClient | None = None
         self._thread: threading.Thread | None = None
         self.passes = 0
         """Passes made (for tests and logs)."""
@@ -189,7 +189,7 @@ class RolloutLoop:
                                 thread_name_prefix="rollout-write") as pool:
             return all(list(pool.map(guarded, items)))
 
-    def put_status(self, rollout: str, status: dict[str, Any] | None) -> None:
+    def put_status(self, rollout: str, status: Mapping[str, object] | None) -> None:
         """Write a rollout's state (None: remove it) and take it as read, so the next pass
         does not begin the rollout again from the state before it while the notify/v2
         update is on its way."""
@@ -199,7 +199,7 @@ class RolloutLoop:
             self.cs.put_config(ROLLOUT_APP, rollout, status)
         self.seen_entry("rollouts", rollout, status)
 
-    def seen_entry(self, key: str, uuid: str, value: Any, etag: str | None = None) -> None:
+    def seen_entry(self, key: str, uuid: str, value: object, etag: str | None = None) -> None:
         """Take an entry of input ``key`` written by this loop (None: removed) as read, with
         its new ``etag`` if known, until the notify/v2 update brings it."""
         with self._lock:

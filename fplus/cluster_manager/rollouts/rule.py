@@ -23,7 +23,8 @@ import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+
+from fplus.jsontypes import Doc
 
 from ..model.deployment_state import FAILED, READY
 from .state import (
@@ -36,6 +37,7 @@ from .state import (
     WAITING,
     Failure,
     RolloutState,
+    StateEntry,
     Step,
     TargetState,
     parse_time,
@@ -62,7 +64,7 @@ class Look:
     """The stored state (None: none yet)."""
     states: Mapping[str, TargetState]
     now: datetime
-    request: Mapping[str, Any] | None = None
+    request: Doc | None = None
     """The entry's ``rolloutRequest``."""
     current: frozenset[str] = field(default_factory=frozenset)
     """The targets already holding the revision (a step starting them changes nothing)."""
@@ -78,7 +80,7 @@ class Decision:
     wake_in: float | None = None
 
     @property
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StateEntry:
         """The state as its entry is written."""
         return self.state.dump()
 
@@ -107,7 +109,7 @@ def advance(look: Look) -> Decision:
     return Decision(state, frozenset(state.updated(set(look.targets))), wake)
 
 
-def _take_request(state: RolloutState, request: Mapping[str, Any] | None,
+def _take_request(state: RolloutState, request: Doc | None,
                   now: datetime) -> None:
     if not isinstance(request, Mapping) or request.get("rolloutId") != state.rollout_id:
         return

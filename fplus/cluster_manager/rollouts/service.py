@@ -20,11 +20,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
+from fplus.jsontypes import as_object, is_object
 
 from ..services.errors import Conflict, NotFound
 from . import cluster_entry
@@ -60,20 +60,21 @@ class Source:
 
     uuid: str
     kind: str
-    entry: dict[str, Any]
+    entry: dict[str, object]
     etag: str | None = None
 
     @property
     def app(self) -> str:
         return FLEET_APP if self.kind == FLEET else CLUSTER_ROLLOUT_APP
 
-    def head(self) -> dict[str, Any]:
+    def head(self) -> dict[str, object]:
         """What the view shows of the entry."""
-        head = {"uuid": self.uuid, "kind": self.kind, "name": self.entry.get("name"),
-                "rollout": self.entry.get("rollout")}
+        head: dict[str, object] = {"uuid": self.uuid, "kind": self.kind,
+                                   "name": self.entry.get("name"),
+                                   "rollout": self.entry.get("rollout")}
         if self.kind == FLEET:
             return head | {"revision": revision(self.entry)}
-        change = self.entry.get("change") or {}
+        change = as_object(self.entry.get("change"))
         shown = ({"fluxTemplate": self.uuid} if "fluxTemplate" in change
                  else {"fluxVersion": change.get("fluxVersion")})
         return head | {"rollout": self.entry.get("rollout") or {},
@@ -82,7 +83,7 @@ class Source:
                        "clusters": self.entry.get("clusters") or []}
 
 
-def view(source: Source, status: Any) -> dict[str, Any]:
+def view(source: Source, status: object) -> dict[str, object]:
     """``{uuid, kind, name, rollout, revision, state, step, steps, failed, updated, ...}``;
     ``state`` ``Pending`` until the leader begins the rollout of the current revision."""
     head = source.head()
@@ -100,7 +101,7 @@ def view(source: Source, status: Any) -> dict[str, Any]:
     elif state.promoted is False:
         shown["message"] = PROMOTE_NOTE
     request = source.entry.get("rolloutRequest")
-    if isinstance(request, dict) and request.get("rolloutId") == state.rollout_id \
+    if is_object(request) and request.get("rolloutId") == state.rollout_id \
             and request.get("at") != state.request:
         shown["pendingRequest"] = request.get("action")
     return shown
@@ -114,10 +115,10 @@ class RolloutService:
 
     def _source(self, uuid: str) -> Source:
         entry, etag = self.cs.get_config_with_etag(CLUSTER_ROLLOUT_APP, uuid)
-        if isinstance(entry, dict):
+        if is_object(entry):
             return Source(uuid, CLUSTER, entry, etag)
         entry, etag = self.cs.get_config_with_etag(FLEET_APP, uuid)
-        if not isinstance(entry, dict):
+        if not is_object(entry):
             raise NotFound(f"no rollout {uuid}: neither a cluster rollout nor a fleet "
                            "deployment")
         if entry.get("rollout") is None:
@@ -125,12 +126,12 @@ class RolloutService:
                            "cluster at once)")
         return Source(uuid, FLEET, entry, etag)
 
-    def get(self, uuid: str) -> dict[str, Any]:
+    def get(self, uuid: str) -> dict[str, object]:
         """The rollout's view (see :func:`view`)."""
         source = self._source(uuid)
         return view(source, self.cs.get_config(ROLLOUT_APP, uuid))
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[dict[str, object]]:
         """Every rollout of both kinds (fleet deployments with a ``rollout``, cluster
         rollouts), oldest first: three searches, whatever their number."""
         select = {k: k for k in (*REVISION_KEYS, "rollout", "rolloutRequest", "createdAt")}
@@ -144,7 +145,7 @@ class RolloutService:
         sources.sort(key=lambda s: (str(s.entry.get("createdAt") or ""), s.uuid))
         return [view(s, statuses.get(s.uuid)) for s in sources]
 
-    def request(self, uuid: str, action: str) -> dict[str, Any]:
+    def request(self, uuid: str, action: str) -> dict[str, object]:
         """Ask the leader to ``pause``, ``resume`` or ``abort`` the rollout (202's body)."""
         source = self._source(uuid)
         shown = view(source, self.cs.get_config(ROLLOUT_APP, uuid))
@@ -161,23 +162,24 @@ class RolloutService:
                            "again") from None
         log.info("%s rollout %s: %s of rollout %s requested", source.kind, uuid, action,
                  shown["rolloutId"])
-        answer = {"uuid": uuid, "kind": source.kind, "rolloutId": shown["rolloutId"],
-                  "action": action, "requested": True, "state": shown["state"],
-                  "updated": shown["updated"]}
+        answer: dict[str, object] = {
+            "uuid": uuid, "kind": source.kind, "rolloutId": shown["rolloutId"],
+            "action": action, "requested": True, "state": shown["state"],
+            "updated": shown["updated"]}
         if action == "abort":
             answer["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
         return answer
 
 
     def promote(self, uuid: str,
-                write_as_caller: Callable[[str, str, Any], None]) -> dict[str, Any]:
+                write_as_caller: Callable[[str, str, object], None]) -> dict[str, object]:
         """Make a complete template rollout's candidate the default Flux template entry,
         written by ``write_as_caller(app, obj, value)`` (the caller's own credentials: the
         Cluster Manager holds no write on that app). 409 and nothing written unless the
         rollout is a cluster rollout of a template, ``Complete``, its candidate still
         stored."""
         source = self._source(uuid)
-        if source.kind != CLUSTER or "fluxTemplate" not in (source.entry.get("change") or {}):
+        if source.kind != CLUSTER or "fluxTemplate" not in as_object(source.entry.get("change")):
             raise Conflict(f"rollout {uuid} is not a Flux template rollout")
         shown = view(source, self.cs.get_config(ROLLOUT_APP, uuid))
         if shown["state"] != COMPLETE:

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple, TypedDict
+from typing import NamedTuple, NotRequired, TypedDict
 
 from fplus.config_store import uuids
+from fplus.jsontypes import as_list, is_object, text
 
 ROLLOUT_APP = uuids.App.FleetRolloutStatus
 PROGRESSING, PAUSED, HALTED, ABORTED, COMPLETE = (
@@ -40,12 +41,40 @@ class Failure(TypedDict):
     message: str
 
 
+class StepEntry(TypedDict):
+    """A step as its state entry stores it."""
+
+    clusters: list[str]
+    state: str
+    begunAt: NotRequired[str]
+    started: NotRequired[list[str]]
+    changed: NotRequired[list[str]]
+    readyAt: NotRequired[str]
+
+
+class StateEntry(TypedDict):
+    """A rollout's state entry (see the module docstring)."""
+
+    rolloutId: str
+    revision: str
+    state: str
+    step: int
+    steps: list[StepEntry]
+    failed: list[Failure]
+    startedAt: str | None
+    updatedAt: str | None
+    request: NotRequired[str]
+    kind: NotRequired[str]
+    promoted: NotRequired[bool]
+    baseline: NotRequired[dict[str, str]]
+
+
 def stamp(now: datetime) -> str:
     """``now`` as the statuses store it (RFC 3339, seconds, Z)."""
     return now.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def parse_time(value: Any) -> datetime | None:
+def parse_time(value: object) -> datetime | None:
     """A stamp back to a time (None: not one)."""
     try:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -53,18 +82,14 @@ def parse_time(value: Any) -> datetime | None:
         return None
 
 
-def same_but_updated(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def same_but_updated(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
     """Two state entries equal but for the time of their last change."""
     return {k: v for k, v in a.items() if k != "updatedAt"} == {
         k: v for k, v in b.items() if k != "updatedAt"}
 
 
-def _names(value: Any) -> list[str] | None:
+def _names(value: object) -> list[str] | None:
     return [str(v) for v in value] if isinstance(value, list) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -81,19 +106,23 @@ class Step:
     ready_at: str | None = None
 
     @classmethod
-    def parse(cls, raw: Any) -> Step | None:
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("clusters"), list):
+    def parse(cls, raw: object) -> Step | None:
+        if not is_object(raw) or not isinstance(raw.get("clusters"), list):
             return None
         return cls(_names(raw["clusters"]) or [], str(raw.get("state") or PENDING),
-                   _text(raw.get("begunAt")), _names(raw.get("started")),
-                   _names(raw.get("changed")), _text(raw.get("readyAt")))
+                   text(raw, "begunAt"), _names(raw.get("started")),
+                   _names(raw.get("changed")), text(raw, "readyAt"))
 
-    def dump(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"clusters": list(self.clusters), "state": self.state}
-        for key, value in (("begunAt", self.begun_at), ("started", self.started),
-                           ("changed", self.changed), ("readyAt", self.ready_at)):
-            if value is not None:
-                found[key] = list(value) if isinstance(value, list) else value
+    def dump(self) -> StepEntry:
+        found = StepEntry(clusters=list(self.clusters), state=self.state)
+        if self.begun_at is not None:
+            found["begunAt"] = self.begun_at
+        if self.started is not None:
+            found["started"] = list(self.started)
+        if self.changed is not None:
+            found["changed"] = list(self.changed)
+        if self.ready_at is not None:
+            found["readyAt"] = self.ready_at
         return found
 
 
@@ -115,39 +144,41 @@ class RolloutState:
     promoted: bool | None = None
 
     @classmethod
-    def parse(cls, raw: Any) -> RolloutState | None:
+    def parse(cls, raw: object) -> RolloutState | None:
         """The state an entry holds (None: none, or not one this code wrote)."""
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("steps"), list):
+        if not is_object(raw) or not isinstance(raw.get("steps"), list):
             return None
-        steps = [Step.parse(s) for s in raw["steps"]]
+        steps = [Step.parse(s) for s in as_list(raw["steps"])]
         index = raw.get("step", 0)
         if not steps or None in steps or not isinstance(index, int) \
                 or not 0 <= index < len(steps):
             return None
         failed = [Failure(cluster=str(f.get("cluster")), message=str(f.get("message")))
-                  for f in raw.get("failed") or [] if isinstance(f, Mapping)]
+                  for f in as_list(raw.get("failed") or []) if is_object(f)]
         baseline = raw.get("baseline")
         promoted = raw.get("promoted")
         return cls(str(raw.get("rolloutId") or ""), str(raw.get("revision") or ""),
                    str(raw.get("state") or ""), [s for s in steps if s is not None], index,
-                   failed, _text(raw.get("startedAt")), _text(raw.get("updatedAt")),
-                   _text(raw.get("request")), _text(raw.get("kind")),
+                   failed, text(raw, "startedAt"), text(raw, "updatedAt"),
+                   text(raw, "request"), text(raw, "kind"),
                    {str(k): str(v) for k, v in baseline.items()}
                    if isinstance(baseline, Mapping) else None,
                    promoted if isinstance(promoted, bool) else None)
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> StateEntry:
         """The entry to write."""
-        found: dict[str, Any] = {
-            "rolloutId": self.rollout_id, "revision": self.revision, "state": self.state,
-            "step": self.step, "steps": [s.dump() for s in self.steps],
-            "failed": [Failure(cluster=f["cluster"], message=f["message"])
-                       for f in self.failed],
-            "startedAt": self.started_at, "updatedAt": self.updated_at}
-        for key, value in (("request", self.request), ("kind", self.kind),
-                           ("promoted", self.promoted)):
-            if value is not None:
-                found[key] = value
+        found = StateEntry(
+            rolloutId=self.rollout_id, revision=self.revision, state=self.state,
+            step=self.step, steps=[s.dump() for s in self.steps],
+            failed=[Failure(cluster=f["cluster"], message=f["message"])
+                    for f in self.failed],
+            startedAt=self.started_at, updatedAt=self.updated_at)
+        if self.request is not None:
+            found["request"] = self.request
+        if self.kind is not None:
+            found["kind"] = self.kind
+        if self.promoted is not None:
+            found["promoted"] = self.promoted
         if self.baseline is not None:
             found["baseline"] = dict(self.baseline)
         return found

@@ -15,8 +15,9 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Required, TypedDict, cast
 
+from fplus.jsontypes import Doc, JsonObject, is_object
 from fplus.kubenames.labels import selector_errors, selector_matches
 
 MAX_STEPS = 100
@@ -27,7 +28,7 @@ Count = int | str
 """N targets, or ``"P%"``."""
 
 
-def _count_errors(value: Any, field: str) -> dict[str, str]:
+def _count_errors(value: object, field: str) -> dict[str, str]:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return {}
     if isinstance(value, str) and PERCENT.fullmatch(value):
@@ -36,14 +37,14 @@ def _count_errors(value: Any, field: str) -> dict[str, str]:
                    "percentage \"P%\" (1 to 100)"}
 
 
-def _pause_ok(pause: Any) -> bool:
+def _pause_ok(pause: object) -> bool:
     return pause == MANUAL or (isinstance(pause, int | float) and not isinstance(pause, bool)
                                and 0 <= pause <= MAX_PAUSE)
 
 
-def spec_errors(rollout: Any, field: str = "rollout") -> dict[str, str]:
+def spec_errors(rollout: object, field: str = "rollout") -> dict[str, str]:
     """Why a ``rollout`` field is refused, by field (``{}``: well-formed)."""
-    if not isinstance(rollout, dict):
+    if not is_object(rollout):
         return {field: f"{field} must be an object {{maxUnavailable?, steps?}}"}
     errors: dict[str, str] = {}
     unknown = set(rollout) - {"maxUnavailable", "steps"}
@@ -57,7 +58,7 @@ def spec_errors(rollout: Any, field: str = "rollout") -> dict[str, str]:
         return errors
     for index, step in enumerate(steps):
         at = f"{field}.steps[{index}]"
-        if not isinstance(step, dict) or "clusters" not in step or set(step) - {"clusters",
+        if not is_object(step) or "clusters" not in step or set(step) - {"clusters",
                                                                              "pause"}:
             errors[at] = "a step is {clusters: N | \"P%\" | selector, pause?}"
             continue
@@ -77,11 +78,25 @@ def count(value: Count, total: int) -> int:
     return int(value)
 
 
+class StepField(TypedDict, total=False):
+    """A step of a ``rollout`` field :func:`spec_errors` accepts."""
+
+    clusters: Required[Count | JsonObject]
+    pause: float | str
+
+
+class RolloutField(TypedDict, total=False):
+    """A ``rollout`` field :func:`spec_errors` accepts."""
+
+    maxUnavailable: Count
+    steps: list[StepField]
+
+
 @dataclass(frozen=True)
 class StepSpec:
     """One step asked for: which targets (a count or a selector) and the pause after it."""
 
-    clusters: Count | Mapping[str, Any]
+    clusters: Count | Doc
     pause: float | str | None = None
 
 
@@ -93,13 +108,15 @@ class Spec:
     max_unavailable: Count | None = None
 
     @classmethod
-    def parse(cls, raw: Any) -> Spec:
+    def parse(cls, raw: object) -> Spec:
         """The spec of a field :func:`spec_errors` accepts (anything else: one step, no
         limit)."""
         if not isinstance(raw, Mapping) or spec_errors(dict(raw)):
             return cls()
-        return cls(tuple(StepSpec(s["clusters"], s.get("pause")) for s in raw.get("steps")
-                         or []), raw.get("maxUnavailable"))
+        checked = cast(RolloutField, raw)  # spec_errors checked every field
+        return cls(tuple(StepSpec(s["clusters"], s.get("pause"))
+                         for s in checked.get("steps") or []),
+                   checked.get("maxUnavailable"))
 
     def pause(self, index: int) -> float | str | None:
         """The pause after step ``index`` (None: none asked for)."""

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fplus.config_store.client import ConfigStoreClient
 
 from .cluster_entry import CLUSTER_ROLLOUT_APP, FIELDS, revision
 from .state import FINISHED, ROLLOUT_APP
 
 
-def unfinished(cs: ConfigStoreClient) -> dict[str, dict[str, Any]]:
+def unfinished(cs: ConfigStoreClient) -> dict[str, dict[str, object]]:
     """Every unfinished cluster rollout's entry (its :data:`FIELDS` that are set), by uuid:
     two searches, whatever their number."""
     entries = cs.search(CLUSTER_ROLLOUT_APP, {}, {k: k for k in FIELDS}) or {}
