@@ -208,7 +208,7 @@ class ClusterService:
             if config is None:
                 return None
             name = config.get("name") if isinstance(config, dict) else None
-        edge = self._edge(cluster) if setup.ready else None
+        edge = self._edge(cluster) if setup.exists else None  # a Failed one may have been seen
         return {"uuid": cluster, "name": name,
                 "phase": derive_phase(setup, edge, now, self.liveness),
                 "lastSeen": edge_text(edge, "lastSeen"), "hosts": host_count(edge),

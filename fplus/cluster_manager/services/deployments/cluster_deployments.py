@@ -202,7 +202,7 @@ class DeploymentService:
             if host not in hosts:
                 errors["hostname"] = (f"cluster {cluster} reported no host {host!r} (its "
                                       f"hosts: {', '.join(hosts) or 'none yet'}); give a "
-                                      "reported host, or null for floating")
+                                      "reported host, or none for floating")
         if errors:
             raise _refused(errors)
         if current is None or request["name"] != current.name:

@@ -84,7 +84,8 @@ class SecretService:
         edge = read_edge_status(self.cs, cluster)
         if edge is None:
             raise NotFound(f"cluster {cluster} has not been bootstrapped: Edge Sync has not "
-                           "reported its status yet")
+                           "reported its status yet; run `fplus cluster bootstrap` and the "
+                           "command it prints where kubectl reaches the edge")
         pem = edge.get("kubeseal_cert")
         if not isinstance(pem, str) or not pem:
             raise Unavailable(f"cluster {cluster} has not reported its sealing certificate "
@@ -130,7 +131,8 @@ class SecretService:
         sealing.validate_key(key)
         self._commissioned(cluster)
         if read_edge_status(self.cs, cluster) is None:
-            raise NotFound(f"cluster {cluster} has not been bootstrapped")
+            raise NotFound(f"cluster {cluster} has not been bootstrapped: run `fplus cluster "
+                           "bootstrap` and the command it prints where kubectl reaches the edge")
         if dryrun:
             held = self.repos.read_dir(cluster, sealing.manifest.SECRETS_DIR,
                                        keep=lambda p: p == path)
