@@ -137,13 +137,15 @@ def test_an_operator_journey(stack: Stack, browser: Any, tmp_path: Path) -> None
     script = requests.get(command.split("'")[1], timeout=10)
     assert script.status_code == 200 and script.text.startswith("#!/bin/sh")
 
+    page.click("#tablink-secrets")
     page.fill({"seal-name": "db", "seal-key": "password", "seal-value": "hunter2"})
-    page.click("form.grid button[type=submit]")
+    page.click("#seal-form button[type=submit]")
     page.text_is(".notice", "Secret sealed")
     assert _rows(page, "#secrets") == ["fplus-edge/db strict password unknown Remove"]
     assert "hunter2" not in browser.page_source
     page.shot("06-secret-sealed")
 
+    page.click("#tablink-overview")
     page.fill({"confirm": "not-it"})
     page.click("#delete")
     page.text_is("#delete-error", "Type ui-edge to confirm")

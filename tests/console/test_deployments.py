@@ -55,7 +55,7 @@ def test_deploy_move_and_delete_in_the_browser(stack: Stack, chart: str, cluster
                                                browser: Any, tmp_path: Path) -> None:
     page = Page(browser, stack.manager.url, tmp_path / "screenshots")
     page.sign_in("admin", ADMIN_PASSWORD)
-    page.open(f"/ui/cluster/{cluster}")
+    page.open(f"/ui/cluster/{cluster}#tab-deployments")
     assert "No deployments." in page.find("#cluster-deployments").text
     offered = [o.get_attribute("value") for o in page.all("#deploy-chart option")]
     assert chart in offered and SYSTEM_CHART not in offered
@@ -118,7 +118,7 @@ def test_the_fleet_pages_show_the_roll_up(stack: Stack, chart: str, browser: Any
     page.click("#nav-fleets")
     page.find("#fleets")
     [row] = [r for r in _rows(page, "#fleets") if r.startswith(name + " ")]
-    assert row == f"{name} {chart} clusters: {one}, {two} 2 1 0 1 0"
+    assert row == f"{name} Console broker clusters: {one}, {two} 2 1 0 1 0"  # the chart by name
     page.shot("01-fleets")
     page.click(f"#fleets a[href$='{fleet}']")
     page.text_is("#rollup", "2 total, 1 ready, 0 progressing, 1 failed, 0 unknown")
@@ -129,7 +129,7 @@ def test_the_fleet_pages_show_the_roll_up(stack: Stack, chart: str, browser: Any
     page.shot("02-fleet")
 
     # On the cluster's page its deployment is the fleet's: named, linked, and read-only.
-    page.open(f"/ui/cluster/{one}")
+    page.open(f"/ui/cluster/{one}#tab-deployments")
     [row] = _rows(page, "#cluster-deployments")
     assert row == f"{name} Console broker floating ready Fleet deployment {fleet} (read-only)"
     assert not page.all(f"#move-{ready}") and not page.all("button.undeploy")

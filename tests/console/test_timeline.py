@@ -44,7 +44,7 @@ def test_the_history_shows_changes_phases_and_linked_commits(
 
     page = Page(browser, stack.manager.url, tmp_path / "screenshots")
     page.sign_in("admin", ADMIN_PASSWORD)
-    page.open(f"/ui/cluster/{cluster}")
+    page.open(f"/ui/cluster/{cluster}#tab-history")
     page.find("#history")
     page.shot("01-timeline")
     rows = _rows(page, "#history")

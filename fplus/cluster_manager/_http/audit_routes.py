@@ -113,6 +113,7 @@ ACTIONS: dict[str, Action] = {
     "console.approve_key": _CLUSTER["approve"],
     "console.redeploy": _CLUSTER["redeploy"],
     "console.delete": _CLUSTER["delete"],
+    "console.edit_labels": _CLUSTER["patch"],
     "console.seal": _CLUSTER["seal"],
     "console.remove_secret": _CLUSTER["remove"],
     "console.deploy": Action("deployment.create", "deployment", None),

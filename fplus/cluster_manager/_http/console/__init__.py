@@ -4,7 +4,13 @@ the caller's Config Store token); every form carries a CSRF token derived from i
 
 from __future__ import annotations
 
-from . import deploy_pages, list_pages, rollout_pages  # noqa: F401  (their routes join the blueprint)
+from . import (  # noqa: F401  (their routes join the blueprint)
+    audit_pages,
+    deploy_pages,
+    label_pages,
+    list_pages,
+    rollout_pages,
+)
 from .pages import bp
 
 __all__ = ["bp"]

@@ -23,6 +23,7 @@ from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
 from .deployment_view import deployable_charts, parse_values
+from .names import chart_names
 from .pages import bp, cluster_page
 from .session import signed_in
 
@@ -65,7 +66,8 @@ def deploy(cluster: str) -> Response | tuple[str, int]:
         except ApiError as exc:
             errors = _fields(exc.message)
         else:
-            return redirect(url_for("console.cluster", cluster=cluster, done="deployed"), 303)
+            return redirect(url_for("console.cluster", cluster=cluster, done="deployed",
+                                    _anchor="tab-deployments"), 303)
     return cluster_page(cluster, deploy_errors=errors, deploy_form=form), 422
 
 
@@ -78,7 +80,8 @@ def move(cluster: str, deployment: str) -> Response | tuple[str, int]:
         _service().patch(cluster, deployment, {"hostname": host})
     except ApiError as exc:
         return cluster_page(cluster, row_error={deployment: exc.message}), exc.status
-    return redirect(url_for("console.cluster", cluster=cluster, done="moved"), 303)
+    return redirect(url_for("console.cluster", cluster=cluster, done="moved",
+                            _anchor="tab-deployments"), 303)
 
 
 @bp.post("/cluster/<cluster:cluster>/deployment/<deployment:deployment>/delete")
@@ -89,13 +92,15 @@ def undeploy(cluster: str, deployment: str) -> Response | tuple[str, int]:
         _service().delete(cluster, deployment)
     except ApiError as exc:
         return cluster_page(cluster, row_error={deployment: exc.message}), exc.status
-    return redirect(url_for("console.cluster", cluster=cluster, done="undeployed"), 303)
+    return redirect(url_for("console.cluster", cluster=cluster, done="undeployed",
+                            _anchor="tab-deployments"), 303)
 
 
 def _fleets_page(**extra: Any) -> str:
     may_create = services().access.allowed(g.console.caller, uuids.EdgePerm.Clusters,
                                            uuids.NULL)
     return render_template("fleets.html", fleets=fleet_service().list(), can_create=may_create,
+                           chart_names=chart_names(),
                            charts=deployable_charts() if may_create else [], **extra)
 
 
@@ -140,4 +145,5 @@ def create_fleet() -> Response | tuple[str, int]:
 @signed_in
 def fleet(fleet: str) -> str:
     require_fleet_read(g.console.caller)
-    return render_template("fleet.html", fleet=fleet_service().get(fleet)[0])
+    return render_template("fleet.html", fleet=fleet_service().get(fleet)[0],
+                           chart_names=chart_names())

@@ -36,8 +36,17 @@ def deployable_charts(templates: list[dict[str, Any]] | None = None) -> list[dic
     return [c for c in found if not c["system"]]
 
 
+def cluster_labels(cluster: str) -> dict[str, str]:
+    """The cluster's labels as its configuration entry holds them."""
+    config = services().cs.get_config(CONFIG_APP, cluster)
+    labels = config.get("labels") if isinstance(config, dict) else None
+    if not isinstance(labels, dict):
+        return {}
+    return {k: v for k, v in labels.items() if isinstance(v, str)}
+
+
 def cluster_deployments(cluster: str) -> dict[str, Any]:
-    """``{rows, charts, hosts, labels}`` for the cluster page: each deployment with its chart's
+    """``{rows, charts, hosts}`` for the cluster page: each deployment with its chart's
     name, host, state and message, and fleet deployment if a fleet owns it."""
     cs = services().cs
     edge = read_edge_status(cs, cluster)
@@ -48,8 +57,5 @@ def cluster_deployments(cluster: str) -> dict[str, Any]:
         state = deployment_state(d["uuid"], edge)
         rows.append({**d, "chartName": names.get(d["chart"]) or d["chart"],
                      "state": state.state, "message": state.message or ""})
-    config = cs.get_config(CONFIG_APP, cluster)
-    labels = config.get("labels") if isinstance(config, dict) else None
     return {"rows": rows, "charts": deployable_charts(charts),
-            "hosts": reported_hosts(cs, cluster),
-            "labels": labels if isinstance(labels, dict) else {}}
+            "hosts": reported_hosts(cs, cluster)}

@@ -1,7 +1,8 @@
 """The console's cluster list at ``/ui/``: one page of the fleet at a time, in name order,
-searched (part of a name, or the start of a uuid) and filtered by phase and by sync state,
-with the count of each phase, each cluster's sync, when its edge was last seen ("3 min ago",
-the time itself as the cell's title) and, for a Failed cluster, why.
+searched (part of a name, or the start of a uuid) and filtered by phase, by sync state and by
+a label selector (Kubernetes' text form, as ``GET /v1/cluster?selector=`` takes it), with the
+count of each phase, each cluster's labels and sync, when its edge was last seen ("3 min
+ago", the time itself as the cell's title) and, for a Failed cluster, why.
 
 It asks the API wing for exactly what ``GET /v1/cluster`` answers (the same permission check
 per cluster), so a fleet of 10,000 clusters is never rendered, nor read, whole: the page holds
@@ -15,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import g, render_template, request, url_for
+from werkzeug.exceptions import BadRequest
 
 from fplus.config_store import uuids
 
@@ -27,7 +29,7 @@ from .session import signed_in
 
 PAGE_SIZE = 100
 """Rows per page, unless the address asks for another ``limit`` (1-200)."""
-_FILTERS = ("q", "phase", "sync", "limit")
+_FILTERS = ("q", "phase", "sync", "selector", "limit")
 
 
 def _filters() -> dict[str, str]:
@@ -42,7 +44,8 @@ def _page(filters: dict[str, str]) -> FleetPage:
     limit = filters.get("limit", "")
     if limit.isdigit() and 1 <= int(limit) <= 200:
         args["limit"] = limit
-    for ours, theirs in (("q", "search"), ("phase", "phase"), ("sync", "sync")):
+    for ours, theirs in (("q", "search"), ("phase", "phase"), ("sync", "sync"),
+                         ("selector", "selector")):
         if ours in filters:
             args[theirs] = filters[ours]
     if request.args.get("after"):
@@ -65,9 +68,17 @@ def _rows_link(filters: dict[str, str], after: str | None) -> str:
 
 @bp.get("/")
 @signed_in
-def clusters() -> str:
+def clusters() -> tuple[str, int]:
     filters = _filters()
-    page = _page(filters)
+    try:
+        page = _page(filters)
+    except BadRequest as exc:  # a selector that is not Kubernetes' selector syntax
+        empty = FleetPage([], None, dict.fromkeys(PHASES, 0), 0)
+        return _list(filters, empty, selector_error=exc.description), 400
+    return _list(filters, page), 200
+
+
+def _list(filters: dict[str, str], page: FleetPage, **extra: Any) -> str:
     after = request.args.get("after")
     return render_template(
         "clusters.html", clusters=page.clusters, counts=page.counts, total=page.total,
@@ -78,14 +89,17 @@ def clusters() -> str:
         rows_link=_rows_link(filters, after),
         can_create=services().access.allowed(g.console.caller, uuids.EdgePerm.Clusters,
                                              uuids.NULL),
-        done=DONE.get(request.args.get("done", "")))
+        done=DONE.get(request.args.get("done", "")), **extra)
 
 
 @bp.get("/rows")
 @signed_in
 def cluster_rows() -> str:
     """The page's rows alone, for the page to refresh its badges and times."""
-    return render_template("_rows.html", clusters=_page(_filters()).clusters)
+    try:
+        return render_template("_rows.html", clusters=_page(_filters()).clusters)
+    except BadRequest:
+        return render_template("_rows.html", clusters=[])
 
 
 @bp.app_template_filter("ago")

@@ -22,7 +22,8 @@ from ...services.clusters.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import acting, require, require_view, services
-from .deployment_view import cluster_deployments, parse_values
+from .deployment_view import cluster_deployments, cluster_labels, parse_values
+from .names import by_name, chart_names
 from .session import (
     clear_cookie,
     log_in,
@@ -42,7 +43,8 @@ DONE = {"created": "Cluster requested: it shows Ready once commissioned.",
         "approved": "Sealing key approved: secrets are sealed and re-sealed to it now.",
         "removed": "Secret key removed.", "deployed": "Deployment written: the edge installs "
         "it at its next sync.", "moved": "Deployment moved.",
-        "undeployed": "Deployment deleted: the edge uninstalls it at its next sync."}
+        "undeployed": "Deployment deleted: the edge uninstalls it at its next sync.",
+        "labelled": "Labels saved."}
 SCOPES = ("strict", "namespace-wide", "cluster-wide")
 HOST_FIELDS = ("hostname", "ready", "control_plane", "arch", "k8s_version", "os_version")
 
@@ -114,7 +116,10 @@ def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
                               "namespace": form.get("namespace", "").strip()}
     errors: dict[str, str] = {}
     if form.get("chart", "").strip():
-        config["chart"] = form["chart"].strip()
+        chart = form["chart"].strip()
+        config["chart"] = by_name(chart, chart_names()) or chart
+        if config["chart"] == chart and not uuids.is_uuid(chart):
+            errors["chart"] = f"no Helm chart template is named {chart!r}"
     if form.get("flux_version", "").strip():
         config["fluxVersion"] = form["flux_version"].strip()
     if form.get("bare"):
@@ -209,6 +214,7 @@ def cluster_page(cluster: str, **extra: Any) -> str:
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,
                            deploys=cluster_deployments(cluster),
+                           labels=cluster_labels(cluster),
                            **_history(cluster), **extra)
 
 
@@ -310,7 +316,8 @@ def seal(cluster: str) -> Response | tuple[str, int]:
     except (ApiError, ValueError) as exc:
         message = exc.message if isinstance(exc, ApiError) else str(exc)
         return cluster_page(cluster, seal_error=message, seal_form=form), 422
-    return redirect(url_for("console.cluster", cluster=cluster, done="sealed"), 303)
+    return redirect(url_for("console.cluster", cluster=cluster, done="sealed",
+                            _anchor="tab-secrets"), 303)
 
 
 @bp.post("/cluster/<cluster:cluster>/secret/delete")
@@ -320,4 +327,5 @@ def remove_secret(cluster: str) -> Response:
     form = request.form
     services().secrets.remove(cluster, form.get("namespace", ""), form.get("name", ""),
                               form.get("key", ""))
-    return redirect(url_for("console.cluster", cluster=cluster, done="removed"), 303)
+    return redirect(url_for("console.cluster", cluster=cluster, done="removed",
+                            _anchor="tab-secrets"), 303)

@@ -1,7 +1,8 @@
-"""The console's rollout page: a paced rollout's progress as ``GET /v1/rollout/<r>`` answers
-it (its state, its steps with their clusters by name, the failed clusters and why, a request
-the leader has not taken yet, the note an abort leaves), with **Pause**, **Resume** and
-**Abort** buttons shown only in the states that allow them. The page reads only the keys
+"""The console's rollouts: every rollout listed at ``/ui/rollout``, and a rollout's page: its
+progress as ``GET /v1/rollout/<r>`` answers it (its state, its steps with their clusters by
+name, the failed clusters and why, a request the leader has not taken yet, the note an abort
+leaves), with **Pause**, **Resume** and **Abort** buttons shown only in the states that allow
+them. The page reads only the keys
 every kind of rollout has, so it serves any ``kind``. The buttons do what the JSON routes do,
 after the same permission check; a refusal re-renders the page with the service's message,
 and nothing is written."""
@@ -15,11 +16,11 @@ from werkzeug.wrappers import Response
 
 from fplus.config_store import uuids
 
-from ...model.apps_and_roles import CONFIG_APP
 from ...rollouts.service import ALLOWED, RolloutService
 from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
+from .names import cluster_names
 from .pages import bp
 from .session import signed_in
 
@@ -30,15 +31,6 @@ REQUESTED = {"pause": "Pause requested: the rollout stops starting clusters once
 
 def _service() -> RolloutService:
     return RolloutService(fleet_service().cs)
-
-
-def cluster_names() -> dict[str, str]:
-    """Every cluster's name by uuid: one Config Store search, whatever the fleet's size."""
-    found = services().cs.search(CONFIG_APP, {}, {"name": "name"})
-    if not isinstance(found, dict):
-        return {}
-    return {c: v["name"] for c, v in found.items()
-            if isinstance(v, dict) and isinstance(v.get("name"), str)}
 
 
 def _fleet_kind(view: dict[str, Any]) -> bool:
@@ -60,6 +52,15 @@ def rollout_context(rollout: str) -> dict[str, Any]:
 
 def _page(rollout: str, status: int = 200, **extra: Any) -> tuple[str, int]:
     return render_template("rollout.html", **rollout_context(rollout), **extra), status
+
+
+@bp.get("/rollout")
+@signed_in
+def rollouts() -> str:
+    """Every rollout, fleet deployments' and cluster rollouts', as ``GET /v1/rollout``
+    lists them, each with its state and a link to its page."""
+    require_fleet_read(g.console.caller)
+    return render_template("rollouts.html", rollouts=_service().list())
 
 
 @bp.get("/rollout/<fleet:rollout>")

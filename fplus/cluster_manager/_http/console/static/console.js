@@ -1,6 +1,45 @@
-// Live phase badges and the copy button; the pages work without it.
+// Live phase badges, the cluster page's tabs and the copy button; the pages work without it
+// (without it every tab's panel shows, one under the other).
 "use strict";
 (function () {
+  function tabs(list) {
+    var links = Array.prototype.slice.call(list.querySelectorAll("[role=tab]"));
+    function panel(link) { return document.getElementById(link.getAttribute("aria-controls")); }
+    function show(chosen, focus) {
+      links.forEach(function (link) {
+        var on = link === chosen;
+        link.setAttribute("aria-selected", on ? "true" : "false");
+        link.tabIndex = on ? 0 : -1;
+        panel(link).hidden = !on;
+      });
+      if (focus) { chosen.focus(); }
+    }
+    function byHash() {
+      return links.filter(function (l) { return l.hash && l.hash === location.hash; })[0];
+    }
+    // The tab the address names, else the one holding a refusal, else the first.
+    var start = byHash() || links.filter(function (l) {
+      return panel(l).querySelector("[role=alert]");
+    })[0] || links[0];
+    show(start, false);
+    links.forEach(function (link, i) {
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        show(link, false);
+        history.replaceState(null, "", link.hash);
+      });
+      link.addEventListener("keydown", function (event) {
+        var step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+        if (step) {
+          event.preventDefault();
+          var next = links[(i + step + links.length) % links.length];
+          show(next, true);
+          history.replaceState(null, "", next.hash);
+        }
+      });
+    });
+    window.addEventListener("hashchange", function () { var l = byHash(); if (l) { show(l, false); } });
+  }
   function refresh(el) {
     fetch(el.dataset.live, { credentials: "same-origin", headers: { Accept: "text/html" } })
       .then(function (r) {
@@ -11,6 +50,7 @@
       .catch(function () { /* keep what is shown; try again at the next tick */ });
   }
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-tabs]").forEach(tabs);
     var live = document.querySelectorAll("[data-live]");
     if (live.length) {
       setInterval(function () { live.forEach(refresh); }, 2000);

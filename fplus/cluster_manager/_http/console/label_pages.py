@@ -1,0 +1,59 @@
+"""The labels form on a cluster's page: the cluster's labels as ``key=value`` pairs, written
+back through the service ``PATCH /v1/cluster/<c>`` calls (:meth:`ClusterService.edit`), so
+the same checks apply: the label syntax, and the permission a label change takes when it
+moves the cluster into or out of a fleet deployment's targets or a cluster rollout's
+(:mod:`...services.clusters.grants`). A refusal re-renders the page with the service's
+message next to the field, and nothing is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import g, redirect, request, url_for
+from werkzeug.wrappers import Response
+
+from fplus.config_store import uuids
+
+from ...services.errors import ApiError
+from ..context import acting, require, services
+from .pages import bp, cluster_page
+from .session import signed_in
+
+
+def parse_labels(text: str) -> dict[str, str]:
+    """``site=leeds, tier=line`` (commas or new lines between pairs) as a dict; ValueError
+    naming a pair that is not ``key=value``."""
+    labels: dict[str, str] = {}
+    for part in text.replace("\n", ",").split(","):
+        if not part.strip():
+            continue
+        key, equals, value = part.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"{part.strip()!r} is not key=value")
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+def labels_patch(before: dict[str, Any], after: dict[str, str]) -> dict[str, Any]:
+    """The merge-patch turning labels ``before`` into ``after`` (a removed key as null)."""
+    return {"labels": {**dict.fromkeys(set(before) - set(after)), **after}}
+
+
+@bp.post("/cluster/<cluster:cluster>/labels")
+@signed_in
+def edit_labels(cluster: str) -> Response | tuple[str, int]:
+    who = require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
+    text = request.form.get("labels", "")
+    try:
+        wanted = parse_labels(text)
+        clusters = services().clusters
+        current = clusters.configured(cluster).config.get("labels")
+        patch = labels_patch(current if isinstance(current, dict) else {}, wanted)
+        clusters.edit(cluster, patch, acting(who))
+    except ValueError as exc:
+        return cluster_page(cluster, labels_error=f"labels: {exc}", labels_form=text), 422
+    except ApiError as exc:
+        if exc.status == 404:
+            raise
+        return cluster_page(cluster, labels_error=exc.message, labels_form=text), exc.status
+    return redirect(url_for("console.cluster", cluster=cluster, done="labelled"), 303)
