@@ -152,13 +152,15 @@ def principal_names(name: str) -> dict[str, str]:
 
 # -- invariants ------------------------------------------------------------------------------
 def expected_grants(role: str, cluster: str) -> Counter[Grant]:
-    """What the issue asks for: Flux pulls its own repo; Edge Sync reads and writes its own
-    Edge cluster status entry and nothing else."""
+    """Flux pulls its own repo; Edge Sync reads and writes its own Edge cluster status entry
+    and reads its own cluster's Edge deployments (those whose ``cluster`` names it), nothing
+    else."""
     if role == "flux":
         return Counter([(uuids.GitPerm.Pull, cluster, False, None)])
     status = uuids.App.EdgeClusterStatus
     return Counter([(uuids.ConfigDBPerm.ReadApp, status, False, cluster),
-                    (uuids.ConfigDBPerm.WriteApp, status, False, cluster)])
+                    (uuids.ConfigDBPerm.WriteApp, status, False, cluster),
+                    (uuids.ConfigDBPerm.ReadApp, uuids.App.EdgeDeployment, False, cluster)])
 
 
 def grants_of(admin: Api, principal: str) -> Counter[Grant]:
