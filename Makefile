@@ -13,7 +13,7 @@ CORS_ORIGINS ?= http://localhost:5173 http://127.0.0.1:5173
 # test module's asserts again in every worker.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-unit test-durations test-slow test-replicas test-edge edge-tools lint bench images clean
+.PHONY: run test test-unit test-durations test-slow test-replicas test-edge edge-tools lint screenshots bench images clean
 
 $(STAMP): setup.cfg pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,11 @@ edge-tools: $(STAMP)
 # End-to-end tests on a real edge control plane, Flux and Sealed Secrets (after edge-tools).
 test-edge: $(STAMP)
 	$(BIN)/python -m pytest -q -m edge --durations=15 $(PYTEST_ARGS)
+
+# The console's pictures in docs/console/ (linked from docs/console.md), taken again by the
+# browser tests on this machine: run after changing a console page.
+screenshots: $(STAMP)
+	FPLUS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/console/test_accessibility.py $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/config_store.py
