@@ -24,10 +24,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO, TypedDict
 
 from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from fplus.jsontypes import is_object, string_map
 
 from ..escrow import EscrowKeyError, Keyring
 
@@ -67,7 +69,7 @@ def create(path: Path) -> BinaryIO:
     return os.fdopen(os.open(path, _WRITE, 0o600), "wb")
 
 
-def write_json(root: Path, name: str, value: Any) -> bytes:
+def write_json(root: Path, name: str, value: object) -> bytes:
     """``value`` as ``root/name``, readable by its owner only; the bytes written."""
     data = (json.dumps(value, indent=1, sort_keys=True) + "\n").encode()
     with create(root / name) as out:
@@ -89,8 +91,31 @@ def _mac(keyring: Keyring, key_id: str, data: bytes) -> str:
     return hmac.new(key, data, "sha256").hexdigest()
 
 
-def finish(root: Path, repos: dict[str, Any], tables: dict[str, int],
-           source: dict[str, str], keyring: Keyring) -> dict[str, Any]:
+class RepoTaken(TypedDict):
+    """A repo in the manifest: its refs as bundled."""
+
+    refs: dict[str, str]
+
+
+class Manifest(TypedDict):
+    """What a backup took (``manifest.json``); a restore reads it as :func:`opened` checked
+    it."""
+
+    format: str
+    taken: str
+    versions: dict[str, str]
+    source: dict[str, str]
+    files: dict[str, str]
+    """File -> its SHA-256."""
+    repos: dict[str, RepoTaken]
+    tables: dict[str, int]
+    """Table -> its rows taken."""
+    notTaken: list[str]
+    escrowKey: str
+
+
+def finish(root: Path, repos: dict[str, RepoTaken], tables: dict[str, int],
+           source: dict[str, str], keyring: Keyring) -> Manifest:
     """Write the README, the manifest (checksums of every file written) and its MAC."""
     taken = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with create(root / README) as out:
@@ -105,9 +130,9 @@ def finish(root: Path, repos: dict[str, Any], tables: dict[str, int],
             "restore DIR (see docs/deploy.md).\n".encode())
     files = {str(p.relative_to(root)): sha256(p) for p in sorted(root.rglob("*"))
              if p.is_file()}
-    manifest = {"format": FORMAT, "taken": taken, "versions": _versions(), "source": source,
-                "files": files, "repos": repos, "tables": tables, "notTaken": NOT_TAKEN,
-                "escrowKey": ESCROW_LINE}
+    manifest = Manifest(format=FORMAT, taken=taken, versions=_versions(), source=source,
+                        files=files, repos=repos, tables=tables, notTaken=NOT_TAKEN,
+                        escrowKey=ESCROW_LINE)
     data = write_json(root, MANIFEST, manifest)
     write_json(root, MAC, {"alg": MAC_ALG, "keyId": keyring.current,
                            "mac": _mac(keyring, keyring.current, data)})
@@ -142,13 +167,13 @@ def _authentic(root: Path, data: bytes, keyring: Keyring) -> None:
                           "(changed since the backup was taken); refused")
 
 
-def _parse(root: Path, data: bytes) -> dict[str, Any]:
+def _parse(root: Path, data: bytes) -> dict[str, object]:
     """The authenticated manifest, of this format and listing the files a restore needs."""
     try:
         manifest = json.loads(data)
     except ValueError as exc:
         raise BackupError(f"{root / MANIFEST}: unreadable: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    if not is_object(manifest) or manifest.get("format") != FORMAT:
         found = manifest.get("format") if isinstance(manifest, dict) else None
         raise BackupError(f"{root / MANIFEST}: unknown backup format {found!r} "
                           f"(this version restores {FORMAT})")
@@ -189,7 +214,7 @@ def _copy(source: Path, target: Path) -> str:
 
 
 @contextmanager
-def opened(root: Path, keyring: Keyring) -> Iterator[tuple[Path, dict[str, Any]]]:
+def opened(root: Path, keyring: Keyring) -> Iterator[tuple[Path, dict[str, object]]]:
     """The backup in ``root``, authenticated and copied into a private temporary directory:
     that copy and the manifest. BackupError (one line) for anything else: no manifest, a MAC
     that does not match under ``keyring``, a file missing, added or changed."""
@@ -201,7 +226,7 @@ def opened(root: Path, keyring: Keyring) -> Iterator[tuple[Path, dict[str, Any]]
         raise BackupError(f"{root / MANIFEST}: unreadable: {exc.strerror or exc}") from None
     _authentic(root, data, keyring)
     manifest = _parse(root, data)
-    files: dict[str, str] = manifest["files"]
+    files = string_map(manifest["files"])  # _parse checked: every value a string
     found = _tree(root)
     missing = sorted(set(files) - found)
     if missing:
@@ -231,6 +256,7 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def load_json(root: Path, name: str) -> Any:
+def load_json(root: Path, name: str) -> object:
     """A JSON file of a backup copy :func:`opened` checked."""
-    return json.loads((root / name).read_text())
+    found: object = json.loads((root / name).read_text())
+    return found

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from fplus.git import bare
+from fplus.jsontypes import is_object, string_map
 
-from .directory import REPOS, BackupError
+from .directory import REPOS, BackupError, RepoTaken
 
 
 def _git(*args: str, umask: int = -1) -> str:
@@ -34,14 +34,14 @@ def _refs(repo: Path) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in out.splitlines() if line)
 
 
-def bundle_all(repos_dir: Path, out: Path) -> dict[str, Any]:
+def bundle_all(repos_dir: Path, out: Path) -> dict[str, RepoTaken]:
     """Bundle every repo under ``repos_dir`` into ``out/repos/<uuid>.bundle``; returns
     ``{uuid: {"refs": {ref: sha}}}`` for the manifest. Each bundle is created 0600 (git
     runs with umask 077)."""
     if not repos_dir.is_dir():
         raise BackupError(f"--git-repos {repos_dir}: no such directory (the Git server's "
                           "DATA_DIR/repos)")
-    taken: dict[str, Any] = {}
+    taken: dict[str, RepoTaken] = {}
     (out / REPOS).mkdir(parents=True, exist_ok=True, mode=0o700)
     for uuid in bare.stored(repos_dir):
         repo = bare.repo_path(repos_dir, uuid)
@@ -53,15 +53,15 @@ def bundle_all(repos_dir: Path, out: Path) -> dict[str, Any]:
     return taken
 
 
-def check(root: Path, repos: Any) -> dict[str, dict[str, str]]:
+def check(root: Path, repos: object) -> dict[str, dict[str, str]]:
     """The manifest's repos, each bundle listing exactly the refs the manifest names;
     BackupError otherwise (nothing written)."""
-    if not isinstance(repos, dict) or not all(bare.is_repo_uuid(u) for u in repos):
+    if not is_object(repos) or not all(bare.is_repo_uuid(u) for u in repos):
         raise BackupError("manifest: repos must map repo uuids to their refs")
     checked: dict[str, dict[str, str]] = {}
     for uuid, entry in repos.items():
-        refs = entry.get("refs") if isinstance(entry, dict) else None
-        if not isinstance(refs, dict):
+        refs = entry.get("refs") if is_object(entry) else None
+        if not is_object(refs):
             raise BackupError(f"manifest: repo {uuid} has no refs")
         if refs:
             heads = _git("bundle", "list-heads", str(root / REPOS / f"{uuid}.bundle"))
@@ -70,7 +70,7 @@ def check(root: Path, repos: Any) -> dict[str, dict[str, str]]:
             if listed != refs:
                 raise BackupError(f"repos/{uuid}.bundle does not hold the refs the manifest "
                                   "lists")
-        checked[uuid] = refs
+        checked[uuid] = string_map(refs)  # equal to the bundle's refs: all strings
     return checked
 
 

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import re
 from operator import itemgetter
-from typing import Any
+from typing import TypeAlias, cast
 
 from ..db import Database
 from ..schema import schemas
 from .directory import BackupError
+
+Rows: TypeAlias = "dict[str, list[dict[str, object]]]"
+"""Each table taken -> its rows, column -> value."""
 
 TAKEN = ("cm_sealing_keys", "cm_sealed_keys", "cm_audit")
 _SQLITE = schemas("sqlite")
@@ -44,7 +47,7 @@ def prepare(db: Database) -> None:
     db.prepare([statement for table in TAKEN for statement in made[table]])
 
 
-def dump(db: Database) -> dict[str, list[dict[str, Any]]]:
+def dump(db: Database) -> Rows:
     """Every row of the tables taken."""
     prepare(db)
     out = {}
@@ -65,7 +68,7 @@ def counts(db: Database) -> dict[str, int]:
     return found
 
 
-def check(data: Any) -> dict[str, list[dict[str, Any]]]:
+def check(data: object) -> Rows:
     """The tables of a backup, every row naming exactly its table's columns."""
     if not isinstance(data, dict) or not set(SCHEMAS) - set(APPENDED) <= set(data) <= set(
             SCHEMAS):
@@ -76,10 +79,10 @@ def check(data: Any) -> dict[str, list[dict[str, Any]]]:
                                              for r in rows):
             raise BackupError(f"tables.json: {table} rows must name its columns "
                               f"{sorted(names)}")
-    return data
+    return cast(Rows, data)  # every table a list of rows, each naming its columns
 
 
-def load(db: Database, data: dict[str, list[dict[str, Any]]]) -> None:
+def load(db: Database, data: Rows) -> None:
     """Insert the rows of :func:`check`ed tables."""
     for table, rows in data.items():
         numbered = RENUMBERED.get(table)

@@ -24,7 +24,6 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import requests
 
@@ -156,15 +155,15 @@ def _backup(cs: ConfigStoreClient, db: Database, repos_dir: Path, out: Path,
     directory.write_json(out, directory.TABLES, rows)
     directory.finish(out, taken_repos, {t: len(r) for t, r in rows.items()},
                      {"configStore": cs.base_url, "database": db.description}, keyring)
-    clusters = len(configdb.get("objects", {}).get(uuids.Class.EdgeCluster, {}))
-    return (f"Backed up {clusters} cluster(s), {len(auth['principals'])} principal(s), "
+    clusters = len(store.edge_clusters(configdb))
+    return (f"Backed up {clusters} cluster(s), {store.principals(auth)} principal(s), "
             f"{len(taken_repos)} repo(s) and {sum(len(r) for r in rows.values())} table "
             f"row(s) into {out} (manifest: {out / directory.MANIFEST}, authenticated with "
             f"key {keyring.current}).\n{directory.ESCROW_LINE}\n{directory.MAC_LINE}")
 
 
 def _restore(cs: ConfigStoreClient, db: Database, repos_dir: Path, root: Path,
-             taken: dict[str, Any]) -> str:
+             taken: dict[str, object]) -> str:
     """Restore the authenticated copy ``root`` of a backup (its manifest ``taken``)."""
     wanted_repos = repos.check(root, taken.get("repos"))
     rows = tables.check(directory.load_json(root, directory.TABLES))
