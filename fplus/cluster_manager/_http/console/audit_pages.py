@@ -15,7 +15,7 @@ from fplus.config_store import uuids
 from fplus.serving.http.since import parse_since
 
 from ..context import require, services
-from .names import by_name, cluster_names
+from .name_lookup import by_name, cluster_names
 from .pages import bp
 from .session import signed_in
 

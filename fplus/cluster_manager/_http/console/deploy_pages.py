@@ -23,7 +23,7 @@ from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
 from .deployment_view import deployable_charts, parse_values
-from .names import chart_names
+from .name_lookup import chart_names
 from .pages import bp, cluster_page
 from .session import signed_in
 

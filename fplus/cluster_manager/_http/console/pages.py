@@ -23,7 +23,7 @@ from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import acting, require, require_view, services
 from .deployment_view import cluster_deployments, cluster_labels, parse_values
-from .names import by_name, chart_names
+from .name_lookup import by_name, chart_names
 from .session import (
     clear_cookie,
     log_in,

@@ -20,7 +20,7 @@ from ...rollouts.service import ALLOWED, RolloutService
 from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
-from .names import cluster_names
+from .name_lookup import cluster_names
 from .pages import bp
 from .session import signed_in
 
