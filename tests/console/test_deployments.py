@@ -95,8 +95,8 @@ def test_deploy_move_and_delete_in_the_browser(stack: Stack, chart: str, cluster
 
 def test_the_fleet_pages_show_the_roll_up(stack: Stack, chart: str, browser: Any,
                                           tmp_path: Path) -> None:
-    one, two = (create_cluster(stack.admin, f"ui-fleet-{uuid.uuid4().hex[:8]}")
-                for _ in range(2))
+    made = [f"ui-fleet-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    one, two = (create_cluster(stack.admin, n) for n in made)
     root = Api(stack.manager.url, ("admin", ADMIN_PASSWORD))
     name = f"fleet-{uuid.uuid4().hex[:8]}"
     r = root.post("/v1/fleet-deployment", json={"name": name, "chart": chart,
@@ -118,7 +118,7 @@ def test_the_fleet_pages_show_the_roll_up(stack: Stack, chart: str, browser: Any
     page.click("#nav-fleets")
     page.find("#fleets")
     [row] = [r for r in _rows(page, "#fleets") if r.startswith(name + " ")]
-    assert row == f"{name} Console broker clusters: {one}, {two} 2 1 0 1 0"  # the chart by name
+    assert row == (f"{name} Console broker clusters: {made[0]}, {made[1]} 2 1 0 1 0")  # by name
     page.shot("01-fleets")
     page.click(f"#fleets a[href$='{fleet}']")
     page.text_is("#rollup", "2 total, 1 ready, 0 progressing, 1 failed, 0 unknown")

@@ -23,7 +23,7 @@ from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
 from .deployment_view import deployable_charts, parse_values
-from .name_lookup import chart_names
+from .name_lookup import chart_names, cluster_names
 from .pages import bp, cluster_page
 from .session import signed_in
 
@@ -100,7 +100,7 @@ def _fleets_page(**extra: Any) -> str:
     may_create = services().access.allowed(g.console.caller, uuids.EdgePerm.Clusters,
                                            uuids.NULL)
     return render_template("fleets.html", fleets=fleet_service().list(), can_create=may_create,
-                           chart_names=chart_names(),
+                           chart_names=chart_names(), cluster_names=cluster_names(),
                            charts=deployable_charts() if may_create else [], **extra)
 
 
@@ -146,4 +146,4 @@ def create_fleet() -> Response | tuple[str, int]:
 def fleet(fleet: str) -> str:
     require_fleet_read(g.console.caller)
     return render_template("fleet.html", fleet=fleet_service().get(fleet)[0],
-                           chart_names=chart_names())
+                           chart_names=chart_names(), cluster_names=cluster_names())
