@@ -85,6 +85,8 @@ class ManagerApi:
             self._session.headers["Authorization"] = auth
         self._timeout = timeout
         self._warned: set[str] = set()
+        self.names: dict[str, str] = {}
+        """UUID to name of what :mod:`.refs` resolved: messages name both."""
 
     def _warn(self, resp: requests.Response) -> None:
         """Say each of the server's warnings on stderr, once per command."""
@@ -114,11 +116,17 @@ class ManagerApi:
             detail = resp.json().get("error")
         except (ValueError, AttributeError):
             detail = None
-        detail = detail or resp.reason or f"HTTP {resp.status_code}"
+        detail = self.named(str(detail or resp.reason or f"HTTP {resp.status_code}"))
         if resp.status_code == 401:
             return (f"{self.base} refused the credentials ({detail}); "
                     "run `fplus login` (a saved session lasts as long as its token)")
         return str(detail)
+
+    def named(self, message: str) -> str:
+        """``message`` with each resolved cluster named by name and UUID, not UUID alone."""
+        for uuid, name in self.names.items():
+            message = message.replace(f"cluster {uuid}", f"cluster {name} ({uuid})")
+        return message
 
     def call_object(self, method: str, path: str, *, params: Params | None = None,
                     json: object = None) -> Row:
@@ -152,15 +160,6 @@ class ManagerApi:
         params = {"sort": "name", "limit": str(limit),
                   **{k: v for k, v in given.items() if v is not None}}
         return self.call_object("GET", "/v1/cluster", params=params)
-
-    def resolve(self, name_or_uuid: str) -> str:
-        """The uuid of the cluster named so (a uuid is taken as it is)."""
-        if UUID.match(name_or_uuid.lower()):
-            return name_or_uuid.lower()
-        for cluster in self.clusters():
-            if cluster.get("name") == name_or_uuid:
-                return str(cluster["uuid"])
-        raise ApiError(404, f"no cluster named {name_or_uuid}")
 
     def create(self, body: Row) -> Row:
         """``POST /v1/cluster``: the created cluster."""
@@ -252,15 +251,6 @@ class ManagerApi:
         resp = self.call("GET", f"/v1/cluster/{cluster}/deployment/{deployment}")
         return _object(resp), resp.headers.get("ETag")
 
-    def resolve_deployment(self, cluster: str, name_or_uuid: str) -> str:
-        """The uuid of the cluster's deployment named so (a uuid is taken as it is)."""
-        if UUID.match(name_or_uuid.lower()):
-            return name_or_uuid.lower()
-        for found in self.deployments(cluster):
-            if found.get("name") == name_or_uuid:
-                return str(found["uuid"])
-        raise ApiError(404, f"cluster {cluster} has no deployment named {name_or_uuid}")
-
     def create_deployment(self, cluster: str, body: Row) -> Row:
         """``POST /v1/cluster/<c>/deployment``: the created deployment."""
         return self.call_object("POST", f"/v1/cluster/{cluster}/deployment", json=body)
@@ -280,16 +270,6 @@ class ManagerApi:
     def charts(self) -> list[Row]:
         """The Helm chart templates."""
         return rows(self.call_object("GET", "/v1/chart"), "charts")
-
-    def resolve_chart(self, name_or_uuid: str) -> str:
-        """The uuid of the chart template named so (a uuid is taken as it is)."""
-        if UUID.match(name_or_uuid.lower()):
-            return name_or_uuid.lower()
-        found = [c for c in self.charts() if c.get("name") == name_or_uuid]
-        if len(found) != 1:
-            raise ApiError(404, f"{len(found) or 'no'} chart templates named {name_or_uuid}; "
-                           "give its UUID (fplus chart list)")
-        return str(found[0]["uuid"])
 
     # -- imports ----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import requests
 
 from fplus.jsontypes import as_object, is_object, text
 
+from . import refs
 from .api import ApiError, Row, rows
 from .output import Column, emit, output_option
 from .session import CONFIG_STORE, STORE_URL, current, manager
@@ -131,7 +132,7 @@ def audit(cluster: str | None, principal: str | None, since: str | None, limit: 
     else:
         api = manager()
         if cluster is not None:
-            params["cluster"] = api.resolve(cluster)
+            params["cluster"] = refs.cluster(api, cluster)
 
         def pager(query: dict[str, str]) -> Row:
             return api.call_object("GET", "/v1/audit", params=query)
@@ -145,4 +146,4 @@ def audit(cluster: str | None, principal: str | None, since: str | None, limit: 
         after = text(page, "next")
         if not after:
             break
-    emit(entries, fmt, COLUMNS)
+    emit(entries, fmt, COLUMNS, wide=("REQUEST",))

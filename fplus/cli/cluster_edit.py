@@ -12,10 +12,10 @@ import click
 import json_merge_patch
 
 from fplus.jsontypes import as_object
-from fplus.kubenames.labels import is_label_key, is_label_value
 
+from . import refs
 from .api import ApiError, ManagerApi, Row
-from .clusters import labels_text
+from .labels import labels_text, parse_label_changes
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
@@ -32,7 +32,7 @@ def _edit(api: ManagerApi, cluster_ref: str,
           make_patch: Callable[[Row], Mapping[str, object]]) -> Row:
     """Read the cluster, build the patch from it (``make_patch(current)``), send it with
     If-Match; the edited cluster."""
-    cluster_uuid = api.resolve(cluster_ref)
+    cluster_uuid = refs.cluster(api, cluster_ref)
     current, etag = api.cluster(cluster_uuid)
     patch = make_patch(current)
     try:
@@ -42,28 +42,6 @@ def _edit(api: ManagerApi, cluster_ref: str,
             raise ApiError(412, f"{cluster_ref} changed while this command ran; nothing was "
                                 "written: run it again") from None
         raise
-
-
-def parse_label_changes(changes: tuple[str, ...]) -> dict[str, str | None]:
-    """``key=value`` (set) and ``key-`` (remove) as a labels merge-patch; UsageError for
-    anything else, a bad key or value, or a key named twice."""
-    patch: dict[str, str | None] = {}
-    for change in changes:
-        if "=" in change:
-            key, value = change.split("=", 1)
-            if not is_label_value(value):
-                raise click.UsageError(f"{change!r}: {value!r} is not a label value")
-        elif change.endswith("-"):
-            key, value = change[:-1], None
-        else:
-            raise click.UsageError(f"{change!r}: give key=value to set a label, key- to "
-                                   "remove one")
-        if not is_label_key(key):
-            raise click.UsageError(f"{change!r}: {key!r} is not a label key")
-        if key in patch:
-            raise click.UsageError(f"label {key!r} is named twice")
-        patch[key] = value
-    return patch
 
 
 @click.command("label")
@@ -84,8 +62,8 @@ def label(cluster_ref: str, changes: tuple[str, ...], overwrite: bool, fmt: str)
             elif (value is not None and not overwrite and key in labels
                   and labels[key] != value):
                 raise click.ClickException(
-                    f"{key!r} already has a value ({labels[key]}), and --overwrite is not "
-                    "given; nothing was written")
+                    f"{key!r} already has a value ({labels[key]}); nothing was written: give "
+                    "--overwrite to change it")
         return {"labels": wanted}
 
     edited = _edit(manager(), cluster_ref, labels_patch)
@@ -98,18 +76,21 @@ def label(cluster_ref: str, changes: tuple[str, ...], overwrite: bool, fmt: str)
 @click.option("--values", "values_file", metavar="FILE|-",
               help="YAML or JSON file whose mapping becomes the cluster's values "
                    "(-: standard input)")
-@click.option("--chart", metavar="UUID", help="the Helm chart template to deploy")
+@click.option("--chart", "chart_ref", metavar="NAME|UUID",
+              help="the Helm chart template to deploy (fplus chart list)")
 @click.option("--flux-version", metavar="VERSION",
               help="a Flux version imported centrally (import-flux) the edge applies")
 @click.option("--sealed-secrets/--no-sealed-secrets", "sealed_secrets", default=None,
               help="install the Sealed Secrets controller, or not")
 @output_option
 @quiet_option
-def set_config(cluster_ref: str, values_file: str | None, chart: str | None,
+def set_config(cluster_ref: str, values_file: str | None, chart_ref: str | None,
                flux_version: str | None, sealed_secrets: bool | None, fmt: str) -> None:
     """Change a cluster's values, chart, Flux version or Sealed Secrets (its repo is then
     written again)."""
     values = read_values(values_file)
+    api = manager()
+    chart = None if chart_ref is None else refs.chart(api, chart_ref)
     fields = {"chart": chart, "fluxVersion": flux_version, "sealedSecrets": sealed_secrets}
     patch: Row = {k: v for k, v in fields.items() if v is not None}
     if values is None and not patch:
@@ -123,4 +104,4 @@ def set_config(cluster_ref: str, values_file: str | None, chart: str | None,
         return {**patch, "values": json_merge_patch.create_patch(
             current.get("values") or {}, values)}
 
-    emit(_edit(manager(), cluster_ref, config_patch), fmt, EDIT_COLUMNS)
+    emit(_edit(api, cluster_ref, config_patch), fmt, EDIT_COLUMNS)

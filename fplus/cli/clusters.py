@@ -13,19 +13,13 @@ import click
 from fplus.bootstrap.command import bootstrap_command
 from fplus.jsontypes import as_object
 
+from . import refs
 from .api import ApiError, ManagerApi, Row, rows
+from .labels import SELECTOR_HELP, labels_text, parse_labels
 from .output import Column, ago, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 from .watch import watch
-
-
-def labels_text(labels: object) -> str:
-    """``site=leeds,tier=line`` (sorted), or empty."""
-    if not isinstance(labels, dict):
-        return ""
-    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
-
 
 LIST_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
@@ -41,6 +35,10 @@ STATUS_COLUMNS: list[Column] = [
     ("HOSTS", lambda s: as_object(s.get("edge")).get("hosts")),
     ("COMMIT", lambda s: _short(s.get("commit"))),
     ("LABELS", lambda s: labels_text(s.get("labels"))), ("ERROR", lambda s: s.get("error"))]
+WIDE = ("UUID", "COMMIT", "LABELS")
+"""What only ``-o wide`` shows of clusters: the default view fits 80 columns."""
+ONE_WIDE = ("UUID", "COMMIT")
+"""What only ``-o wide`` shows of one cluster (its labels fit on its one line)."""
 REACHED = {"ready": ("Ready", "Online", "Stale", "Offline"), "online": ("Online",)}
 """The phases that satisfy ``wait --for``: a cluster once ready stays ready when its edge
 goes quiet (Stale/Offline are liveness, not setup)."""
@@ -66,7 +64,10 @@ def cluster() -> None:
 @click.argument("name")
 @click.option("--namespace", default="fplus-edge", show_default=True,
               help="namespace on the edge for Flux objects and Edge Sync")
-@click.option("--chart", help="UUID of a Helm chart template to deploy")
+@click.option("--chart", "chart_ref", metavar="NAME|UUID",
+              help="a Helm chart template to deploy (fplus chart list)")
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+              help="a label of the cluster, which selectors match (repeatable)")
 @click.option("--values", "values_file", metavar="FILE|-",
               help="YAML or JSON file of extra values (-: standard input)")
 @click.option("--bare", is_flag=True, help="the edge manages Flux itself")
@@ -79,13 +80,17 @@ def cluster() -> None:
               help="seconds --wait waits")
 @output_option
 @quiet_option
-def create(name: str, namespace: str, chart: str | None, values_file: str | None,
+def create(name: str, namespace: str, chart_ref: str | None, labels: tuple[str, ...],
+           values_file: str | None,
            bare: bool, sealed_secrets: bool | None, flux_version: str | None,
            wait_ready: bool, timeout: float, fmt: str) -> None:
     """Request an edge cluster NAME."""
     body: Row = {"name": name, "namespace": namespace}
-    if chart:
-        body["chart"] = chart
+    if labels:
+        body["labels"] = parse_labels(labels)
+    api = manager()
+    if chart_ref:
+        body["chart"] = refs.chart(api, chart_ref)
     if bare:
         body["bare"] = True
     if sealed_secrets is not None:
@@ -95,11 +100,10 @@ def create(name: str, namespace: str, chart: str | None, values_file: str | None
     values = read_values(None if values_file is None else str(values_file))
     if values is not None:
         body["values"] = values
-    api = manager()
     created = api.create(body)
     if wait_ready:
         created = _wait(api, str(created["uuid"]), name, "ready", timeout)
-    emit(created, fmt, STATUS_COLUMNS if wait_ready else LIST_COLUMNS)
+    emit(created, fmt, STATUS_COLUMNS if wait_ready else LIST_COLUMNS, wide=WIDE)
 
 
 def _phase(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -117,7 +121,7 @@ def _phase(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
 @click.option("-s", "--search", metavar="TEXT",
               help="only clusters whose name holds TEXT or whose UUID starts with it")
 @click.option("-l", "--selector", metavar="SELECTOR",
-              help="only clusters whose labels match, e.g. 'site=leeds,env in (a,b),!legacy'")
+              help=f"only clusters whose labels match: {SELECTOR_HELP}")
 @click.option("--limit", type=click.IntRange(1, 1000), metavar="N",
               help="one page of N clusters (the next page's --after is said on stderr)")
 @click.option("--after", metavar="CURSOR", help="with --limit: the page after CURSOR")
@@ -136,16 +140,16 @@ def list_clusters(phase: str | None, sync: str | None, search: str | None,
     if follow:
         if limit is not None:
             raise click.UsageError("--watch shows every cluster: leave out --limit")
-        watch(manager(), phase, fmt, LIST_COLUMNS, interval, selector, sync=sync,
+        watch(manager(), phase, fmt, (LIST_COLUMNS, WIDE), interval, selector, sync=sync,
               search=search)
         return
     if limit is None:
         emit(by_name(manager().clusters(phase, selector, sync=sync, search=search)), fmt,
-             LIST_COLUMNS)
+             LIST_COLUMNS, wide=WIDE)
         return
     page = manager().cluster_page(phase, selector, sync=sync, search=search, limit=limit,
                                   after=after)
-    emit(rows(page, "clusters"), fmt, LIST_COLUMNS)
+    emit(rows(page, "clusters"), fmt, LIST_COLUMNS, wide=WIDE)
     if page.get("next"):
         click.echo(f"{page.get('total', '?')} match; next page: --limit {limit} --after "
                    f"{page['next']}", err=True)
@@ -158,14 +162,14 @@ def list_clusters(phase: str | None, sync: str | None, search: str | None,
 def get(cluster_ref: str, fmt: str) -> None:
     """One cluster's status: phase, setup, what its edge reported, its labels."""
     api = manager()
-    cluster_uuid = api.resolve(cluster_ref)
+    cluster_uuid = refs.cluster(api, cluster_ref)
     status = {"uuid": cluster_uuid, **api.status(cluster_uuid)}
     try:
         status["labels"] = api.cluster(cluster_uuid)[0].get("labels", {})
     except ApiError as exc:
         if exc.status not in (404, 409):  # no configuration entry: being deleted
             raise
-    emit(status, fmt, STATUS_COLUMNS)
+    emit(status, fmt, STATUS_COLUMNS, wide=ONE_WIDE)
 
 
 def _wait(api: ManagerApi, cluster: str, label: str, condition: str,
@@ -197,8 +201,8 @@ def _wait(api: ManagerApi, cluster: str, label: str, condition: str,
 def wait(cluster_ref: str, condition: str, timeout: float, fmt: str) -> None:
     """Wait until a cluster is ready or online (exit 1 on failure or timeout)."""
     api = manager()
-    emit(_wait(api, api.resolve(cluster_ref), cluster_ref, condition, timeout), fmt,
-         STATUS_COLUMNS)
+    emit(_wait(api, refs.cluster(api, cluster_ref), cluster_ref, condition, timeout), fmt,
+         STATUS_COLUMNS, wide=ONE_WIDE)
 
 
 @cluster.command("bootstrap")
@@ -208,7 +212,7 @@ def wait(cluster_ref: str, condition: str, timeout: float, fmt: str) -> None:
 def bootstrap(cluster_ref: str, script_file: Path | None) -> None:
     """Print the one-line command to run next to the edge cluster (its URL works once)."""
     api = manager()
-    url = api.bootstrap_url(api.resolve(cluster_ref))
+    url = api.bootstrap_url(refs.cluster(api, cluster_ref))
     if script_file is None:
         click.echo(bootstrap_command(url, api.base + "/v1/edge-ca", api.edge_ca()))
         return
@@ -228,7 +232,7 @@ def approve_key(cluster_ref: str, fingerprint: str) -> None:
     shows under pendingKey: compare it with the edge's controller first). Secrets are sealed
     and re-sealed to it from then on."""
     api = manager()
-    answer = api.approve_key(api.resolve(cluster_ref), fingerprint)
+    answer = api.approve_key(refs.cluster(api, cluster_ref), fingerprint)
     click.echo(f"{cluster_ref}: sealing key {fingerprint} approved", err=True)
     click.echo(json.dumps(answer))
 
@@ -239,8 +243,8 @@ def approve_key(cluster_ref: str, fingerprint: str) -> None:
 def redeploy(cluster_ref: str, fmt: str) -> None:
     """Write the cluster's repo again from its entries."""
     api = manager()
-    answer = api.redeploy(api.resolve(cluster_ref))
-    if fmt != "table":
+    answer = api.redeploy(refs.cluster(api, cluster_ref))
+    if fmt not in ("table", "wide"):
         emit(answer, fmt)
         return
     click.echo(f"{cluster_ref}: redeploy requested at {answer.get('requested')}: the "
@@ -255,7 +259,7 @@ def redeploy(cluster_ref: str, fmt: str) -> None:
 def delete(cluster_ref: str, force: bool, wait_gone: bool, timeout: float) -> None:
     """Tear a cluster down: its accounts, entries and repo."""
     api = manager()
-    cluster_uuid = api.resolve(cluster_ref)
+    cluster_uuid = refs.cluster(api, cluster_ref)
     api.delete(cluster_uuid, force=force)
     edge = "" if force else ": waiting for its edge to apply the teardown"
     click.echo(f"{cluster_ref}: Deleting{edge if wait_gone else ''}", err=True)

@@ -8,16 +8,25 @@ from pathlib import Path
 
 import click
 
+from . import refs
+from .api import ManagerApi
 from .chart_archive import read_archive
 from .output import Column, Command, by_name, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 
-COLUMNS: list[Column] = [
-    ("NAME", lambda d: d.get("name")), ("UUID", lambda d: d.get("uuid")),
-    ("CHART", lambda d: d.get("chart")),
-    ("HOST", lambda d: d.get("hostname") or "(floating)"),
-    ("FLEET", lambda d: d.get("fleetDeployment"))]
+
+def columns(api: ManagerApi, fmt: str) -> list[Column]:
+    """A deployment's columns, its chart and fleet deployment by name (looked up only for
+    a table)."""
+    table = fmt in ("table", "wide")
+    charts = refs.names(api.charts()) if table else {}
+    fleets = refs.names(refs.fleets(api)) if table else {}
+    return [("NAME", lambda d: d.get("name")), ("UUID", lambda d: d.get("uuid")),
+            ("CHART", lambda d: charts.get(str(d.get("chart")), d.get("chart"))),
+            ("HOST", lambda d: d.get("hostname") or "(floating)"),
+            ("FLEET", lambda d: fleets.get(str(d.get("fleetDeployment")),
+                                           d.get("fleetDeployment")))]
 CHART_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("CHART", lambda c: c.get("chart")), ("SYSTEM", lambda c: "yes" if c.get("system") else "")]
@@ -41,7 +50,7 @@ def deploy() -> None:
 @click.option("--name", required=True, help="the deployment's name (one per cluster)")
 @click.option("--chart", "chart_ref", required=True, metavar="NAME|UUID",
               help="the Helm chart template (fplus chart list)")
-@click.option("--host", help="a host the cluster reported (default: floating)")
+@click.option("--host", help="a host the cluster reported (left out: floating, on any host)")
 @click.option("--values", "values_source", metavar="FILE|-",
               help="YAML or JSON file of values (-: standard input)")
 @output_option
@@ -51,11 +60,12 @@ def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
     """Deploy a chart template on a cluster."""
     values = read_values(values_source)
     api = manager()
-    body: dict[str, object] = {"name": name, "chart": api.resolve_chart(chart_ref),
+    body: dict[str, object] = {"name": name, "chart": refs.chart(api, chart_ref),
                                "hostname": host}
     if values is not None:
         body["values"] = values
-    emit(api.create_deployment(api.resolve(cluster_ref), body), fmt, COLUMNS, ("FLEET",))
+    emit(api.create_deployment(refs.cluster(api, cluster_ref), body), fmt, columns(api, fmt),
+         ("FLEET",))
 
 
 @deploy.command("list")
@@ -65,7 +75,8 @@ def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
 def list_deployments(cluster_ref: str, fmt: str) -> None:
     """The cluster's deployments (those of fleet deployments too)."""
     api = manager()
-    emit(by_name(api.deployments(api.resolve(cluster_ref))), fmt, COLUMNS, ("FLEET",))
+    emit(by_name(api.deployments(refs.cluster(api, cluster_ref))), fmt, columns(api, fmt),
+         ("FLEET",))
 
 
 @deploy.command("get")
@@ -76,9 +87,9 @@ def list_deployments(cluster_ref: str, fmt: str) -> None:
 def get(cluster_ref: str, deployment_ref: str, fmt: str) -> None:
     """One deployment (-o yaml shows its values)."""
     api = manager()
-    cluster = api.resolve(cluster_ref)
-    found, _ = api.deployment(cluster, api.resolve_deployment(cluster, deployment_ref))
-    emit(found, fmt, COLUMNS, ("FLEET",))
+    cluster = refs.cluster(api, cluster_ref)
+    found, _ = api.deployment(cluster, refs.deployment(api, cluster, deployment_ref))
+    emit(found, fmt, columns(api, fmt), ("FLEET",))
 
 
 @deploy.command("move")
@@ -94,11 +105,11 @@ def move(cluster_ref: str, deployment_ref: str, host: str | None, floating: bool
     if (host is None) == (not floating):
         raise click.UsageError("give --host HOST or --floating")
     api = manager()
-    cluster = api.resolve(cluster_ref)
-    deployment = api.resolve_deployment(cluster, deployment_ref)
+    cluster = refs.cluster(api, cluster_ref)
+    deployment = refs.deployment(api, cluster, deployment_ref)
     _, etag = api.deployment(cluster, deployment)  # a change meanwhile answers 412
-    emit(api.patch_deployment(cluster, deployment, {"hostname": host}, etag), fmt, COLUMNS,
-         ("FLEET",))
+    emit(api.patch_deployment(cluster, deployment, {"hostname": host}, etag), fmt,
+         columns(api, fmt), ("FLEET",))
 
 
 @deploy.command("delete")
@@ -107,9 +118,9 @@ def move(cluster_ref: str, deployment_ref: str, host: str | None, floating: bool
 def delete(cluster_ref: str, deployment_ref: str) -> None:
     """Delete a deployment (Edge Sync uninstalls it)."""
     api = manager()
-    cluster = api.resolve(cluster_ref)
-    api.delete_deployment(cluster, api.resolve_deployment(cluster, deployment_ref))
-    click.echo(f"{deployment_ref}: deleted", err=True)
+    cluster = refs.cluster(api, cluster_ref)
+    api.delete_deployment(cluster, refs.deployment(api, cluster, deployment_ref))
+    click.echo(f"{deployment_ref}: deleted from cluster {refs.shown(api, cluster)}", err=True)
 
 
 @click.group("chart")

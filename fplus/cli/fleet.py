@@ -3,15 +3,19 @@ every cluster a label selector matches)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 import yaml
 
 from fplus.jsontypes import as_list, as_object, is_object
+from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
 from fplus.templating import untrusted_yaml
 
-from .api import UUID, ApiError, ManagerApi, Row, rows
+from . import refs
+from .api import ManagerApi, Row
+from .labels import SELECTOR_HELP
 from .output import Column, by_name, emit, output_option, quiet_option
 from .session import manager
 
@@ -19,14 +23,18 @@ COUNTS: list[Column] = [
     ("TOTAL", lambda f: f.get("total")), ("READY", lambda f: f.get("ready")),
     ("PROGRESSING", lambda f: f.get("progressing")), ("FAILED", lambda f: f.get("failed")),
     ("UNKNOWN", lambda f: f.get("unknown"))]
-LIST_COLUMNS: list[Column] = [
-    ("NAME", lambda f: f.get("name")), ("UUID", lambda f: f.get("uuid")),
-    ("CHART", lambda f: f.get("chart")), *COUNTS, ("ERROR", lambda f: f.get("error"))]
 CLUSTER_COLUMNS: list[Column] = [
     ("CLUSTER", lambda c: c.get("name")), ("UUID", lambda c: c.get("cluster")),
     ("STATE", lambda c: c.get("state")), ("COMMIT", lambda c: c.get("commit")),
     ("MESSAGE", lambda c: c.get("message"))]
-PATH = "/v1/fleet-deployment"
+PATH = refs.FLEETS
+
+
+def list_columns(charts: Mapping[str, str]) -> list[Column]:
+    """The fleet deployment columns, its chart by name (``charts``: UUID to name)."""
+    return [("NAME", lambda f: f.get("name")), ("UUID", lambda f: f.get("uuid")),
+            ("CHART", lambda f: charts.get(str(f.get("chart")), f.get("chart"))), *COUNTS,
+            ("ERROR", lambda f: f.get("error"))]
 
 
 @click.group("fleet")
@@ -34,7 +42,8 @@ def fleet() -> None:
     """Fleet deployments: one application on every cluster a label selector matches."""
 
 
-def _mapping(path: Path, hint: str) -> Row:
+def read_mapping(path: Path, hint: str) -> Row:
+    """The mapping in the YAML file ``path``; BadParameter (for option ``hint``) otherwise."""
     try:
         found: object = untrusted_yaml.load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -44,71 +53,80 @@ def _mapping(path: Path, hint: str) -> Row:
     return found
 
 
-def _pairs(items: tuple[str, ...], hint: str) -> list[tuple[str, str]]:
-    pairs = []
+def selector(texts: tuple[str, ...], hint: str, base: Row | None = None) -> Row:
+    """The selector strings ``texts`` (all must match) as ``{matchLabels?,
+    matchExpressions?}``, added to ``base``; BadParameter naming the bad part."""
+    found: Row = dict(base or {})
+    for text in texts:
+        try:
+            parsed = parse_selector(text)
+        except SelectorSyntaxError as exc:
+            raise click.BadParameter(str(exc), param_hint=hint) from None
+        if "matchLabels" in parsed:
+            found["matchLabels"] = {**as_object(found.get("matchLabels")),
+                                    **parsed["matchLabels"]}
+        if "matchExpressions" in parsed:
+            found["matchExpressions"] = [*as_list(found.get("matchExpressions")),
+                                         *parsed["matchExpressions"]]
+    return found
+
+
+def _overrides(api: ManagerApi, items: tuple[str, ...]) -> Row:
+    found: Row = {}
     for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=hint)
-        pairs.append((key, value))
-    return pairs
+        ref, sep, file = item.rpartition("=")
+        if not sep or not ref or not file:
+            raise click.BadParameter(f"{item!r} is not CLUSTER=FILE", param_hint="--override")
+        found[refs.cluster(api, ref)] = read_mapping(Path(file), "--override")
+    return found
 
 
-def resolve(api: ManagerApi, ref: str) -> str:
-    """The uuid of the fleet deployment named so (a uuid is taken as it is)."""
-    if UUID.match(ref.lower()):
-        return ref.lower()
-    found = [f["uuid"] for f in _list(api) if f.get("name") == ref]
-    if len(found) > 1:
-        raise ApiError(409, f"{len(found)} fleet deployments are named {ref}; give a UUID")
-    if not found:
-        raise ApiError(404, f"no fleet deployment named {ref}")
-    return str(found[0])
-
-
-def _list(api: ManagerApi) -> list[Row]:
-    return by_name(rows(api.call_object("GET", PATH), "fleetDeployments"))
+def _charts(api: ManagerApi, fmt: str) -> dict[str, str]:
+    """Chart template names by UUID, for a table (none needed otherwise)."""
+    return refs.names(api.charts()) if fmt in ("table", "wide") else {}
 
 
 @fleet.command("create")
 @click.argument("name")
-@click.option("--chart", required=True, help="UUID of the Helm chart template to deploy")
-@click.option("-l", "--match", "labels", multiple=True, metavar="KEY=VALUE",
-              help="select clusters with this label (repeatable: all must match)")
-@click.option("--selector", "selector_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML file of a whole selector {matchLabels, matchExpressions}")
+@click.option("--chart", "chart_ref", required=True, metavar="NAME|UUID",
+              help="the Helm chart template to deploy (fplus chart list)")
+@click.option("-l", "--selector", "selectors", multiple=True, metavar="SELECTOR",
+              help=f"the clusters whose labels match: {SELECTOR_HELP} (repeatable: all must "
+                   "match)")
+@click.option("-f", "--file", "selector_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML file of a whole selector {matchLabels, matchExpressions} (with -l: "
+                   "both must match)")
 @click.option("--cluster", "clusters", multiple=True, metavar="NAME|UUID",
               help="also deploy on this cluster, whatever its labels (repeatable)")
 @click.option("--values", "values_file", type=click.Path(path_type=Path, dir_okay=False),
               help="YAML or JSON file of Helm values for every cluster")
-@click.option("--override", "overrides", multiple=True, metavar="CLUSTER=FILE",
+@click.option("--override", "overrides", multiple=True, metavar="NAME|UUID=FILE",
               help="values merged over --values on one cluster (repeatable)")
 @click.option("--rollout", "rollout_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML file of a rollout {maxUnavailable, steps} pacing later changes")
+              help="YAML file of a rollout {maxUnavailable, steps} pacing later changes "
+                   "(see docs/cli.md)")
 @output_option
 @quiet_option
-def create(name: str, chart: str, labels: tuple[str, ...], selector_file: Path | None,
+def create(name: str, chart_ref: str, selectors: tuple[str, ...], selector_file: Path | None,
            clusters: tuple[str, ...], values_file: Path | None, overrides: tuple[str, ...],
            rollout_file: Path | None, fmt: str) -> None:
     """Deploy the chart as NAME on every matching cluster (and those given)."""
     api = manager()
-    body: Row = {"name": name, "chart": chart}
-    selector = _mapping(selector_file, "--selector") if selector_file else {}
-    if labels:
-        selector["matchLabels"] = {**as_object(selector.get("matchLabels")),
-                                   **dict(_pairs(labels, "--match"))}
-    if selector or (not clusters and selector_file):
-        body["selector"] = selector
+    body: Row = {"name": name, "chart": refs.chart(api, chart_ref)}
+    base = read_mapping(selector_file, "--file") if selector_file else None
+    chosen = selector(selectors, "--selector", base)
+    if chosen or (not clusters and base is not None):
+        body["selector"] = chosen
     if clusters:
-        body["clusters"] = [api.resolve(ref) for ref in clusters]
+        body["clusters"] = [refs.cluster(api, ref) for ref in clusters]
     if values_file is not None:
-        body["values"] = _mapping(values_file, "--values")
+        body["values"] = read_mapping(values_file, "--values")
     if overrides:
-        body["overrides"] = {api.resolve(ref): _mapping(Path(file), "--override")
-                             for ref, file in _pairs(overrides, "--override")}
+        body["overrides"] = _overrides(api, overrides)
     if rollout_file is not None:
-        body["rollout"] = _mapping(rollout_file, "--rollout")
-    emit(api.call_object("POST", PATH, json=body), fmt, LIST_COLUMNS)
+        body["rollout"] = read_mapping(rollout_file, "--rollout")
+    created = api.call_object("POST", PATH, json=body)
+    emit(created, fmt, list_columns(_charts(api, fmt)))
 
 
 @fleet.command("list")
@@ -116,7 +134,8 @@ def create(name: str, chart: str, labels: tuple[str, ...], selector_file: Path |
 @quiet_option
 def list_fleets(fmt: str) -> None:
     """Every fleet deployment with its clusters counted by state."""
-    emit(_list(manager()), fmt, LIST_COLUMNS)
+    api = manager()
+    emit(by_name(refs.fleets(api)), fmt, list_columns(_charts(api, fmt)))
 
 
 @fleet.command("status")
@@ -126,11 +145,11 @@ def list_fleets(fmt: str) -> None:
 def status(ref: str, fmt: str) -> None:
     """One fleet deployment's roll-up: its counts, then each cluster's state."""
     api = manager()
-    view = api.call_object("GET", f"{PATH}/{resolve(api, ref)}")
-    if fmt != "table":
+    view = api.call_object("GET", f"{PATH}/{refs.fleet(api, ref)}")
+    if fmt not in ("table", "wide"):
         emit(view, fmt)
         return
-    emit(view, fmt, LIST_COLUMNS)
+    emit(view, fmt, list_columns(_charts(api, fmt)))
     if view.get("clusters"):
         emit(by_name(c for c in as_list(view["clusters"]) if is_object(c)), fmt,
              CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE"))
@@ -141,7 +160,7 @@ def status(ref: str, fmt: str) -> None:
 def delete(ref: str) -> None:
     """Delete a fleet deployment; the Cluster Manager removes every deployment it made."""
     api = manager()
-    fleet_uuid = resolve(api, ref)
+    fleet_uuid = refs.fleet(api, ref)
     api.call("DELETE", f"{PATH}/{fleet_uuid}")
-    click.echo(f"fleet deployment {fleet_uuid} deleted; its deployments are being removed",
-               err=True)
+    click.echo(f"fleet deployment {refs.shown(api, fleet_uuid)} deleted; its deployments are "
+               "being removed", err=True)

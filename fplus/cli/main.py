@@ -13,11 +13,12 @@ from .audit import audit
 from .cluster_edit import label, set_config
 from .clusters import cluster
 from .deployments import chart, deploy
+from .describe import describe
 from .fleet import fleet
 from .flux import flux
 from .rollout import rollout
 from .secrets import secret
-from .session import login, whoami
+from .session import login, logout, whoami
 
 SHELLS = ("bash", "zsh")
 
@@ -42,7 +43,9 @@ def completion(shell: str) -> None:
 
 
 cli.add_command(login)
+cli.add_command(logout)
 cli.add_command(whoami)
+cluster.add_command(describe)
 cluster.add_command(label)
 cluster.add_command(set_config)
 cli.add_command(cluster)
@@ -53,6 +56,15 @@ cli.add_command(fleet)
 cli.add_command(flux)
 cli.add_command(rollout)
 cli.add_command(audit)
+
+
+def _what_next(exc: click.ClickException) -> str:
+    """Click's message, and for a usage error where the command's help is."""
+    message = exc.format_message().rstrip(".")
+    ctx = exc.ctx if isinstance(exc, click.UsageError) else None
+    if ctx is None:
+        return message
+    return f"{message} (see `{ctx.command_path} --help`)"
 
 
 def main() -> None:
@@ -66,7 +78,7 @@ def main() -> None:
         click.echo("fplus: aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"fplus: {_what_next(exc)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import click
 
-from fplus.jsontypes import as_list, is_object
-from fplus.kubenames.labels import SelectorSyntaxError, parse_selector
+from fplus.jsontypes import as_list, is_object, strings
 
-from .api import UUID, ApiError, ManagerApi, Row, rows
-from .fleet import _mapping
-from .fleet import resolve as resolve_fleet
+from . import refs
+from .api import Row
+from .fleet import read_mapping, selector
+from .labels import SELECTOR_HELP
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
 
-PATH = "/v1/rollout"
+PATH = refs.ROLLOUTS
 HEAD: list[Column] = [
     ("NAME", lambda r: r.get("name")), ("UUID", lambda r: r.get("uuid")),
     ("KIND", lambda r: r.get("kind")),
@@ -28,9 +28,16 @@ HEAD: list[Column] = [
 STEPS: list[Column] = [
     ("STEP", lambda s: s["n"]), ("STATE", lambda s: s.get("state")),
     ("CLUSTERS", lambda s: len(as_list(s.get("clusters")))),
-    ("STARTED", lambda s: len(as_list(s.get("started"))))]
+    ("STARTED", lambda s: _started(s))]
 FAILED: list[Column] = [("FAILED", lambda f: f.get("cluster")),
                         ("MESSAGE", lambda f: f.get("message"))]
+
+
+def _started(step: Row) -> str:
+    """``1 of 2``: how many of the step's clusters were given the change."""
+    members = set(strings(step.get("clusters")))
+    started = set(strings(step.get("started")))
+    return f"{len(started & members)} of {len(members)}"
 
 
 def _step_of(rollout: Row) -> str:
@@ -46,36 +53,14 @@ def rollout() -> None:
     clusters): create, list, follow, pause, resume or abort them."""
 
 
-def resolve(api: ManagerApi, ref: str) -> str:
-    """The uuid of the rollout named so: a uuid as it is, a rollout's name, else the fleet
-    deployment's (whose rollout it is)."""
-    if UUID.match(ref.lower()):
-        return ref.lower()
-    found = [r["uuid"] for r in _list(api) if r.get("name") == ref]
-    if len(found) > 1:
-        raise ApiError(409, f"{len(found)} rollouts are named {ref}; give a UUID")
-    return str(found[0]) if found else resolve_fleet(api, ref)
-
-
-def _list(api: ManagerApi) -> list[Row]:
-    return rows(api.call_object("GET", PATH), "rollouts")
-
-
-def _selector(text: str, hint: str) -> Row:
-    try:
-        return parse_selector(text)
-    except SelectorSyntaxError as exc:
-        raise click.BadParameter(str(exc), param_hint=hint) from None
-
-
 def _count(text: str) -> int | str:
     return int(text) if text.isdigit() else text
 
 
 def _step(text: str, pause: str | None) -> Row:
     """``N``, ``P%`` or a selector string, with the ``--pause`` of every step."""
-    clusters: object = _count(text) if text.isdigit() or text.endswith("%") else _selector(
-        text, "--step")
+    clusters: object = _count(text) if text.isdigit() or text.endswith("%") else selector(
+        (text,), "--step")
     step: Row = {"clusters": clusters}
     if pause == "manual":
         step["pause"] = pause
@@ -94,8 +79,9 @@ def _step(text: str, pause: str | None) -> Row:
 @click.option("--flux-version", metavar="VERSION", help="the fluxVersion to give (e.g. v2.7.5)")
 @click.option("--template", "template_file", type=click.Path(path_type=Path, dir_okay=False),
               help="YAML file of the Flux template to give (the default once complete)")
-@click.option("--selector", metavar="SELECTOR",
-              help="the clusters whose labels match (e.g. site=leeds,tier!=test)")
+@click.option("-l", "--selector", "selectors", multiple=True, metavar="SELECTOR",
+              help=f"the clusters whose labels match: {SELECTOR_HELP} (repeatable: all must "
+                   "match)")
 @click.option("--cluster", "clusters", multiple=True, metavar="NAME|UUID",
               help="also this cluster, whatever its labels (repeatable); neither this nor "
                    "--selector: every cluster")
@@ -108,20 +94,20 @@ def _step(text: str, pause: str | None) -> Row:
 @output_option
 @quiet_option
 def create(name: str, flux_version: str | None, template_file: Path | None,
-           selector: str | None, clusters: tuple[str, ...], steps: tuple[str, ...],
+           selectors: tuple[str, ...], clusters: tuple[str, ...], steps: tuple[str, ...],
            pause: str | None, max_unavailable: str | None, fmt: str) -> None:
     """Give many clusters a fluxVersion or a Flux template, step by step."""
     if (flux_version is None) == (template_file is None):
         raise click.UsageError("give exactly one of --flux-version and --template")
     api = manager()
     change = ({"fluxVersion": flux_version} if flux_version is not None
-              else {"fluxTemplate": _mapping(template_file, "--template")}
+              else {"fluxTemplate": read_mapping(template_file, "--template")}
               if template_file is not None else {})
     body: Row = {"name": name, "change": change}
-    if selector is not None:
-        body["selector"] = _selector(selector, "--selector")
+    if selectors:
+        body["selector"] = selector(selectors, "--selector")
     if clusters:
-        body["clusters"] = [api.resolve(ref) for ref in clusters]
+        body["clusters"] = [refs.cluster(api, ref) for ref in clusters]
     paced: Row = {}
     if steps:
         paced["steps"] = [_step(text, pause) for text in steps]
@@ -137,20 +123,22 @@ def create(name: str, flux_version: str | None, template_file: Path | None,
 @quiet_option
 def list_rollouts(fmt: str) -> None:
     """Every rollout of both kinds, with its state and step."""
-    emit(_list(manager()), fmt, HEAD, optional=("REQUESTED", "MESSAGE"))
+    emit(refs.rollouts(manager()), fmt, HEAD, optional=("REQUESTED", "MESSAGE"))
 
 
 @rollout.command("status")
-@click.argument("ref", metavar="ROLLOUT")
+@click.argument("ref", metavar="NAME|UUID")
 @output_option
 def status(ref: str, fmt: str) -> None:
     """The rollout: its state and step, then each step, then the failed clusters."""
     api = manager()
-    view = api.call_object("GET", f"{PATH}/{resolve(api, ref)}")
-    if fmt != "table":
+    view = api.call_object("GET", f"{PATH}/{refs.rollout(api, ref)}")
+    if fmt not in ("table", "wide"):
         emit(view, fmt)
         return
-    emit(view, fmt, HEAD, optional=("REQUESTED", "MESSAGE"))
+    emit(view, fmt, [c for c in HEAD if c[0] != "MESSAGE"], optional=("REQUESTED",))
+    if view.get("message"):  # a sentence or two: said whole, below the table
+        click.echo(f"\n{view['message']}\n")
     steps = [{**s, "n": n + 1}
              for n, s in enumerate(s for s in as_list(view.get("steps")) if is_object(s))]
     if steps:
@@ -159,42 +147,44 @@ def status(ref: str, fmt: str) -> None:
         emit(view["failed"], fmt, FAILED)
 
 
-def _request(action: str, ref: str) -> Row:
+def _request(action: str, ref: str) -> tuple[str, Row]:
+    """Ask for ``action`` on the rollout ``ref``: how to name it, and the answer."""
     api = manager()
-    return api.call_object("POST", f"{PATH}/{resolve(api, ref)}/{action}")
+    rollout_uuid = refs.rollout(api, ref)
+    done = api.call_object("POST", f"{PATH}/{rollout_uuid}/{action}")
+    return f"rollout {refs.shown(api, rollout_uuid)}", done
 
 
 @rollout.command("pause")
-@click.argument("ref", metavar="ROLLOUT")
+@click.argument("ref", metavar="NAME|UUID")
 def pause(ref: str) -> None:
     """Stop giving more clusters the new revision (those that have it keep it)."""
-    done = _request("pause", ref)
-    click.echo(f"rollout {done['rolloutId']}: pause requested", err=True)
+    named, _ = _request("pause", ref)
+    click.echo(f"{named}: pause requested", err=True)
 
 
 @rollout.command("resume")
-@click.argument("ref", metavar="ROLLOUT")
+@click.argument("ref", metavar="NAME|UUID")
 def resume(ref: str) -> None:
     """Go on after a pause (a manual one: with the next step) or look again after a halt."""
-    done = _request("resume", ref)
-    click.echo(f"rollout {done['rolloutId']}: resume requested", err=True)
+    named, _ = _request("resume", ref)
+    click.echo(f"{named}: resume requested", err=True)
 
 
 @rollout.command("abort")
-@click.argument("ref", metavar="ROLLOUT")
+@click.argument("ref", metavar="NAME|UUID")
 def abort(ref: str) -> None:
     """End the rollout, leaving every cluster as it is."""
-    done = _request("abort", ref)
-    click.echo(f"rollout {done['rolloutId']}: abort requested; {done.get('message')}",
-               err=True)
+    named, done = _request("abort", ref)
+    click.echo(f"{named}: abort requested; {done.get('message')}", err=True)
 
 
 @rollout.command("promote")
-@click.argument("ref", metavar="ROLLOUT")
+@click.argument("ref", metavar="NAME|UUID")
 def promote(ref: str) -> None:
     """Make a complete template rollout's candidate the default Flux template (``POST
     /v1/rollout/:r/promote``: written as you, so it needs write access to the Flux template
     app; recorded in the audit log); the Cluster Manager then removes the rollout's pins."""
-    done = _request("promote", ref)
-    click.echo(f"rollout {done['uuid']}: its template is the default; the Cluster Manager removes "
-               "the pins", err=True)
+    named, _ = _request("promote", ref)
+    click.echo(f"{named}: its template is the default; the Cluster Manager removes the pins",
+               err=True)

@@ -9,6 +9,7 @@ import click
 
 from fplus.jsontypes import is_object, strings
 
+from . import refs
 from .api import SECRET_LIMIT, ApiError, Row
 from .output import Column, emit, output_option
 from .session import manager
@@ -104,12 +105,12 @@ def _pairs(key: str | None, literals: tuple[str, ...],
 @click.option("--dry-run", is_flag=True, help="check everything, commit nothing")
 def seal(cluster_ref: str, ref: str, key: str | None, literals: tuple[str, ...],
          from_file: Path | None, scope: str | None, dry_run: bool) -> None:
-    """Seal KEY of Secret NS/NAME on CLUSTER, the value from an option or stdin; or seal
-    each --from-literal KEY=VALUE (one commit each)."""
+    """Seal KEY of Secret NS/NAME on CLUSTER (its name or UUID), the value from an option or
+    stdin; or seal each --from-literal KEY=VALUE (one commit each)."""
     namespace, name = _split(ref)
     pairs = _pairs(key, literals, from_file)
     api = manager()
-    cluster = api.resolve(cluster_ref)
+    cluster = refs.cluster(api, cluster_ref)
     for each, value in pairs:
         api.seal(cluster, namespace, name, each, value, scope=scope, dry_run=dry_run)
         click.echo(f"{'checked' if dry_run else 'sealed'} {namespace}/{name} {each}", err=True)
@@ -121,10 +122,11 @@ def seal(cluster_ref: str, ref: str, key: str | None, literals: tuple[str, ...],
               help="only the secrets no workload on the edge references")
 @output_option
 def list_secrets(cluster_ref: str, unused: bool, fmt: str) -> None:
-    """The sealed secrets in CLUSTER's repo and their keys (never values): which keys are
-    escrowed, and which must be posted again (sealed to a key the edge no longer has)."""
+    """The sealed secrets in CLUSTER's repo (its name or UUID) and their keys (never
+    values): which keys are escrowed, and which must be posted again (sealed to a key the
+    edge no longer has)."""
     api = manager()
-    emit(api.secrets(api.resolve(cluster_ref), unused=unused), fmt, COLUMNS)
+    emit(api.secrets(refs.cluster(api, cluster_ref), unused=unused), fmt, COLUMNS)
 
 
 @secret.command("delete")
@@ -133,10 +135,11 @@ def list_secrets(cluster_ref: str, unused: bool, fmt: str) -> None:
 @click.argument("key")
 @click.option("--dry-run", is_flag=True)
 def delete(cluster_ref: str, ref: str, key: str, dry_run: bool) -> None:
-    """Remove KEY from Secret NS/NAME on CLUSTER (the Secret goes with its last key)."""
+    """Remove KEY from Secret NS/NAME on CLUSTER (its name or UUID; the Secret goes with its
+    last key)."""
     namespace, name = _split(ref)
     api = manager()
-    cluster = api.resolve(cluster_ref)
+    cluster = refs.cluster(api, cluster_ref)
     held = [s for s in api.secrets(cluster)
             if s.get("namespace") == namespace and s.get("name") == name]
     if not any(key in strings(s.get("keys")) for s in held):

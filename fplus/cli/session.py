@@ -151,3 +151,24 @@ def whoami(fmt: str) -> None:
         raise ApiError(401, f"{found.config_store_url} refused the saved session: run "
                             "`fplus login`")
     emit(who, fmt, [("NAME", lambda w: w.get("name")), ("UUID", lambda w: w.get("uuid"))])
+
+
+@click.command("logout")
+def logout() -> None:
+    """Forget the saved session and end its token on the Config Store (FPLUS_* variables
+    are yours to unset)."""
+    saved = profiles.load({k: v for k, v in os.environ.items()
+                           if k in ("FPLUS_CONFIG", "XDG_CONFIG_HOME", "HOME")})
+    if not saved.token:
+        click.echo("fplus: no saved session: nothing to forget", err=True)
+        return
+    trust(saved.ca_file)
+    ended = "its token ended"
+    try:
+        with ConfigStoreClient(saved.config_store_url, retries=1) as client:
+            client.end_token(f"Bearer {saved.token}")
+    except ConfigStoreError as exc:
+        ended = ("its token not ended (" + _store_failed(saved.config_store_url, exc,
+                                                         STORE_URL) + "); it lapses")
+    path = profiles.save(dataclasses.replace(saved, token=None, user=None))
+    click.echo(f"Logged out of {saved.url}: session forgotten ({path}), {ended}", err=True)

@@ -27,18 +27,19 @@ from types import FrameType
 
 import click
 import yaml
-from rich.console import Console
 from rich.live import Live
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, NotifyClient
 
 from .api import ManagerApi, Row
-from .output import Column, by_name, emit, table
+from .output import Column, by_name, console, emit, table
 from .session import trust
 
 WATCHED_APPS = (uuids.App.EdgeClusterConfiguration, uuids.App.EdgeClusterSetupStatus,
                 uuids.App.EdgeClusterStatus)
+Columns = tuple[list[Column], tuple[str, ...]]
+"""A table's columns and those of them only ``-o wide`` shows."""
 SETTLE = 0.3
 """Seconds to let a burst of notifications settle before fetching the list once."""
 
@@ -105,22 +106,23 @@ class _Screen:
     """Shows successive snapshots: a table redrawn in place on a terminal; appended
     otherwise (JSON: one line each; YAML: one document each; tables: a blank line apart)."""
 
-    def __init__(self, fmt: str, columns: list[Column]) -> None:
-        self.fmt, self.columns = fmt, columns
+    def __init__(self, fmt: str, columns: Columns) -> None:
+        self.fmt, (self.columns, self.wide) = fmt, columns
         self.live = None
-        if fmt == "table" and sys.stdout.isatty():
-            self.live = Live(console=Console(), auto_refresh=False)
+        if fmt in ("table", "wide") and sys.stdout.isatty():
+            self.live = Live(console=console(fmt), auto_refresh=False)
             self.live.start()
 
     def show(self, rows: list[Row]) -> None:
         if self.live is not None:
-            self.live.update(table(rows, self.columns), refresh=True)
+            self.live.update(table(rows, self.columns, wide=self.wide, fmt=self.fmt),
+                             refresh=True)
         elif self.fmt == "json":
             click.echo(json.dumps(rows, sort_keys=True))
         elif self.fmt == "yaml":
             click.echo("---\n" + yaml.safe_dump(rows, sort_keys=True).rstrip())
         else:
-            emit(rows, self.fmt, self.columns)
+            emit(rows, self.fmt, self.columns, wide=self.wide)
             click.echo()
         sys.stdout.flush()
 
@@ -129,7 +131,7 @@ class _Screen:
             self.live.stop()
 
 
-def watch(api: ManagerApi, phase: str | None, fmt: str, columns: list[Column],
+def watch(api: ManagerApi, phase: str | None, fmt: str, columns: Columns,
           interval: float, selector: str | None = None, *, sync: str | None = None,
           search: str | None = None) -> None:
     """Show the cluster list (filtered as :meth:`ManagerApi.clusters` filters it), then

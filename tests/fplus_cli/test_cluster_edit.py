@@ -106,7 +106,7 @@ def test_list_selects_by_labels_and_shows_them(stack: Stack, env: dict[str, str]
     listed = json.loads(fplus(env, "cluster", "list", "--selector",
                               f"run={run},site in (leeds,hull),!legacy", "-o", "json").stdout)
     assert [c["uuid"] for c in listed] == [leeds]
-    table = fplus(env, "cluster", "list", "-l", f"run={run}").stdout
+    table = fplus(env, "cluster", "list", "-l", f"run={run}", "-o", "wide").stdout
     assert "LABELS" in table and f"run={run},site=leeds" in table
     bad = fplus(env, "cluster", "list", "--selector", "site=le eds", expect=1)
     assert "selector" in bad.stderr

@@ -66,8 +66,7 @@ def test_the_table_shows_sync_an_age_and_the_error(stack: Stack, home: dict[str,
     login(stack, home)
     tag, _, names = fleet
     table = fplus(home, "cluster", "list", "-s", tag).stdout.splitlines()
-    assert table[0].split() == ["NAME", "UUID", "PHASE", "SYNC", "LAST", "SEEN", "HOSTS",
-                                "COMMIT", "ERROR"]
+    assert table[0].split() == ["NAME", "PHASE", "SYNC", "LAST", "SEEN", "HOSTS", "ERROR"]
     rows = {line.split()[0]: line for line in table[2:] if line.strip()}  # [1]: the rule
     assert sorted(rows) == names
     assert re.search(r"Online\s+Synced\s+(\d+s ago|just now)\s", rows[f"{tag}-online"]), \

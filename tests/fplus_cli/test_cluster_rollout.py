@@ -46,7 +46,7 @@ def test_rollout_create_list_status_abort(stack: Stack, home: dict[str, str],
              for n in range(3)}
     clusters = sorted(named)  # the order of the steps
     made = json.loads(fplus(home, "rollout", "create", "cli-up", "--flux-version", "v9.9.9",
-                            "--selector", f"site={site}", "--step", "1", "--pause", "manual",
+                            "-l", f"site={site}", "--step", "1", "--pause", "manual",
                             "-o", "json").stdout)
     assert made["kind"] == "cluster" and made["change"] == {"fluxVersion": "v9.9.9"}
     stored = stack.admin.get(f"/v2/app/{ROLLOUT}/object/{made['uuid']}").json()

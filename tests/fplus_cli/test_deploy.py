@@ -91,5 +91,5 @@ def test_create_refusals_write_nothing(stack: Stack, home: dict[str, str]) -> No
     assert "must hold a mapping" in bad_values.stderr
     unknown = fplus(home, "deploy", "create", "-c", cluster, "--name", "x", "--chart",
                     "no-such-chart", expect=1)
-    assert "no chart templates named no-such-chart" in unknown.stderr
+    assert "no chart template named no-such-chart: `fplus chart list`" in unknown.stderr
     assert json.loads(fplus(home, "deploy", "list", "-c", cluster, "-o", "json").stdout) == []

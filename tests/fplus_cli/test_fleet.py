@@ -45,7 +45,7 @@ def test_fleet_commands(stack: Stack, home: dict[str, str], tmp_path: Path) -> N
     override.write_text("replicas: 3\n")
     name = f"hist-{site}"
     created = json.loads(fplus(
-        home, "fleet", "create", name, "--chart", CHART, "--match", f"site={site}",
+        home, "fleet", "create", name, "--chart", CHART, "-l", f"site={site}",
         "--cluster", "cli-fb", "--values", str(values), "--override", f"{b}={override}",
         "-o", "json").stdout)
     fleet = created["uuid"]
@@ -66,14 +66,15 @@ def test_fleet_commands(stack: Stack, home: dict[str, str], tmp_path: Path) -> N
     table = fplus(home, "fleet", "status", fleet).stdout
     assert "cli-fa" in table and "unknown" in table
 
-    refused = fplus(home, "fleet", "create", "x", "--chart", str(uuid.uuid4()), "--match",
+    refused = fplus(home, "fleet", "create", "x", "--chart", str(uuid.uuid4()), "-l",
                     "site=y", expect=1)
     assert refused.stderr.startswith("fplus: chart:"), refused.stderr
     assert fplus(home, "fleet", "create", "x", "--chart", CHART, expect=1).stderr.startswith(
         "fplus: selector:")
-    assert "not KEY=VALUE" in fplus(home, "fleet", "create", "x", "--chart", CHART, "--match",
-                                    "novalue", expect=2).stderr
+    assert "is not a requirement" in fplus(home, "fleet", "create", "x", "--chart", CHART,
+                                           "-l", "site=(x)", expect=2).stderr
 
     fplus(home, "fleet", "delete", name)
     wait_for(lambda: made_by(stack, fleet) == {}, what="its deployments removed")
-    assert "no fleet deployment named" in fplus(home, "fleet", "status", name, expect=1).stderr
+    gone = fplus(home, "fleet", "status", name, expect=1).stderr
+    assert gone.startswith(f"fplus: no fleet deployment named {name}: `fplus fleet list`"), gone

@@ -116,7 +116,8 @@ def test_errors_are_one_line_and_exit_1(stack: Stack, home: dict[str, str],
     assert not (tmp_path / "config" / "fplus" / "config.json").exists()
     login(stack, home)
     unknown = fplus(home, "cluster", "get", "no-such-edge", expect=1)
-    assert unknown.stderr.strip() == "fplus: no cluster named no-such-edge"
+    assert unknown.stderr.strip() == ("fplus: no cluster named no-such-edge: `fplus cluster list` "
+                                     "shows what there is")
     refused = fplus(home, "cluster", "create", "Bad_Name", expect=1)
     assert refused.stderr.startswith("fplus: ") and len(refused.stderr.splitlines()) == 1
     big = tmp_path / "big"

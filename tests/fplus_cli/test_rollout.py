@@ -32,7 +32,7 @@ def test_rollout_commands(stack: Stack, home: dict[str, str], tmp_path: Path) ->
     paced = tmp_path / "rollout.yaml"
     paced.write_text("steps:\n  - clusters: 1\n    pause: manual\n  - clusters: 1\n")
     name = f"paced-{site}"
-    fleet = json.loads(fplus(home, "fleet", "create", name, "--chart", CHART, "--match",
+    fleet = json.loads(fplus(home, "fleet", "create", name, "--chart", CHART, "-l",
                              f"site={site}", "--rollout", str(paced), "-o", "json").stdout)
     f = fleet["uuid"]
     assert fleet["spec"]["rollout"]["steps"][0] == {"clusters": 1, "pause": "manual"}
@@ -45,14 +45,15 @@ def test_rollout_commands(stack: Stack, home: dict[str, str], tmp_path: Path) ->
     view = wait_for(lambda: state("Paused"), timeout=120, what="the manual pause")
     assert view["updated"] == [clusters[0]]
     table = fplus(home, "rollout", "status", name).stdout
-    assert "Paused" in table and "Done" in table and "1/3" in table
+    assert "Paused" in table and "Done" in table and "1/3" in table and "1 of 1" in table
     assert "pause needs it Progressing" in fplus(home, "rollout", "pause", name,
                                                   expect=1).stderr
-    assert "resume requested" in fplus(home, "rollout", "resume", f).stderr
+    assert f"rollout {f}: resume requested" in fplus(home, "rollout", "resume", f).stderr
     wait_for(lambda: set(made_by(stack, f)) == set(clusters[:2]), timeout=120, what="step 2")
     aborted = fplus(home, "rollout", "abort", name).stderr
     assert "leaves every cluster as it is" in aborted
+    assert aborted.startswith(f"rollout {name} ({f}): abort requested"), aborted
     wait_for(lambda: state("Aborted"), timeout=120, what="aborted")
     assert set(made_by(stack, f)) == set(clusters[:2])
-    assert "no fleet deployment named" in fplus(home, "rollout", "status", "nope",
+    assert "no rollout named nope" in fplus(home, "rollout", "status", "nope",
                                                  expect=1).stderr

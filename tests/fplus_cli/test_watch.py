@@ -99,5 +99,4 @@ def test_quiet_prints_only_uuids(stack: Stack, home: dict[str, str]) -> None:
                             "sealedSecrets": False}
     table = fplus(home, "cluster", "list").stdout.splitlines()
     # LABELS follows once some cluster of the (shared) stack has labels
-    assert table[0].split()[:8] == ["NAME", "UUID", "PHASE", "SYNC", "LAST", "SEEN", "HOSTS",
-                                    "COMMIT"]
+    assert table[0].split()[:6] == ["NAME", "PHASE", "SYNC", "LAST", "SEEN", "HOSTS"]
