@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Collection
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
 import json_merge_patch
 
@@ -108,7 +108,7 @@ def check_config(config: object) -> ClusterConfig:
     return cast(ClusterConfig, config)  # config_errors checked every field
 
 
-def patched_config(current: Doc, patch: object) -> dict[str, Any]:
+def patched_config(current: Doc, patch: object) -> ClusterConfig:
     """``current`` with the RFC 7386 merge-patch ``patch`` applied, checked by
     :func:`check_config`; :class:`InvalidConfig` naming the field when ``patch`` is no
     object, names a field outside :data:`EDITABLE` (a fixed field may only repeat its
@@ -122,7 +122,7 @@ def patched_config(current: Doc, patch: object) -> dict[str, Any]:
         elif field not in EDITABLE:
             raise InvalidConfig(f"{field}: not a field an edit may change (only "
                                 f"{', '.join(EDITABLE)})", str(field))
-    return dict(check_config(json_merge_patch.merge(copy.deepcopy(dict(current)), patch)))
+    return check_config(json_merge_patch.merge(copy.deepcopy(dict(current)), patch))
 
 
 def targeted(configs: Doc, selector: Doc | None,

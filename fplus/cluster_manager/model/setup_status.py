@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from fplus.jsontypes import Doc, as_list, as_object, is_object, text
 
@@ -178,10 +177,16 @@ class SetupStatus:
                 "ready": self.ready}
 
     @property
-    def refused(self) -> dict[str, Any] | None:
+    def refused(self) -> dict[str, object] | None:
         """The configuration last refused, while it is the current one."""
         refused = self.entry.get("refused")
         return refused if is_object(refused) else None
+
+    @property
+    def refused_name(self) -> str | None:
+        """The name in the configuration last refused (a cluster never commissioned is
+        known by it)."""
+        return text(as_object((self.refused or {}).get("spec")), "name")
 
     def commissioned(self, commit: str | None, self_link: str, etag: str | None) -> Patch:
         """The patch recording a commissioned cluster at ``commit``."""

@@ -20,7 +20,7 @@ it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -51,7 +51,7 @@ read and its write."""
 class Configured:
     """A cluster's configuration entry and the ETag naming its version."""
 
-    config: dict[str, Any]
+    config: Mapping[str, object]
     etag: str
 
 
@@ -202,7 +202,7 @@ class ClusterService:
         """``{uuid, name, phase, lastSeen, hosts, commit}`` of one cluster (None: gone
         meanwhile)."""
         setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))
-        name = setup.name or (setup.refused or {}).get("spec", {}).get("name")
+        name: object = setup.name or setup.refused_name
         if not setup.exists:
             config = self.cs.get_config(CONFIG_APP, cluster)
             if config is None:

@@ -106,8 +106,7 @@ def build_rows(configs: dict[str, Any], statuses: dict[str, Any], edges: dict[st
     for cluster in configs.keys() | statuses.keys():
         config = configs.get(cluster) or {}
         setup = _setup(statuses.get(cluster))
-        name = (setup.name or _text((setup.refused or {}).get("spec", {}).get("name"))
-                or _text(config.get("name")))
+        name = setup.name or setup.refused_name or _text(config.get("name"))
         edge = searched_edge(edges.get(cluster)) if setup.exists else None
         labels = config.get("labels")
         rows.append(FleetRow(cluster, name, derive_phase(setup, edge, now, liveness), setup,
