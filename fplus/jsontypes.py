@@ -29,6 +29,12 @@ def as_object(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
+def json_object(value: JsonValue) -> JsonObject:
+    """``value`` if it is a JSON object, else an empty one; unlike :func:`as_object`, its
+    members stay typed as JSON (for a value parsed as JSON, not one of unknown type)."""
+    return value if isinstance(value, dict) else {}
+
+
 def as_list(value: object) -> list[object]:
     """``value`` if it is a JSON array, else an empty one."""
     return value if isinstance(value, list) else []

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from fplus.jsontypes import JsonValue
 from fplus.serving.http.openapi import document as openapi_document
 
 from .. import uuids
@@ -14,7 +15,7 @@ from .._domain.auth import dump as auth_dump
 from .._domain.common.errors import Forbidden, NotFound, Unprocessable
 from .._domain.configdb import dump
 from .auth import allowed, caller, store
-from .params import json_body, lower_uuid, lower_uuid_fields
+from .params import json_body, lower_uuid_fields, lower_uuid_text
 
 bp = Blueprint("misc", __name__)
 VERSION = "2.0.0"
@@ -92,27 +93,29 @@ def load_v1() -> NoReturn:
                         "it to /load")
 
 
-def _lower_dump_uuids(body: Any) -> Any:
+def _lower_dump_uuids(body: JsonValue) -> JsonValue:
     """A dump with its class, object and app UUIDs lower-cased (entry values untouched)."""
     if not isinstance(body, dict):
         return body
     out = dict(body)
     objs, configs = body.get("objects"), body.get("configs")
     if isinstance(objs, dict):
-        out["objects"] = {lower_uuid(k): _lower_keys(v, _lower_spec) for k, v in objs.items()}
+        out["objects"] = {lower_uuid_text(k): _lower_keys(v, _lower_spec)
+                          for k, v in objs.items()}
     if isinstance(configs, dict):
-        out["configs"] = {lower_uuid(k): _lower_keys(v) for k, v in configs.items()}
+        out["configs"] = {lower_uuid_text(k): _lower_keys(v) for k, v in configs.items()}
     return out
 
 
-def _lower_spec(spec: Any) -> Any:
+def _lower_spec(spec: JsonValue) -> JsonValue:
     return lower_uuid_fields(spec, ("memberOf", "subclassOf", "enum", "powersetOf"))
 
 
-def _lower_keys(value: Any, inner: Callable[[Any], Any] | None = None) -> Any:
+def _lower_keys(value: JsonValue,
+                inner: Callable[[JsonValue], JsonValue] | None = None) -> JsonValue:
     if not isinstance(value, dict):
         return value
-    return {lower_uuid(k): inner(v) if inner else v for k, v in value.items()}
+    return {lower_uuid_text(k): inner(v) if inner else v for k, v in value.items()}
 
 
 @bp.get("/v2/save")

@@ -22,10 +22,11 @@ from ..uuids import is_uuid
 
 def lower_uuid(value: JsonValue) -> JsonValue:
     """``value`` lower-cased if it is a UUID in any case; anything else unchanged."""
-    return _lower_uuid_text(value) if isinstance(value, str) else value
+    return lower_uuid_text(value) if isinstance(value, str) else value
 
 
-def _lower_uuid_text(value: str) -> str:
+def lower_uuid_text(value: str) -> str:
+    """:func:`lower_uuid` of a string (a dict key, a path segment)."""
     return value.lower() if value.isascii() and is_uuid(value.lower()) else value
 
 
@@ -51,7 +52,7 @@ class UUIDConverter(BaseConverter):
     regex = "[^/]+"
 
     def to_python(self, value: str) -> str:
-        lowered = _lower_uuid_text(value)
+        lowered = lower_uuid_text(value)
         if not is_uuid(lowered):
             raise Gone(f"malformed UUID {value!r}")
         return lowered

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fplus.jsontypes import JsonObject, JsonValue, strings
+from fplus.jsontypes import JsonObject, JsonValue, json_object, strings
 
 from ._paths import identity_path, password_path, seg
-from ._transport import Transport, json_object, json_objects
+from ._transport import Transport, json_objects
 from .errors import ConfigStoreError, Unauthorized
 
 

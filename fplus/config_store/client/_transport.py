@@ -123,11 +123,6 @@ def parse_body(resp: Response) -> JsonValue:
         return resp.text
 
 
-def json_object(value: JsonValue) -> JsonObject:
-    """An answer that should be a JSON object, as one (anything else: an empty one)."""
-    return value if isinstance(value, dict) else {}
-
-
 def json_objects(value: JsonValue) -> list[JsonObject]:
     """The JSON objects of an answer that should be an array of them."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from fplus.jsontypes import JsonObject, JsonValue, strings
+from fplus.jsontypes import JsonObject, JsonValue, json_object, strings
 
 from ..uuids import App
 from ._auth_api import AuthApi
@@ -18,7 +18,6 @@ from ._transport import (
     Credentials,
     Send,
     Transport,
-    json_object,
     json_objects,
     parse_body,
     strip_etag,

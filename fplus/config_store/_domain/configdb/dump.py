@@ -10,9 +10,11 @@ object may carry its ``owner`` (GiveTo on it needed, unless Unowned or the calle
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from jsonschema import Draft202012Validator
+
+from fplus.jsontypes import JsonValue, json_object, strings
 
 from ... import uuids
 from ...uuids import UUID_PATTERN as _UUID
@@ -46,19 +48,47 @@ _DUMP = Draft202012Validator({
 })
 
 
-def load(core: Core, schemas: SchemaCache, caller: str, dump: Any) -> None:
+class ObjectSpec(TypedDict, total=False):
+    """What a dump says of one object (checked against :data:`_DUMP`)."""
+
+    owner: str
+    name: str
+    memberOf: list[str]
+    subclassOf: list[str]
+    enum: list[str]
+
+
+def _spec(value: JsonValue) -> ObjectSpec:
+    """An object's spec in a checked dump (null: nothing said)."""
+    doc, spec = json_object(value), ObjectSpec()
+    if isinstance(owner := doc.get("owner"), str):
+        spec["owner"] = owner
+    if isinstance(name := doc.get("name"), str):
+        spec["name"] = name
+    if "memberOf" in doc:
+        spec["memberOf"] = strings(doc["memberOf"])
+    if "subclassOf" in doc:
+        spec["subclassOf"] = strings(doc["subclassOf"])
+    if "enum" in doc:
+        spec["enum"] = strings(doc["enum"])
+    return spec
+
+
+def load(core: Core, schemas: SchemaCache, caller: str, dump: JsonValue) -> None:
     """Apply a dump; 422 if malformed, 409 if it breaks the object model."""
     errors = errors_of(_DUMP, dump)
     if errors:
         raise Unprocessable("invalid dump: " + "; ".join(errors[:10]), body={"errors": errors})
-    listed = [(klass, uuid, spec or {}) for klass, objs in dump.get("objects", {}).items()
-              for uuid, spec in objs.items()]
+    checked = json_object(dump)
+    listed = [(klass, uuid, _spec(spec))
+              for klass, objs in json_object(checked.get("objects")).items()
+              for uuid, spec in json_object(objs).items()]
     with core.transaction() as tx:
         _create_objects(core, tx, caller, [(klass, uuid) for klass, uuid, _ in listed])
         for klass, uuid, spec in listed:
             _load_object(core, tx, caller, klass, uuid, spec)
-    for app, entries in dump.get("configs", {}).items():
-        for obj, value in entries.items():
+    for app, entries in json_object(checked.get("configs")).items():
+        for obj, value in json_object(entries).items():
             try:
                 configs.put(core, schemas, caller, app, obj, value)
             except Conflict:
@@ -87,7 +117,8 @@ def _create_objects(core: Core, tx: Tx, caller: str, wanted: list[tuple[str, str
         pending = later
 
 
-def _load_object(core: Core, tx: Tx, caller: str, klass: str, uuid: str, spec: dict) -> None:
+def _load_object(core: Core, tx: Tx, caller: str, klass: str, uuid: str,
+                 spec: ObjectSpec) -> None:
     graph = core.graph
     cls = graph.get(klass)
     if cls is None or cls.rank < 1:
@@ -147,7 +178,7 @@ def _replace(tx: Tx, wanted: set[str], current: set[str], setter: Callable[[str,
         setter(other, False)
 
 
-def export(core: Core, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+def export(core: Core, skip: frozenset[str] = frozenset()) -> dict[str, object]:
     """The whole ConfigDB as a v2 dump :func:`load` takes, read in one snapshot: every object
     with a class (but those in ``skip``) under its primary class, with its owner (unless
     skipped or gone), direct classes and direct superclasses; every entry but Registration's
@@ -168,9 +199,9 @@ def export(core: Core, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         configs = {app: {obj: parse(text) for obj, text, _ in reader.config_entries(app)
                          if obj not in skip} for app in apps}
     owners = {r.uuid for r in rows} | {uuids.Special.Unowned}
-    objects: dict[str, dict[str, Any]] = {}
+    objects: dict[str, dict[str, dict[str, object]]] = {}
     for row in sorted(rows, key=lambda r: (-r.rank, r.uuid)):
-        spec: dict[str, Any] = {"memberOf": sorted(member_of.get(row.uuid, []))}
+        spec: dict[str, object] = {"memberOf": sorted(member_of.get(row.uuid, []))}
         if row.owner in owners:  # not a skipped or deleted one: the loader's default then
             spec["owner"] = row.owner
         if supers.get(row.uuid):  # none: a rank root
