@@ -165,7 +165,7 @@ def test_a_fleet_deployment_reaches_a_matching_edge_through_helm_controller(
     values = tmp_path / "values.yaml"
     values.write_text("colour: green\n")
     fleet = fplus.json("fleet", "create", "info", "--chart",
-                       _chart_template(edge_stack, FLEET_CHART), "--match", "fleet=apps",
+                       _chart_template(edge_stack, FLEET_CHART), "-l", "fleet=apps",
                        "--values", str(values))["uuid"]
     assert rollup(fleet)["total"] == 0  # the cluster is not labelled yet
 
