@@ -29,8 +29,9 @@ def test_a_refused_cluster_is_named_and_deleted_by_its_name(
         "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1",
         "FPLUS_URL": stack.manager.url, "CONFIG_STORE_URL": stack.store.url,
         "FPLUS_USER": "admin", "FPLUS_PASSWORD": ADMIN_PASSWORD}
-    shown = subprocess.run([FPLUS, "cluster", "get", cluster], env=env, capture_output=True,
-                           text=True, timeout=60, check=True).stdout.splitlines()
+    shown = subprocess.run([FPLUS, "cluster", "get", cluster, "-o", "wide"], env=env,
+                           capture_output=True, text=True, timeout=60,
+                           check=True).stdout.splitlines()  # wide: with the UUID
     [row] = [line for line in shown if cluster in line]
     assert row.split()[:3] == [name, cluster, "Failed"], shown
 
