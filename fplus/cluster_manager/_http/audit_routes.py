@@ -22,12 +22,13 @@ import uuid as uuidlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 from werkzeug.exceptions import BadRequest
 
 from fplus.config_store import uuids
+from fplus.config_store.client import Caller
+from fplus.jsontypes import Doc
 from fplus.serving.http.since import parse_since
 
 from ..audit import Entry
@@ -181,9 +182,10 @@ _REPLAYS = FirstSeen()
 """Bootstrap URLs refused as used or expired, by token digest and answer."""
 
 
-def _who() -> Any:
+def _who() -> Caller | None:
     """The principal the request proved: the API's caller, or the console session's."""
-    return g.get("principal") or getattr(g.get("console"), "caller", None)
+    who: Caller | None = g.get("principal") or getattr(g.get("console"), "caller", None)
+    return who
 
 
 def _proved(action: Action, response: Response) -> bool:
@@ -214,7 +216,8 @@ def _entry(action: Action, response: Response) -> Entry:
                         for part in ("namespace", "name", "key"))
     elif action.target in (ANSWER, None) and not isinstance(name, str):
         name = form.get("name") or None
-    elif action.kind == "cluster" and target and not isinstance(name, str):
+    elif action.kind == "cluster" and isinstance(target, str) and target \
+            and not isinstance(name, str):
         name = _cluster_name(target)
     if action.kind == "cluster":
         cluster = cluster or target
@@ -231,7 +234,7 @@ def _entry(action: Action, response: Response) -> Entry:
         status=response.status_code, reason=reason)
 
 
-def _target(action: Action, response: Response, answer: dict[str, Any]) -> Any:
+def _target(action: Action, response: Response, answer: Doc) -> object:
     """The target's uuid (see :class:`Action`); None when not known or not made."""
     if action.target is None:
         return None

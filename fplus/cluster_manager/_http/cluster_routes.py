@@ -89,7 +89,7 @@ def status(cluster: str) -> Response:
     return jsonify(status_view(cluster))
 
 
-def approve_sealing_key(cluster: str, fingerprint: Any, by: str) -> dict[str, Any]:
+def approve_sealing_key(cluster: str, fingerprint: object, by: str) -> dict[str, object]:
     """Pin the sealing key waiting for approval if it is ``fingerprint`` (404: unknown
     cluster; 409: none waits, or another one does; nothing is written on a refusal)."""
     api = services()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from flask import current_app, g, request
 
@@ -11,6 +11,7 @@ from fplus.config_store import uuids
 from fplus.config_store.client import Access, Caller, ConfigStoreClient
 
 from ..audit import AuditLog
+from ..leader.elector import LeaderStatus
 from ..metrics import Metrics
 from ..model.apps_and_roles import STATUS_APP
 from ..rollouts.fleet_service import FleetService
@@ -24,6 +25,31 @@ from ..services.errors import Forbidden, Unauthorized
 from ..services.fleet.repo_heads import RepoHeads
 from ..services.fleet.rows import FleetRows
 from ..services.secrets.sealed_secrets import SecretService
+
+
+class QueueDepth(Protocol):
+    """A work queue's length."""
+
+    def depth(self) -> int:
+        """The keys waiting."""
+
+
+class Reconciling(Protocol):
+    """What ``/healthz`` reads of the reconciler."""
+
+    @property
+    def queue(self) -> QueueDepth:
+        """Its work queue."""
+
+    def health(self) -> tuple[bool, str | None]:
+        """``(synced, reason)``."""
+
+
+class Leadership(Protocol):
+    """What ``/healthz`` reads of the leader election."""
+
+    def status(self) -> LeaderStatus:
+        """Whose the lease is, and this replica's role."""
 
 
 @dataclass
@@ -40,9 +66,9 @@ class ApiServices:
     external_url: str
     public_bootstrap: bool = False
     liveness: Liveness = field(default_factory=Liveness)
-    reconciler: Any = None
+    reconciler: Reconciling | None = None
     """The running reconciler (for ``/healthz``), if any."""
-    leadership: Any = None
+    leadership: Leadership | None = None
     """Whose the leader lease is (``status() -> LeaderStatus``, for ``/healthz``), if any."""
     heads: RepoHeads | None = None
     """The commit each cluster's repo is at (``syncState`` in statuses); None: never known."""

@@ -4,7 +4,7 @@ takes, writing what managing it takes (Edge permission *Clusters* on it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from flask import Blueprint, Response, jsonify, request, url_for
 
@@ -27,7 +27,7 @@ def _deployments() -> DeploymentService:
     return DeploymentService(services().cs)
 
 
-def _body(shape: str) -> Any:
+def _body(shape: str) -> object:
     if not request.is_json:
         raise BadRequest(shape)
     try:
@@ -36,7 +36,7 @@ def _body(shape: str) -> Any:
         raise BadRequest(f"{shape}: {exc}") from None
 
 
-def _with_etag(body: dict[str, Any], etag: str | None) -> Response:
+def _with_etag(body: Mapping[str, object], etag: str | None) -> Response:
     resp = jsonify(body)
     if etag:
         resp.headers["ETag"] = f'"{etag}"'

@@ -14,7 +14,7 @@ Fleet deployment app in the Config Store.
 from __future__ import annotations
 
 import uuid as uuidlib
-from typing import Any
+from collections.abc import Mapping
 
 from flask import Blueprint, Response, jsonify, request, url_for
 
@@ -65,7 +65,7 @@ def _read() -> Caller:
     return require_fleet_read(caller())
 
 
-def _body(media: tuple[str, ...] = ("application/json",), shape: str = SHAPE) -> Any:
+def _body(media: tuple[str, ...] = ("application/json",), shape: str = SHAPE) -> object:
     if request.mimetype not in media:
         raise BadRequest(f"{shape}, sent as Content-Type: {' or '.join(media)}")
     try:
@@ -74,8 +74,8 @@ def _body(media: tuple[str, ...] = ("application/json",), shape: str = SHAPE) ->
         raise BadRequest(f"{shape}: {exc}") from None
 
 
-def _with_etag(view: dict[str, Any], etag: str | None, status: int = 200) -> tuple[Response,
-                                                                                   int]:
+def _with_etag(view: Mapping[str, object], etag: str | None,
+               status: int = 200) -> tuple[Response, int]:
     resp = jsonify(view)
     if etag:
         resp.headers["ETag"] = f'"{etag}"'
@@ -172,7 +172,7 @@ def promote_rollout(rollout: str) -> Response:
         raise BadRequest("promote takes no body")
     authorization = request.headers.get("Authorization", "")
 
-    def write(app: str, obj: str, value: Any) -> None:
+    def write(app: str, obj: str, value: object) -> None:
         try:
             fleet_service().cs.put_config_as(authorization, app, obj, value)
         except StoreForbidden:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import uuid as uuidlib
-from typing import Any
 
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
@@ -52,8 +51,8 @@ def _service() -> DeploymentService:
 def deploy(cluster: str) -> Response | tuple[str, int]:
     require(uuids.EdgePerm.Clusters, cluster, g.console.authorization)
     form = request.form
-    body: dict[str, Any] = {"name": form.get("name", "").strip(),
-                            "chart": form.get("chart", "").strip()}
+    body: dict[str, object] = {"name": form.get("name", "").strip(),
+                               "chart": form.get("chart", "").strip()}
     if form.get("hostname"):
         body["hostname"] = form["hostname"]
     values, refused = parse_values(form.get("values", ""))
@@ -96,7 +95,7 @@ def undeploy(cluster: str, deployment: str) -> Response | tuple[str, int]:
                             _anchor="tab-deployments"), 303)
 
 
-def _fleets_page(**extra: Any) -> str:
+def _fleets_page(**extra: object) -> str:
     may_create = services().access.allowed(g.console.caller, uuids.EdgePerm.Clusters,
                                            uuids.NULL)
     return render_template("fleets.html", fleets=fleet_service().list(), can_create=may_create,
@@ -118,8 +117,8 @@ def create_fleet() -> Response | tuple[str, int]:
     values?}``, checked as ``POST /v1/fleet-deployment`` checks it."""
     require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
     form = request.form
-    body: dict[str, Any] = {"name": form.get("name", "").strip(),
-                            "chart": form.get("chart", "").strip()}
+    body: dict[str, object] = {"name": form.get("name", "").strip(),
+                               "chart": form.get("chart", "").strip()}
     errors: dict[str, str] = {}
     if form.get("selector", "").strip():
         try:

@@ -18,7 +18,7 @@ from ...services.deployments.cluster_deployments import DeploymentService, repor
 from ..context import services
 
 
-def parse_values(text: str) -> tuple[Any, str | None]:
+def parse_values(text: str) -> tuple[object, str | None]:
     """The form's ``values`` (None when empty) and why they were refused, if they were."""
     if not text.strip():
         return None, None
@@ -45,7 +45,7 @@ def cluster_labels(cluster: str) -> dict[str, str]:
     return {k: v for k, v in labels.items() if isinstance(v, str)}
 
 
-def cluster_deployments(cluster: str) -> dict[str, Any]:
+def cluster_deployments(cluster: str) -> dict[str, object]:
     """``{rows, charts, hosts}`` for the cluster page: each deployment with its chart's
     name, host, state and message, and fleet deployment if a fleet owns it."""
     cs = services().cs

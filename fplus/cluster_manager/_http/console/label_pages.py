@@ -7,12 +7,11 @@ message next to the field, and nothing is written."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import g, redirect, request, url_for
 from werkzeug.wrappers import Response
 
 from fplus.config_store import uuids
+from fplus.jsontypes import Doc
 
 from ...services.errors import ApiError
 from ..context import acting, require, services
@@ -34,7 +33,7 @@ def parse_labels(text: str) -> dict[str, str]:
     return labels
 
 
-def labels_patch(before: dict[str, Any], after: dict[str, str]) -> dict[str, Any]:
+def labels_patch(before: Doc, after: dict[str, str]) -> dict[str, object]:
     """The merge-patch turning labels ``before`` into ``after`` (a removed key as null)."""
     return {"labels": {**dict.fromkeys(set(before) - set(after)), **after}}
 

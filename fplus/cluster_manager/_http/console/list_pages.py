@@ -12,7 +12,6 @@ for the page to refresh them without a reload."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import urlencode
 
 from flask import g, render_template, request, url_for
@@ -78,7 +77,7 @@ def clusters() -> tuple[str, int]:
     return _list(filters, page), 200
 
 
-def _list(filters: dict[str, str], page: FleetPage, **extra: Any) -> str:
+def _list(filters: dict[str, str], page: FleetPage, **extra: object) -> str:
     after = request.args.get("after")
     return render_template(
         "clusters.html", clusters=page.clusters, counts=page.counts, total=page.total,
@@ -103,7 +102,7 @@ def cluster_rows() -> str:
 
 
 @bp.app_template_filter("ago")
-def ago(when: Any) -> str:
+def ago(when: object) -> str:
     """An RFC 3339 time as "3 min ago" (an unreadable one as it is)."""
     moment = parse_time(when)
     if moment is None:
@@ -122,7 +121,7 @@ def ago(when: Any) -> str:
 
 
 @bp.app_template_filter("utc")
-def utc(when: Any) -> str:
+def utc(when: object) -> str:
     """An RFC 3339 time written out in UTC (the title of an "ago" cell)."""
     moment = parse_time(when)
     if moment is None:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import uuid as uuidlib
-from typing import Any
+from collections.abc import Mapping
 
 from flask import Blueprint, abort, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response  # what redirect() answers; flask's is a subclass
 
 from fplus.bootstrap.command import bootstrap_command
 from fplus.config_store import uuids
+from fplus.jsontypes import Doc
 
 from ...model.apps_and_roles import CONFIG_APP
 from ...model.cluster_config import config_errors
@@ -111,8 +112,8 @@ def logout() -> Response:
 # -- clusters -------------------------------------------------------------------------------
 
 
-def _form_config(form: Any) -> tuple[dict[str, Any], dict[str, str]]:
-    config: dict[str, Any] = {"name": form.get("name", "").strip(),
+def _form_config(form: Mapping[str, str]) -> tuple[dict[str, object], dict[str, str]]:
+    config: dict[str, object] = {"name": form.get("name", "").strip(),
                               "namespace": form.get("namespace", "").strip()}
     errors: dict[str, str] = {}
     if form.get("chart", "").strip():
@@ -154,7 +155,7 @@ def new_cluster() -> Response | tuple[str, int]:
     return _new_form(request.form, errors), 422
 
 
-def _new_form(form: Any, errors: dict[str, str]) -> str:
+def _new_form(form: Mapping[str, str], errors: dict[str, str]) -> str:
     """The create form, offering the chart templates and the imported Flux versions to pick
     from (the fields still take any value, checked as the API checks it)."""
     imports = services().imports
@@ -183,13 +184,13 @@ def _edge_report(cluster: str) -> dict[str, list[dict[str, str]]]:
     return {"hosts": hosts, "deployments": rows}
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
-def display_name(cluster: str, status: dict[str, Any]) -> str:
+def display_name(cluster: str, status: Doc) -> str:
     """The cluster's name: as commissioned, else as requested (a configuration refused at
     creation, or not yet seen by the reconciler), else its uuid."""
     refused = status.get("refused")
@@ -202,7 +203,7 @@ def display_name(cluster: str, status: dict[str, Any]) -> str:
     return name if isinstance(name, str) and name else cluster
 
 
-def cluster_page(cluster: str, **extra: Any) -> str:
+def cluster_page(cluster: str, **extra: object) -> str:
     """The cluster's page; ``extra``: a form's refusal and what was typed, or a result."""
     status = status_view(cluster)
     can_manage = _may(uuids.EdgePerm.Clusters, cluster)
@@ -218,7 +219,7 @@ def cluster_page(cluster: str, **extra: Any) -> str:
                            **_history(cluster), **extra)
 
 
-def _history(cluster: str) -> dict[str, Any]:
+def _history(cluster: str) -> dict[str, object]:
     """The cluster's timeline (``history``: audit rows, phases reached and commits, newest
     first; ``commits_unreadable``), if the user may read it (Edge.Perm.Audit)."""
     log = services().audit

@@ -9,12 +9,11 @@ and nothing is written."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from fplus.config_store import uuids
+from fplus.jsontypes import Doc
 
 from ...rollouts.service import ALLOWED, RolloutService
 from ...services.errors import ApiError
@@ -33,13 +32,13 @@ def _service() -> RolloutService:
     return RolloutService(fleet_service().cs)
 
 
-def _fleet_kind(view: dict[str, Any]) -> bool:
+def _fleet_kind(view: Doc) -> bool:
     """Whether the rollout is a fleet deployment's (whose page the rollout's links to)."""
     kind = view.get("kind")
     return kind is None or "fleet" in str(kind).lower()
 
 
-def rollout_context(rollout: str) -> dict[str, Any]:
+def rollout_context(rollout: str) -> dict[str, object]:
     """What the rollout templates show: the view, the names of its clusters, the actions
     its state allows (none for those who may not ask for them)."""
     view = _service().get(rollout)
@@ -50,7 +49,7 @@ def rollout_context(rollout: str) -> dict[str, Any]:
             "fleet_kind": _fleet_kind(view)}
 
 
-def _page(rollout: str, status: int = 200, **extra: Any) -> tuple[str, int]:
+def _page(rollout: str, status: int = 200, **extra: object) -> tuple[str, int]:
     return render_template("rollout.html", **rollout_context(rollout), **extra), status
 
 
