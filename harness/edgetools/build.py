@@ -70,7 +70,13 @@ def carried_replaces(module: str, version: str, gomod: dict[str, Any]) -> list[s
 
 
 def ldflags(c: Component) -> str:
-    """Version stamps the binaries print (what their release builds set)."""
+    """No symbol table or DWARF (``-s -w``: the tests never debug these, and linking them
+    is much of a build's time), then the version stamps the binaries print (what their
+    release builds set)."""
+    return " ".join(filter(None, ("-s -w", _stamps(c))))
+
+
+def _stamps(c: Component) -> str:
     v = c.version
     if c.module == "k8s.io/kubernetes":
         major, minor = v.lstrip("v").split(".")[:2]
@@ -84,7 +90,7 @@ def ldflags(c: Component) -> str:
     if c.module == "github.com/bitnami-labs/sealed-secrets":
         return f"-X main.VERSION={v}"
     if c.module == "code.gitea.io/gitea":
-        return f"-s -w -X main.Version={v.lstrip('v')} -X 'main.Tags={' '.join(tags(c))}'"
+        return f"-X main.Version={v.lstrip('v')} -X 'main.Tags={' '.join(tags(c))}'"
     return ""
 
 
@@ -99,6 +105,14 @@ def build_env(c: Component) -> dict[str, str]:
     if c.module == "code.gitea.io/gitea":
         env["CGO_CFLAGS"] = "-O2 -g -DSQLITE_MAX_VARIABLE_NUMBER=32766"
     return env
+
+
+def build_groups(c: Component) -> list[list[str]]:
+    """The binaries built together: every one whose package's last element is its name
+    (``go build -o DIR/`` names it so), and each other one on its own."""
+    together = [n for n, rel in c.binaries.items() if rel != "." and rel.rsplit("/", 1)[-1] == n]
+    alone = [[n] for n in c.binaries if n not in together]
+    return ([together] if together else []) + alone
 
 
 def write_wrapper(src: Path, c: Component, replaces: list[str],
@@ -125,9 +139,13 @@ def build(c: Component, log: Log, prepare: Callable[[Path, Path], Path] | None =
     write_wrapper(src, c, carried_replaces(c.module, c.version, gomod), local)
     staging = c.home / "bin.partial"
     staging.mkdir()
-    for name in c.binaries:
-        log(f"  go build {c.package(name)}")
+    for names in build_groups(c):
+        packages = [c.package(name) for name in names]
+        log(f"  go build {' '.join(packages)}")
+        # One invocation for several main packages compiles what they share once and links
+        # each while the others compile; `-o DIR/` names each binary after its package.
+        out = f"{staging}/" if len(names) > 1 else str(staging / names[0])
         go("build", "-trimpath", "-tags", ",".join(tags(c)), "-ldflags", ldflags(c),
-           "-o", str(staging / name), c.package(name), cwd=src, env=build_env(c))
+           "-o", out, *packages, cwd=src, env=build_env(c))
     (c.home / "module").symlink_to(directory)  # its data: kwok's stages, Helm charts
     staging.rename(c.bin_dir)
