@@ -1,4 +1,4 @@
-"""What an operator used to Rancher or Argo CD looks for in the console. In Chromium: the
+"""What an operator used to other fleet managers looks for in the console. In Chromium: the
 cluster list shows each cluster's labels and filters by a label selector (a bad one is named
 next to the box); a cluster's page is in tabs with headings used once, its labels edited
 there; the Rollouts page lists fleet and cluster rollouts with links to each; the Audit page
