@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, cast
+from typing import Protocol, Required, TypedDict, cast
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
@@ -29,6 +29,16 @@ FLEET_KEY = "fleetDeployment"
 """The entry field naming the fleet deployment that made (and owns) a deployment."""
 NAME_MAX = 253
 REQUEST_KEYS = {"name", "chart", "hostname", "values"}
+
+
+class DeploymentRequest(TypedDict, total=False):
+    """A deployment's request body that :func:`request_errors` accepts whole."""
+
+    name: Required[str]
+    chart: Required[str]
+    hostname: str | None
+    """A host the cluster reported; None (or absent): floating."""
+    values: JsonObject
 
 
 def request_errors(body: object, *, partial: bool = False) -> dict[str, str]:

@@ -54,7 +54,7 @@ def cluster_deployments(cluster: str) -> dict[str, object]:
     names = {c["uuid"]: c["name"] for c in charts}
     rows = []
     for d in DeploymentService(cs).of_cluster(cluster):
-        state = deployment_state(d["uuid"], edge)
+        state = deployment_state(str(d["uuid"]), edge)
         rows.append({**d, "chartName": names.get(d["chart"]) or d["chart"],
                      "state": state.state, "message": state.message or ""})
     return {"rows": rows, "charts": deployable_charts(charts),

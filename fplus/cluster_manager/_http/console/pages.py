@@ -13,7 +13,7 @@ from werkzeug.wrappers import Response  # what redirect() answers; flask's is a 
 
 from fplus.bootstrap.command import bootstrap_command
 from fplus.config_store import uuids
-from fplus.jsontypes import Doc
+from fplus.jsontypes import Doc, as_list, as_object, is_object
 
 from ...model.apps_and_roles import CONFIG_APP
 from ...model.cluster_config import config_errors
@@ -172,15 +172,13 @@ def _edge_report(cluster: str) -> dict[str, list[dict[str, str]]]:
     by the edge, so anything not of the expected shape is left out)."""
     edge = read_edge_status(services().cs, cluster) or {}
     hosts = [{k: _text(h.get(k)) for k in HOST_FIELDS}
-             for h in edge.get("hosts") or [] if isinstance(h, dict)]
-    deployments = edge.get("deployments")
-    if not isinstance(deployments, dict):
-        deployments = {}
+             for h in as_list(edge.get("hosts")) if is_object(h)]
+    deployments = as_object(edge.get("deployments"))
     rows = [{"name": _text(r), "state": "applied", "error": ""}
-            for r in deployments.get("releases") or [] if isinstance(r, str)]
+            for r in as_list(deployments.get("releases")) if isinstance(r, str)]
     rows += [{"name": _text(f.get("name") or f.get("uuid")), "state": "failed",
               "error": _text(f.get("error"))}
-             for f in deployments.get("failed") or [] if isinstance(f, dict)]
+             for f in as_list(deployments.get("failed")) if is_object(f)]
     return {"hosts": hosts, "deployments": rows}
 
 

@@ -8,9 +8,8 @@ is :class:`EdgeStatusUnreadable` (502, naming the entry), and only that cluster 
 
 from __future__ import annotations
 
-from typing import Any
-
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
+from fplus.jsontypes import is_object
 
 from ...model.apps_and_roles import EDGE_APP
 from ..errors import BadGateway
@@ -23,7 +22,7 @@ class EdgeStatusUnreadable(BadGateway):
     """The cluster's Edge cluster status entry cannot be read."""
 
 
-def read_edge_status(cs: ConfigStoreClient, cluster: str) -> dict[str, Any] | None:
+def read_edge_status(cs: ConfigStoreClient, cluster: str) -> dict[str, object] | None:
     """The cluster's Edge cluster status entry if it is a JSON object, None if it is absent or
     not an object; :class:`EdgeStatusUnreadable` if it cannot be read."""
     try:
@@ -34,7 +33,7 @@ def read_edge_status(cs: ConfigStoreClient, cluster: str) -> dict[str, Any] | No
         if exc.status in _OURS:
             raise
         raise _unreadable(cluster, f"the Config Store answers {exc.status} for it") from None
-    return entry if isinstance(entry, dict) else None
+    return entry if is_object(entry) else None
 
 
 def _unreadable(cluster: str, why: str) -> EdgeStatusUnreadable:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+
+from fplus.jsontypes import Doc, is_object, text
 
 from ...model.setup_status import DELETING, FAILED, SetupStatus
 from ...model.sync_state import (
@@ -55,14 +56,13 @@ def parse_time(value: object) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def edge_text(edge: dict[str, Any] | None, key: str) -> str | None:
+def edge_text(edge: Doc | None, key: str) -> str | None:
     """A text field the edge reported (``lastSeen``, ``version``); None if absent or not text
     (the edge writes this entry: anything else is not echoed)."""
-    value = (edge or {}).get(key)
-    return value if isinstance(value, str) else None
+    return text(edge or {}, key)
 
 
-def edge_state(edge: dict[str, Any] | None, now: datetime,
+def edge_state(edge: Doc | None, now: datetime,
                liveness: Liveness = Liveness()) -> str | None:
     """Online / Stale / Offline from Edge Sync's ``lastSeen``; None until a first heartbeat
     (an edge that never sent one is not late, it has not started)."""
@@ -75,7 +75,7 @@ def edge_state(edge: dict[str, Any] | None, now: datetime,
     return "Stale" if age > liveness.stale_after else "Online"
 
 
-def derive_phase(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
+def derive_phase(setup: SetupStatus, edge: Doc | None, now: datetime,
                  liveness: Liveness = Liveness()) -> str:
     """The cluster's phase (see the module docstring)."""
     if not setup.exists:
@@ -95,24 +95,24 @@ sync (:func:`searched_edge` rebuilds an entry from it), never the entries whole.
 _FLUX_FIELDS = ("total", "ready", "failed", "error")
 
 
-def searched_edge(picked: dict[str, Any] | None) -> dict[str, Any] | None:
+def searched_edge(picked: Doc | None) -> dict[str, object] | None:
     """An edge entry rebuilt from the :data:`EDGE_SEARCH_FIELDS` a search picked (``flux``
     without its objects; other picked fields, such as ``hosts``, kept as they are)."""
     if not picked:
         return None
-    edge: dict[str, Any] = {k: v for k, v in picked.items() if k not in _FLUX_FIELDS}
+    edge: dict[str, object] = {k: v for k, v in picked.items() if k not in _FLUX_FIELDS}
     if "total" in picked:
         edge["flux"] = {k: picked[k] for k in _FLUX_FIELDS if k in picked}
     return edge
 
 
-def host_count(edge: dict[str, Any] | None) -> int:
+def host_count(edge: Doc | None) -> int:
     """How many hosts the edge reported (0 before it reports or if ``hosts`` is no list)."""
     hosts = (edge or {}).get("hosts")
     return len(hosts) if isinstance(hosts, list) else 0
 
 
-def cluster_sync(setup: SetupStatus, edge: dict[str, Any] | None, head: str | None,
+def cluster_sync(setup: SetupStatus, edge: Doc | None, head: str | None,
                  now: datetime, liveness: Liveness = Liveness()) -> Sync:
     """The cluster's sync (:mod:`...model.sync_state`); Unknown until it is commissioned."""
     if not setup.ready or setup.phase in (FAILED, DELETING):
@@ -120,21 +120,21 @@ def cluster_sync(setup: SetupStatus, edge: dict[str, Any] | None, head: str | No
     return derive_sync(head, edge, edge_state(edge, now, liveness))
 
 
-def _flux_counts(edge: dict[str, Any]) -> dict[str, int] | None:
+def _flux_counts(edge: Doc) -> dict[str, int] | None:
     report = edge.get("flux")
-    if not isinstance(report, dict):
+    if not is_object(report):
         return None
     return {key: value for key in ("total", "ready", "failed", "progressing")
             if (value := report_count(report, key)) is not None}
 
 
-def cluster_status(setup: SetupStatus, edge: dict[str, Any] | None, now: datetime,
+def cluster_status(setup: SetupStatus, edge: Doc | None, now: datetime,
                    liveness: Liveness = Liveness(), *, head: str | None = None
-                   ) -> dict[str, Any]:
+                   ) -> dict[str, object]:
     """The setup status with the derived ``phase``, the ``sync`` against the repo's
     ``head``, and a summary of what the edge reported (never the certificate itself, only
     whether there is one)."""
-    view = dict(setup.entry)
+    view: dict[str, object] = dict(setup.entry)
     view["setupPhase"] = setup.entry.get("phase")
     view["phase"] = derive_phase(setup, edge, now, liveness)
     sync = cluster_sync(setup, edge, head, now, liveness)

@@ -14,17 +14,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid as uuidlib
-from typing import Any
+from typing import cast
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
+from fplus.jsontypes import is_object
 
 from ...model import edge_deployments as model
 from ...model.apps_and_roles import CONFIG_APP, STATUS_APP
 from ...model.deployment_state import deployment_state
-from ...model.edge_deployments import Deployment
+from ...model.edge_deployments import Deployment, DeploymentRequest
 from ..clusters.edge_status import EdgeStatusUnreadable, read_edge_status
 from ..errors import Conflict, NotFound, PreconditionFailed, Unprocessable
 from .system_charts import is_system_chart, system_chart_refusal
@@ -32,11 +33,11 @@ from .system_charts import is_system_chart, system_chart_refusal
 log = logging.getLogger(__name__)
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
+def merge_patch(target: object, patch: object) -> object:
     """RFC 7386 JSON merge patch of ``target`` by ``patch`` (``null`` removes a member)."""
-    if not isinstance(patch, dict):
+    if not is_object(patch):
         return patch
-    merged = dict(target) if isinstance(target, dict) else {}
+    merged = dict(target) if is_object(target) else {}
     for key, value in patch.items():
         if value is None:
             merged.pop(key, None)
@@ -45,9 +46,9 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return merged
 
 
-def view(deployment: Deployment) -> dict[str, Any]:
+def view(deployment: Deployment) -> dict[str, object]:
     """A deployment as the API answers it (``hostname`` null: floating)."""
-    shown: dict[str, Any] = {
+    shown: dict[str, object] = {
         "uuid": deployment.uuid, "name": deployment.name, "cluster": deployment.cluster,
         "chart": deployment.chart, "hostname": deployment.hostname,
         "values": dict(deployment.values or {}), "createdAt": deployment.created_at}
@@ -70,6 +71,14 @@ def _refused(errors: dict[str, str]) -> Unprocessable:
                                    for field, why in sorted(errors.items())))
 
 
+def _checked(body: object) -> DeploymentRequest:
+    """``body`` as a whole deployment request; 422 naming every refused field."""
+    errors = model.request_errors(body)
+    if errors or not is_object(body):
+        raise _refused(errors)
+    return cast(DeploymentRequest, body)  # request_errors checked every field
+
+
 class DeploymentService:
     """One cluster's Edge deployments, as the API sees them."""
 
@@ -84,7 +93,7 @@ class DeploymentService:
             return
         raise NotFound(f"unknown cluster {cluster}")
 
-    def of_cluster(self, cluster: str) -> list[dict[str, Any]]:
+    def of_cluster(self, cluster: str) -> list[dict[str, object]]:
         """The cluster's deployments, by name, each with its ``state``, ``message`` and
         ``commit`` from the edge's report (:mod:`...model.deployment_state`)."""
         self._known(cluster)
@@ -97,7 +106,7 @@ class DeploymentService:
                                              "commit": state.commit})
         return shown
 
-    def _edge(self, cluster: str) -> dict[str, Any] | None:
+    def _edge(self, cluster: str) -> dict[str, object] | None:
         """The edge's status entry; an unreadable one counts as no report (every state
         unknown; the cluster's status route says why)."""
         try:
@@ -114,16 +123,15 @@ class DeploymentService:
             raise NotFound(f"cluster {cluster} has no deployment {deployment}")
         return found, etag
 
-    def create(self, cluster: str, body: Any) -> dict[str, Any]:
+    def create(self, cluster: str, body: object) -> dict[str, object]:
         """A new deployment on the cluster from a request body ``{name, chart, hostname?,
         values?}``."""
-        errors = model.request_errors(body)
-        if errors:
-            raise _refused(errors)
+        request = _checked(body)
         self._known(cluster, writing=True)
-        self._check(cluster, body, None)
-        deployment = Deployment(str(uuidlib.uuid4()), body["name"], cluster, body["chart"],
-                                body.get("hostname"), body.get("values") or None)
+        self._check(cluster, request, None)
+        deployment = Deployment(str(uuidlib.uuid4()), request["name"], cluster,
+                                request["chart"], request.get("hostname"),
+                                request.get("values") or None)
         try:
             model.write(self.cs, deployment, new=True)
         except Exception as exc:
@@ -136,7 +144,7 @@ class DeploymentService:
                  deployment.name)
         return view(self.get(cluster, deployment.uuid)[0])
 
-    def patch(self, cluster: str, deployment: str, patch: Any,
+    def patch(self, cluster: str, deployment: str, patch: object,
               if_match: str | None = None) -> tuple[Deployment, str | None]:
         """Merge-patch a deployment's ``{name, chart, hostname, values}`` (``hostname``
         null: floating); 412 if ``if_match`` is not its ETag."""
@@ -146,10 +154,8 @@ class DeploymentService:
         current, etag = self._changeable(cluster, deployment, if_match)
         stored = {"name": current.name, "chart": current.chart,
                   "hostname": current.hostname, "values": current.values}
-        request = merge_patch({k: v for k, v in stored.items() if v is not None}, patch)
-        errors = model.request_errors(request)
-        if errors:
-            raise _refused(errors)
+        request = _checked(merge_patch({k: v for k, v in stored.items() if v is not None},
+                                       patch))
         self._check(cluster, request, current)
         updated = Deployment(current.uuid, request["name"], cluster, request["chart"],
                              request.get("hostname"), request.get("values") or None,
@@ -186,7 +192,8 @@ class DeploymentService:
                                      "longer the one given); read it again")
         return current, etag
 
-    def _check(self, cluster: str, request: dict[str, Any], current: Deployment | None) -> None:
+    def _check(self, cluster: str, request: DeploymentRequest,
+               current: Deployment | None) -> None:
         """422 for a chart that is no template or a host the cluster never reported; 409
         for a name another deployment of the cluster has."""
         errors: dict[str, str] = {}

@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient
+from fplus.jsontypes import Doc, as_object, string_map, text
 
 from ...model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
 from ...model.setup_status import SetupStatus
@@ -60,7 +60,7 @@ class FleetRow:
     name: str | None
     phase: str
     setup: SetupStatus
-    edge: dict[str, Any] | None
+    edge: Doc | None
     labels: dict[str, str]
 
     @property
@@ -72,9 +72,9 @@ class FleetRow:
         """The cluster's sync against its repo's ``head``."""
         return cluster_sync(self.setup, self.edge, head, now, liveness)
 
-    def view(self, sync_state: str) -> dict[str, Any]:
+    def view(self, sync_state: str) -> dict[str, object]:
         """The row as ``GET /v1/cluster`` answers it."""
-        row = {"uuid": self.uuid, "name": self.name, "phase": self.phase,
+        row: dict[str, object] = {"uuid": self.uuid, "name": self.name, "phase": self.phase,
                "syncState": sync_state, "lastSeen": edge_text(self.edge, "lastSeen"),
                "hosts": host_count(self.edge), "commit": self.setup.commit,
                "labels": self.labels}
@@ -83,11 +83,11 @@ class FleetRow:
         return row
 
 
-def _setup(picked: dict[str, Any] | None) -> SetupStatus:
+def _setup(picked: Doc | None) -> SetupStatus:
     """A setup status rebuilt from the searched fields (empty: none recorded yet)."""
     if picked is None:
         return SetupStatus({})
-    entry: dict[str, Any] = {k: picked[k] for k in ("phase", "ready", "error", "commit")
+    entry: dict[str, object] = {k: picked[k] for k in ("phase", "ready", "error", "commit")
                              if k in picked}
     entry["spec"] = {"name": picked["name"]} if "name" in picked else {}
     if "refusedName" in picked:
@@ -95,22 +95,18 @@ def _setup(picked: dict[str, Any] | None) -> SetupStatus:
     return SetupStatus(entry)
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def build_rows(configs: dict[str, Any], statuses: dict[str, Any], edges: dict[str, Any],
+def build_rows(configs: Doc, statuses: Doc, edges: Doc,
                now: datetime, liveness: Liveness) -> list[FleetRow]:
     """The rows of every cluster with a configuration entry or a setup status."""
     rows = []
     for cluster in configs.keys() | statuses.keys():
-        config = configs.get(cluster) or {}
-        setup = _setup(statuses.get(cluster))
-        name = setup.name or setup.refused_name or _text(config.get("name"))
-        edge = searched_edge(edges.get(cluster)) if setup.exists else None
-        labels = config.get("labels")
+        config = as_object(configs.get(cluster))
+        picked = statuses.get(cluster)
+        setup = _setup(as_object(picked) if picked is not None else None)
+        name = setup.name or setup.refused_name or text(config, "name")
+        edge = searched_edge(as_object(edges.get(cluster))) if setup.exists else None
         rows.append(FleetRow(cluster, name, derive_phase(setup, edge, now, liveness), setup,
-                             edge, labels if isinstance(labels, dict) else {}))
+                             edge, string_map(config.get("labels"))))
     return rows
 
 
