@@ -3,8 +3,6 @@ written together or not at all."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import Unprocessable as EntryRefused
 
@@ -12,7 +10,7 @@ from .errors import Unprocessable
 
 
 def create_named_entry(cs: ConfigStoreClient, klass: str, app: str, uuid: str, name: str,
-                       entry: Any) -> None:
+                       entry: object) -> None:
     """Object ``uuid`` of ``klass``, named ``name``, with ``entry`` in ``app`` (never over an
     entry already there); if the name or the entry fails, the object is deleted again, and
     an entry the app's schema refuses is a 422."""

@@ -23,12 +23,12 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as EntryChanged
 from fplus.config_store.client import Unprocessable as EntryRefused
+from fplus.jsontypes import as_object
 
 from ...model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
 from ...model.cluster_config import InvalidConfig, check_config, patched_config
@@ -76,7 +76,7 @@ class ClusterService:
         self._changed = changed or (lambda: None)  # after a write: the list reads afresh
         self._label_moves = label_moves
 
-    def create(self, body: Any, cluster: str, creator: Acting) -> dict[str, Any]:
+    def create(self, body: object, cluster: str, creator: Acting) -> dict[str, object]:
         """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
         for ``creator`` (429 when it has created its quota of clusters; 403 when it lacks
         a grant :func:`.grants.check_create` asks for)."""
@@ -151,7 +151,7 @@ class ClusterService:
                            "write a valid one to the Config Store")
         return Configured(config, etag)
 
-    def edit(self, cluster: str, patch: Any, editor: Acting,
+    def edit(self, cluster: str, patch: object, editor: Acting,
              if_match: Callable[[str], bool] | None = None) -> Configured:
         """Apply ``editor``'s merge-patch ``patch`` to the cluster's configuration entry and
         return the new one. ``if_match(etag)`` says whether the caller's If-Match names the
@@ -184,12 +184,12 @@ class ClusterService:
                 raise Unprocessable(f"the Config Store refused the entry: {exc}") from exc
             self._changed()
             log.info("cluster %s: configuration edited (%s)", cluster,
-                     ", ".join(sorted(map(str, patch))))
+                     ", ".join(sorted(as_object(patch))))
             return Configured(config, etag or self.configured(cluster).etag)
         raise Conflict(f"cluster {cluster}'s configuration kept changing while it was "
                        "edited; nothing was written: try again")
 
-    def _edge(self, cluster: str) -> dict[str, Any] | None:
+    def _edge(self, cluster: str) -> dict[str, object] | None:
         """The edge's status entry; an unreadable one counts as none here (its own status
         route says why), so one edge cannot break the list of every cluster."""
         try:
@@ -198,7 +198,7 @@ class ClusterService:
             log.warning("cluster %s: listed without its edge status: %s", cluster, exc.message)
             return None
 
-    def summary(self, cluster: str, now: datetime) -> dict[str, Any] | None:
+    def summary(self, cluster: str, now: datetime) -> dict[str, object] | None:
         """``{uuid, name, phase, lastSeen, hosts, commit}`` of one cluster (None: gone
         meanwhile)."""
         setup = SetupStatus.parse(self.cs.get_config(STATUS_APP, cluster))

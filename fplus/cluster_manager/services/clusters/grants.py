@@ -15,17 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from fplus.config_store import uuids
 from fplus.config_store.client import Caller, ConfigStoreClient
 
+from ...model.cluster_config import ClusterConfig
 from ..errors import Forbidden, Unprocessable
 
 TEMPLATE_APP = uuids.App.FluxTemplate
 TEMPLATE_GRANT = f"ConfigDB WriteApp on the Flux template app ({TEMPLATE_APP})"
 WILDCARD_GRANT = "Edge.Perm.Clusters on every cluster (a wildcard grant)"
-LabelMoves = Callable[[ConfigStoreClient, str, Mapping[str, Any], Mapping[str, Any]],
+LabelMoves = Callable[[ConfigStoreClient, str, Mapping[str, object], Mapping[str, object]],
                       list[str]]
 """``(cs, cluster, before, after)``: the fleet deployments and unfinished cluster rollouts
 a label change moves the cluster into or out of, named (the rollouts package's
@@ -56,7 +57,7 @@ def require_template_write(who: Acting, what: str) -> None:
                         f"{TEMPLATE_GRANT}, as writing a template does; nothing was written")
 
 
-def check_template(cs: ConfigStoreClient, who: Acting, template: Any, what: str) -> None:
+def check_template(cs: ConfigStoreClient, who: Acting, template: str | None, what: str) -> None:
     """``template`` (a uuid, or None: the default) may be given to a cluster by ``who``:
     403 without the grant, 422 unless it names a stored Flux template."""
     require_template_write(who, what)
@@ -66,18 +67,18 @@ def check_template(cs: ConfigStoreClient, who: Acting, template: Any, what: str)
                             "the default")
 
 
-def check_create(cs: ConfigStoreClient, who: Acting, config: Mapping[str, Any]) -> None:
+def check_create(cs: ConfigStoreClient, who: Acting, config: ClusterConfig) -> None:
     """What creating a cluster of ``config`` takes beyond Clusters on the wildcard."""
     if "fluxTemplate" in config:
         check_template(cs, who, config["fluxTemplate"], "naming fluxTemplate")
 
 
 def check_edit(cs: ConfigStoreClient, who: Acting, cluster: str,
-               before: Mapping[str, Any], after: Mapping[str, Any],
+               before: Mapping[str, object], after: ClusterConfig,
                label_moves: LabelMoves) -> None:
     """What changing ``cluster``'s entry from ``before`` to ``after`` takes beyond Clusters
     on that cluster: 403 (or 422 for an unknown template) and nothing written."""
-    if after.get("fluxTemplate") != before.get("fluxTemplate"):
+    if after.get("fluxTemplate") != before.get("fluxTemplate"):  # a checked uuid, or none
         check_template(cs, who, after.get("fluxTemplate"), "changing fluxTemplate")
     if (before.get("labels") or {}) == (after.get("labels") or {}) \
             or who.may(uuids.EdgePerm.Clusters, uuids.NULL):

@@ -20,9 +20,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from fplus.config_store import uuids
+from fplus.jsontypes import Doc, strings
 from fplus.kubenames.labels import selector_matches
 
 from ...model.sync_state import STATES
@@ -47,13 +47,13 @@ class FleetQuery:
     phase: str | None = None
     sync: str | None = None
     search: str | None = None
-    selector: dict[str, Any] | None = None
+    selector: Doc | None = None
     sort: str = "uuid"
     after: str | None = None
     limit: int = 100
 
     @classmethod
-    def parse(cls, args: dict[str, str], selector: dict[str, Any] | None = None
+    def parse(cls, args: dict[str, str], selector: Doc | None = None
               ) -> FleetQuery:
         """The query of ``args`` (a 400 naming the first bad parameter)."""
         phase, sync = args.get("phase"), args.get("sync")
@@ -84,7 +84,7 @@ class FleetPage:
     count by phase (every filter but ``phase`` applied; every phase present) and how many match
     every filter."""
 
-    clusters: list[dict[str, Any]]
+    clusters: list[dict[str, object]]
     next: str | None
     counts: dict[str, int]
     total: int
@@ -107,18 +107,19 @@ def _cursor_key(cursor: str, sort: str) -> tuple[str, ...]:
         if not uuids.is_uuid(cursor):
             raise BadRequest("after must be a cluster UUID (the `next` of the previous page)")
         return (cursor,)
-    key: Any = None
+    key: object = None
     if cursor.startswith(_NAME_CURSOR):
         body = cursor[len(_NAME_CURSOR):]
         try:
             key = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
         except (binascii.Error, ValueError):
             key = None
-    if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key)
-            and uuids.is_uuid(key[1])):
+    found = strings(key)
+    if not (isinstance(key, list) and len(key) == len(found) == 2
+            and uuids.is_uuid(found[1])):
         raise BadRequest("after must be the `next` of the previous page of this sort "
                          "(sort=name gives its own cursors)")
-    return (key[0], key[1])
+    return (found[0], found[1])
 
 
 def _found(row: FleetRow, text: str) -> bool:
