@@ -24,7 +24,7 @@ from fplus.config_store.client import (
     as_admin,
 )
 from fplus.git.repo.remote import trust_ca_file
-from fplus.git_server._notify.server import WatchSettings
+from fplus.git_server._notify.watches import WatchSettings
 from fplus.serving import (
     Login,
     Served,

@@ -6,10 +6,10 @@ or one with ``..``, a path with a ``.git`` segment or a ``.gitmodules`` file (Gi
 files, never a chart's), a path the archive holds twice, a missing or malformed
 ``Chart.yaml`` (in an archive, also one whose ``name`` is not its folder's), more than
 :data:`MAX_FILES` files and directories or more than :data:`MAX_BYTES` of files is refused
-with :class:`ChartError`, before anything is written anywhere. The limits are checked as the input is walked, so an
-archive of 200,000 empty files is refused at its 5,001st entry; an archive's raw headers are
-walked first (:mod:`.tar_scan`), so a long name or pax header declaring more than
-:data:`~.tar_scan.MAX_HEADER_BYTES` is refused before any of it is read.
+with :class:`ChartError`, before anything is written anywhere. The limits are checked as the
+input is walked, so an archive of 200,000 empty files is refused at its 5,001st entry; an
+archive's raw headers are walked first (:mod:`.tar_scan`), so a long name or pax header
+declaring more than :data:`~.tar_scan.MAX_HEADER_BYTES` is refused before any of it is read.
 """
 
 from __future__ import annotations
