@@ -19,7 +19,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+
 from fplus.git.repo import ChangeSet
+from fplus.git.repo.changes import Edit
 from fplus.serving.background.periodic import Periodic
 
 from ... import escrow, sealing
@@ -105,7 +108,7 @@ class Resealer:
         else:
             self._holding[cluster] = pending
 
-    def _reseal(self, cluster: str, stale: Stale, public_key: Any,
+    def _reseal(self, cluster: str, stale: Stale, public_key: RSAPublicKey,
                 fingerprint: str) -> tuple[str | None, Stale]:
         """Seal ``stale`` again, every file in one commit; each key only if the repo still
         holds the ciphertext it held when read. Records (and returns) those re-sealed."""
@@ -121,7 +124,7 @@ class Resealer:
             by_file.setdefault(path, []).append((r, _sealed(held.get(path), r.key), ciphertext))
         done: Stale = []
 
-        def edit_for(keys: list[tuple[escrow.SealedKey, str | None, str]]) -> Any:
+        def edit_for(keys: list[tuple[escrow.SealedKey, str | None, str]]) -> Edit:
             def edit(old: bytes | None) -> str | None:
                 doc, changed = docs.parse(old), []
                 for r, was, ciphertext in keys:

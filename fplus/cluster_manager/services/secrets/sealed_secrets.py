@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
 from fplus.config_store.client import ConfigStoreClient, TTLCache
 from fplus.git.repo import ChangeSet
+from fplus.git.repo.changes import Edit
 from fplus.git.store import RepoStore
+from fplus.jsontypes import Doc, is_object
 
 from ... import escrow, sealing
 from ...db import DatabaseUnavailable
@@ -57,7 +62,7 @@ class SecretService:
         self.documents = SecretDocuments()
         """Secret files parsed and rendered, remembered: a burst of seals parses once."""
 
-    def _sealing_key(self, cluster: str) -> tuple[Any, str]:
+    def _sealing_key(self, cluster: str) -> tuple[RSAPublicKey, str]:
         """The public key to seal to and its fingerprint (checks the cluster is commissioned
         and bootstrapped)."""
         with self._reading:
@@ -67,7 +72,7 @@ class SecretService:
         with one:
             return self._keys.get(cluster, lambda: self._read_sealing_key(cluster))
 
-    def _read_sealing_key(self, cluster: str) -> tuple[Any, str]:
+    def _read_sealing_key(self, cluster: str) -> tuple[RSAPublicKey, str]:
         self._commissioned(cluster)
         pem = self._certificate(cluster)
         try:
@@ -115,8 +120,8 @@ class SecretService:
             return self.documents.render(after)
 
         commit = self._write(cluster, path, edit, f"Updated sealed secret {namespace}/{name}/{key}")
-        if self.escrow is not None:
-            self._recorded(lambda: self.escrow.record(
+        if (keeper := self.escrow) is not None:
+            self._recorded(lambda: keeper.record(
                 cluster, namespace, name, key, scope=scope, sealed_by=sealed_by,
                 fingerprint=fingerprint, value=value))
         log.info("cluster %s: sealed %s/%s key %s to %s at %s", cluster, namespace, name, key,
@@ -145,8 +150,8 @@ class SecretService:
             return None if left is None else self.documents.render(left)
 
         commit = self._write(cluster, path, edit, f"Remove sealed secret {namespace}/{name}/{key}.")
-        if self.escrow is not None:
-            self._recorded(lambda: self.escrow.records.delete(cluster, namespace, name, key))
+        if (keeper := self.escrow) is not None:
+            self._recorded(lambda: keeper.records.delete(cluster, namespace, name, key))
         log.info("cluster %s: removed %s/%s key %s at %s", cluster, namespace, name, key, commit)
         return commit
 
@@ -203,7 +208,7 @@ class SecretService:
         except DatabaseUnavailable:
             return None
 
-    def summary(self, cluster: str, keys: KeyState) -> dict[str, Any] | None:
+    def summary(self, cluster: str, keys: KeyState) -> dict[str, object] | None:
         """The status's ``secrets`` (:func:`fplus.cluster_manager.escrow.summary`) against the
         pinned key of ``keys``, with ``escrow`` saying whether values are kept and
         ``waiting`` why nothing goes to the key the edge reports; None when nothing is
@@ -221,7 +226,7 @@ class SecretService:
             {"waiting": waiting} if waiting else {})
 
     @staticmethod
-    def _recorded(write: Any) -> None:
+    def _recorded(write: Callable[[], object]) -> None:
         """Run a records write; 503 when the database cannot be reached (the commit stands:
         the same request again records it)."""
         try:
@@ -229,7 +234,7 @@ class SecretService:
         except DatabaseUnavailable as exc:
             raise Unavailable(escrow.unavailable(exc), retry_after=5) from exc
 
-    def _write(self, cluster: str, path: str, edit: Any, message: str) -> str | None:
+    def _write(self, cluster: str, path: str, edit: Edit, message: str) -> str | None:
         try:
             return self.repos.write(cluster, ChangeSet(edits={path: edit}), message).commit
         except sealing.ScopeConflict as exc:
@@ -251,12 +256,12 @@ def _held_key(doc: dict[str, Any] | None, namespace: str, name: str,
     return doc
 
 
-def _references(edge: dict[str, Any] | None) -> set[str] | None:
+def _references(edge: Doc | None) -> set[str] | None:
     """The ``namespace/name`` of every Secret the edge's workloads reference, or None when it
     has not reported them (or could not list them)."""
     report = (edge or {}).get("secretRefs")
-    secrets = report.get("secrets") if isinstance(report, dict) else None
-    if not isinstance(secrets, list) or (isinstance(report, dict) and report.get("truncated")):
+    secrets = report.get("secrets") if is_object(report) else None
+    if not isinstance(secrets, list) or (is_object(report) and report.get("truncated")):
         return None
     return {s for s in secrets if isinstance(s, str)}
 

@@ -13,9 +13,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
+
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
 from fplus.config_store.client import ConfigStoreClient
+from fplus.jsontypes import Doc
 
 from ... import sealing
 from ...db import DatabaseUnavailable
@@ -32,7 +35,7 @@ APPROVE = "POST /v1/cluster/{cluster}/sealing-key/approve"
 class Target:
     """The key to seal to (the pinned one), and the pin it comes from."""
 
-    key: Any
+    key: RSAPublicKey
     fingerprint: str
     pin: Pin
 
@@ -81,7 +84,7 @@ class SealingKeys:
         self._applied: dict[str, str] = {}
         """The certificate last applied per cluster by :meth:`observe_fleet`."""
 
-    def to_seal(self, cluster: str, pem: str) -> tuple[Any, str]:
+    def to_seal(self, cluster: str, pem: str) -> tuple[RSAPublicKey, str]:
         """The public key to seal ``cluster``'s secrets to, and its fingerprint, once the
         edge's certificate ``pem`` is applied to the pin. :class:`sealing.CertificateError`
         when the reported certificate (or the pinned one) is unusable."""
@@ -125,7 +128,7 @@ class SealingKeys:
                 continue
             self._applied[cluster] = pem
 
-    def state(self, cluster: str, edge: dict[str, Any] | None) -> KeyState:
+    def state(self, cluster: str, edge: Doc | None) -> KeyState:
         """The pin after applying the edge's report (never raises: the status shows it)."""
         pem = (edge or {}).get("kubeseal_cert")
         try:
@@ -138,8 +141,8 @@ class SealingKeys:
         except (Unavailable, DatabaseUnavailable):
             return KeyState(None, error="the Cluster Manager database cannot be reached")
 
-    def approve(self, cluster: str, fingerprint: Any, by: str,
-                edge: dict[str, Any] | None) -> Pin:
+    def approve(self, cluster: str, fingerprint: object, by: str,
+                edge: Doc | None) -> Pin:
         """Pin the pending key if it is ``fingerprint`` (approved by ``by``); 409 when no key
         is pending or another one is, 404 when the cluster never reported a key."""
         pem = (edge or {}).get("kubeseal_cert")
@@ -173,14 +176,14 @@ class SealingKeys:
         self.pins.forget(cluster)
 
     @staticmethod
-    def view(cluster: str, state: KeyState, reporter: str | None) -> dict[str, Any]:
+    def view(cluster: str, state: KeyState, reporter: str | None) -> dict[str, object]:
         """The status's ``sealingKey`` and (while one waits) ``pendingKey``."""
         pin = state.pin
         if state.error is not None:
             return {"sealingKey": {"error": state.error}}
         if pin is None or pin.fingerprint is None:
             return {}
-        shown: dict[str, Any] = {"sealingKey": {
+        shown: dict[str, object] = {"sealingKey": {
             "fingerprint": pin.fingerprint, "pinnedAt": _iso(pin.pinned_at),
             "pinnedBy": pin.pinned_by, "bootstrapArmedAt": _iso(pin.armed_at)}}
         if pin.pending is not None:
@@ -189,6 +192,6 @@ class SealingKeys:
         return shown
 
 
-def approved(cluster: str, pin: Pin) -> dict[str, Any]:
+def approved(cluster: str, pin: Pin) -> dict[str, object]:
     """The answer to an approval."""
     return {"uuid": cluster, **SealingKeys.view(cluster, KeyState(pin), None)}
