@@ -4,15 +4,13 @@ the edge's report, the charts and hosts a deploy form offers, the cluster's labe
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from fplus.templating import untrusted_yaml
 
 from ...model.apps_and_roles import CONFIG_APP
 from ...model.deployment_state import deployment_state
-from ...services.charts.chart_templates import ChartService
+from ...services.charts.chart_templates import ChartService, ChartTemplate
 from ...services.clusters.edge_status import read_edge_status
 from ...services.deployments.cluster_deployments import DeploymentService, reported_hosts
 from ..context import services
@@ -30,7 +28,7 @@ def parse_values(text: str) -> tuple[object, str | None]:
         return None, f"values are not YAML or JSON: {str(exc).splitlines()[0]}"
 
 
-def deployable_charts(templates: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def deployable_charts(templates: list[ChartTemplate] | None = None) -> list[ChartTemplate]:
     """The Helm chart templates a person may deploy (system charts left out), by name."""
     found = ChartService(services().cs).templates() if templates is None else templates
     return [c for c in found if not c["system"]]
@@ -55,7 +53,7 @@ def cluster_deployments(cluster: str) -> dict[str, object]:
     rows = []
     for d in DeploymentService(cs).of_cluster(cluster):
         state = deployment_state(str(d["uuid"]), edge)
-        rows.append({**d, "chartName": names.get(d["chart"]) or d["chart"],
+        rows.append({**d, "chartName": names.get(str(d["chart"])) or d["chart"],
                      "state": state.state, "message": state.message or ""})
     return {"rows": rows, "charts": deployable_charts(charts),
             "hosts": reported_hosts(cs, cluster)}

@@ -21,8 +21,8 @@ def cluster_names() -> dict[str, str]:
 
 def chart_names() -> dict[str, str]:
     """Every Helm chart template's name by uuid."""
-    return {c["uuid"]: c["name"] for c in ChartService(services().cs).templates()
-            if c.get("name")}
+    return {c["uuid"]: name for c in ChartService(services().cs).templates()
+            if (name := c["name"])}
 
 
 def by_name(text: str, names: dict[str, str]) -> str | None:

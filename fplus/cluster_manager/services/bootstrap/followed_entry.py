@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from fplus.config_store.client import ConfigStoreClient, NotifyClient, Subscription
 
@@ -28,10 +27,10 @@ class FollowedEntry:
         self._lock = threading.Lock()
         self._notify: NotifyClient | None = None
         self._sub: Subscription | None = None
-        self._value: Any = None
+        self._value: object = None
         self._version: int | None = None
 
-    def get(self) -> tuple[Any, int | None]:
+    def get(self) -> tuple[object, int | None]:
         """``(entry, version)``: from memory while followed (``version`` an int), else read
         now (``version`` None: nothing to key by)."""
         with self._lock:
@@ -44,7 +43,7 @@ class FollowedEntry:
             return value, version
         return self.cs.get_config(self.app, self.obj), None
 
-    def _delivered(self, value: Any) -> None:
+    def _delivered(self, value: object) -> None:
         with self._lock:
             self._value, self._version = value, next(_versions)
 

@@ -12,11 +12,12 @@ done with the caller's credentials too.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import Forbidden as WriteRefused
+from fplus.jsontypes import JsonValue
 
 from ...model import edge_deployments as model
 from ..errors import BadRequest, Conflict, Forbidden, NotFound
@@ -25,6 +26,17 @@ log = logging.getLogger(__name__)
 TEMPLATE_APP = uuids.App.HelmChartTemplate
 NAME_MAX = 100
 """The longest chart template name."""
+
+
+class ChartTemplate(TypedDict):
+    """A Helm chart template as :meth:`ChartService.templates` lists it."""
+
+    uuid: str
+    name: str | None
+    chart: JsonValue
+    source: NotRequired[str]
+    system: bool
+    """A system chart's (the Cluster Manager's own, never deployed by a person)."""
 
 
 class ChartService:
@@ -36,7 +48,7 @@ class ChartService:
     def _system(self) -> set[str]:
         return set(self.cs.class_members(uuids.Class.SystemHelmChart))
 
-    def templates(self) -> list[dict[str, Any]]:
+    def templates(self) -> list[ChartTemplate]:
         """``{uuid, name, chart, source?, system}`` of every template, by name."""
         system = self._system()
         found = []
@@ -46,11 +58,10 @@ class ChartService:
                 continue
             info = self.cs.get_config(uuids.App.Info, chart)
             name = info.get("name") if isinstance(info, dict) else None
-            shown: dict[str, Any] = {"uuid": chart, "name": name if isinstance(name, str)
-                                     else None, "chart": entry.get("chart")}
-            if isinstance(entry.get("source"), str):
-                shown["source"] = entry["source"]
-            shown["system"] = chart in system
+            shown = ChartTemplate(uuid=chart, name=name if isinstance(name, str) else None,
+                                  chart=entry.get("chart"), system=chart in system)
+            if isinstance(source := entry.get("source"), str):
+                shown["source"] = source
             found.append(shown)
         return sorted(found, key=lambda c: (c["name"] or "", c["uuid"]))
 
