@@ -18,15 +18,13 @@ from ..._storage import ObjectRow
 
 
 @dataclass(frozen=True)
-class Obj:
-    """An object's registration facts."""
+class Obj(ObjectRow):
+    """An object's registration facts: its stored row, and what the domain reads of it."""
 
-    uuid: str
-    rank: int
-    klass: str | None
-    owner: str
-    deleted: bool
-    etag: str
+    @classmethod
+    def of(cls, row: ObjectRow) -> Obj:
+        """The object a stored row describes."""
+        return cls(row.uuid, row.rank, row.klass, row.owner, row.deleted, row.etag)
 
     def registration(self) -> JsonObject:
         """The Registration app entry for this object."""
@@ -35,10 +33,6 @@ class Obj:
         if self.klass is not None:
             reg["class"] = self.klass
         return reg
-
-    def row(self) -> ObjectRow:
-        """The storage row."""
-        return ObjectRow(self.uuid, self.rank, self.klass, self.owner, self.deleted, self.etag)
 
     def evolve(self, *, owner: str | None = None, etag: str | None = None) -> Obj:
         """A copy with the owner or etag given (its other facts: :func:`dataclasses.replace`)."""
@@ -62,7 +56,7 @@ class Graph:
         """Replace the whole graph with stored state (readers never see it half-built)."""
         fresh = Graph()
         for r in objects:
-            fresh.objects[r.uuid] = Obj(r.uuid, r.rank, r.klass, r.owner, r.deleted, r.etag)
+            fresh.objects[r.uuid] = Obj.of(r)
         for klass, member in members:
             fresh.set_member(klass, member, True)
         for klass, sub in subclasses:

@@ -176,7 +176,7 @@ class Replication:
         if row is None:
             self.core.graph.remove(uuid)
             return ConfigChanged(uuids.App.Registration, uuid, None, None)
-        obj = Obj(row.uuid, row.rank, row.klass, row.owner, row.deleted, row.etag)
+        obj = Obj.of(row)
         self.core.graph.put(obj)
         return ConfigChanged(uuids.App.Registration, uuid, obj.registration(), obj.etag)
 

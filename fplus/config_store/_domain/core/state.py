@@ -58,7 +58,7 @@ class Tx:
     def put_object(self, obj: Obj) -> Obj:
         """Store an object's facts with a fresh Registration etag."""
         obj = obj.evolve(etag=new_uuid())
-        self.w.put_object(obj.row())
+        self.w.put_object(obj)
         self.core.graph.put(obj)
         self.acl_dirty = True
         self.events.append(ConfigChanged(uuids.App.Registration, obj.uuid, obj.registration(),
