@@ -7,15 +7,12 @@ is imported here, after it. ``python -m fplus.config_store.cli`` runs it too.
 
 from __future__ import annotations
 
-from fplus.serving.startup.green import patch_all
+from fplus.serving.startup.green import run_patched
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: patch, then run the command."""
-    patch_all()
-    from .main import main as command  # after patching, as every import of the service
-
-    command(argv)
+    """Entry point: patch, then run the command (:mod:`.main`)."""
+    run_patched(f"{__package__}.main", argv)
 
 
 if __name__ == "__main__":

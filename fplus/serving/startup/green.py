@@ -9,6 +9,7 @@ must be imported after patching.
 
 from __future__ import annotations
 
+import importlib
 from importlib import metadata
 from typing import Any
 
@@ -28,3 +29,10 @@ def patch_all() -> None:
         monkey.patch_all()
     finally:
         metadata.entry_points = original
+
+
+def run_patched(module: str, argv: list[str] | None = None) -> None:
+    """Patch, then import ``module`` (a service's command) and run its ``main(argv)``: a
+    service's entry point, so that nothing of the service is imported unpatched."""
+    patch_all()
+    importlib.import_module(module).main(argv)
