@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
 from urllib.parse import quote
 
 from flask import Blueprint, Response, current_app, jsonify, make_response, request
@@ -60,7 +59,7 @@ def _ready_setup(cluster: str) -> SetupStatus:
     return setup
 
 
-def status_view(cluster: str) -> dict[str, Any]:
+def status_view(cluster: str) -> dict[str, object]:
     """The cluster's status with its derived phase (404 for an unknown cluster)."""
     api = services()
     setup = _setup(cluster)
