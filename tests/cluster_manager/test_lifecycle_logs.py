@@ -53,18 +53,18 @@ def test_each_lifecycle_event_is_one_info_line_without_secrets(stack: Stack) -> 
                     what="the teardown line")
     lines = [line for line in text.splitlines() if cluster in line]
     expected = [  # CM: the Cluster Manager's loggers
-        CM + r"services\.clusters: cluster \S+ \(logged\): created through the API",
+        CM + r"services\.clusters\.cluster_api: cluster \S+ \(logged\): created through the API",
         CM + r"reconcile\.commissioning: cluster \S+ \(logged\): commissioned "
         r"at [0-9a-f]{40} in \d+ ms",
         CM + r"_http\.cluster_routes: cluster \S+: bootstrap URL issued",
         CM + r"_http\.cluster_routes: cluster \S+: bootstrap script served",
         CM + r"_http\.cluster_routes: cluster \S+: bootstrap script refused: "
         r"this bootstrap URL has been used already",
-        CM + r"services\.secrets: cluster \S+: sealed ns/db key password to "
+        CM + r"services\.secrets\.sealed_secrets: cluster \S+: sealed ns/db key password to "
         r"SHA256:\S+ at "
         r"[0-9a-f]{40}",
-        CM + r"services\.secrets: cluster \S+: removed ns/db key password at",
-        CM + r"services\.clusters: cluster \S+: deletion requested \(forced\)",
+        CM + r"services\.secrets\.sealed_secrets: cluster \S+: removed ns/db key password at",
+        CM + r"services\.clusters\.cluster_api: cluster \S+: deletion requested \(forced\)",
         CM + r"reconcile\.teardown: cluster \S+ \(logged\): teardown started",
         CM + r"reconcile\.teardown: cluster \S+ \(logged\): teardown finished",
     ]
