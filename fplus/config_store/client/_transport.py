@@ -302,4 +302,4 @@ class Transport:
 
     def _delay(self, attempt: int) -> float:
         """Exponential back-off with jitter, capped at 10 s plus jitter."""
-        return min(self.backoff * (2**attempt), 10.0) + random.uniform(0, self.backoff)  # noqa: S311
+        return float(min(self.backoff * (2**attempt), 10.0)) + random.uniform(0, self.backoff)  # noqa: S311

@@ -13,7 +13,7 @@ import random
 import threading
 import uuid as uuidlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import websocket
 
@@ -88,7 +88,7 @@ class NotifyClient:
             self._by_uuid.clear()
             conn, thread = self._conn, self._thread
         if conn is not None:
-            conn.abort()
+            _abort(conn)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5.0)
 
@@ -172,7 +172,7 @@ class NotifyClient:
             ws.send(wire.request(sub.uuid, sub.request))
         except (websocket.WebSocketException, OSError) as exc:
             log.warning("notify: sending a subscription failed (%s); reconnecting", exc)
-            ws.abort()
+            _abort(ws)
 
     def _close_sub(self, sub: Subscription) -> None:
         with self._lock:
@@ -328,3 +328,8 @@ class NotifyClient:
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
+
+def _abort(ws: websocket.WebSocket) -> None:
+    """Shut the socket at once, waking a thread blocked reading it (websocket-client's
+    ``abort``, which its annotations leave untyped)."""
+    cast(Callable[[], None], ws.abort)()
