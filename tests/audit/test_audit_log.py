@@ -226,7 +226,8 @@ def test_fplus_audit(shared_stack: Stack, story: Story, home: dict[str, str]) ->
     login(shared_stack, home)
     shown = json.loads(fplus(home, "audit", "--cluster", story.name, "-o", "json").stdout)
     assert shown == audit(shared_stack, cluster=story.cluster)["entries"]
-    table = fplus(home, "audit", "--cluster", story.cluster, "--since", "1h").stdout
+    # -o wide: the default table shortens prose to fit 80 columns
+    table = fplus(home, "audit", "--cluster", story.cluster, "--since", "1h", "-o", "wide").stdout
     assert "refused 410 (used)" in table and "secret app/creds/password" in table
     assert "refused 403" in table and story.stranger_name in table
     assert "phase.changed" in table and "ok (Ready)" in table and "cluster-manager" in table

@@ -206,7 +206,8 @@ def test_fplus_audit_store(config_store: ConfigStoreProcess, tmp_path: Path) -> 
     shown = json.loads(fplus(env, "audit", "--store", "--target", name, "-o", "json").stdout)
     assert shown == _rows(admin, target=name)
     assert [r["action"] for r in shown] == ["grant.add", "principal.create"]
-    table = fplus(env, "audit", "--store", "--target", name, "--since", "1h").stdout
+    # -o wide: the default table shortens prose to fit 80 columns
+    table = fplus(env, "audit", "--store", "--target", name, "--since", "1h", "-o", "wide").stdout
     assert "principal.create" in table and f"grant {name}" in table and "admin" in table
     one = json.loads(fplus(env, "audit", "--store", "--target", name, "--limit", "1",
                            "-o", "json").stdout)
