@@ -74,6 +74,9 @@ class Class:
     """Ours: the objects of fleet deployments (their entries: :attr:`App.FleetDeployment`)."""
     ClusterRollout = "ba67a584-c565-4a76-a82c-2c95901f1364"
     """Ours: the objects of cluster rollouts (their entries: :attr:`App.ClusterRollout`)."""
+    MaintenanceWindow = "c229927d-62d6-425a-9372-86e370a23a5a"
+    """Ours: the objects of maintenance windows (their entries:
+    :attr:`App.MaintenanceWindow`)."""
 
 
 RANK_ROOTS: tuple[str, ...] = (Class.Individual, Class.R1Class, Class.R2Class, Class.R3Class)
@@ -127,6 +130,10 @@ class App:
     (``fplus.cluster_manager.rollouts.cluster_entry``); its progress is in
     :attr:`FleetRolloutStatus` under the same uuid, and a template rollout's candidate Flux
     template in :attr:`FluxTemplate` under it too."""
+    MaintenanceWindow = "8c5538ba-bda2-4e9a-be94-3161d6029c3a"
+    """Ours: ``{name, selector, schedule, duration, timeZone}``, when a rollout may change the
+    clusters ``selector`` matches (``fplus.cluster_manager.rollouts.windows``); the leading
+    Cluster Manager reads them."""
     ServiceUrl = "5ef70c20-d5e9-41ec-87dc-cc346e8c5dae"
     """Ours: ``{url}`` per service-function object, where the service is reached; each
     service writes its own at start, and the Directory route answers from it."""

@@ -209,6 +209,10 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
     held[(P.WriteApp, A.ClusterRollout, False, None)] = "…the API writes them"
     held[(P.CreateSpecificObj, C.ClusterRollout, False, None)] = "…as objects of their class"
     held[(P.DeleteObj, C.ClusterRollout, True, None)] = "…deletes one it could not write"
+    held[(P.ReadApp, A.MaintenanceWindow, False, None)] = "maintenance windows: API and leader"
+    held[(P.WriteApp, A.MaintenanceWindow, False, None)] = "…the API writes them"
+    held[(P.CreateSpecificObj, C.MaintenanceWindow, False, None)] = "…as objects of their class"
+    held[(P.DeleteObj, C.MaintenanceWindow, True, None)] = "…and deletes them"
     held[(P.WriteApp, A.FluxTemplate, False, uuids.Special.Mine)] = (
         "a template rollout's candidate, under the rollout it made (never the default)")
     held |= {

@@ -28,17 +28,19 @@ PASSWORD_FILE = "cluster-manager-password"  # noqa: S105 - a file name
 READS = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
          A.EdgeClusterRequest, A.EdgeClusterNameClaim,
          A.FluxTemplate, A.HelmChartTemplate, A.K8sResourceTemplate, A.BootstrapScript,
-         A.EdgeDeployment, A.FleetDeployment, A.FleetRolloutStatus, A.ClusterRollout)
+         A.EdgeDeployment, A.FleetDeployment, A.FleetRolloutStatus, A.ClusterRollout,
+         A.MaintenanceWindow)
 """Apps whose entries it reads (templates and the script only to render them)."""
 WRITES = (A.EdgeClusterConfiguration, A.EdgeClusterSetupStatus, A.EdgeClusterStatus,
           A.EdgeClusterRequest, A.EdgeClusterNameClaim,
           A.GitRepoConfig, A.SparkplugAddress, A.EdgeDeployment, A.FleetDeployment,
-          A.FleetRolloutStatus, A.ClusterRollout)
+          A.FleetRolloutStatus, A.ClusterRollout, A.MaintenanceWindow)
 """Apps whose entries it writes: the cluster API's, its own status, an edge's entries it
 creates at commissioning and removes at teardown, the Edge deployments of the deployment API
 and of the fleet deployments' expansion (each names a Helm chart template, which it cannot
 write; the expansion checks an entry's owner before it writes), the fleet deployments, the
-cluster rollouts, and their rollouts' progress (the leader's fleet loop)."""
+cluster rollouts, and their rollouts' progress (the leader's fleet loop), the maintenance
+windows (API)."""
 DELEGATED = (GIT.Pull, P.ReadApp, P.WriteApp)
 """The permissions of the grants it gives edge accounts (:mod:`.accounts`)."""
 
@@ -77,6 +79,8 @@ def grants(groups: Doc) -> list[Grant]:
         (P.DeleteObj, C.FleetDeployment, True, None),
         (P.CreateSpecificObj, C.ClusterRollout, False, None),
         (P.DeleteObj, C.ClusterRollout, True, None),
+        (P.CreateSpecificObj, C.MaintenanceWindow, False, None),
+        (P.DeleteObj, C.MaintenanceWindow, True, None),
         # a template rollout's candidate, under the rollout's object (which it made): never
         # the default template, nor any entry under an object it does not own
         (P.WriteApp, A.FluxTemplate, False, uuids.Special.Mine),

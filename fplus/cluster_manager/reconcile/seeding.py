@@ -38,6 +38,7 @@ APPS = {
     A.FleetDeployment: "Fleet deployment",
     A.FleetRolloutStatus: "Fleet rollout status",
     A.ClusterRollout: "Cluster rollout",
+    A.MaintenanceWindow: "Maintenance window",
 }
 SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "edge-cluster-configuration": A.EdgeClusterConfiguration,
@@ -53,6 +54,7 @@ SCHEMAS = {  # fplus/manifests/schemas.yaml key -> app
     "fleet-deployment": A.FleetDeployment,
     "fleet-rollout-status": A.FleetRolloutStatus,
     "cluster-rollout": A.ClusterRollout,
+    "maintenance-window": A.MaintenanceWindow,
 }
 SYNC_READS = (A.HelmChartTemplate, A.K8sResourceTemplate)
 """Apps every Edge Sync reads to turn Edge deployments into HelmReleases (the deployments
@@ -105,6 +107,7 @@ def seed(cs: ConfigStoreClient) -> dict[str, Any]:
                 C.EdgeClusterName: {"name": "Edge cluster name"},
                 C.FleetDeployment: {"name": "Fleet deployment"},
                 C.ClusterRollout: {"name": "Cluster rollout"},
+                C.MaintenanceWindow: {"name": "Maintenance window"},
             },
             C.App: {app: {"name": name} for app, name in APPS.items()},
             C.GitRepo: {repo: {"name": name} for repo, (_, name) in SHARED_REPOS.items()},
