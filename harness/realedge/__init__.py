@@ -38,11 +38,14 @@ class Edge:
         self.plane.stop()
 
 
-def start_edge(root: Path) -> Edge:
-    """Start a control plane and its host kubelet under ``root`` (stopped on failure)."""
+def start_edge(root: Path, image_env: dict[str, dict[str, str]] | None = None) -> Edge:
+    """Start a control plane and its host kubelet under ``root`` (stopped on failure);
+    ``image_env``: extra environment for the host processes of some images (by image name,
+    e.g. ``{"edge-sync": {"HEARTBEAT_INTERVAL": "2"}}``)."""
     plane = start_control_plane(root)
     try:
-        kubelet = HostKubelet(root, plane.url, plane.pki.ca_crt, plane.admin_kubeconfig).start()
+        kubelet = HostKubelet(root, plane.url, plane.pki.ca_crt, plane.admin_kubeconfig,
+                              image_env=dict(image_env or {})).start()
     except BaseException:
         plane.stop()
         raise

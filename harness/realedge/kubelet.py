@@ -20,6 +20,7 @@ import json
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,6 +137,12 @@ class HostKubelet:
     ports: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     """The last passes' failures (the tests print them when the edge misbehaves)."""
+    image_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Extra environment by image name (:data:`HOST_IMAGES`), over the Pod's own."""
+    held: set[str] = field(default_factory=set)
+    """Image names not run (see :meth:`hold`)."""
+    images: dict[tuple[str, str], str] = field(default_factory=dict)
+    """The image name each Deployment's process runs."""
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -166,11 +173,14 @@ class HostKubelet:
             containers = d.spec.template.spec.containers
             runner = next((image_name(c.image) for c in containers
                            if image_name(c.image) in HOST_IMAGES), None)
+            if runner in self.held:
+                continue  # as if its node were down
             if runner and (d.spec.replicas is None or d.spec.replicas > 0):
                 template = self.apps.api_client.sanitize_for_serialization(d.spec.template)
                 wanted[(d.metadata.namespace, d.metadata.name)] = (runner, template)
         for key in set(self.processes) - set(wanted):
-            self.processes.pop(key)[1].stop()
+            self.processes[key][1].stop()
+            del self.processes[key]  # after the stop: hold() waits for the process's end
         for key, (runner, template) in wanted.items():
             digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()
             current = self.processes.get(key)
@@ -180,6 +190,7 @@ class HostKubelet:
                 self.processes.pop(key)[1].stop()
             try:
                 self.processes[key] = (digest, self._run(key, runner, template))
+                self.images[key] = runner
             except kubernetes.client.ApiException:
                 continue  # its ServiceAccount, Secret or ConfigMap is not there yet
 
@@ -194,6 +205,7 @@ class HostKubelet:
         env = self._env(namespace, name, container, mounts)
         env |= {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
                 "KUBERNETES_SERVICE_PORT": self.api_url.rsplit(":", 1)[1], "HOME": str(workdir)}
+        env |= self.image_env.get(runner, {})
         argv = HOST_IMAGES[runner](run).argv(mounts)
         log = self.root / "logs" / f"{namespace}.{name}.log"
         return HostProcess(f"{namespace}/{name}", [
@@ -256,6 +268,20 @@ class HostKubelet:
                 key_ref = ref.get("secretKeyRef") or ref["configMapKeyRef"]
                 env[var["name"]] = self._data(kind, namespace, key_ref["name"])[key_ref["key"]]
         return {k: _rewrite(v, mounts) for k, v in env.items()}
+
+    def hold(self, image: str, timeout: float = 30.0) -> None:
+        """Stop running ``image``'s Deployments until :meth:`release` (as if their node went
+        down; the Deployments stay as they are); returns once the next passes stopped them."""
+        self.held.add(image)
+        deadline = time.monotonic() + timeout
+        while any(self.images.get(key) == image for key in list(self.processes)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{image} still runs {timeout:.0f} s after its hold")
+            time.sleep(0.2)
+
+    def release(self, image: str) -> None:
+        """Run ``image``'s Deployments again (from the next pass)."""
+        self.held.discard(image)
 
     def stop(self) -> None:
         self._stop.set()
