@@ -18,6 +18,7 @@ from . import (
     fleet_routes,
     secret_routes,
     service_routes,
+    window_routes,
 )
 from .context import ApiServices
 from .params import ChartConverter, ClusterConverter, DeploymentConverter, FleetConverter
@@ -40,6 +41,6 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     errors.register(app)
     for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
                deployment_routes.bp, chart_routes.bp, fleet_routes.bp, audit_routes.bp,
-               console.bp):
+               window_routes.bp, console.bp):
         app.register_blueprint(bp)
     return app

@@ -107,6 +107,8 @@ ACTIONS: dict[str, Action] = {
     "fleet.create_rollout": Action("rollout.create", "rollout", ANSWER),
     "fleet.request_rollout": _CLUSTER["rollout"],
     "fleet.promote_rollout": Action("rollout.promote", "rollout", "rollout"),
+    "windows.put_window": Action("maintenance-window.put", "maintenance-window", ANSWER),
+    "windows.delete_window": Action("maintenance-window.delete", "maintenance-window", ANSWER),
     # the console's forms make the same changes (a form posted without a session is sent
     # to sign in, and changes nothing: not recorded)
     "console.new_cluster": _CLUSTER["create"],
