@@ -50,8 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import cpu_ms_per_op, exit_on_sigterm, ok, pct, stack_cpu
 from bench._storage import BenchStorage, add_database_arg, bench_storage
 from fplus import manifests
+from fplus.cluster_manager.changes.rendering import context, repo_content
 from fplus.cluster_manager.model.settings import Settings
-from fplus.cluster_manager.reconcile.rendering import context, repo_content
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, NotifyClient
 from harness.gitcli import GIT_ENV, files_at

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fplus import bootstrap, manifests
-from fplus.cluster_manager.reconcile.rendering import repo_content
+from fplus.cluster_manager.changes.rendering import repo_content
 from fplus.templating import render
 from tests.bootstrap.test_pack import unpack, written
 from tests.manifests.samples import CONTEXTS

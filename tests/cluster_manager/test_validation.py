@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
+from fplus.cluster_manager.changes.rendering import repo_content
 from fplus.cluster_manager.model.cluster_config import (
     InvalidConfig,
     check_config,
     patched_config,
 )
-from fplus.cluster_manager.reconcile.rendering import repo_content
 
 GOOD = {"name": "line-1", "namespace": "fplus-edge"}
 

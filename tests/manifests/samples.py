@@ -10,13 +10,13 @@ from typing import Any
 import yaml
 
 from fplus import manifests
-from fplus.cluster_manager.formats.manifest_yaml import render_documents
-from fplus.cluster_manager.reconcile.rendering import (
+from fplus.cluster_manager.changes.rendering import (
     FLUX_SYSTEM_REPO,
     HELM_CHARTS_REPO,
     UPSTREAM,
     bundle_files,
 )
+from fplus.cluster_manager.formats.manifest_yaml import render_documents
 from fplus.templating import render
 
 # The context keys the default Flux template consumes (dotted paths), exactly.

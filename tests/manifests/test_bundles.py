@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from fplus import manifests
-from fplus.cluster_manager.reconcile.rendering import CENTRAL_CHARTS, bundle_files, helm_release
+from fplus.cluster_manager.changes.rendering import CENTRAL_CHARTS, bundle_files, helm_release
 from fplus.cluster_manager.reconcile.seeding import EDGE_CLUSTER_CHART
 from fplus.config_store import uuids
 from tests.manifests.crds import CustomResource

@@ -50,24 +50,14 @@ from collections.abc import Callable
 from fplus.config_store import uuids
 from fplus.config_store.client import PreconditionFailed, batch
 
+from ..changes.central_files import check_central_repos
+from ..changes.rendering import TemplateMissing, context, helm_release, repo_content
 from ..model import name_claims
 from ..model.apps_and_roles import FLUX, ROLES, STATUS_APP, Role
 from ..model.cluster_config import InvalidConfig, check_config
 from ..model.setup_status import FAILED, READY, Patch, SetupStatus
 from . import accounts as principals
-from .central_repo_check import CHARTS, FLUX_FILE
-from .central_repo_check import FLUX as FLUX_REPO
 from .job import Env, Job, OnResult, Step, record, send, stage
-from .rendering import (
-    SEALED_SECRETS_FILE,
-    TemplateMissing,
-    bundle_files,
-    context,
-    flux_files,
-    flux_version,
-    helm_release,
-    repo_content,
-)
 from .teardown import decommission
 
 log = logging.getLogger(__name__)
@@ -172,30 +162,11 @@ def render(job: Job, env: Env) -> None:
     template = env.desired.flux_template(job.spec)
     if template is None and "fluxTemplate" in job.spec:
         raise TemplateMissing(f"fluxTemplate: no Flux template {job.spec['fluxTemplate']} "
-                              "in the Flux template app")
-    flux = _check_central_repos(job, env, template)
+                              "in the Flux template app", "fluxTemplate")
+    flux = check_central_repos(env.central, env.repos, env.settings.air_gapped, template,
+                               job.spec)
     job.content = repo_content(template, context(env.settings, job.cluster, job.spec, helm,
                                                  flux), job.spec, env.settings.air_gapped)
-
-
-def _check_central_repos(job: Job, env: Env, template: object) -> str | None:
-    """The Flux version the cluster's edge applies from the centre (None: none named);
-    :class:`TemplateMissing` if a central repo lacks what the cluster's repo would name."""
-    if not isinstance(template, dict):
-        return None  # repo_content says why
-    air_gapped = env.settings.air_gapped
-    selected = set(bundle_files(template, job.spec, air_gapped))
-    if air_gapped and SEALED_SECRETS_FILE in selected:
-        env.central.require(env.repos, CHARTS, "sealed-secrets", "Chart.yaml",
-                            "air-gapped edges install the sealed-secrets chart from the "
-                            "shared charts repo, which does not hold it: import it with "
-                            "`cluster-manager import-chart sealed-secrets-<version>.tgz`")
-    flux = flux_version(template, job.spec)
-    if flux is not None and selected & flux_files(template):
-        env.central.require(env.repos, FLUX_REPO, flux, FLUX_FILE,
-                            f"Flux {flux} is not in the central Flux repo: import it with "
-                            "`cluster-manager import-flux` (a `flux install --export` of it)")
-    return flux
 
 
 def claim_repo(job: Job, env: Env) -> None:

@@ -15,6 +15,7 @@ import threading
 from fplus.config_store import uuids
 from fplus.config_store.client import SearchDelta, SearchMirror
 
+from ..changes.rendering import template_key
 from ..model.apps_and_roles import CONFIG_APP
 from .configdb import ConfigDB
 
@@ -106,8 +107,7 @@ class DesiredState:
         """The Flux template the cluster configuration ``config`` renders with (its pinned
         ``fluxTemplate``, else the default): as last delivered, or read now if none was
         delivered yet (None: there is none)."""
-        key = config.get("fluxTemplate") if isinstance(config, dict) else None
-        key = key if isinstance(key, str) else TEMPLATE_APP
+        key = template_key(config)
         with self._lock:
             template = self._templates.children.get(key)
         if template is None:

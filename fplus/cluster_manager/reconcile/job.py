@@ -15,15 +15,15 @@ from fplus.config_store.client import BatchOp, BatchResult, batch
 from fplus.git.store import RepoStore
 from fplus.jsontypes import Doc, as_object
 
+from ..changes.central_files import CentralFiles
+from ..changes.rendering import RepoContent
 from ..model.apps_and_roles import STATUS_APP, Role
 from ..model.cluster_config import ClusterConfig
 from ..model.name_claims import NameClaims
 from ..model.settings import Settings
 from ..model.setup_status import Patch, SetupStatus
-from .central_repo_check import CentralFiles
 from .configdb import ConfigDB
 from .desired_state import DesiredState
-from .rendering import RepoContent
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,12 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError, batch
 from fplus.git.repo import ChangeSet
 
+from ..changes.rendering import CLUSTER_DIR
 from ..model import edge_deployments, name_claims
 from ..model.apps_and_roles import EDGE_APP, REQUEST_APP, ROLES, STATUS_APP
 from ..model.setup_status import SetupStatus
 from . import accounts as principals
 from .job import Env, Job, record, send, stage
-from .rendering import CLUSTER_DIR
 from .workqueue import RequeueAfter
 
 log = logging.getLogger(__name__)

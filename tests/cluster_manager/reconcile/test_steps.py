@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
+from fplus.cluster_manager.changes.rendering import TemplateMissing
 from fplus.cluster_manager.model.apps_and_roles import EDGE_APP, FLUX, STATUS_APP, SYNC
 from fplus.cluster_manager.model.cluster_config import InvalidConfig
 from fplus.cluster_manager.model.setup_status import SetupStatus
 from fplus.cluster_manager.reconcile import accounts, teardown
 from fplus.cluster_manager.reconcile import commissioning as steps
 from fplus.cluster_manager.reconcile.job import Env, Job, send
-from fplus.cluster_manager.reconcile.rendering import TemplateMissing
 from fplus.cluster_manager.reconcile.workqueue import RequeueAfter
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError

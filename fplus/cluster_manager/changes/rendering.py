@@ -28,6 +28,7 @@ EDGE_SYNC_CA_FILE = "/etc/fplus/credentials/ca.crt"
 """Where Edge Sync finds the CA: key ``ca.crt`` of its mounted credentials Secret."""
 HELM_CHARTS_REPO = uuids.Shared.HelmChartsRepo
 FLUX_SYSTEM_REPO = uuids.Shared.FluxSystemRepo
+TEMPLATE_APP = uuids.App.FluxTemplate
 UPSTREAM = {"kind": "HelmRepository", "name": "sealed-secrets"}
 CENTRAL_CHARTS = {"kind": "GitRepository", "name": "helm-charts"}
 """Where the Sealed Secrets chart comes from: its upstream repo, or (air-gapped) the shared
@@ -101,7 +102,19 @@ def context(settings: Settings, uuid: str, config: ClusterConfig,
 
 
 class TemplateMissing(ValueError):
-    """A template entry the configuration needs is absent or unusable."""
+    """A template entry the configuration needs is absent or unusable (``field``: the
+    configuration's field that names it, empty when none does)."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def template_key(config: object) -> str:
+    """The Flux template app entry ``config`` renders with: its pinned ``fluxTemplate``,
+    else the default (the app's own uuid)."""
+    key = config.get("fluxTemplate") if isinstance(config, dict) else None
+    return key if isinstance(key, str) else TEMPLATE_APP
 
 
 def helm_release(cluster: str, config: ClusterConfig, chart: object,
@@ -109,7 +122,7 @@ def helm_release(cluster: str, config: ClusterConfig, chart: object,
     """The cluster's HelmRelease: the Helm chart template entry ``chart`` rendered into the
     K8s resource template entry for HelmReleases (ACS's ``edge-cluster-<uuid>``)."""
     if not is_object(chart) or "chart" not in chart:
-        raise TemplateMissing(f"unknown chart {config.get('chart')}")
+        raise TemplateMissing(f"unknown chart {config.get('chart')}", "chart")
     if not is_object(resource_template) or "template" not in resource_template:
         raise TemplateMissing("no HelmRelease resource template is configured")
     rendered_chart = as_object(render(chart, {"uuid": cluster, "name": config["name"]}))

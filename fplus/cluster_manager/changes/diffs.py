@@ -1,0 +1,107 @@
+"""What a change does to one cluster, as text: the repo files and Edge deployment entries
+added, changed and removed, and a unified diff of them capped at :data:`MAX_LINES` lines (the
+rest counted). The data of a Secret and the encrypted data of a SealedSecret are never shown:
+each of their values reads ``<hidden>``, or ``<hidden, changed>`` where it changes."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import yaml
+
+HIDDEN, CHANGED = "<hidden>", "<hidden, changed>"
+MAX_LINES = 200
+"""Diff lines shown per cluster; the answer counts the rest (``omitted``)."""
+_SECRET_FIELDS = {"Secret": ("data", "stringData"), "SealedSecret": ("spec.encryptedData",)}
+
+
+@dataclass(frozen=True)
+class Changed:
+    """Names added, changed and removed, each sorted."""
+
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+
+    def view(self) -> dict[str, list[str]]:
+        return {"added": self.added, "changed": self.changed, "removed": self.removed}
+
+
+def changed_names(before: Mapping[str, str], after: Mapping[str, str]) -> Changed:
+    """Which of the named texts are new, different or gone."""
+    return Changed(sorted(set(after) - set(before)),
+                   sorted(k for k in set(before) & set(after) if before[k] != after[k]),
+                   sorted(set(before) - set(after)))
+
+
+def _docs(text: str) -> list[object] | None:
+    try:
+        return list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return None
+
+
+def _secret_maps(doc: object) -> list[dict[str, object]]:
+    """The maps of ``doc`` whose values are secret (none unless a Secret or SealedSecret)."""
+    if not isinstance(doc, dict):
+        return []
+    found = []
+    for path in _SECRET_FIELDS.get(str(doc.get("kind")), ()):
+        node: object = doc
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            found.append(node)
+    return found
+
+
+def _masked(text: str, other: str | None) -> str:
+    """``text`` with its secret values hidden (``<hidden, changed>`` where ``other``, the
+    same file on the other side, holds another value); unchanged if it holds none."""
+    if "Secret" not in text:
+        return text
+    docs, others = _docs(text), _docs(other) if other is not None else None
+    if docs is None:
+        return text if not any(k in text for k in _SECRET_FIELDS) else HIDDEN
+    if not any(_secret_maps(d) for d in docs):
+        return text
+    for index, doc in enumerate(docs):
+        theirs = _secret_maps(others[index]) if others and index < len(others) else []
+        for n, values in enumerate(_secret_maps(doc)):
+            there = theirs[n] if n < len(theirs) else {}
+            for key in values:
+                values[key] = HIDDEN if there.get(key) == values[key] else CHANGED
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def masked_pair(before: str | None, after: str | None) -> tuple[str, str]:
+    """Both sides of one file with their secret values hidden."""
+    return (_masked(before, after) if before is not None else "",
+            _masked(after, before) if after is not None else "")
+
+
+def entry_text(entry: object) -> str:
+    """An Edge deployment entry as the diff shows it (keys sorted, one per line)."""
+    return json.dumps(entry, indent=2, sort_keys=True) + "\n"
+
+
+def unified(before: Mapping[str, str], after: Mapping[str, str],
+            names: Changed) -> list[str]:
+    """The unified diff lines of every added, changed and removed text."""
+    lines: list[str] = []
+    for name in sorted({*names.added, *names.changed, *names.removed}):
+        old, new = masked_pair(before.get(name), after.get(name))
+        lines += difflib.unified_diff(old.splitlines(), new.splitlines(),
+                                      "/dev/null" if name not in before else f"a/{name}",
+                                      "/dev/null" if name not in after else f"b/{name}",
+                                      lineterm="")
+    return lines
+
+
+def capped(lines: list[str], limit: int = MAX_LINES) -> tuple[str, int]:
+    """The first ``limit`` lines as text, and how many were left out."""
+    shown = lines[:limit]
+    return "\n".join(shown) + ("\n" if shown else ""), len(lines) - len(shown)

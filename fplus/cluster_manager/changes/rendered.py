@@ -1,0 +1,135 @@
+"""One cluster's repo rendered with a configuration, as the reconciler would render it, or the
+refusal it would meet; and the checks of a chart an Edge deployment names.
+
+:class:`Inputs` is read once for a whole change (one Config Store search per app, each Flux
+template once), so a change to 1,000 clusters costs a handful of requests; what the central
+repos hold is remembered by :class:`~.central_files.CentralFiles`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+
+from fplus.config_store import uuids
+from fplus.config_store.client import ConfigStoreClient
+from fplus.git.store import RepoStore
+from fplus.jsontypes import Doc, JsonObject, as_object, is_object
+from fplus.templating import render
+
+from ..model.apps_and_roles import CONFIG_APP
+from ..model.cluster_config import ALLOWED_KEYS, check_config
+from ..model.settings import Settings
+from .central_files import CHART_FILE, CHARTS, CentralFiles, chart_refusal, check_central_repos
+from .refusals import Refusal, refusal_of
+from .rendering import (
+    TEMPLATE_APP,
+    TemplateMissing,
+    context,
+    helm_release,
+    merged_values,
+    repo_content,
+    template_key,
+)
+
+CHART_FIELDS = ("chart", "values", "source", "prefix")
+
+
+def read_configs(cs: ConfigStoreClient) -> dict[str, dict[str, object]]:
+    """Every cluster's configuration entry (the fields it may hold): one search."""
+    found = as_object(cs.search(CONFIG_APP, {}, {k: k for k in sorted(ALLOWED_KEYS)}))
+    return {c: {k: v for k, v in e.items() if v is not None}
+            for c, e in found.items() if is_object(e)}
+
+
+@dataclass
+class Inputs:
+    """What every cluster of one change renders with, read once."""
+
+    cs: ConfigStoreClient
+    repos: RepoStore
+    settings: Settings
+    central: CentralFiles
+    templates: dict[str, object] = field(default_factory=dict)
+    """Flux template app key -> template (given, or read on first use)."""
+    _charts: dict[str, object] | None = None
+    _resource: object = None
+
+    def template(self, key: str) -> object:
+        if key not in self.templates:
+            self.templates[key] = self.cs.get_config(TEMPLATE_APP, key)
+        return self.templates[key]
+
+    def chart(self, chart: str) -> object:
+        """The Helm chart template entry ``chart`` (None: there is none)."""
+        if self._charts is None:
+            self._charts = {c: {k: v for k, v in e.items() if v is not None}
+                            for c, e in as_object(self.cs.search(
+                                uuids.App.HelmChartTemplate, {},
+                                {k: k for k in CHART_FIELDS})).items() if is_object(e)}
+        return self._charts.get(chart)
+
+    def resource(self) -> object:
+        """The K8s resource template HelmReleases are rendered into."""
+        if self._resource is None:
+            self._resource = self.cs.get_config(uuids.App.K8sResourceTemplate,
+                                                uuids.K8sResource.HelmRelease)
+        return self._resource
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A cluster's repo files under a configuration, or why it cannot be rendered."""
+
+    files: Mapping[str, str]
+    refused: Refusal | None = None
+
+
+def render_cluster(inputs: Inputs, cluster: str, config: object) -> Rendered:
+    """``cluster``'s repo as ``config`` would render it (the reconciler's checks, plus its
+    chart's presence in the shared charts repo and its values schema)."""
+    try:
+        spec = check_config(config)
+        helm = None
+        if "chart" in spec:
+            chart = inputs.chart(spec["chart"])
+            helm = helm_release(cluster, spec, chart, inputs.resource())
+            rendered_chart = as_object(render(chart, {"uuid": cluster, "name": spec["name"]}))
+            check_chart(inputs, rendered_chart,
+                        merged_values(rendered_chart.get("values"), spec.get("values")),
+                        "chart")
+        template = inputs.template(template_key(spec))
+        if template is None and "fluxTemplate" in spec:
+            raise TemplateMissing(f"no Flux template {spec['fluxTemplate']} in the Flux "
+                                  "template app", "fluxTemplate")
+        flux = check_central_repos(inputs.central, inputs.repos, inputs.settings.air_gapped,
+                                   template, spec)
+        content = repo_content(template, context(inputs.settings, cluster, spec, helm, flux),
+                               spec, inputs.settings.air_gapped)
+    except ValueError as exc:  # InvalidConfig, TemplateMissing, a template that won't render
+        return Rendered({}, refusal_of(exc))
+    return Rendered(content.files)
+
+
+def check_chart(inputs: Inputs, chart: Doc, values: JsonObject, field: str) -> None:
+    """:class:`TemplateMissing` (naming ``field``) unless the chart the Helm chart template
+    ``chart`` names is in the shared charts repo (when it comes from there) and ``values``
+    pass its ``values.schema.json`` (when it has one)."""
+    name = chart.get("chart")
+    if not isinstance(name, str) or chart.get("source", CHARTS) != CHARTS:
+        return
+    inputs.central.require(inputs.repos, CHARTS, name, CHART_FILE, chart_refusal(name), field)
+    schema = inputs.central.values_schema(inputs.repos, name)
+    if schema is None:
+        return
+    try:
+        error = jsonschema.exceptions.best_match(
+            jsonschema.validators.validator_for(schema)(schema).iter_errors(values))
+    except SchemaError:
+        return  # helm says so on the edge; a broken schema is the chart's, not this change's
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path) or "(the values)"
+        raise TemplateMissing(f"the values of chart {name} are refused by its "
+                              f"values.schema.json at {where}: {error.message}", "values")
