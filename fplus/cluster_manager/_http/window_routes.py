@@ -1,4 +1,4 @@
-"""``/v1/maintenance-window[/<name>]``: create or replace, list, read and delete maintenance
+"""``/v1/maintenance-window[/<window>]``: create or replace, list, read and delete maintenance
 windows (:mod:`..rollouts.window_service`).
 
 A window holds back changes to any cluster, so changing one takes the wildcard grant of the
@@ -52,14 +52,14 @@ def _body() -> object:
         raise BadRequest(f"{SHAPE}: {exc}") from None
 
 
-@bp.put("/v1/maintenance-window/<name>")
-def put_window(name: str) -> tuple[Response, int]:
+@bp.put("/v1/maintenance-window/<window>")
+def put_window(window: str) -> tuple[Response, int]:
     _change()
     only_query()
-    view, created = window_service().put(name, _body())
+    view, created = window_service().put(window, _body())
     resp = jsonify(view)
     if created:
-        resp.headers["Location"] = url_for("windows.get_window", name=name)
+        resp.headers["Location"] = url_for("windows.get_window", window=window)
     return resp, 201 if created else 200
 
 
@@ -70,16 +70,16 @@ def list_windows() -> Response:
     return jsonify({"maintenanceWindows": window_service().list()})
 
 
-@bp.get("/v1/maintenance-window/<name>")
-def get_window(name: str) -> Response:
+@bp.get("/v1/maintenance-window/<window>")
+def get_window(window: str) -> Response:
     require_window_read(caller())
     only_query()
-    return jsonify(window_service().get(name))
+    return jsonify(window_service().get(window))
 
 
-@bp.delete("/v1/maintenance-window/<name>")
-def delete_window(name: str) -> Response:
+@bp.delete("/v1/maintenance-window/<window>")
+def delete_window(window: str) -> Response:
     _change()
     only_query()
-    uuid = window_service().delete(name)
-    return jsonify({"uuid": uuid, "name": name, "deleted": True})
+    uuid = window_service().delete(window)
+    return jsonify({"uuid": uuid, "name": window, "deleted": True})
