@@ -6,10 +6,11 @@ else a new one; either is answered in ``X-Request-Id``. After a route listed in
 :data:`ACTIONS` answers (a refusal too), one row is written naming the principal, the action,
 its target as the URL (or, for a create, the answer) names it, and the status. Nothing of a
 request's body or query is recorded: names only, never values or tokens. A request that
-changes nothing (``dryrun``, ``HEAD``) is not recorded. Nor is a request whose caller proved
-nothing (a 401, or any answer before a principal or the cluster's bootstrap token was
-checked): rows for those would let anyone fill the table. A bootstrap URL refused as used or
-expired is recorded once per URL and reason (per process): its replays add none.
+changes nothing (``dryrun`` or ``dryRun``, ``HEAD``) is not recorded. Nor is a request
+whose caller proved nothing (a 401, or any answer before a principal or the cluster's
+bootstrap token was checked): rows for those would let anyone fill the table. A bootstrap
+URL refused as used or expired is recorded once per URL and reason (per process): its
+replays add none.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def _record(response: Response) -> Response:
 
 def _changes(action: Action) -> bool:
     """Whether this request of an audited route may change something."""
-    if "dryrun" in request.args or request.method in ("HEAD", "OPTIONS"):
+    if {"dryrun", "dryRun"} & set(request.args) or request.method in ("HEAD", "OPTIONS"):
         return False
     if request.method == "GET" and not action.reads:
         return False

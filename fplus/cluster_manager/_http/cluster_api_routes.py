@@ -31,12 +31,14 @@ bp = Blueprint("cluster_api", __name__)
 LIST_PARAMS = ("phase", "sync", "search", "selector", "sort", "limit", "after")
 TRUE, FALSE = ("true", "1", "yes", ""), ("false", "0", "no")
 PATCH_TYPES = ("application/merge-patch+json", "application/json")
+DRY_RUN = "dryRun"
+"""``?dryRun``: answer what the change would do (:mod:`..changes.preview`), write nothing."""
 
 
 @bp.post("/v1/cluster")
 def create_cluster() -> tuple[Response, int]:
     who = require(uuids.EdgePerm.Clusters, uuids.NULL)
-    only_query()
+    only_query(DRY_RUN)
     shape = ("the body must be a JSON object {name, namespace, chart?, bare?, sealedSecrets?, "
              "fluxVersion?, fluxTemplate?, values?, labels?}")
     if not request.is_json:
@@ -45,6 +47,9 @@ def create_cluster() -> tuple[Response, int]:
         body = loads_checked(request.get_data(cache=False))
     except JSONRejected as exc:
         raise BadRequest(f"{shape}: {exc}") from None
+    if _flag(DRY_RUN):
+        return jsonify(services().clusters.preview_create(body, str(uuidlib.uuid4()),
+                                                          acting(who))), 200
     created = services().clusters.create(body, str(uuidlib.uuid4()), acting(who))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("clusters.status", cluster=created["uuid"])
@@ -97,7 +102,7 @@ def get_cluster(cluster: str) -> Response:
 @bp.patch("/v1/cluster/<cluster:cluster>")
 def patch_cluster(cluster: str) -> Response:
     who = require(uuids.EdgePerm.Clusters, cluster)
-    only_query()
+    only_query(DRY_RUN)
     if request.mimetype not in PATCH_TYPES:
         raise UnsupportedMediaType("the body must be a JSON merge-patch of the configuration, "
                                    "sent as application/merge-patch+json (or application/json)")
@@ -105,6 +110,8 @@ def patch_cluster(cluster: str) -> Response:
         patch = loads_checked(request.get_data(cache=False))
     except JSONRejected as exc:
         raise BadRequest(f"the body must be a JSON merge-patch: {exc}") from None
+    if _flag(DRY_RUN):
+        return jsonify(services().clusters.preview_edit(cluster, patch, acting(who)))
     tags = request.if_match if "If-Match" in request.headers else None
 
     def matches(etag: str) -> bool:

@@ -35,6 +35,7 @@ from .params import only_query
 bp = Blueprint("fleet", __name__)
 SHAPE = ("the body must be a JSON object {name, chart, values?, selector?: {matchLabels?, "
          "matchExpressions?}, clusters?: [uuid], overrides?: {<cluster uuid>: values}}")
+DRY_RUN = "dryRun"
 ROLLOUT_SHAPE = ("the body must be a JSON object {name, change: {fluxVersion} | {fluxTemplate}, "
                  "selector?, clusters?: [uuid], rollout?: {maxUnavailable?, steps?}}")
 
@@ -61,6 +62,16 @@ def fleet_service() -> FleetService:
     return fleet
 
 
+def _dry_run() -> bool:
+    """``?dryRun`` (or ``=true``): answer what the change would do, write nothing."""
+    value = request.args.get(DRY_RUN)
+    if value is None or value.lower() in ("false", "0", "no"):
+        return False
+    if value.lower() in ("", "true", "1", "yes"):
+        return True
+    raise BadRequest(f"{DRY_RUN} must be true or false")
+
+
 def _read() -> Caller:
     return require_fleet_read(caller())
 
@@ -85,7 +96,9 @@ def _with_etag(view: Mapping[str, object], etag: str | None,
 @bp.post("/v1/fleet-deployment")
 def create_fleet() -> tuple[Response, int]:
     _change()
-    only_query()
+    only_query(DRY_RUN)
+    if _dry_run():
+        return jsonify(fleet_service().preview_create(_body(), str(uuidlib.uuid4()))), 200
     created = fleet_service().create(_body(), str(uuidlib.uuid4()))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("fleet.get_fleet", fleet=created["uuid"])
@@ -109,12 +122,13 @@ def get_fleet(fleet: str) -> tuple[Response, int]:
 @bp.patch("/v1/fleet-deployment/<fleet:fleet>")
 def patch_fleet(fleet: str) -> tuple[Response, int]:
     _change()
-    only_query()
+    only_query(DRY_RUN)
     patch = _body(("application/merge-patch+json", "application/json"))
     if_match = request.headers.get("If-Match")
-    updated = fleet_service().patch(fleet, patch,
-                                    if_match.strip().strip('"') if if_match else None)
-    return jsonify(updated), 200
+    etag = if_match.strip().strip('"') if if_match else None
+    if _dry_run():
+        return jsonify(fleet_service().preview_patch(fleet, patch, etag)), 200
+    return jsonify(fleet_service().patch(fleet, patch, etag)), 200
 
 
 @bp.delete("/v1/fleet-deployment/<fleet:fleet>")
@@ -128,8 +142,11 @@ def delete_fleet(fleet: str) -> tuple[Response, int]:
 @bp.post("/v1/rollout")
 def create_rollout() -> tuple[Response, int]:
     who = _change()
-    only_query()
-    service = ClusterRolloutService(fleet_service().cs)
+    only_query(DRY_RUN)
+    service = ClusterRolloutService(fleet_service().cs, fleet_service().changes)
+    if _dry_run():
+        return jsonify(service.preview(_body(shape=ROLLOUT_SHAPE), str(uuidlib.uuid4()),
+                                       acting(who))), 200
     created = service.create(_body(shape=ROLLOUT_SHAPE), str(uuidlib.uuid4()), acting(who))
     resp = jsonify(created)
     resp.headers["Location"] = url_for("fleet.get_rollout", rollout=created["uuid"])

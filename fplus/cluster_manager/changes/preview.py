@@ -93,7 +93,8 @@ class Changes:
         refused, before, after = target.refused, {}, {}
         if target.after is not NO_REPO_CHANGE:
             rendered = render_cluster(inputs, target.uuid, target.after)
-            refused, after = refused or rendered.refused, dict(rendered.files)
+            refused, after = refused or _new(inputs, target, rendered.refused), \
+                dict(rendered.files)
             if compare and target.before is not None and rendered.refused is None:
                 before = dict(render_cluster(inputs, target.uuid, target.before).files)
         if not compare:
@@ -108,6 +109,15 @@ class Changes:
             Changed(*([f"deployment/{n}" for n in names] for names in (
                 deployments.added, deployments.changed, deployments.removed))))
         return Assessed(target, refused, files, deployments, lines)
+
+
+def _new(inputs: Inputs, target: Target, refused: Refusal | None) -> Refusal | None:
+    """``refused`` unless the configuration before the change met it already (the change
+    neither causes nor mends it: a label change on a Failed cluster is no change of that)."""
+    if refused is None or target.before is None:
+        return refused
+    return None if render_cluster(inputs, target.uuid, target.before).refused == refused \
+        else refused
 
 
 def refusals(assessed: Sequence[Assessed]) -> list[ClusterRefusal]:

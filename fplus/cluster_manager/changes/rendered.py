@@ -133,3 +133,19 @@ def check_chart(inputs: Inputs, chart: Doc, values: JsonObject, field: str) -> N
         where = ".".join(str(p) for p in error.absolute_path) or "(the values)"
         raise TemplateMissing(f"the values of chart {name} are refused by its "
                               f"values.schema.json at {where}: {error.message}", "values")
+
+
+def deployment_refusal(inputs: Inputs, chart: str, cluster: str, name: str,
+                       values: JsonObject) -> Refusal | None:
+    """Why an Edge deployment of the Helm chart template ``chart`` with ``values`` on
+    ``cluster`` (named ``name``) cannot work, as Edge Sync would render it (None: it can)."""
+    template = inputs.chart(chart)
+    if not is_object(template):
+        return Refusal("chart", f"{chart} is not a Helm chart template")
+    try:
+        rendered = as_object(render(template, {"uuid": cluster, "name": name}))
+        check_chart(inputs, rendered, merged_values(
+            merged_values({"cluster": name}, rendered.get("values")), values), "chart")
+    except ValueError as exc:
+        return refusal_of(exc, "chart")
+    return None

@@ -22,6 +22,7 @@ from fplus.serving.startup.login import ServiceCredentials
 from .._http.app import create_app
 from .._http.context import ApiServices
 from ..audit import AuditLog, OwnChanges
+from ..changes.preview import Changes
 from ..db import Database, open_database
 from ..escrow import Escrow, Keyring, SealedKeys
 from ..keypin import KeyPins
@@ -114,10 +115,12 @@ def build(plan: Plan) -> Served:
     phases = FleetPhases(cs)
     metrics.track_phases(phases.counts, phases.late_edges)
     metrics.track_reseals(secrets.reseals_pending)
+    changes = Changes(cs, repos, settings)  # the API's checks and previews of a change
     api = ApiServices(
         cs=cs, access=Access(cs, settings.auth_cache_seconds), secrets=secrets,
         clusters=ClusterService(cs, claims, quota=settings.cluster_quota,
-                                changed=fleet_rows.forget, label_moves=label_moves),
+                                changed=fleet_rows.forget, label_moves=label_moves,
+                                changes=changes),
         tokens=tokens,
         scripts=ScriptBuilder(cs, flux_install_file=settings.flux_install_file,
                               wait_timeout=settings.bootstrap_wait_timeout,
@@ -132,7 +135,7 @@ def build(plan: Plan) -> Served:
                                                settings.flux_install_file is not None)),
         metrics=metrics, external_url=settings.external_url or "",
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
-        heads=heads, fleet_rows=fleet_rows, fleet=FleetService(cs),
+        heads=heads, fleet_rows=fleet_rows, fleet=FleetService(cs, changes),
         config_store_url=settings.edge_store_url, audit=audit,
         imports=ImportService(cs, repos))
     app = create_app(api, settings.body_limit)

@@ -21,6 +21,21 @@ ALLOWED_KEYS = {"name", "namespace", "chart", "bare", "sealedSecrets", "fluxVers
 FLUX_VERSION = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
+def with_v(version: object) -> object:
+    """A Flux version in the ``v`` form it is stored in (``2.7.5`` -> ``v2.7.5``); anything
+    else as it is (the checks refuse it)."""
+    if isinstance(version, str) and FLUX_VERSION.match(f"v{version}"):
+        return f"v{version}"
+    return version
+
+
+def with_v_field(doc: object) -> object:
+    """``doc`` with its ``fluxVersion`` (if any) in the ``v`` form (a copy; else as it is)."""
+    if not is_object(doc) or "fluxVersion" not in doc:
+        return doc
+    return dict(doc) | {"fluxVersion": with_v(doc["fluxVersion"])}
+
+
 EDITABLE = ("values", "chart", "fluxVersion", "sealedSecrets", "labels", "fluxTemplate")
 """The fields an edit (``PATCH /v1/cluster/<c>``) may change."""
 FIXED = {

@@ -5,10 +5,13 @@ The service writes only the fleet deployment's object, Info name and entry; the 
 expands it (:mod:`.fleet_kind`). Every refusal is a 422 naming the field, with nothing
 written: a malformed body, a chart that is not a Helm chart template or is a system chart
 (refused as per-cluster deployments refuse it), a listed cluster that is not configured,
-and a name another deployment already holds on a cluster it targets
-(found by running the expansion with the new entry, as the newest). A read runs the same
-expansion to say which clusters it targets and where it meets a conflict, and rolls up each
-deployment's state (:mod:`..model.deployment_state`).
+a name another deployment already holds on a cluster it targets
+(found by running the expansion with the new entry, as the newest), and a deployment that
+could not work on a cluster it reaches (its chart not in the shared charts repo, values its
+``values.schema.json`` refuses: :mod:`..changes`, naming the cluster). ``preview_create`` and
+``preview_patch`` answer what the change would do (``?dryRun``), writing nothing. A read
+runs the same expansion to say which clusters it targets and where it meets a conflict, and
+rolls up each deployment's state (:mod:`..model.deployment_state`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
 from fplus.jsontypes import Doc, as_object, is_object
 
+from ..changes.preview import Assessed, Changes, Target, answer, refusals
+from ..changes.refusals import refuse
+from ..changes.rendered import deployment_refusal
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
 from ..model.edge_deployments import DEPLOYMENT_APP
@@ -35,8 +41,17 @@ from ..services.deployments.system_charts import is_system_chart, system_chart_r
 from ..services.errors import NotFound, PreconditionFailed, Unprocessable
 from ..services.fleet.throttled_counts import ThrottledCounts
 from ..services.named_entries import create_named_entry
-from .fleet_entry import FLEET_APP, FLEET_CLASS, INTERNAL, FleetEntry, request_errors
+from .fleet_entry import (
+    FLEET_APP,
+    FLEET_CLASS,
+    INTERNAL,
+    Fleet,
+    FleetEntry,
+    member_uuid,
+    request_errors,
+)
 from .fleet_expansion import Plan, expand
+from .preview_plan import preview_plan
 
 log = logging.getLogger(__name__)
 FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "rollout",
@@ -115,15 +130,59 @@ def _head(fleet: str, entry: object) -> dict[str, object]:
 class FleetService:
     """Create, read, list, patch and delete fleet deployments."""
 
-    def __init__(self, cs: ConfigStoreClient) -> None:
-        self.cs = cs
+    def __init__(self, cs: ConfigStoreClient, changes: Changes) -> None:
+        self.cs, self.changes = cs, changes
 
-    def create(self, body: object, fleet: str) -> dict[str, object]:
-        """Create fleet deployment ``fleet`` (a new uuid) from ``body``."""
+    def _new(self, body: object, fleet: str) -> dict[str, object]:
         entry = self._checked(body, fleet)
         entry["createdAt"] = datetime.now(UTC).isoformat(timespec="microseconds").replace(
             "+00:00", "Z")
         self._check_conflicts(fleet, entry)
+        return entry
+
+    def preview_create(self, body: object, fleet: str) -> dict[str, object]:
+        """What creating fleet deployment ``fleet`` from ``body`` would do; writes nothing."""
+        return self._preview(fleet, self._new(body, fleet))
+
+    def _preview(self, fleet: str, entry: Doc) -> dict[str, object]:
+        world = read_fleetwide(self.cs)
+        assessed = self._assessed(world, fleet, entry, compare=True)
+        plan = preview_plan(self.cs, entry.get("rollout"), [a.target.uuid for a in assessed
+                                                            if a.target.deployments_after],
+                            {c: as_object(e) for c, e in world.configs.items()})
+        return answer(assessed, plan)
+
+    def _assessed(self, world: Fleetwide, fleet: str, entry: Doc,
+                  compare: bool) -> list[Assessed]:
+        """Each cluster whose Edge deployment of ``fleet`` the new ``entry`` adds, changes
+        or removes, checked (and, to ``compare``, its entries before and after)."""
+        plan = expand(world.fleets | {fleet: entry}, world.configs, world.deployments)
+        writes = {d.uuid: d.entry() for d, _ in plan.writes}
+        parsed = Fleet.parse(fleet, entry)
+        inputs = self.changes.inputs()
+        found = []
+        for cluster in sorted(world.configs):
+            member = member_uuid(fleet, cluster)
+            old = _stored(world.deployments.get(member))
+            new = writes.get(member, None if member in plan.removals else old)
+            if old == new:
+                continue
+            name = str(as_object(world.configs[cluster]).get("name"))
+            refused = None if new is None or isinstance(parsed, str) else deployment_refusal(
+                inputs, parsed.chart, cluster, name, parsed.values_for(cluster))
+            found.append(Target(cluster, name, deployments_before=_named(old),
+                                deployments_after=_named(new), refused=refused))
+        return self.changes.assess(found, compare=compare, inputs=inputs)
+
+    def _check_reach(self, fleet: str, entry: Doc) -> None:
+        """422 naming each cluster on which the deployment ``entry`` could not work."""
+        refuse(refusals(self._assessed(read_fleetwide(self.cs), fleet, entry,
+                                       compare=False)))
+
+    def create(self, body: object, fleet: str) -> dict[str, object]:
+        """Create fleet deployment ``fleet`` (a new uuid) from ``body``."""
+        entry = self._new(body, fleet)
+        self._check_reach(fleet, entry)
         create_named_entry(self.cs, FLEET_CLASS, FLEET_APP, fleet, str(entry["name"]), entry)
         log.info("fleet deployment %s (%s): created", fleet, entry["name"])
         return self.get(fleet)[0]
@@ -180,9 +239,14 @@ class FleetService:
             found.append({**_head(fleet, world.fleets[fleet]), **view})
         return found
 
-    def patch(self, fleet: str, patch: object,
-              if_match: str | None = None) -> dict[str, object]:
-        """Merge-patch the entry (``createdAt`` kept); 412 if ``if_match`` is stale."""
+    def preview_patch(self, fleet: str, patch: object,
+                      if_match: str | None = None) -> dict[str, object]:
+        """What :meth:`patch` would do; writes nothing."""
+        return self._preview(fleet, self._patched(fleet, patch, if_match)[0])
+
+    def _patched(self, fleet: str, patch: object,
+                 if_match: str | None) -> tuple[dict[str, object], Doc, str | None]:
+        """The entry ``patch`` makes (checked), the current one and its etag."""
         if not is_object(patch):
             raise Unprocessable("the patch must be a JSON object (RFC 7386 merge-patch)")
         entry, etag = self._entry(fleet)
@@ -199,6 +263,13 @@ class FleetService:
         updated = self._checked({k: v for k, v in merged.items() if k not in INTERNAL}, fleet)
         updated |= {k: entry[k] for k in INTERNAL if k in entry}
         self._check_conflicts(fleet, updated)
+        return updated, entry, etag
+
+    def patch(self, fleet: str, patch: object,
+              if_match: str | None = None) -> dict[str, object]:
+        """Merge-patch the entry (``createdAt`` kept); 412 if ``if_match`` is stale."""
+        updated, entry, etag = self._patched(fleet, patch, if_match)
+        self._check_reach(fleet, updated)
         try:
             self.cs.put_config(FLEET_APP, fleet, updated, if_match=etag)
         except StaleEntry:
@@ -216,6 +287,18 @@ class FleetService:
         self.cs.delete_config(FLEET_APP, fleet)
         self.cs.delete_object(fleet)
         log.info("fleet deployment %s: deleted", fleet)
+
+
+def _stored(entry: object) -> dict[str, object] | None:
+    """A searched Edge deployment entry without the fields it does not hold."""
+    if not is_object(entry):
+        return None
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def _named(entry: Doc | None) -> dict[str, object]:
+    """``{its name: entry}`` (nothing for None)."""
+    return {} if entry is None else {str(entry.get("name")): entry}
 
 
 class FleetStates(ThrottledCounts):

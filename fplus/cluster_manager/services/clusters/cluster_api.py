@@ -30,8 +30,16 @@ from fplus.config_store.client import PreconditionFailed as EntryChanged
 from fplus.config_store.client import Unprocessable as EntryRefused
 from fplus.jsontypes import as_object
 
+from ...changes.preview import Assessed, Changes, Target, answer, refusals
+from ...changes.refusals import refuse
 from ...model.apps_and_roles import CONFIG_APP, REQUEST_APP, STATUS_APP
-from ...model.cluster_config import InvalidConfig, check_config, patched_config
+from ...model.cluster_config import (
+    ClusterConfig,
+    InvalidConfig,
+    check_config,
+    patched_config,
+    with_v_field,
+)
 from ...model.name_claims import NameClaims
 from ...model.setup_status import SetupStatus
 from ..errors import Conflict, NotFound, PreconditionFailed, TooMany, Unprocessable
@@ -70,21 +78,37 @@ class ClusterService:
     def __init__(self, cs: ConfigStoreClient, claims: NameClaims,
                  liveness: Liveness | None = None, quota: int = QUOTA,
                  changed: Callable[[], None] | None = None, *,
-                 label_moves: LabelMoves) -> None:
+                 label_moves: LabelMoves, changes: Changes) -> None:
         self.cs, self.claims, self.liveness = cs, claims, liveness or Liveness()
+        self.changes = changes
         self.quota = quota
         self._changed = changed or (lambda: None)  # after a write: the list reads afresh
         self._label_moves = label_moves
 
-    def create(self, body: object, cluster: str, creator: Acting) -> dict[str, object]:
-        """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
-        for ``creator`` (429 when it has created its quota of clusters; 403 when it lacks
-        a grant :func:`.grants.check_create` asks for)."""
+    def _new_config(self, body: object, cluster: str, creator: Acting) -> ClusterConfig:
+        """``body`` as a new cluster's entry, checked (422, 403) and rendered (422)."""
         try:
-            config = check_config(body)
+            config = check_config(with_v_field(body))
         except InvalidConfig as exc:
             raise Unprocessable(str(exc)) from exc
         check_create(self.cs, creator, config)
+        return config
+
+    def preview_create(self, body: object, cluster: str, creator: Acting) -> dict[str, object]:
+        """What creating ``cluster`` from ``body`` would commit (``?dryRun``); writes
+        nothing."""
+        config = self._new_config(body, cluster, creator)
+        return answer(self.changes.assess([Target(cluster, config["name"], None, config)],
+                                          compare=True))
+
+    def create(self, body: object, cluster: str, creator: Acting) -> dict[str, object]:
+        """Create cluster ``cluster`` (a new uuid) from ``body``: its object and entry,
+        for ``creator`` (429 when it has created its quota of clusters; 403 when it lacks
+        a grant :func:`.grants.check_create` asks for; 422 naming the field and the fix when
+        its repo would not render)."""
+        config = self._new_config(body, cluster, creator)
+        refuse(refusals(self.changes.assess([Target(cluster, config["name"], None, config)],
+                                            compare=False)))
         self._check_quota(creator)
         holder = self.claims.claim(config["name"], cluster, creator=creator.caller.uuid)
         if holder is not None:
@@ -160,12 +184,8 @@ class ClusterService:
         commissioned; 403 naming the grant for a change :func:`.grants.check_edit`
         refuses ``editor``. Nothing is written on a refusal."""
         for _ in range(EDIT_TRIES):
-            current = self.configured(cluster)
-            try:
-                config = patched_config(current.config, patch)
-            except InvalidConfig as exc:
-                raise Unprocessable(str(exc)) from exc
-            check_edit(self.cs, editor, cluster, current.config, config, self._label_moves)
+            current, config = self._proposed(cluster, patch, editor)
+            refuse(refusals(self._assess(cluster, current, config, compare=False)))
             if if_match is not None and not if_match(current.etag):
                 raise PreconditionFailed(
                     f"cluster {cluster}'s configuration changed since it was read (its ETag "
@@ -188,6 +208,28 @@ class ClusterService:
             return Configured(config, etag or self.configured(cluster).etag)
         raise Conflict(f"cluster {cluster}'s configuration kept changing while it was "
                        "edited; nothing was written: try again")
+
+    def _proposed(self, cluster: str, patch: object,
+                  editor: Acting) -> tuple[Configured, ClusterConfig]:
+        """The current entry and the one ``patch`` makes of it, checked (422, 403)."""
+        current = self.configured(cluster)
+        try:
+            config = patched_config(current.config, with_v_field(patch))
+        except InvalidConfig as exc:
+            raise Unprocessable(str(exc)) from exc
+        check_edit(self.cs, editor, cluster, current.config, config, self._label_moves)
+        return current, config
+
+    def _assess(self, cluster: str, current: Configured, config: ClusterConfig,
+                compare: bool) -> list[Assessed]:
+        return self.changes.assess([Target(cluster, config["name"], current.config, config)],
+                                   compare=compare)
+
+    def preview_edit(self, cluster: str, patch: object, editor: Acting) -> dict[str, object]:
+        """What ``editor``'s merge-patch would change in ``cluster``'s repo (``?dryRun``);
+        writes nothing."""
+        current, config = self._proposed(cluster, patch, editor)
+        return answer(self._assess(cluster, current, config, compare=True))
 
     def _edge(self, cluster: str) -> dict[str, object] | None:
         """The edge's status entry; an unreadable one counts as none here (its own status
