@@ -19,6 +19,7 @@ from .flux import flux
 from .rollout import rollout
 from .secrets import secret
 from .session import login, logout, whoami
+from .window import window
 
 SHELLS = ("bash", "zsh")
 
@@ -55,6 +56,7 @@ cli.add_command(chart)
 cli.add_command(fleet)
 cli.add_command(flux)
 cli.add_command(rollout)
+cli.add_command(window)
 cli.add_command(audit)
 
 
