@@ -20,6 +20,8 @@ from .output import Column, emit, output_option, quiet_option
 from .session import manager
 from .values import read_values
 
+DEFAULT = "default"
+"""``--flux-version default``, ``--flux-template default``: the field removed (null)."""
 EDIT_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("PHASE", lambda c: c.get("phase")), ("CHART", lambda c: c.get("chart")),
@@ -78,24 +80,31 @@ def label(cluster_ref: str, changes: tuple[str, ...], overwrite: bool, fmt: str)
                    "(-: standard input)")
 @click.option("--chart", "chart_ref", metavar="NAME|UUID",
               help="the Helm chart template to deploy (fplus chart list)")
-@click.option("--flux-version", metavar="VERSION",
-              help="a Flux version imported centrally (import-flux) the edge applies")
+@click.option("--flux-version", metavar="VERSION|default",
+              help="a Flux version imported centrally (fplus flux import) the edge applies; "
+                   "default: the Flux template's (none set)")
+@click.option("--flux-template", metavar="UUID|default",
+              help="pin the cluster to this entry of the Flux template app; default: back "
+                   "to the default template")
 @click.option("--sealed-secrets/--no-sealed-secrets", "sealed_secrets", default=None,
               help="install the Sealed Secrets controller, or not")
 @output_option
 @quiet_option
 def set_config(cluster_ref: str, values_file: str | None, chart_ref: str | None,
-               flux_version: str | None, sealed_secrets: bool | None, fmt: str) -> None:
-    """Change a cluster's values, chart, Flux version or Sealed Secrets (its repo is then
-    written again)."""
+               flux_version: str | None, flux_template: str | None,
+               sealed_secrets: bool | None, fmt: str) -> None:
+    """Change a cluster's values, chart, Flux version, Flux template or Sealed Secrets (its
+    repo is then written again). The Cluster Manager renders the change first and refuses
+    one that cannot work, naming what to do."""
     values = read_values(values_file)
     api = manager()
     chart = None if chart_ref is None else refs.chart(api, chart_ref)
-    fields = {"chart": chart, "fluxVersion": flux_version, "sealedSecrets": sealed_secrets}
-    patch: Row = {k: v for k, v in fields.items() if v is not None}
+    fields = {"chart": chart, "fluxVersion": flux_version, "fluxTemplate": flux_template,
+              "sealedSecrets": sealed_secrets}
+    patch: Row = {k: None if v == DEFAULT else v for k, v in fields.items() if v is not None}
     if values is None and not patch:
-        raise click.UsageError("nothing to set: give --values, --chart, --flux-version or "
-                               "--sealed-secrets/--no-sealed-secrets")
+        raise click.UsageError("nothing to set: give --values, --chart, --flux-version, "
+                               "--flux-template or --sealed-secrets/--no-sealed-secrets")
 
     def config_patch(current: Row) -> Row:
         if values is None:

@@ -1,10 +1,12 @@
-"""``fplus fleet …``: create, list, status and delete fleet deployments (one application on
-every cluster a label selector matches)."""
+"""``fplus fleet …``: create, list, status, diff and delete fleet deployments (one
+application on every cluster a label selector matches); :func:`show_preview` prints the
+preview (``?dryRun``) a change would have."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 import click
 import yaml
@@ -86,33 +88,44 @@ def _charts(api: ManagerApi, fmt: str) -> dict[str, str]:
     return refs.names(api.charts()) if fmt in ("table", "wide") else {}
 
 
-@fleet.command("create")
-@click.argument("name")
-@click.option("--chart", "chart_ref", required=True, metavar="NAME|UUID",
-              help="the Helm chart template to deploy (fplus chart list)")
-@click.option("-l", "--selector", "selectors", multiple=True, metavar="SELECTOR",
-              help=f"the clusters whose labels match: {SELECTOR_HELP} (repeatable: all must "
-                   "match)")
-@click.option("-f", "--file", "selector_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML file of a whole selector {matchLabels, matchExpressions} (with -l: "
-                   "both must match)")
-@click.option("--cluster", "clusters", multiple=True, metavar="NAME|UUID",
-              help="also deploy on this cluster, whatever its labels (repeatable)")
-@click.option("--values", "values_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML or JSON file of Helm values for every cluster")
-@click.option("--override", "overrides", multiple=True, metavar="NAME|UUID=FILE",
-              help="values merged over --values on one cluster (repeatable)")
-@click.option("--rollout", "rollout_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML file of a rollout {maxUnavailable, steps} pacing later changes "
-                   "(see docs/cli.md)")
-@output_option
-@quiet_option
-def create(name: str, chart_ref: str, selectors: tuple[str, ...], selector_file: Path | None,
-           clusters: tuple[str, ...], values_file: Path | None, overrides: tuple[str, ...],
-           rollout_file: Path | None, fmt: str) -> None:
-    """Deploy the chart as NAME on every matching cluster (and those given)."""
-    api = manager()
-    body: Row = {"name": name, "chart": refs.chart(api, chart_ref)}
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def spec_options(chart_required: bool) -> Callable[[F], F]:
+    """The options that give a fleet deployment's spec (``fleet create``, ``fleet diff``)."""
+    options = [
+        click.option("--chart", "chart_ref", required=chart_required, metavar="NAME|UUID",
+                     help="the Helm chart template to deploy (fplus chart list)"),
+        click.option("-l", "--selector", "selectors", multiple=True, metavar="SELECTOR",
+                     help=f"the clusters whose labels match: {SELECTOR_HELP} (repeatable: "
+                          "all must match)"),
+        click.option("-f", "--file", "selector_file",
+                     type=click.Path(path_type=Path, dir_okay=False),
+                     help="YAML file of a whole selector {matchLabels, matchExpressions} "
+                          "(with -l: both must match)"),
+        click.option("--cluster", "clusters", multiple=True, metavar="NAME|UUID",
+                     help="also deploy on this cluster, whatever its labels (repeatable)"),
+        click.option("--values", "values_file", type=click.Path(path_type=Path, dir_okay=False),
+                     help="YAML or JSON file of Helm values for every cluster"),
+        click.option("--override", "overrides", multiple=True, metavar="NAME|UUID=FILE",
+                     help="values merged over --values on one cluster (repeatable)"),
+        click.option("--rollout", "rollout_file",
+                     type=click.Path(path_type=Path, dir_okay=False),
+                     help="YAML file of a rollout {maxUnavailable, steps} pacing later "
+                          "changes (see docs/cli.md)")]
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return apply
+
+
+def _spec(api: ManagerApi, chart_ref: str | None, selectors: tuple[str, ...],
+          selector_file: Path | None, clusters: tuple[str, ...], values_file: Path | None,
+          overrides: tuple[str, ...], rollout_file: Path | None) -> Row:
+    """The fields of a spec the options give (those not given left out)."""
+    body: Row = {} if chart_ref is None else {"chart": refs.chart(api, chart_ref)}
     base = read_mapping(selector_file, "--file") if selector_file else None
     chosen = selector(selectors, "--selector", base)
     if chosen or (not clusters and base is not None):
@@ -125,8 +138,78 @@ def create(name: str, chart_ref: str, selectors: tuple[str, ...], selector_file:
         body["overrides"] = _overrides(api, overrides)
     if rollout_file is not None:
         body["rollout"] = read_mapping(rollout_file, "--rollout")
+    return body
+
+
+@fleet.command("create")
+@click.argument("name")
+@spec_options(chart_required=True)
+@output_option
+@quiet_option
+def create(name: str, chart_ref: str, selectors: tuple[str, ...], selector_file: Path | None,
+           clusters: tuple[str, ...], values_file: Path | None, overrides: tuple[str, ...],
+           rollout_file: Path | None, fmt: str) -> None:
+    """Deploy the chart as NAME on every matching cluster (and those given)."""
+    api = manager()
+    body = {"name": name, **_spec(api, chart_ref, selectors, selector_file, clusters,
+                                  values_file, overrides, rollout_file)}
     created = api.call_object("POST", PATH, json=body)
     emit(created, fmt, list_columns(_charts(api, fmt)))
+
+
+@fleet.command("diff")
+@click.argument("ref", metavar="NAME|UUID")
+@spec_options(chart_required=False)
+@output_option
+def diff(ref: str, chart_ref: str | None, selectors: tuple[str, ...],
+         selector_file: Path | None, clusters: tuple[str, ...], values_file: Path | None,
+         overrides: tuple[str, ...], rollout_file: Path | None, fmt: str) -> None:
+    """What changing the fleet deployment to the spec given would do on each cluster
+    (nothing is changed); exit 1 if a cluster would refuse it."""
+    api = manager()
+    patch = _spec(api, chart_ref, selectors, selector_file, clusters, values_file, overrides,
+                  rollout_file)
+    if not patch:
+        raise click.UsageError("nothing to compare: give the fields to change (--chart, "
+                               "--selector, --values, ...)")
+    show_preview(api.call_object("PATCH", f"{PATH}/{refs.fleet(api, ref)}",
+                                 params={"dryRun": "true"}, json=patch), fmt)
+
+
+def _named(cluster: object) -> str:
+    found = as_object(cluster)
+    return f"{found.get('name')} ({found.get('uuid')})"
+
+
+def show_preview(answer: Row, fmt: str) -> None:
+    """A preview (``?dryRun``): as JSON or YAML, or as text: the steps, the clusters skipped
+    or waiting, then each cluster's refusal or diff. Exit 1 if a cluster refuses."""
+    if fmt not in ("table", "wide"):
+        emit(answer, fmt)
+    else:
+        plan = as_object(answer.get("plan"))
+        for n, step in enumerate(as_list(plan.get("steps")), 1):
+            names = [_named(c) for c in as_list(as_object(step).get("clusters"))]
+            click.echo(f"step {n}: {', '.join(names) or '(no cluster)'}")
+        for kind in ("skipped", "waiting"):
+            for found in as_list(plan.get(kind)):
+                opens = as_object(found).get("nextWindow")
+                click.echo(f"{kind}: {_named(found)}: {as_object(found).get('reason')}"
+                           + (f" (next window {opens})" if opens else ""))
+        for cluster in as_list(answer.get("clusters")):
+            shown = as_object(cluster)
+            click.echo(f"=== cluster {_named(shown)}")
+            refused = as_object(shown.get("refused"))
+            if refused:
+                click.echo(f"refused: {refused.get('field')}: {refused.get('message')}")
+            click.echo(str(shown.get("diff") or ("" if refused else "no change\n")), nl=False)
+            if shown.get("omitted"):
+                click.echo(f"... {shown['omitted']} more diff lines not shown")
+    refused_count = len(as_list(answer.get("refused")))
+    if refused_count:
+        click.echo(f"fplus: {refused_count} cluster(s) would refuse this change; nothing was "
+                   "changed", err=True)
+        raise SystemExit(1)
 
 
 @fleet.command("list")

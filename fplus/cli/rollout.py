@@ -12,7 +12,7 @@ from fplus.jsontypes import as_list, is_object, strings
 
 from . import refs
 from .api import Row
-from .fleet import read_mapping, selector
+from .fleet import read_mapping, selector, show_preview
 from .labels import SELECTOR_HELP
 from .output import Column, emit, output_option, quiet_option
 from .session import manager
@@ -91,11 +91,13 @@ def _step(text: str, pause: str | None) -> Row:
               help="after each step is ready: until a resume, or that many seconds")
 @click.option("--max-unavailable", metavar="N|P%",
               help="at most this many clusters of a step changed and not ready yet")
+@click.option("--dry-run", is_flag=True,
+              help="show the steps and each cluster's diff (or refusal); create nothing")
 @output_option
 @quiet_option
 def create(name: str, flux_version: str | None, template_file: Path | None,
            selectors: tuple[str, ...], clusters: tuple[str, ...], steps: tuple[str, ...],
-           pause: str | None, max_unavailable: str | None, fmt: str) -> None:
+           pause: str | None, max_unavailable: str | None, dry_run: bool, fmt: str) -> None:
     """Give many clusters a fluxVersion or a Flux template, step by step."""
     if (flux_version is None) == (template_file is None):
         raise click.UsageError("give exactly one of --flux-version and --template")
@@ -114,6 +116,9 @@ def create(name: str, flux_version: str | None, template_file: Path | None,
     if max_unavailable is not None:
         paced["maxUnavailable"] = _count(max_unavailable)
     body["rollout"] = paced
+    if dry_run:
+        show_preview(api.call_object("POST", PATH, params={"dryRun": "true"}, json=body), fmt)
+        return
     emit(api.call_object("POST", PATH, json=body), fmt, HEAD,
          optional=("REQUESTED", "MESSAGE"))
 
