@@ -97,7 +97,7 @@ def test_every_page_passes_axe(stack: Stack, browser: Any, tmp_path: Path) -> No
 
     for path, what in ((f"/ui/fleet/{fleet}", "fleet-deployment"), ("/ui/fleet", "fleets"),
                        (f"/ui/rollout/{fleet}", "rollout"), ("/ui/rollout", "rollouts"),
-                       ("/ui/audit", "audit")):
+                       ("/ui/audit", "audit"), ("/ui/window", "windows")):
         page.open(path)
         page.find("h1")
         _check(page, what)

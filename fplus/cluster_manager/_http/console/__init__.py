@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (their routes join the blueprint)
     label_pages,
     list_pages,
     rollout_pages,
+    window_pages,
 )
 from .pages import bp
 
