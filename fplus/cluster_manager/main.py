@@ -138,7 +138,8 @@ def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
         flux_install_file=args.flux_install_file, air_gapped=args.air_gapped,
         body_limit=args.body_limit, cluster_quota=args.cluster_quota,
         rotation_grace=args.rotation_grace, teardown_timeout=args.teardown_timeout,
-        database_url=args.database, leader_election=args.leader_election,
+        edge_stale_after=args.edge_stale_after, database_url=args.database,
+        leader_election=args.leader_election,
         lease_name=args.lease_name, lease_namespace=args.lease_namespace,
         lease_duration=args.lease_duration, lease_renew=args.lease_renew,
         lease_retry=args.lease_retry, audit_retention_days=args.audit_retention)
@@ -281,6 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "rotated them (until the new ones are used)")
     run.add_argument("--teardown-timeout", type=_seconds, default=Settings.teardown_timeout,
                      help="seconds a teardown waits for the edge to apply its teardown commit")
+    run.add_argument("--edge-stale-after", type=_seconds, default=Settings.edge_stale_after,
+                     help="seconds after its last report at which an edge counts as Stale "
+                          "(its phase; a rollout's offline gate)")
     run.add_argument("--cluster-quota", type=_count, default=Settings.cluster_quota,
                      help="clusters one principal may have created through the API and "
                           "not deleted (0: no quota; the root principal is exempt)")

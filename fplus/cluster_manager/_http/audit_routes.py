@@ -108,6 +108,7 @@ ACTIONS: dict[str, Action] = {
     "fleet.create_rollout": Action("rollout.create", "rollout", ANSWER),
     "fleet.request_rollout": _CLUSTER["rollout"],
     "fleet.promote_rollout": Action("rollout.promote", "rollout", "rollout"),
+    "fleet.start_now": Action("rollout.start-now", "rollout", "rollout"),
     "windows.put_window": Action("maintenance-window.put", "maintenance-window", ANSWER),
     "windows.delete_window": Action("maintenance-window.delete", "maintenance-window", ANSWER),
     # the console's forms make the same changes (a form posted without a session is sent

@@ -1,7 +1,8 @@
 """``/v1/fleet-deployment[/<d>]``: create, list, read (with the roll-up), merge-patch and
 delete fleet deployments (ours; :mod:`..rollouts.fleet_service`); ``/v1/rollout/<r>``
 (``r``: the fleet deployment's uuid, or a cluster rollout's) and its ``pause``, ``resume``
-and ``abort`` (:mod:`..rollouts.service`), and ``promote`` (written as the caller);
+``abort``, ``rollback`` and ``start-now`` (:mod:`..rollouts.service`), and ``promote``
+(written as the caller);
 ``POST /v1/rollout`` creates a cluster rollout
 (:mod:`..rollouts.cluster_service`; a template's also takes write access to the Flux
 template app) and ``GET /v1/rollout`` lists the rollouts of both kinds.
@@ -22,13 +23,14 @@ from fplus.config_store import uuids
 from fplus.config_store.client import Caller
 from fplus.config_store.client import Forbidden as StoreForbidden
 from fplus.config_store.client import Unauthorized as StoreUnauthorized
+from fplus.config_store.uuids import is_uuid
 from fplus.serving import JSONRejected, loads_checked
 
 from ..rollouts.cluster_service import ClusterRolloutService
 from ..rollouts.fleet_entry import FLEET_APP
 from ..rollouts.fleet_service import FleetService
 from ..rollouts.service import RolloutService
-from ..services.errors import BadRequest, Forbidden, Unauthorized
+from ..services.errors import BadRequest, Forbidden, Unauthorized, Unprocessable
 from .context import acting, caller, require, services
 from .params import only_query
 
@@ -36,6 +38,9 @@ bp = Blueprint("fleet", __name__)
 SHAPE = ("the body must be a JSON object {name, chart, values?, selector?: {matchLabels?, "
          "matchExpressions?}, clusters?: [uuid], overrides?: {<cluster uuid>: values}}")
 DRY_RUN = "dryRun"
+START_NOW_SHAPE = ("the body must be a JSON object {clusters: [cluster uuid, ...]} (1 to "
+                   "1000 of the rollout's clusters)")
+MAX_START_NOW = 1000
 ROLLOUT_SHAPE = ("the body must be a JSON object {name, change: {fluxVersion} | {fluxTemplate}, "
                  "selector?, clusters?: [uuid], rollout?: {maxUnavailable?, steps?}}")
 
@@ -170,12 +175,30 @@ def get_rollout(rollout: str) -> Response:
 @bp.post("/v1/rollout/<fleet:rollout>/pause", defaults={"action": "pause"})
 @bp.post("/v1/rollout/<fleet:rollout>/resume", defaults={"action": "resume"})
 @bp.post("/v1/rollout/<fleet:rollout>/abort", defaults={"action": "abort"})
+@bp.post("/v1/rollout/<fleet:rollout>/rollback", defaults={"action": "rollback"})
 def request_rollout(rollout: str, action: str) -> tuple[Response, int]:
     _change()
     only_query()
     if request.get_data(cache=False):
         raise BadRequest(f"{action} takes no body")
     return jsonify(RolloutService(fleet_service().cs).request(rollout, action)), 202
+
+
+@bp.post("/v1/rollout/<fleet:rollout>/start-now")
+def start_now(rollout: str) -> tuple[Response, int]:
+    """Start ``{clusters: [uuid]}`` of the rollout's current step now, outside their
+    maintenance windows (audited as every change is)."""
+    _change()
+    only_query()
+    body = _body(shape=START_NOW_SHAPE)
+    if not isinstance(body, dict) or set(body) - {"clusters"}:
+        raise BadRequest(START_NOW_SHAPE)
+    clusters = body.get("clusters")
+    if not (isinstance(clusters, list) and 0 < len(clusters) <= MAX_START_NOW
+            and all(isinstance(c, str) and is_uuid(c) for c in clusters)):
+        raise Unprocessable(f"clusters: {START_NOW_SHAPE}")
+    service = RolloutService(fleet_service().cs)
+    return jsonify(service.request(rollout, "start-now", clusters)), 202
 
 
 @bp.post("/v1/rollout/<fleet:rollout>/promote")

@@ -43,6 +43,7 @@ from ..services.bootstrap.scripts import ScriptBuilder, reach_urls
 from ..services.bootstrap.tokens import BootstrapTokens
 from ..services.charts.central_imports import ImportService
 from ..services.clusters.cluster_api import ClusterService
+from ..services.clusters.status_view import Liveness
 from ..services.fleet.phase_counts import FleetPhases
 from ..services.fleet.repo_heads import RepoHeads
 from ..services.fleet.rows import FleetRows
@@ -102,7 +103,7 @@ def build(plan: Plan) -> Served:
                             on_lead=lambda stopping: ensure_shared_repos(repos, stopping))
     secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
     resealer = Resealer(secrets, plan.reseal_interval, own)
-    rollouts = RolloutLoop(cs)
+    rollouts = RolloutLoop(cs, stale_after=settings.edge_stale_after)
     elector = make_elector(plan.lease(db), settings, plan.identity,
                            in_turn(reconciler.start, resealer.start, rollouts.start),
                            in_turn(reconciler.stop, resealer.stop, rollouts.stop))
@@ -137,7 +138,10 @@ def build(plan: Plan) -> Served:
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
         heads=heads, fleet_rows=fleet_rows, fleet=FleetService(cs, changes),
         config_store_url=settings.edge_store_url, audit=audit,
-        imports=ImportService(cs, repos))
+        imports=ImportService(cs, repos),
+        liveness=Liveness(stale_after=settings.edge_stale_after,
+                          offline_after=max(settings.edge_stale_after,
+                                            Liveness().offline_after)))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)
     return Served(app, on_start=lambda: _lead_when_elected(elector, db))

@@ -65,6 +65,9 @@ class Settings:
     (or until the new one is first used)."""
     teardown_timeout: float = 600.0
     """Seconds a teardown waits for the edge to apply its teardown commit."""
+    edge_stale_after: float = 90.0
+    """Seconds after an edge's last report at which it counts as Stale: its cluster's phase,
+    and a rollout's ``offline`` gate."""
     body_limit: int = 1024 * 1024
     cluster_quota: int = 1000
     """Clusters one principal may have created through the API and not deleted (0: no

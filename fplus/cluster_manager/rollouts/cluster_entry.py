@@ -26,7 +26,10 @@ entry edges execute but under objects it made, see ``reconcile.manager_account``
 operator makes the candidate the default (``fplus rollout promote``); once the leader sees
 the default equal to the candidate it removes the pins (the clusters' repos keep the same
 content: no new commit) and records ``promoted: true``. One aborted leaves the pins (each
-cluster keeps what it has). :func:`plan` is the whole rule for one leader pass.
+cluster keeps what it has). When a cluster is started, what it had (its ``fluxVersion``, or
+its pin; null: none) is recorded (``before``); a rollout rolled back gives each cluster it
+changed that again, where its entry still holds the change. :func:`plan` is the whole rule
+for one leader pass.
 """
 
 from __future__ import annotations
@@ -49,8 +52,17 @@ from ..model.deployment_state import FAILED, PROGRESSING, READY
 from ..model.setup_status import FAILED as SETUP_FAILED
 from ..model.setup_status import SetupStatus
 from ..model.sync_state import DEGRADED, SYNCED, derive_sync
+from .gates_input import GateInputs
 from .rule import Look, advance
-from .state import COMPLETE, FINISHED, RolloutState, TargetState, same_but_updated, stamp
+from .state import (
+    COMPLETE,
+    FINISHED,
+    ROLLED_BACK,
+    RolloutState,
+    TargetState,
+    same_but_updated,
+    stamp,
+)
 from .steps import Spec, spec_errors
 
 CLUSTER_ROLLOUT_APP = uuids.App.ClusterRollout
@@ -161,6 +173,22 @@ def with_change(uuid: str, entry: ClusterRolloutEntry, config: Doc) -> dict[str,
     return dict(config) | {"fluxTemplate": uuid}
 
 
+def changed_key(entry: ClusterRolloutEntry) -> str:
+    """The configuration key the rollout changes: ``fluxVersion`` or ``fluxTemplate``."""
+    return "fluxVersion" if "fluxVersion" in entry["change"] else "fluxTemplate"
+
+
+def restored(uuid: str, entry: ClusterRolloutEntry, config: Doc,
+             before: Mapping[str, str | None], cluster: str) -> dict[str, object] | None:
+    """``config`` given back what it had before the rollout changed it (None: it does not
+    hold the change any more, or what it had is not recorded)."""
+    if cluster not in before or with_change(uuid, entry, config) != config:
+        return None
+    key, had = changed_key(entry), before[cluster]
+    found = {k: v for k, v in config.items() if k != key}
+    return found if had is None else found | {key: had}
+
+
 def unpinned(uuid: str, config: Doc) -> dict[str, object] | None:
     """``config`` without its pin to ``uuid``'s template (None: not pinned to it)."""
     if config.get("fluxTemplate") != uuid:
@@ -216,6 +244,8 @@ class World:
     edges: Doc
     statuses: Doc
     templates: Doc
+    gate_inputs: GateInputs | None = None
+    """Staleness and maintenance windows (None: none apply)."""
 
 
 def plan(world: World, now: datetime) -> Plan:
@@ -228,6 +258,18 @@ def plan(world: World, now: datetime) -> Plan:
     for _, uuid in order:
         _one(found, world, uuid, entries[uuid], now)
     return found
+
+
+def _restore(found: Plan, world: World, uuid: str, entry: ClusterRolloutEntry,
+             clusters: frozenset[str] | list[str], before: Mapping[str, str | None]) -> None:
+    """Give each of ``clusters`` what it had before the rollout (where it still holds the
+    change)."""
+    every = _configs(found, world)
+    for cluster in sorted(clusters):
+        config = every.get(cluster)
+        back = restored(uuid, entry, config, before, cluster) if is_object(config) else None
+        if back is not None:
+            found.configs[cluster] = back
 
 
 def _configs(found: Plan, world: World) -> dict[str, object]:
@@ -244,6 +286,9 @@ def _one(found: Plan, world: World, uuid: str, entry: ClusterRolloutEntry,
         if template is not None and previous["state"] == COMPLETE \
                 and not previous.get("promoted"):
             _unpin_when_default(found, world, uuid, template, previous, now)
+        state = RolloutState.parse(previous)
+        if state is not None and state.state == ROLLED_BACK:
+            _restore(found, world, uuid, entry, state.rolled_back or [], state.before or {})
         return
     every = _configs(found, world)
     aimed = targets(entry, every)
@@ -260,19 +305,28 @@ def _one(found: Plan, world: World, uuid: str, entry: ClusterRolloutEntry,
               for c in aimed}
     labels = {c: string_map(configs[c].get("labels")) for c in aimed}
     request = entry.get("rolloutRequest")
+    last = RolloutState.parse(previous)
+    same = last is not None and last.revision == rev
+    before: dict[str, str | None] = dict(last.before or {}) if same and last else {}
+    gate = world.gate_inputs or GateInputs(now)
     decision = advance(Look(uuid, Spec.parse(entry.get("rollout") or {}), rev, aimed, labels,
-                            RolloutState.parse(previous), states, now,
-                            request if is_object(request) else None, held))
+                            last, states, now, request if is_object(request) else None,
+                            held, gate.offline(aimed, world.edges), gate.closed(labels),
+                            not same or (last is not None and last.before is not None)))
     state = decision.state
-    state.kind, state.baseline = KIND, baseline
+    state.kind, state.baseline, state.before = KIND, baseline, before
     if template is not None and state.state == COMPLETE:
         state.promoted = False
+    key = changed_key(entry)
     for cluster in sorted(decision.new):
         baseline.setdefault(cluster, SetupStatus.parse(world.setups.get(cluster)).commit
                             or "")
+        had = configs[cluster].get(key)
+        before.setdefault(cluster, had if isinstance(had, str) else None)
         wanted = with_change(uuid, entry, configs[cluster])
         if wanted != configs[cluster]:
             found.configs[cluster] = wanted
+    _restore(found, world, uuid, entry, decision.restore, before)
     status = state.dump()
     if status != previous:
         if isinstance(previous, dict) and not same_but_updated(status, previous):

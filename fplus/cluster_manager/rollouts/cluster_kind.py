@@ -18,12 +18,15 @@ import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError
 from fplus.jsontypes import JsonObject
 
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP, STATUS_APP
 from .cluster_entry import CLUSTER_ROLLOUT_APP, TEMPLATE_APP, World, plan
+from .gates_input import DEFAULT_STALE_AFTER, GateInputs
 from .kind import LoopIO, Pass, Snapshot
+from .windows import parse_windows
 
 log = logging.getLogger(__name__)
 
@@ -34,15 +37,21 @@ class ClusterKind:
     name = "cluster rollout"
     inputs: Mapping[str, str] = {
         "configs": CONFIG_APP, "edges": EDGE_APP, "clusterRollouts": CLUSTER_ROLLOUT_APP,
-        "setups": STATUS_APP, "templates": TEMPLATE_APP}
-    followed_while_rolling = frozenset({"edges", "setups"})
+        "setups": STATUS_APP, "templates": TEMPLATE_APP,
+        "windows": uuids.App.MaintenanceWindow}
+    followed_while_rolling = frozenset({"edges", "setups", "windows"})
+
+    def __init__(self, stale_after: float = DEFAULT_STALE_AFTER) -> None:
+        self.stale_after = stale_after
 
     def make_pass(self, snapshot: Snapshot, io: LoopIO, stop: threading.Event) -> Pass:
         inputs = snapshot.inputs
+        now = datetime.now(UTC)
         world = World(inputs["clusterRollouts"], inputs["configs"], io.entry_etags("configs"),
                       inputs["setups"], inputs["edges"], inputs["rollouts"],
-                      inputs["templates"])
-        found = plan(world, datetime.now(UTC))
+                      inputs["templates"],
+                      GateInputs(now, self.stale_after, parse_windows(inputs["windows"])))
+        found = plan(world, now)
         done = self._write_clusters(found.templates, found.configs, world, io, stop)
         if done:
             for rollout, status in found.statuses.items():

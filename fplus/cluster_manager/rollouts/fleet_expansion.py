@@ -28,18 +28,21 @@ creation. The rules:
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from fplus.jsontypes import Doc, as_object, string_map
+from fplus.jsontypes import Doc, JsonObject, as_object, json_object, string_map
 
 from ..model.cluster_config import targeted
 from ..model.deployment_state import PROGRESSING, deployment_state
 from ..model.edge_deployments import Deployment
 from .fleet_entry import Fleet, member_uuid
+from .gates_input import GateInputs
 from .rule import Look, advance
-from .state import RolloutState, TargetState
+from .state import ROLLED_BACK, RolloutState, TargetState
 from .steps import Spec
 
 
@@ -76,9 +79,11 @@ def _same(a: Deployment, b: Deployment) -> bool:
 
 
 def expand(fleets: Doc, configs: Doc, deployments: Doc, *, rollouts: Doc | None = None,
-           edges: Doc | None = None, now: datetime | None = None) -> Plan:
+           edges: Doc | None = None, now: datetime | None = None,
+           gate_inputs: GateInputs | None = None) -> Plan:
     """The plan that brings ``deployments`` to what ``fleets`` want on ``configs``
-    (paced by ``rollouts``, the rollout statuses, and ``edges``, the edges' reports)."""
+    (paced by ``rollouts``, the rollout statuses, ``edges``, the edges' reports, and the
+    maintenance windows and staleness ``gate_inputs`` gives)."""
     plan = Plan()
     existing = {uuid: d for uuid, entry in deployments.items()
                 if (d := Deployment.parse(uuid, entry)) is not None}
@@ -107,13 +112,19 @@ def expand(fleets: Doc, configs: Doc, deployments: Doc, *, rollouts: Doc | None 
             wanted.add(member)
             names.setdefault((cluster, fleet.name), set()).add(member)
             free.append(cluster)
-        new = None
+        new, restore = None, Restore()
         if rollouts is not None and fleet.rollout is not None:
-            new = _paced(plan, fleet, free, configs, existing, rollouts, edges or {},
-                         now or datetime.now(UTC))
+            when = now or datetime.now(UTC)
+            new, restore = _paced(plan, fleet, free, configs, existing, rollouts, edges or {},
+                                  when, gate_inputs or GateInputs(now=when))
         for cluster in free:
+            member = mine[cluster]
             if new is None or cluster in new:
-                _write(plan, fleet, cluster, mine[cluster], existing.get(mine[cluster]))
+                _write(plan, fleet, cluster, member, existing.get(member))
+            elif cluster in restore.clusters and restore.fleet is not None:
+                _write(plan, restore.fleet, cluster, member, existing.get(member))
+            elif cluster in restore.clusters and member in existing:
+                wanted.discard(member)  # there was none before the rollout
     for d in existing.values():
         if d.fleet is not None and d.uuid not in wanted and d.fleet not in plan.errors:
             plan.removals.append(d.uuid)
@@ -126,11 +137,54 @@ def expand(fleets: Doc, configs: Doc, deployments: Doc, *, rollouts: Doc | None 
     return plan
 
 
+@dataclass(frozen=True)
+class Restore:
+    """The clusters a rolled back rollout returns to ``fleet`` (None: to no deployment)."""
+
+    clusters: frozenset[str] = frozenset()
+    fleet: Fleet | None = None
+
+
+def spec_of(fleet: Fleet) -> JsonObject:
+    """What a fleet deployment's revision carries, as its rollout state records it."""
+    found: JsonObject = json.loads(json.dumps({
+        "name": fleet.name, "chart": fleet.chart, "values": dict(fleet.values),
+        "overrides": {c: dict(v) for c, v in fleet.overrides.items()}}))
+    return found
+
+
+def _previous(fleet: Fleet, before: RolloutState | None,
+              existing: Mapping[str, Deployment]) -> JsonObject | None:
+    """``{spec}`` of the revision before ``fleet``'s (``spec`` null: it had none), as known
+    when its rollout begins; None if unknown."""
+    if before is not None and before.revision == fleet.revision:
+        return before.previous
+    if before is not None and before.state == ROLLED_BACK:
+        return before.previous
+    if before is not None and before.spec is not None:
+        return {"spec": before.spec}
+    if not any(d.fleet == fleet.uuid for d in existing.values()):
+        return {"spec": None}
+    return None
+
+
+def _restored(fleet: Fleet, previous: JsonObject | None) -> Fleet | None:
+    spec = json_object((previous or {}).get("spec"))
+    if not spec:
+        return None
+    return dataclasses.replace(fleet, name=str(spec.get("name") or fleet.name),
+                               chart=str(spec.get("chart") or fleet.chart),
+                               values=json_object(spec.get("values")),
+                               overrides={c: json_object(v) for c, v in
+                                          json_object(spec.get("overrides")).items()})
+
+
 def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
            existing: Mapping[str, Deployment], rollouts: Doc,
-           edges: Doc, now: datetime) -> frozenset[str]:
-    """Which of ``clusters`` get ``fleet``'s current revision (its rollout's next status and
-    wake-up time go into the plan)."""
+           edges: Doc, now: datetime,
+           gate_inputs: GateInputs) -> tuple[frozenset[str], Restore]:
+    """Which of ``clusters`` get ``fleet``'s current revision, and which go back to the
+    previous one (its rollout's next status and wake-up time go into the plan)."""
     states: dict[str, TargetState] = {}
     current = set()
     for cluster in clusters:
@@ -145,15 +199,19 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
             states[cluster] = TargetState(found.state, found.message, found.since)
     labels = {c: string_map(as_object(configs[c]).get("labels")) for c in clusters}
     previous = rollouts.get(fleet.uuid)
+    before = RolloutState.parse(previous)
+    earlier = _previous(fleet, before, existing)
     decision = advance(Look(fleet.uuid, fleet.rollout or Spec(), fleet.revision, clusters,
-                            labels, RolloutState.parse(previous), states, now, fleet.request,
-                            frozenset(current)))
+                            labels, before, states, now, fleet.request,
+                            frozenset(current), gate_inputs.offline(clusters, edges),
+                            gate_inputs.closed(labels), earlier is not None))
+    decision.state.spec, decision.state.previous = spec_of(fleet), earlier
     status = decision.status
     if status != previous:
         plan.rollouts[fleet.uuid] = status
     if decision.wake_in is not None:
         plan.wake_in = min(plan.wake_in or decision.wake_in, decision.wake_in)
-    return decision.new
+    return decision.new, Restore(decision.restore, _restored(fleet, earlier))
 
 
 def _conflict(fleet: Fleet, cluster: str, member: str, existing: Mapping[str, Deployment],

@@ -13,7 +13,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
+from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreError
 
 from ..model import edge_deployments
@@ -21,7 +23,9 @@ from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from .cluster_entry import KIND as CLUSTER_KIND
 from .fleet_entry import FLEET_APP
 from .fleet_expansion import Plan, expand
+from .gates_input import DEFAULT_STALE_AFTER, GateInputs
 from .kind import LoopIO, Pass, Snapshot
+from .windows import parse_windows
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +36,21 @@ class FleetKind:
     name = "fleet deployment"
     inputs: Mapping[str, str] = {"fleets": FLEET_APP, "configs": CONFIG_APP,
                                  "deployments": edge_deployments.DEPLOYMENT_APP,
-                                 "edges": EDGE_APP}
-    followed_while_rolling = frozenset({"edges"})
+                                 "edges": EDGE_APP, "windows": uuids.App.MaintenanceWindow}
+    followed_while_rolling = frozenset({"edges", "windows"})
+
+    def __init__(self, stale_after: float = DEFAULT_STALE_AFTER) -> None:
+        self.stale_after = stale_after
 
     def make_pass(self, snapshot: Snapshot, io: LoopIO, stop: threading.Event) -> Pass:
         inputs = snapshot.inputs
         statuses = {k: v for k, v in inputs["rollouts"].items()
                     if not (isinstance(v, dict) and v.get("kind") == CLUSTER_KIND)}
+        now = datetime.now(UTC)
         plan = expand(inputs["fleets"], inputs["configs"], inputs["deployments"],
-                      rollouts=statuses, edges=inputs["edges"])
+                      rollouts=statuses, edges=inputs["edges"], now=now,
+                      gate_inputs=GateInputs(now, self.stale_after,
+                                             parse_windows(inputs["windows"])))
         return Pass(self.apply(plan, io, snapshot.etags.get("deployments"), stop),
                     plan.wake_in)
 

@@ -34,12 +34,6 @@ class Pass(NamedTuple):
     wake_in: float | None = None
 
 
-def sooner(*waits: float | None) -> float | None:
-    """The earliest of the wake-up times given (None: none)."""
-    found = [w for w in waits if w is not None]
-    return min(found) if found else None
-
-
 class LoopIO(Protocol):
     """What the loop lends a kind for its writes."""
 

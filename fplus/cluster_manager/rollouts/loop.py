@@ -32,8 +32,10 @@ from fplus.config_store.client import (
 
 from .cluster_kind import ClusterKind
 from .fleet_kind import FleetKind
-from .kind import Pass, RolloutKind, Snapshot, sooner
-from .state import PROGRESSING, ROLLOUT_APP
+from .gates import sooner
+from .gates_input import DEFAULT_STALE_AFTER
+from .kind import Pass, RolloutKind, Snapshot
+from .state import ROLLOUT_APP, is_rolling
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -53,10 +55,10 @@ class RolloutLoop:
     def __init__(self, cs: ConfigStoreClient, kinds: Sequence[RolloutKind] | None = None, *,
                  notify: Callable[[ConfigStoreClient], NotifyClient] = _notify_client,
                  resync: float = 60.0, retry: float = 5.0, settle: float = 0.2,
-                 writers: int = WRITERS) -> None:
+                 writers: int = WRITERS, stale_after: float = DEFAULT_STALE_AFTER) -> None:
         self._cs, self._make_notify = cs, notify
-        self.kinds: Sequence[RolloutKind] = (FleetKind(), ClusterKind()) if kinds is None \
-            else kinds
+        self.kinds: Sequence[RolloutKind] = (
+            FleetKind(stale_after), ClusterKind(stale_after)) if kinds is None else kinds
         self.inputs: dict[str, str] = {"rollouts": ROLLOUT_APP}
         """What the loop follows: input name -> app (a SEARCH of each)."""
         for kind in self.kinds:
@@ -130,8 +132,8 @@ class RolloutLoop:
         return update
 
     def _rolling(self) -> bool:
-        """Some rollout is progressing (under the lock)."""
-        return any(isinstance(status, dict) and status.get("state") == PROGRESSING
+        """Some rollout is progressing, or waits for skipped edges (under the lock)."""
+        return any(is_rolling(status)
                    for status in self._mirrors["rollouts"].children.values())
 
     def snapshot(self) -> Snapshot | None:

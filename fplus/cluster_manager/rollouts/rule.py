@@ -1,19 +1,24 @@
 """The rule of a rollout (pure): which targets hold the revision, when a step is done, when
-the rollout halts. Both kinds (:mod:`.fleet_kind`, :mod:`.cluster_kind`) call
+the rollout halts or rolls back. Both kinds (:mod:`.fleet_kind`, :mod:`.cluster_kind`) call
 :func:`advance` on every pass with one :class:`Look`, and write the state it answers when it
 changed.
 
 A rollout begins when the revision changes: the targets are cut into steps then
 (:func:`.steps.plan_steps`). Only the targets of the steps begun get the revision; the
-others keep what they have. A step is done when every one of its targets reports ready (a
-target the step changed: ready since the step began, by the edge's clock, so a report of the
-previous revision does not count); then its pause passes and the next step begins. A target
-of the current step reporting a failure halts the rollout, naming it. ``maxUnavailable``
-caps how many targets of the step hold the revision and are not ready yet: the step's
-targets get it that many at a time. A target that appears during a rollout is in no step:
-it gets the revision when the rollout completes. Requests (pause, resume, abort) come through
-the entry's ``rolloutRequest`` and are taken once each. Abort and halt leave every target as
-it is.
+others keep what they have. A step is done when every one of its targets is done: ready
+(a target the step changed: ready since the step began, by the edge's clock, so a report of
+the previous revision does not count) for ``minReadySeconds``, or failed within
+``maxFailures``, or skipped (its edge offline, ``offline: skip``); then its pause passes and
+the next step begins. More failures than ``maxFailures``, or a step past its
+``progressDeadlineSeconds``, halts the rollout naming the targets (``onFailure: rollback``:
+rolls it back instead). ``maxUnavailable`` caps how many targets of the step hold the
+revision and are not done yet. A target outside its maintenance windows waits (unless an
+operator starts it now). A target that appears during a rollout is in no step: it gets the
+revision when the rollout completes. Requests (pause, resume, abort, rollback, start-now)
+come through the entry's ``rolloutRequest`` and are taken once each. Abort and halt leave
+every target as it is; a rollback returns every target the rollout changed
+(:attr:`Decision.restore`) to what it had (the kinds know what that was). The gates
+themselves are :mod:`.gates`.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from datetime import datetime
 
 from fplus.jsontypes import Doc
 
-from ..model.deployment_state import FAILED, READY
+from . import gates
 from .state import (
     ABORTED,
     COMPLETE,
@@ -34,8 +39,8 @@ from .state import (
     HALTED,
     PAUSED,
     PROGRESSING,
+    ROLLED_BACK,
     WAITING,
-    Failure,
     RolloutState,
     StateEntry,
     Step,
@@ -44,10 +49,10 @@ from .state import (
     same_but_updated,
     stamp,
 )
-from .steps import MANUAL, Spec, plan_steps
+from .steps import MANUAL, ROLLBACK, Spec, plan_steps
 
-ACTIONS = ("pause", "resume", "abort")
-_NOT_REPORTED = TargetState("", None, None)
+ACTIONS = ("pause", "resume", "abort", "rollback", "start-now")
+CANNOT_ROLL_BACK = "cannot roll back: what the clusters had before is not recorded"
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,13 @@ class Look:
     """The entry's ``rolloutRequest``."""
     current: frozenset[str] = field(default_factory=frozenset)
     """The targets already holding the revision (a step starting them changes nothing)."""
+    offline: frozenset[str] = field(default_factory=frozenset)
+    """The targets whose edges have not reported within the stale threshold."""
+    closed: Mapping[str, str | None] = field(default_factory=dict)
+    """The targets outside every maintenance window that matches them -> when the next one
+    opens (a stamp; None: unknown)."""
+    can_roll_back: bool = True
+    """Whether the kind knows what the changed targets had before."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +90,8 @@ class Decision:
     state: RolloutState
     new: frozenset[str]
     wake_in: float | None = None
+    restore: frozenset[str] = frozenset()
+    """The targets to return to what they had (a rolled back rollout's changed ones)."""
 
     @property
     def status(self) -> StateEntry:
@@ -102,15 +116,19 @@ def advance(look: Look) -> Decision:
         state = begin(look)
     else:
         state = copy.deepcopy(previous)
-    _take_request(state, look.request, look.now)
-    wake = _progress(state, look) if state.state == PROGRESSING else None
+    _take_request(state, look)
+    wake = None
+    gates.catch_up(state, look.offline, look.closed, set(look.targets), look.now)
+    if state.state == PROGRESSING:
+        wake = _progress(state, look)
     if previous is None or not same_but_updated(state.dump(), previous.dump()):
         state.updated_at = stamp(look.now)
-    return Decision(state, frozenset(state.updated(set(look.targets))), wake)
+    restore = frozenset(state.rolled_back or []) if state.state == ROLLED_BACK else frozenset()
+    return Decision(state, frozenset(state.updated(set(look.targets))), wake, restore)
 
 
-def _take_request(state: RolloutState, request: Doc | None,
-                  now: datetime) -> None:
+def _take_request(state: RolloutState, look: Look) -> None:
+    request, now = look.request, look.now
     if not isinstance(request, Mapping) or request.get("rolloutId") != state.rollout_id:
         return
     at = None if request.get("at") is None else str(request["at"])
@@ -121,33 +139,47 @@ def _take_request(state: RolloutState, request: Doc | None,
     if action == "pause" and state.state == PROGRESSING:
         state.state = PAUSED
     elif action == "resume" and state.state in (PAUSED, HALTED):
-        state.state, state.failed = PROGRESSING, []
+        state.state, state.reason = PROGRESSING, None
+        state.failed = [f for f in state.failed if f["cluster"] not in step.clusters]
+        step.progress_at = stamp(now) if step.progress_at else None
         if step.state == DONE:  # a manual pause after the step: on to the next
             _next_step(state, now)
         elif step.state == HALTED:
             step.state = PROGRESSING
-    elif action == "abort" and state.state not in (COMPLETE, ABORTED):
+    elif action == "abort" and state.state not in (COMPLETE, ABORTED, ROLLED_BACK):
         state.state = ABORTED
+    elif action == "rollback" and state.state not in (COMPLETE, ROLLED_BACK):
+        _fail(state, look, "rolled back on request", rollback=True)
+    elif action == "start-now" and state.state not in (COMPLETE, ABORTED, ROLLED_BACK):
+        wanted = request.get("clusters")
+        asked = [str(c) for c in wanted] if isinstance(wanted, list) else []
+        state.start_now += [c for c in asked if c in look.targets
+                            and c not in state.start_now]
+
+
+def _fail(state: RolloutState, look: Look, reason: str, rollback: bool = False) -> None:
+    """Halt the rollout for ``reason``, or roll it back (asked, or ``onFailure``)."""
+    if not (rollback or look.spec.on_failure == ROLLBACK):
+        state.state, state.reason, state.current.state = HALTED, reason, HALTED
+    elif not look.can_roll_back:
+        state.state, state.current.state = HALTED, HALTED
+        state.reason = f"{reason}; {CANNOT_ROLL_BACK}"
+    else:
+        state.state, state.reason = ROLLED_BACK, reason
+        state.rolled_back = sorted(set(state.changed()))
+        state.waiting = []
 
 
 def _next_step(state: RolloutState, now: datetime) -> None:
+    state.current.soaking = {}
     state.step += 1
-    state.current.state, state.current.begun_at = PROGRESSING, stamp(now)
+    step = state.current
+    step.state, step.begun_at = PROGRESSING, stamp(now)
 
 
-def _ready(step: Step, cluster: str, states: Mapping[str, TargetState]) -> bool:
-    """Reported ready, and (if the step changed it) since the step began."""
-    found = states.get(cluster, _NOT_REPORTED)
-    if found.state != READY:
-        return False
-    if cluster not in (step.changed or []):
-        return True
-    began, at = parse_time(step.begun_at), parse_time(found.since)
-    return began is not None and at is not None and at >= began
-
-
-def _start(step: Step, members: list[str], room: int, current: frozenset[str]) -> None:
-    """Give the revision to up to ``room`` members not started yet."""
+def _start(step: Step, members: list[str], room: int, current: frozenset[str],
+           now: datetime, deadline: bool) -> None:
+    """Give the revision to up to ``room`` members (those startable, in order)."""
     started = step.started if step.started is not None else []
     step.started = started
     for cluster in members:
@@ -155,18 +187,21 @@ def _start(step: Step, members: list[str], room: int, current: frozenset[str]) -
             return
         if cluster not in started:
             started.append(cluster)
+            if deadline:
+                step.progress_at = stamp(now)
             if cluster not in current:
                 step.changed = [*(step.changed or []), cluster]
             room -= 1
 
 
 def _progress(state: RolloutState, look: Look) -> float | None:
-    """Move a Progressing rollout on as far as it can go now; seconds until a pause ends."""
-    targets, states, now = set(look.targets), look.states, look.now
+    """Move a Progressing rollout on as far as it can go now; seconds until it should be
+    looked at again (a pause, a soak, a deadline or a window)."""
+    targets, states, now, spec = set(look.targets), look.states, look.now, look.spec
     while True:
         index, step = state.step, state.current
         members = [c for c in step.clusters if c in targets]
-        pause = look.spec.pause(index)
+        pause = spec.pause(index)
         if step.state == WAITING:
             ends = (parse_time(step.ready_at) or now).timestamp() + float(pause or 0)
             if now.timestamp() < ends:
@@ -174,19 +209,38 @@ def _progress(state: RolloutState, look: Look) -> float | None:
             step.state = DONE
             _next_step(state, now)
             continue
-        busy = [c for c in step.started or [] if c in targets and not _ready(step, c, states)]
-        _start(step, members, look.spec.limit(len(members)) - len(busy), look.current)
-        started = step.started or []
-        failed = [Failure(cluster=c, message=states[c].message or "failed")
-                  for c in started if c in targets
-                  and states.get(c, _NOT_REPORTED).state == FAILED]
-        if failed:
-            state.state, state.failed, step.state = HALTED, failed, HALTED
+        done, soak = gates.soaked(step, members, states, spec, now)
+        state.failed = gates.failures(state, members, states)
+        failed = {f["cluster"] for f in state.failed}
+        gates.skip_offline(state, members, look.offline, done | failed, spec, now)
+        skipped = {s["cluster"] for s in state.skipped}
+        held = gates.hold_for_windows(state, members, look.closed)
+        busy = [c for c in step.started or [] if c in targets
+                and c not in done | failed | skipped]
+        startable = [c for c in members if c not in skipped | held]
+        _start(step, startable, spec.limit(len(members)) - len(busy), look.current, now,
+               spec.deadline is not None)
+        done, soak = gates.soaked(step, members, states, spec, now)  # the new ones too
+        state.failed = gates.failures(state, members, states)
+        failed = {f["cluster"] for f in state.failed}
+        if len(state.failed) > spec.failures_allowed(len(targets)):
+            _fail(state, look, f"{len(state.failed)} clusters failed, more than maxFailures "
+                               f"allows: {', '.join(sorted(failed))}")
             return None
-        if any(c not in started or not _ready(step, c, states) for c in members):
-            return None
+        pending = [c for c in members if c not in done | failed | skipped]
+        if pending:
+            if set(pending) <= held and spec.deadline is not None:
+                step.progress_at = stamp(now)  # only windows hold it up: no deadline runs
+            if gates.overdue(step, spec, now) is not None:
+                _fail(state, look, f"step {index + 1} made no progress in "
+                                   f"{spec.deadline:.0f} s; not ready: "
+                                   f"{', '.join(sorted(set(pending) - held))}")
+                return None
+            return gates.sooner(soak, gates.deadline_in(step, spec, now),
+                           gates.window_in(state, now))
+        state.waiting = []
         if index == len(state.steps) - 1:
-            step.state, state.state = DONE, COMPLETE
+            step.state, state.state, step.soaking = DONE, COMPLETE, {}
             return None
         if pause == MANUAL:
             step.state, state.state = DONE, PAUSED

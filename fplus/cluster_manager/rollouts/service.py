@@ -1,6 +1,7 @@
-"""The rollout API: paced rollouts (:mod:`.rule`) read, listed, paused, resumed and
-aborted, of both kinds: a fleet deployment's (named by the fleet deployment's uuid, one
-rollout at a time: the one carrying its current revision) and a cluster rollout
+"""The rollout API: paced rollouts (:mod:`.rule`) read, listed, paused, resumed,
+aborted, rolled back and told to start clusters now, of both kinds: a fleet deployment's
+(named by the fleet deployment's uuid, one rollout at a time: the one carrying its current
+revision) and a cluster rollout
 (:mod:`.cluster_entry`, named by its own uuid). Both are shown in one shape,
 with ``kind`` ``fleet-deployment`` or ``cluster``.
 
@@ -17,7 +18,7 @@ which every edge executes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -26,19 +27,34 @@ from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.jsontypes import as_object, is_object
 
-from ..services.errors import Conflict, NotFound
+from ..services.errors import Conflict, NotFound, Unprocessable
 from . import cluster_entry
 from .cluster_entry import CLUSTER_ROLLOUT_APP
 from .fleet_entry import FLEET_APP, REVISION_KEYS, revision
-from .state import ABORTED, COMPLETE, HALTED, PAUSED, PROGRESSING, ROLLOUT_APP, RolloutState
+from .state import (
+    ABORTED,
+    COMPLETE,
+    HALTED,
+    PAUSED,
+    PROGRESSING,
+    ROLLED_BACK,
+    ROLLOUT_APP,
+    RolloutState,
+)
 
 log = logging.getLogger(__name__)
 ALLOWED = {"pause": (PROGRESSING,), "resume": (PAUSED, HALTED),
-           "abort": (PROGRESSING, PAUSED, HALTED)}
+           "abort": (PROGRESSING, PAUSED, HALTED),
+           "rollback": (PROGRESSING, PAUSED, HALTED, ABORTED),
+           "start-now": (PROGRESSING, PAUSED, HALTED)}
 """The rollout states each request may be made in."""
+ROLLBACK_NOTE = ("every cluster the rollout changed gets what it had before it (the previous "
+                 "revision of the fleet deployment, or the previous fluxVersion or Flux "
+                 "template); a new change starts a new rollout")
 FLEET, CLUSTER = "fleet-deployment", "cluster"
 STATUS_KEYS = ("rolloutId", "revision", "state", "step", "steps", "failed", "startedAt",
-               "updatedAt", "request", "promoted")
+               "updatedAt", "request", "promoted", "reason", "skipped", "waiting", "startNow",
+               "rolledBack")
 ABORT_NOTE = ("abort leaves every cluster as it is: the clusters listed in `updated` keep "
               "the new revision, the others keep what they had; a new change starts a new "
               "rollout")
@@ -93,11 +109,13 @@ def view(source: Source, status: object) -> dict[str, object]:
                        "updated": [], "message": "the leader has not begun the rollout "
                                                  "of this revision yet"}
     updated = sorted(state.updated({c for s in state.steps for c in s.clusters}))
-    hidden = ("request", "kind", "baseline")
+    hidden = ("request", "kind", "baseline", "before", "spec", "previous")
     shown = head | {k: v for k, v in state.dump().items()
                     if k not in hidden and v is not None} | {"updated": updated}
     if state.state == ABORTED:
         shown["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
+    elif state.state == ROLLED_BACK:
+        shown["message"] = ROLLBACK_NOTE
     elif state.promoted is False:
         shown["message"] = PROMOTE_NOTE
     request = source.entry.get("rolloutRequest")
@@ -105,6 +123,28 @@ def view(source: Source, status: object) -> dict[str, object]:
             and request.get("at") != state.request:
         shown["pendingRequest"] = request.get("action")
     return shown
+
+
+def _check_rollback(source: Source, status: object) -> None:
+    """409 unless the leader knows what the clusters had before (a fleet deployment's
+    rollout begun before that was recorded does not)."""
+    state = RolloutState.parse(status)
+    known = state is not None and (state.previous is not None if source.kind == FLEET
+                                   else state.before is not None)
+    if not known:
+        raise Conflict("this rollout began before what the clusters had was recorded: it "
+                       "cannot be rolled back; change the fleet deployment back instead")
+
+
+def _targets_of(shown: dict[str, object], clusters: Sequence[str]) -> list[str]:
+    """``clusters`` (uuids), each one the rollout targets; else 409 naming the others."""
+    steps = shown.get("steps")
+    targeted = {c for s in steps if isinstance(s, dict) for c in s.get("clusters") or []} \
+        if isinstance(steps, list) else set()
+    others = [c for c in clusters if c not in targeted]
+    if others:
+        raise Unprocessable(f"clusters: the rollout does not target {', '.join(others)}")
+    return list(dict.fromkeys(clusters))
 
 
 class RolloutService:
@@ -145,16 +185,24 @@ class RolloutService:
         sources.sort(key=lambda s: (str(s.entry.get("createdAt") or ""), s.uuid))
         return [view(s, statuses.get(s.uuid)) for s in sources]
 
-    def request(self, uuid: str, action: str) -> dict[str, object]:
-        """Ask the leader to ``pause``, ``resume`` or ``abort`` the rollout (202's body)."""
+    def request(self, uuid: str, action: str,
+                clusters: Sequence[str] | None = None) -> dict[str, object]:
+        """Ask the leader to ``pause``, ``resume``, ``abort``, ``rollback`` the rollout, or to
+        ``start-now`` ``clusters`` outside their maintenance windows (202's body)."""
         source = self._source(uuid)
-        shown = view(source, self.cs.get_config(ROLLOUT_APP, uuid))
+        status = self.cs.get_config(ROLLOUT_APP, uuid)
+        shown = view(source, status)
         if shown["state"] not in ALLOWED[action]:
             raise Conflict(f"the rollout is {shown['state']}; {action} needs it "
                            f"{' or '.join(ALLOWED[action])}")
-        at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-        entry = source.entry | {"rolloutRequest": {"action": action,
-                                                   "rolloutId": shown["rolloutId"], "at": at}}
+        if action == "rollback":
+            _check_rollback(source, status)
+        asked: dict[str, object] = {"action": action, "rolloutId": shown["rolloutId"],
+                                    "at": datetime.now(UTC).isoformat(
+                                        timespec="microseconds").replace("+00:00", "Z")}
+        if clusters is not None:
+            asked["clusters"] = _targets_of(shown, clusters)
+        entry = source.entry | {"rolloutRequest": asked}
         try:
             self.cs.put_config(source.app, uuid, entry, if_match=source.etag)
         except StaleEntry:
@@ -168,6 +216,10 @@ class RolloutService:
             "updated": shown["updated"]}
         if action == "abort":
             answer["message"] = ABORT_NOTE if source.kind == FLEET else CLUSTER_ABORT_NOTE
+        elif action == "rollback":
+            answer["message"] = ROLLBACK_NOTE
+        elif clusters is not None:
+            answer["clusters"] = asked["clusters"]
         return answer
 
 

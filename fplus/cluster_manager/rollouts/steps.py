@@ -1,12 +1,17 @@
 """A rollout's plan (pure): the ``rollout`` field ``{maxUnavailable?, steps?: [{clusters,
-pause?}]}`` checked (:func:`spec_errors`), parsed (:meth:`Spec.parse`), and the targets cut
-into steps when a rollout begins (:func:`plan_steps`).
+pause?}], minReadySeconds?, maxFailures?, progressDeadlineSeconds?, offline?, onFailure?}``
+checked (:func:`spec_errors`), parsed (:meth:`Spec.parse`), and the targets cut into steps
+when a rollout begins (:func:`plan_steps`).
 
 ``clusters: N`` takes the next N targets, ``"P%"`` the next P% of all of them (rounded down,
 at least 1), a selector the remaining ones whose labels it matches; the targets no step took
 form a last step. ``pause`` is seconds, or ``"manual"`` (until a resume). ``maxUnavailable``
 (N or ``"P%"`` of the step) caps how many targets of a step hold the revision and are not
-ready yet.
+ready yet. The health gates (applied by :mod:`.rule`): ``minReadySeconds`` (a target is done
+once ready that long without a break), ``maxFailures`` (N or ``"P%"`` of the targets, rounded
+down; default 0) failures tolerated, ``progressDeadlineSeconds`` (a step that makes no progress
+that long halts), ``offline`` (``wait`` or ``skip`` a target whose edge stopped reporting) and
+``onFailure`` (``halt`` or ``rollback``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,11 @@ from fplus.kubenames.labels import selector_errors, selector_matches
 
 MAX_STEPS = 100
 MAX_PAUSE = 7 * 24 * 3600
+"""The longest pause, soak (``minReadySeconds``) and ``progressDeadlineSeconds``: a week."""
 MANUAL = "manual"
+WAIT, SKIP = "wait", "skip"
+HALT, ROLLBACK = "halt", "rollback"
+GATES = {"minReadySeconds", "maxFailures", "progressDeadlineSeconds", "offline", "onFailure"}
 PERCENT = re.compile(r"(100|[1-9][0-9]?)%")
 Count = int | str
 """N targets, or ``"P%"``."""
@@ -42,16 +51,47 @@ def _pause_ok(pause: object) -> bool:
                                and 0 <= pause <= MAX_PAUSE)
 
 
+def _seconds_ok(value: object, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= MAX_PAUSE
+
+
+def _gate_errors(rollout: Mapping[str, object], field: str) -> dict[str, str]:
+    """Why the health gates of a ``rollout`` field are refused."""
+    errors: dict[str, str] = {}
+    for key, least in (("minReadySeconds", 0), ("progressDeadlineSeconds", 1)):
+        if key in rollout and not _seconds_ok(rollout[key], least):
+            errors[f"{field}.{key}"] = (f"{key} must be a whole number of seconds ({least} to "
+                                        f"{MAX_PAUSE})")
+    failures = rollout.get("maxFailures", 0)
+    if "maxFailures" in rollout and not (isinstance(failures, int) and not isinstance(
+            failures, bool) and failures >= 0) and not (isinstance(failures, str) and (
+            failures == "0%" or PERCENT.fullmatch(failures))):
+        errors[f"{field}.maxFailures"] = ("maxFailures must be a whole number of clusters (0 "
+                                          "or more) or a percentage \"P%\" (0 to 100)")
+    soak, deadline = rollout.get("minReadySeconds", 0), rollout.get("progressDeadlineSeconds")
+    if not errors and isinstance(deadline, int) and isinstance(soak, int) and deadline <= soak:
+        errors[f"{field}.progressDeadlineSeconds"] = (
+            "progressDeadlineSeconds must be longer than minReadySeconds (a cluster soaking "
+            "makes no progress)")
+    for key, allowed in (("offline", (WAIT, SKIP)), ("onFailure", (HALT, ROLLBACK))):
+        if key in rollout and rollout[key] not in allowed:
+            errors[f"{field}.{key}"] = f"{key} must be {' or '.join(map(repr, allowed))}"
+    return errors
+
+
 def spec_errors(rollout: object, field: str = "rollout") -> dict[str, str]:
     """Why a ``rollout`` field is refused, by field (``{}``: well-formed)."""
     if not is_object(rollout):
-        return {field: f"{field} must be an object {{maxUnavailable?, steps?}}"}
+        return {field: f"{field} must be an object {{maxUnavailable?, steps?, "
+                       "minReadySeconds?, maxFailures?, progressDeadlineSeconds?, offline?, "
+                       "onFailure?}"}
     errors: dict[str, str] = {}
-    unknown = set(rollout) - {"maxUnavailable", "steps"}
+    unknown = set(rollout) - {"maxUnavailable", "steps"} - GATES
     if unknown:
         errors[field] = f"unknown keys in {field}: {', '.join(sorted(map(str, unknown)))}"
     if "maxUnavailable" in rollout:
         errors |= _count_errors(rollout["maxUnavailable"], f"{field}.maxUnavailable")
+    errors |= _gate_errors(rollout, field)
     steps = rollout.get("steps", [])
     if not isinstance(steps, list) or len(steps) > MAX_STEPS:
         errors[f"{field}.steps"] = f"steps must be a list of at most {MAX_STEPS} steps"
@@ -71,10 +111,10 @@ def spec_errors(rollout: object, field: str = "rollout") -> dict[str, str]:
     return errors
 
 
-def count(value: Count, total: int) -> int:
-    """N, or P% of ``total`` rounded down (at least 1)."""
+def count(value: Count, total: int, least: int = 1) -> int:
+    """N, or P% of ``total`` rounded down (at least ``least``)."""
     if isinstance(value, str):
-        return max(1, math.floor(int(value[:-1]) * total / 100))
+        return max(least, math.floor(int(value[:-1]) * total / 100))
     return int(value)
 
 
@@ -90,6 +130,11 @@ class RolloutField(TypedDict, total=False):
 
     maxUnavailable: Count
     steps: list[StepField]
+    minReadySeconds: int
+    maxFailures: Count
+    progressDeadlineSeconds: int
+    offline: str
+    onFailure: str
 
 
 @dataclass(frozen=True)
@@ -106,6 +151,13 @@ class Spec:
 
     steps: tuple[StepSpec, ...] = ()
     max_unavailable: Count | None = None
+    min_ready: float = 0
+    """``minReadySeconds``: how long a target stays ready before it counts as done."""
+    max_failures: Count = 0
+    deadline: float | None = None
+    """``progressDeadlineSeconds``: how long a step may go without progress."""
+    offline: str = WAIT
+    on_failure: str = HALT
 
     @classmethod
     def parse(cls, raw: object) -> Spec:
@@ -114,9 +166,13 @@ class Spec:
         if not isinstance(raw, Mapping) or spec_errors(dict(raw)):
             return cls()
         checked = cast(RolloutField, raw)  # spec_errors checked every field
+        deadline = checked.get("progressDeadlineSeconds")
         return cls(tuple(StepSpec(s["clusters"], s.get("pause"))
                          for s in checked.get("steps") or []),
-                   checked.get("maxUnavailable"))
+                   checked.get("maxUnavailable"), checked.get("minReadySeconds", 0),
+                   checked.get("maxFailures", 0),
+                   None if deadline is None else float(deadline),
+                   checked.get("offline", WAIT), checked.get("onFailure", HALT))
 
     def pause(self, index: int) -> float | str | None:
         """The pause after step ``index`` (None: none asked for)."""
@@ -125,6 +181,10 @@ class Spec:
     def limit(self, size: int) -> int:
         """How many of a step of ``size`` targets may be busy at once."""
         return size if self.max_unavailable is None else count(self.max_unavailable, size)
+
+    def failures_allowed(self, targets: int) -> int:
+        """How many of ``targets`` targets may fail before the rollout halts."""
+        return count(self.max_failures, targets, least=0)
 
 
 def plan_steps(spec: Spec, targets: Sequence[str],
