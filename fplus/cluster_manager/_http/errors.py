@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response
+from flask import Flask, Response, jsonify
 
 from fplus.config_store.client import ConfigStoreError
 from fplus.serving import install_json_errors, json_error
 
+from ..changes.refusals import ChangeRefused
 from ..sealing import InvalidName, ScopeError, SealingError
 from ..services.errors import ApiError
 from .context import services
@@ -31,6 +32,13 @@ def register(app: Flask) -> None:
         resp = _error(exc.status, exc.message)
         if exc.retry_after is not None:
             resp.headers["Retry-After"] = str(exc.retry_after)
+        return resp
+
+    @app.errorhandler(ChangeRefused)
+    def change_refused(exc: ChangeRefused) -> Response:
+        # {error, refused: [{uuid, name, field, message}]}: each cluster and what to do
+        resp = jsonify(exc.body)
+        resp.status_code = exc.status
         return resp
 
     @app.errorhandler(SealingError)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ import yaml
 HIDDEN, CHANGED = "<hidden>", "<hidden, changed>"
 MAX_LINES = 200
 """Diff lines shown per cluster; the answer counts the rest (``omitted``)."""
+_SECRET_KIND = re.compile(r"^\s*kind:\s*[\"']?(Sealed)?Secret\b", re.MULTILINE)
 _SECRET_FIELDS = {"Secret": ("data", "stringData"), "SealedSecret": ("spec.encryptedData",)}
 
 
@@ -60,12 +62,13 @@ def _secret_maps(doc: object) -> list[dict[str, object]]:
 
 def _masked(text: str, other: str | None) -> str:
     """``text`` with its secret values hidden (``<hidden, changed>`` where ``other``, the
-    same file on the other side, holds another value); unchanged if it holds none."""
-    if "Secret" not in text:
+    same file on the other side, holds another value); unchanged if it holds none (a file
+    that does not read as YAML but names a Secret kind is hidden whole)."""
+    if not _SECRET_KIND.search(text):
         return text
     docs, others = _docs(text), _docs(other) if other is not None else None
     if docs is None:
-        return text if not any(k in text for k in _SECRET_FIELDS) else HIDDEN
+        return HIDDEN
     if not any(_secret_maps(d) for d in docs):
         return text
     for index, doc in enumerate(docs):

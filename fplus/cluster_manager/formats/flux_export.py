@@ -67,10 +67,10 @@ def read_flux_export(text: str, where: str = "the file") -> FluxExport:
     versions = {_meta(doc).get("labels", {}).get(VERSION_LABEL) for doc in docs
                 if doc.get("kind") == "Deployment"}
     if len(versions) != 1 or not isinstance(version := versions.pop(), str) or \
-            not VERSION.match(version):
+            not VERSION.match(version := f"v{version}" if version[:1].isdigit() else version):
         raise FluxExportError(f"{where}: its controllers must carry one Flux version in the "
                               f"{VERSION_LABEL} label")
-    return FluxExport(version, text)
+    return FluxExport(version, text)  # stored in the v form (2.7.5: v2.7.5), as clusters name it
 
 
 def _meta(doc: dict[str, Any]) -> dict[str, Any]:
