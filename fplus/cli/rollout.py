@@ -1,6 +1,7 @@
-"""``fplus rollout create|list|status|pause|resume|abort``: paced rollouts, of a fleet
-deployment (named by the fleet deployment, by name or uuid) or of a change to many clusters
-(a cluster rollout: a ``fluxVersion`` or a Flux template, named by its name or uuid)."""
+"""``fplus rollout create|list|status|pause|resume|abort|rollback|start-now|promote``: paced
+rollouts, of a fleet deployment (named by the fleet deployment, by name or uuid) or of a
+change to many clusters (a cluster rollout: a ``fluxVersion`` or a Flux template, named by
+its name or uuid), with their health gates."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ STEPS: list[Column] = [
     ("STARTED", lambda s: _started(s))]
 FAILED: list[Column] = [("FAILED", lambda f: f.get("cluster")),
                         ("MESSAGE", lambda f: f.get("message"))]
+SKIPPED: list[Column] = [("SKIPPED", lambda s: s.get("cluster")),
+                         ("GIVEN", lambda s: s.get("given") or "not yet"),
+                         ("REASON", lambda s: s.get("reason"))]
+WAITING: list[Column] = [("WAITING", lambda w: w.get("cluster")),
+                         ("NEXT WINDOW", lambda w: w.get("nextWindow") or "none known")]
+GATES = {"min_ready_seconds": "minReadySeconds", "max_failures": "maxFailures",
+         "progress_deadline_seconds": "progressDeadlineSeconds", "offline": "offline",
+         "on_failure": "onFailure"}
+"""The health gate options of ``rollout create`` -> their field of the rollout block."""
 
 
 def _started(step: Row) -> str:
@@ -50,7 +60,8 @@ def _step_of(rollout: Row) -> str:
 @click.group("rollout")
 def rollout() -> None:
     """Paced rollouts (a fleet deployment's, or a fluxVersion or Flux template given to many
-    clusters): create, list, follow, pause, resume or abort them."""
+    clusters): create, list, follow, pause, resume, abort or roll them back, start clusters
+    outside their maintenance windows now."""
 
 
 def _count(text: str) -> int | str:
@@ -91,14 +102,29 @@ def _step(text: str, pause: str | None) -> Row:
               help="after each step is ready: until a resume, or that many seconds")
 @click.option("--max-unavailable", metavar="N|P%",
               help="at most this many clusters of a step changed and not ready yet")
+@click.option("--min-ready-seconds", type=click.IntRange(0), metavar="SECONDS",
+              help="a cluster counts as done once ready that long without a break")
+@click.option("--max-failures", metavar="N|P%",
+              help="failed clusters tolerated before the rollout halts (default 0)")
+@click.option("--progress-deadline-seconds", type=click.IntRange(1), metavar="SECONDS",
+              help="a step that makes no progress that long halts")
+@click.option("--offline", type=click.Choice(["wait", "skip"]),
+              help="an edge that stopped reporting: wait for it (default) or skip it until "
+                   "it reports again")
+@click.option("--on-failure", type=click.Choice(["halt", "rollback"]),
+              help="on a failure past --max-failures or a deadline: halt (default) or roll "
+                   "every changed cluster back")
+@click.option("--rollout", "rollout_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML file of the whole rollout block (the options above override it)")
 @click.option("--dry-run", is_flag=True,
               help="show the steps and each cluster's diff (or refusal); create nothing")
 @output_option
 @quiet_option
 def create(name: str, flux_version: str | None, template_file: Path | None,
            selectors: tuple[str, ...], clusters: tuple[str, ...], steps: tuple[str, ...],
-           pause: str | None, max_unavailable: str | None, dry_run: bool, fmt: str) -> None:
-    """Give many clusters a fluxVersion or a Flux template, step by step."""
+           pause: str | None, max_unavailable: str | None, rollout_file: Path | None,
+           dry_run: bool, fmt: str, **gates: object) -> None:
+    """Give many clusters a fluxVersion or a Flux template, step by step, gated on health."""
     if (flux_version is None) == (template_file is None):
         raise click.UsageError("give exactly one of --flux-version and --template")
     api = manager()
@@ -110,11 +136,16 @@ def create(name: str, flux_version: str | None, template_file: Path | None,
         body["selector"] = selector(selectors, "--selector")
     if clusters:
         body["clusters"] = [refs.cluster(api, ref) for ref in clusters]
-    paced: Row = {}
+    paced: Row = dict(read_mapping(rollout_file, "--rollout")) if rollout_file else {}
     if steps:
         paced["steps"] = [_step(text, pause) for text in steps]
     if max_unavailable is not None:
         paced["maxUnavailable"] = _count(max_unavailable)
+    for option, field in GATES.items():
+        value = gates.get(option)
+        if value is not None:
+            paced[field] = _count(value) if option == "max_failures" and isinstance(
+                value, str) else value
     body["rollout"] = paced
     if dry_run:
         show_preview(api.call_object("POST", PATH, params={"dryRun": "true"}, json=body), fmt)
@@ -148,15 +179,18 @@ def status(ref: str, fmt: str) -> None:
              for n, s in enumerate(s for s in as_list(view.get("steps")) if is_object(s))]
     if steps:
         emit(steps, fmt, STEPS)
-    if view.get("failed"):
-        emit(view["failed"], fmt, FAILED)
+    if view.get("reason"):
+        click.echo(f"\nwhy: {view['reason']}\n")
+    for key, columns in (("failed", FAILED), ("skipped", SKIPPED), ("waiting", WAITING)):
+        if view.get(key):
+            emit(view[key], fmt, columns)
 
 
-def _request(action: str, ref: str) -> tuple[str, Row]:
+def _request(action: str, ref: str, body: Row | None = None) -> tuple[str, Row]:
     """Ask for ``action`` on the rollout ``ref``: how to name it, and the answer."""
     api = manager()
     rollout_uuid = refs.rollout(api, ref)
-    done = api.call_object("POST", f"{PATH}/{rollout_uuid}/{action}")
+    done = api.call_object("POST", f"{PATH}/{rollout_uuid}/{action}", json=body)
     return f"rollout {refs.shown(api, rollout_uuid)}", done
 
 
@@ -182,6 +216,27 @@ def abort(ref: str) -> None:
     """End the rollout, leaving every cluster as it is."""
     named, done = _request("abort", ref)
     click.echo(f"{named}: abort requested; {done.get('message')}", err=True)
+
+
+@rollout.command("rollback")
+@click.argument("ref", metavar="NAME|UUID")
+def rollback(ref: str) -> None:
+    """Give every cluster the rollout changed what it had before (the previous revision of
+    the fleet deployment, or the previous fluxVersion or Flux template); not for a Complete
+    rollout (recorded in the audit log)."""
+    named, done = _request("rollback", ref)
+    click.echo(f"{named}: rollback requested; {done.get('message')}", err=True)
+
+
+@rollout.command("start-now")
+@click.argument("ref", metavar="NAME|UUID")
+@click.argument("clusters", nargs=-1, required=True, metavar="CLUSTER_NAME|UUID...")
+def start_now(ref: str, clusters: tuple[str, ...]) -> None:
+    """Start these clusters of the rollout now, outside their maintenance windows
+    (recorded in the audit log)."""
+    api = manager()
+    named, _ = _request("start-now", ref, {"clusters": [refs.cluster(api, c) for c in clusters]})
+    click.echo(f"{named}: start now requested for {', '.join(clusters)}", err=True)
 
 
 @rollout.command("promote")
