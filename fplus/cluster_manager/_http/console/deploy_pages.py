@@ -21,6 +21,7 @@ from ...services.deployments.cluster_deployments import DeploymentService
 from ...services.errors import ApiError
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
+from .change_preview import is_dry_run, preview
 from .deployment_view import deployable_charts, parse_values
 from .name_lookup import chart_names, cluster_names
 from .pages import bp, cluster_page
@@ -114,7 +115,8 @@ def fleets() -> str:
 @signed_in
 def create_fleet() -> Response | tuple[str, int]:
     """Create a fleet deployment from ``{name, chart, selector (Kubernetes' text form),
-    values?}``, checked as ``POST /v1/fleet-deployment`` checks it."""
+    values?}``, checked as ``POST /v1/fleet-deployment`` checks it; with ``?dryRun``, its
+    preview (:mod:`.change_preview`)."""
     require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
     form = request.form
     body: dict[str, object] = {"name": form.get("name", "").strip(),
@@ -132,6 +134,10 @@ def create_fleet() -> Response | tuple[str, int]:
         body["values"] = values
     if not errors:
         try:
+            if is_dry_run():  # the preview, with a Confirm that posts the same fields
+                shown = preview(fleet_service().preview_create(body, str(uuidlib.uuid4())),
+                                url_for("console.create_fleet"), form, FLEET_FIELDS)
+                return _fleets_page(fleet_form=form, preview=shown), shown.status
             created = fleet_service().create(body, str(uuidlib.uuid4()))
         except ApiError as exc:
             errors = _fields(exc.message, FLEET_FIELDS)

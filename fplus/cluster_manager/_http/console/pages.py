@@ -23,6 +23,7 @@ from ...services.clusters.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import acting, require, require_view, services
+from .change_preview import Preview, is_dry_run, preview
 from .deployment_view import cluster_deployments, cluster_labels, parse_values
 from .name_lookup import by_name, chart_names
 from .session import (
@@ -47,6 +48,9 @@ DONE = {"created": "Cluster requested: it shows Ready once commissioned.",
         "undeployed": "Deployment deleted: the edge uninstalls it at its next sync.",
         "labelled": "Labels saved."}
 SCOPES = ("strict", "namespace-wide", "cluster-wide")
+NEW_FIELDS = ("name", "namespace", "chart", "flux_version", "bare", "no_sealed_secrets",
+              "values")
+"""The create form's fields (its Confirm carries them)."""
 HOST_FIELDS = ("hostname", "ready", "control_plane", "arch", "k8s_version", "os_version")
 
 
@@ -144,6 +148,11 @@ def new_cluster() -> Response | tuple[str, int]:
     config, errors = _form_config(request.form)
     if not errors:
         try:
+            if is_dry_run():  # the preview, with a Confirm that posts the same fields
+                shown = preview(services().clusters.preview_create(
+                    config, str(uuidlib.uuid4()), acting(who)),
+                    url_for("console.new_cluster"), request.form, NEW_FIELDS, link=False)
+                return _new_form(request.form, {}, shown), shown.status
             created = services().clusters.create(config, str(uuidlib.uuid4()), acting(who))
         except Conflict as exc:
             errors["name"] = exc.message
@@ -155,16 +164,18 @@ def new_cluster() -> Response | tuple[str, int]:
     return _new_form(request.form, errors), 422
 
 
-def _new_form(form: Mapping[str, str], errors: dict[str, str]) -> str:
+def _new_form(form: Mapping[str, str], errors: dict[str, str],
+              shown: Preview | None = None) -> str:
     """The create form, offering the chart templates and the imported Flux versions to pick
-    from (the fields still take any value, checked as the API checks it)."""
+    from (the fields still take any value, checked as the API checks it); ``shown``: the
+    preview of the cluster asked for."""
     imports = services().imports
     try:
         versions = imports.flux_versions() if imports is not None else []
     except Exception:  # the central repo unreadable: the field is typed instead
         versions = []
     return render_template("new.html", form=form, errors=errors, flux_versions=versions,
-                           charts=ChartService(services().cs).templates())
+                           charts=ChartService(services().cs).templates(), preview=shown)
 
 
 def _edge_report(cluster: str) -> dict[str, list[dict[str, str]]]:

@@ -1,7 +1,9 @@
 """The console's rollouts: every rollout listed at ``/ui/rollout``, and a rollout's page: its
 progress as ``GET /v1/rollout/<r>`` answers it (its state, its steps with their clusters by
-name, the failed clusters and why, a request the leader has not taken yet, the note an abort
-leaves), with **Pause**, **Resume** and **Abort** buttons shown only in the states that allow
+name, the failed clusters and why, the reason it halted or was rolled back, the clusters
+skipped as offline and those waiting for a maintenance window, a request the leader has not
+taken yet, the note an abort leaves), with **Pause**, **Resume**, **Abort** and **Roll back**
+buttons, and **Start now** on each waiting cluster, shown only in the states that allow
 them. The page reads only the keys
 every kind of rollout has, so it serves any ``kind``. The buttons do what the JSON routes do,
 after the same permission check; a refusal re-renders the page with the service's message,
@@ -13,10 +15,11 @@ from flask import g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from fplus.config_store import uuids
+from fplus.config_store.uuids import is_uuid
 from fplus.jsontypes import Doc
 
 from ...rollouts.service import ALLOWED, RolloutService
-from ...services.errors import ApiError
+from ...services.errors import ApiError, BadRequest
 from ..context import require, services
 from ..fleet_routes import fleet_service, require_fleet_read
 from .name_lookup import cluster_names
@@ -25,7 +28,12 @@ from .session import signed_in
 
 REQUESTED = {"pause": "Pause requested: the rollout stops starting clusters once the leader "
              "takes it.", "resume": "Resume requested: the leader carries on from where the "
-             "rollout stood.", "abort": "Abort requested: every cluster stays as it is."}
+             "rollout stood.", "abort": "Abort requested: every cluster stays as it is.",
+             "rollback": "Roll back requested: every cluster the rollout changed gets what "
+             "it had before.", "start-now": "Start now requested: the cluster is changed "
+             "outside its maintenance windows once the leader takes it."}
+START_NOW = "start-now"
+"""Asked per waiting cluster (a button on its row), not of the whole rollout."""
 
 
 def _service() -> RolloutService:
@@ -44,9 +52,10 @@ def rollout_context(rollout: str) -> dict[str, object]:
     view = _service().get(rollout)
     may = services().access.allowed(g.console.caller, uuids.EdgePerm.Clusters, uuids.NULL)
     state = view.get("state")
-    actions = [a for a, states in ALLOWED.items() if state in states] if may else []
-    return {"r": view, "names": cluster_names(), "actions": actions,
-            "fleet_kind": _fleet_kind(view)}
+    allowed = [a for a, states in ALLOWED.items() if state in states] if may else []
+    return {"r": view, "names": cluster_names(),
+            "actions": [a for a in allowed if a != START_NOW],
+            "start_now": START_NOW in allowed, "fleet_kind": _fleet_kind(view)}
 
 
 def _page(rollout: str, status: int = 200, **extra: object) -> tuple[str, int]:
@@ -77,13 +86,17 @@ def rollout_progress(rollout: str) -> str:
     return render_template("_rollout.html", **rollout_context(rollout))
 
 
-@bp.post("/rollout/<fleet:rollout>/<any(pause, resume, abort):action>")
+@bp.post("/rollout/<fleet:rollout>/<any(pause, resume, abort, rollback, 'start-now'):action>")
 @signed_in
 def rollout_action(rollout: str, action: str) -> Response | tuple[str, int]:
-    """Ask the leader to pause, resume or abort the rollout (``POST /v1/rollout/<r>/…``)."""
+    """Ask the leader to pause, resume, abort or roll back the rollout, or to start the
+    form's ``cluster`` now (``POST /v1/rollout/<r>/…``)."""
     require(uuids.EdgePerm.Clusters, uuids.NULL, g.console.authorization)
+    cluster = request.form.get("cluster", "")
+    if action == START_NOW and not is_uuid(cluster):
+        raise BadRequest("start now needs the cluster's uuid")
     try:
-        _service().request(rollout, action)
+        _service().request(rollout, action, [cluster] if action == START_NOW else None)
     except ApiError as exc:
         if exc.status == 404:
             raise
