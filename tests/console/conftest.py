@@ -11,11 +11,14 @@ import requests
 
 from fplus.config_store import uuids
 from harness.browser import headless_chromium
-from harness.servers import ADMIN_PASSWORD
+from harness.central import import_chart
+from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack
 from tests.conftest import grant, make_user
 
 READER_PASSWORD = "reader-" + "p" * 10
+CHARTS = ("mqtt-broker", "historian")
+"""The charts the console tests' chart templates name."""
 
 
 @dataclass
@@ -28,7 +31,12 @@ class Reader:
 
 @pytest.fixture(scope="session")
 def stack(shared_stack: Stack) -> Stack:
-    """The session's stack (the console tests only add and look at objects of their own)."""
+    """The session's stack (the console tests only add and look at objects of their own),
+    with the charts their chart templates name in the shared charts repo (a deployment of a
+    chart the repo lacks is refused)."""
+    root = Api(shared_stack.manager.url, shared_stack.admin.auth)
+    for chart in CHARTS:
+        import_chart(root, chart)
     return shared_stack
 
 

@@ -1,7 +1,7 @@
 """A fleet deployment's paced rollout in the console. In Chromium: from the fleet deployment's
 page to its rollout's, the steps with their clusters by name, then Pause and Resume through
 the buttons, each followed by the state the leader reaches (and only the buttons that state
-allows). Over HTTP with a session: an action the state does not allow is refused with the
+allows; an aborted rollout may still be rolled back). Over HTTP with a session: an action the state does not allow is refused with the
 service's reason and writes nothing, as is a forged form or a user who may only read; a fleet
 deployment without a rollout has no rollout page and no link to one."""
 
@@ -91,14 +91,14 @@ def test_the_rollout_page_pauses_and_resumes_through_its_buttons(
     assert _rows(page, "#rollout-steps") == [f"1 Progressing {first_name}",
                                              f"2 Pending {second_name}"]
     assert page.find("#rollout-step").text == "1 of 2"
-    assert _buttons(page) == ["rollout-pause", "rollout-abort"]
+    assert _buttons(page) == ["rollout-pause", "rollout-abort", "rollout-rollback"]
     page.shot("01-progressing")
 
     page.click("#rollout-pause")
     page.text_is(".notice", "Pause requested")
     page.text_is("#rollout-state", "Paused", timeout=WAIT)
     assert _state_when(root, fleet, "Paused")["step"] == 0
-    wait_for(lambda: _buttons(page) == ["rollout-resume", "rollout-abort"],
+    wait_for(lambda: _buttons(page) == ["rollout-resume", "rollout-abort", "rollout-rollback"],
              what="the buttons a paused rollout allows")
     page.shot("02-paused")
 
@@ -167,7 +167,9 @@ def test_a_halted_rollout_names_the_failure_and_an_abort_says_what_it_left(
     page = session.get(base).text
     note = page[page.index('id="rollout-message"'):]
     assert note.startswith('id="rollout-message">abort leaves every cluster as it is')
-    assert 'id="rollout-actions"' not in page
+    actions = page[page.index('id="rollout-actions"'):page.index("</div>", page.index(
+        'id="rollout-actions"'))]
+    assert re.findall(r'<button type="submit" id="([\w-]+)"', actions) == ["rollout-rollback"]
 
 
 def test_no_rollout_no_page_and_no_link(stack: Stack, root: Api, chart: str) -> None:
