@@ -11,14 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.central import chart_archive
 from harness.gitcli import bare
 from harness.stack import Stack
-from tests.cluster_manager.api.test_imports_api import (
-    CHARTS,
-    FLUX,
-    chart_archive,
-    with_central_repos,
-)
+from tests.cluster_manager.api.test_imports_api import CHARTS, FLUX, with_central_repos
 from tests.fplus_cli.test_journey import fplus, login
 from tests.shared_files import FLUX_INSTALL, need
 

@@ -39,7 +39,8 @@ def test_the_apps() -> None:
                                "edge-cluster-setup-status", "edge-cluster-status",
                                "edge-deployment", "fleet-deployment", "fleet-rollout-status",
                                "flux-template",
-                               "helm-chart-template", "k8s-resource-template"]
+                               "helm-chart-template", "k8s-resource-template",
+                               "maintenance-window"]
 
 
 CLAIM = {"cluster": "0badc0de-0000-4000-8000-000000000000", "name": "line-1"}

@@ -7,10 +7,8 @@ the limit) commits nothing."""
 
 from __future__ import annotations
 
-import io
 import os
 import re
-import tarfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 from fplus.cluster_manager.formats import flux_export, helm_chart
 from fplus.config_store import uuids
 from harness.browser import headless_chromium
+from harness.central import chart_archive
 from harness.gitcli import bare
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, status, wait_for
@@ -32,20 +31,6 @@ FLUX = uuids.Shared.FluxSystemRepo
 IMPORTS = uuids.EdgePerm.Imports
 GZIP = {"Content-Type": "application/gzip"}
 YAML = {"Content-Type": "application/yaml"}
-
-
-def chart_archive(name: str, version: str = "0.1.0",
-                  extra: dict[str, bytes] | None = None) -> bytes:
-    """A ``helm package``-shaped archive: ``<name>/Chart.yaml`` and a template."""
-    files = {"Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: {version}\n".encode(),
-             "templates/cm.yaml": b"apiVersion: v1\nkind: ConfigMap\n", **(extra or {})}
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for path, data in files.items():
-            member = tarfile.TarInfo(f"{name}/{path}")
-            member.size = len(data)
-            archive.addfile(member, io.BytesIO(data))
-    return out.getvalue()
 
 
 def with_central_repos(stack: Stack) -> Stack:

@@ -1,11 +1,13 @@
 """The fleet modules' stack and root Cluster Manager session, and the chart template their
-fleet deployments name (an ordinary one: a system chart is refused)."""
+fleet deployments name (an ordinary one: a system chart is refused), its chart imported into
+the shared charts repo (a chart the repo lacks is refused)."""
 
 from __future__ import annotations
 
 import pytest
 
 from fplus.config_store import uuids
+from harness.central import import_chart
 from harness.servers import Api
 from harness.stack import Stack
 
@@ -26,6 +28,7 @@ def fleet_chart(stack: Stack) -> str:
     assert r.status_code in (201, 204), r.text
     r = stack.admin.put(template, json={"chart": "historian", "values": {}})
     assert r.status_code in (201, 204), r.text
+    import_chart(Api(stack.manager.url, stack.admin.auth), "historian", "1.0.0")
     return CHART
 
 

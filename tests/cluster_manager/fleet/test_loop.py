@@ -97,6 +97,7 @@ def test_writes_once_every_input_is_known_and_not_before() -> None:
         deliver(notify, "configs", {A: {"name": "a"}})
         deliver(notify, "rollouts", {})
         deliver(notify, "edges", {})
+        deliver(notify, "windows", {})
         assert not store.written.wait(0.3)  # the deployments are not known yet
         deliver(notify, "deployments", {}, full=False, refused=True)
         assert not store.written.wait(0.3)  # refused is unknown, not empty

@@ -153,7 +153,8 @@ def test_a_closed_window_holds_a_cluster_until_start_now(stack: Stack, root: Api
     wait_for(lambda: values(stack, fleet) == {clusters[0]: 1}, timeout=WAIT,
              what="started now")
     rows = root.get("/v1/audit", params={"limit": "50"}).json()["entries"]
-    assert any(r["action"] == "rollout.start-now" and r["target"] == fleet for r in rows)
+    assert any(r["action"] == "rollout.start-now" and r["target"]["uuid"] == fleet
+               for r in rows)
     assert root.delete(f"/v1/maintenance-window/new-year-{site}").status_code in (200, 204)
 
 
