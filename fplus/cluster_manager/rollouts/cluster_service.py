@@ -89,7 +89,8 @@ class ClusterRolloutService:
             require_template_write(creator, "a Flux template rollout")
         assessed = self._assessed(entry, uuid, configs, compare=True)
         plan = preview_plan(self.cs, entry.get("rollout"),
-                            [a.target.uuid for a in assessed], configs)
+                            [a.target.uuid for a in assessed], configs,
+                            stale_after=self.changes.settings.edge_stale_after)
         return answer(assessed, plan)
 
     def _check_unfinished(self, entry: ClusterRolloutEntry) -> None:

@@ -149,7 +149,8 @@ class FleetService:
         assessed = self._assessed(world, fleet, entry, compare=True)
         plan = preview_plan(self.cs, entry.get("rollout"), [a.target.uuid for a in assessed
                                                             if a.target.deployments_after],
-                            {c: as_object(e) for c, e in world.configs.items()})
+                            {c: as_object(e) for c, e in world.configs.items()},
+                            stale_after=self.changes.settings.edge_stale_after)
         return answer(assessed, plan)
 
     def _assessed(self, world: Fleetwide, fleet: str, entry: Doc,
