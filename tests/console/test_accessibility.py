@@ -80,6 +80,15 @@ def test_every_page_passes_axe(stack: Stack, browser: Any, tmp_path: Path) -> No
     _picture(page, "clusters")
     page.open("/ui/new")
     _check(page, "new cluster")
+    page.fill({"name": f"axe-new-{tag}"})
+    page.click("#preview-change")
+    page.find("#confirm-change")
+    _check(page, "new cluster preview")
+    page.open("/ui/fleet")
+    page.fill({"fleet-name": f"axe-fleet-{tag}", "fleet-selector": "site=leeds,tier=line"})
+    page.click("#create-fleet")
+    page.find("#preview")  # its clusters, or their refusals: either checked
+    _check(page, "fleet deployment preview")
 
     page.open(f"/ui/cluster/{made[0]}")
     page.find("#tablink-overview")

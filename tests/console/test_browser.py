@@ -1,6 +1,7 @@
-"""The console driven by a real headless Chromium: sign in, create a cluster (a bad name
-first), watch its badge change without a reload, copy the bootstrap command, seal a secret,
-delete the cluster; then a read-only user. Screenshots of each page go to the test's temp dir."""
+"""The console driven by a real headless Chromium: sign in, create a cluster (a bad name first,
+then its preview and Confirm), watch its badge change without a reload, copy the bootstrap
+command, seal a secret, delete the cluster; then a read-only user. Screenshots of each page go
+to the test's temp dir."""
 
 from __future__ import annotations
 
@@ -97,7 +98,12 @@ def test_an_operator_journey(stack: Stack, browser: Any, tmp_path: Path) -> None
     page.shot("03-new-cluster-refused")
     assert "Bad_Name" not in cluster_names(stack)  # nothing was created
     page.fill({"name": "ui-edge"})
-    page.click("button[type=submit].primary")
+    page.click("#preview-change")
+    page.text_is("#preview-summary", "Nothing is written yet")
+    assert page.find("#preview-c1").text == "ui-edge" and page.find("pre.diff").text
+    assert "ui-edge" not in cluster_names(stack)  # not before Confirm
+    page.shot("03b-new-cluster-preview")
+    page.click("#confirm-change")
     page.text_is(".notice", "Cluster requested")
     assert "ui-edge" in cluster_names(stack)
     cluster = browser.current_url.rstrip("/").split("/")[-1].split("?")[0]

@@ -1,10 +1,10 @@
 """What an operator used to other fleet managers looks for in the console. In Chromium: the
 cluster list shows each cluster's labels and filters by a label selector (a bad one is named
-next to the box); a cluster's page is in tabs with headings used once, its labels edited
-there; the Rollouts page lists fleet and cluster rollouts with links to each; the Audit page
-filters the log by cluster name. Over HTTP with a session: a label change the grants refuse is
-shown and writes nothing, the Audit page asks Edge.Perm.Audit, a chart template is picked by
-name when a cluster is requested, and the pages name a favicon."""
+next to the box); a cluster's page is in tabs with headings used once, its labels edited there
+(previewed, then confirmed); the Rollouts page lists fleet and cluster rollouts with links to
+each; the Audit page filters the log by cluster name. Over HTTP with a session: a label change
+the grants refuse is shown and writes nothing, the Audit page asks Edge.Perm.Audit, a chart
+template is picked by name when a cluster is requested, and the pages name a favicon."""
 
 from __future__ import annotations
 
@@ -88,6 +88,9 @@ def test_the_cluster_page_is_in_tabs_and_edits_labels(stack: Stack, browser: Any
     assert page.find("#labels").text == "site=leeds"
     page.fill({"labels-text": "site=hull, tier=line"})
     page.click("#save-labels")
+    page.text_is("#preview-moves-h", "It moves the cluster into or out of")
+    assert _labels(stack, cluster) == {"site": "leeds"}  # not before Confirm
+    page.click("#confirm-change")
     page.text_is(".notice", "Labels saved")
     assert _labels(stack, cluster) == {"site": "hull", "tier": "line"}
     assert page.find("#labels").text == "site=hull tier=line"

@@ -1,9 +1,10 @@
 """A fleet deployment's paced rollout in the console. In Chromium: from the fleet deployment's
-page to its rollout's, the steps with their clusters by name, then Pause and Resume through
-the buttons, each followed by the state the leader reaches (and only the buttons that state
-allows; an aborted rollout may still be rolled back). Over HTTP with a session: an action the state does not allow is refused with the
-service's reason and writes nothing, as is a forged form or a user who may only read; a fleet
-deployment without a rollout has no rollout page and no link to one."""
+page to its rollout's, the steps with their clusters by name, then Pause and Resume through the
+buttons, each followed by the state the leader reaches (and only the buttons that state allows;
+an aborted rollout may still be rolled back). Over HTTP with a session: an action the state
+does not allow is refused with the service's reason and writes nothing, as is a forged form or
+a user who may only read; a fleet deployment without a rollout has no rollout page and no link
+to one."""
 
 from __future__ import annotations
 
