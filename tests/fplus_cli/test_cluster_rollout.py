@@ -1,10 +1,12 @@
 """``fplus rollout create|list`` (the console script, in a child process) against a real
-stack: a ``fluxVersion`` rollout over three labelled clusters in steps of one, halted by the
-first cluster's commissioning failure (a Flux version never imported), listed beside the
-others, followed and aborted by name; a template rollout pinning one named cluster,
-complete once its edge reports the new commit synced, promoted (the user writes the default
-template) and unpinned; and the refusals (exit 1 or 2, nothing written). The test writes the
-edge's report as Edge Sync would."""
+stack: a ``fluxVersion`` rollout of a version never imported refused for every cluster it
+targets, nothing written; one of an imported version over three labelled clusters in steps
+of one, halted by the first cluster's commissioning failure (its configuration entry broken
+by a direct Config Store write while it holds the change), listed beside the others,
+followed and aborted by name; a template rollout pinning one named cluster, complete once
+its edge reports the new commit synced, promoted (the user writes the default template) and
+unpinned; and the refusals (exit 1 or 2, nothing written). The test writes the edge's report
+as Edge Sync would."""
 
 from __future__ import annotations
 
@@ -20,9 +22,16 @@ from harness.stack import Stack, create_cluster, status, wait_for
 from tests.cluster_manager.fleet.test_cluster_rollout_api import new_commit, report
 from tests.conftest import grant, make_user
 from tests.fplus_cli.test_journey import fplus, login
+from tests.fplus_cli.test_safe_changes import flux_export
 
 CONFIG, ROLLOUT = uuids.App.EdgeClusterConfiguration, uuids.App.ClusterRollout
 TEMPLATES = uuids.App.FluxTemplate
+
+
+def config(stack: Stack, cluster: str) -> dict[str, object]:
+    """The cluster's configuration entry, as the Config Store holds it."""
+    found: dict[str, object] = stack.admin.get(f"/v2/app/{CONFIG}/object/{cluster}").json()
+    return found
 
 
 def head_commit(stack: Stack, cluster: str) -> str:
@@ -45,13 +54,33 @@ def test_rollout_create_list_status_abort(stack: Stack, home: dict[str, str],
     named = {create_cluster(stack.admin, f"cli-cr{n}", labels={"site": site}): f"cli-cr{n}"
              for n in range(3)}
     clusters = sorted(named)  # the order of the steps
-    made = json.loads(fplus(home, "rollout", "create", "cli-up", "--flux-version", "v9.9.9",
-                            "-l", f"site={site}", "--step", "1", "--pause", "manual",
-                            "-o", "json").stdout)
-    assert made["kind"] == "cluster" and made["change"] == {"fluxVersion": "v9.9.9"}
+    create = ("rollout", "create", "cli-up", "-l", f"site={site}", "--step", "1", "--pause",
+              "manual", "-o", "json")
+    refused = fplus(home, *create, "--flux-version", "v9.9.9", expect=1).stderr
+    for cluster, name in named.items():
+        assert f"cluster {name} ({cluster}): fluxVersion: Flux v9.9.9 is not in the central " \
+               "Flux repo" in refused, refused
+    assert "nothing was written" in refused
+    assert stack.admin.get(f"/v2/app/{ROLLOUT}/object").json() == []
+    assert [config(stack, c).get("fluxVersion") for c in clusters] == [None, None, None]
+
+    export = tmp_path / "flux.yaml"
+    export.write_text(flux_export("v2.8.0"))
+    fplus(home, "flux", "import", str(export))
+    made = json.loads(fplus(home, *create, "--flux-version", "v2.8.0").stdout)
+    assert made["kind"] == "cluster" and made["change"] == {"fluxVersion": "v2.8.0"}
     stored = stack.admin.get(f"/v2/app/{ROLLOUT}/object/{made['uuid']}").json()
     assert stored["selector"] == {"matchLabels": {"site": site}}
     assert stored["rollout"] == {"steps": [{"clusters": 1, "pause": "manual"}]}
+
+    # the first step's cluster, once it holds the change, is broken behind the API's back
+    wait_for(lambda: config(stack, clusters[0]).get("fluxVersion") == "v2.8.0", timeout=120,
+             what="the first step begun")
+    missing = str(uuid.uuid4())
+    entry = stack.admin.get(f"/v2/app/{CONFIG}/object/{clusters[0]}")
+    stack.admin.put(f"/v2/app/{CONFIG}/object/{clusters[0]}",
+                    json=entry.json() | {"chart": missing},
+                    headers={"If-Match": entry.headers["ETag"]}).raise_for_status()
 
     def state(want: str, name: str = "cli-up") -> dict[str, object] | None:
         view = json.loads(fplus(home, "rollout", "status", name, "-o", "json").stdout)
@@ -59,9 +88,8 @@ def test_rollout_create_list_status_abort(stack: Stack, home: dict[str, str],
     view = wait_for(lambda: state("Halted"), timeout=120, what="halted by the failure")
     failed = view["failed"]
     assert isinstance(failed, list) and [f["cluster"] for f in failed] == clusters[:1]
-    assert "v9.9.9 is not in the central Flux repo" in failed[0]["message"]
-    assert [stack.admin.get(f"/v2/app/{CONFIG}/object/{c}").json().get("fluxVersion")
-            for c in clusters] == ["v9.9.9", None, None]
+    assert f"unknown chart {missing}" in failed[0]["message"]
+    assert [config(stack, c).get("fluxVersion") for c in clusters] == ["v2.8.0", None, None]
     table = fplus(home, "rollout", "list").stdout
     assert "cli-up" in table and "cluster" in table and "Halted" in table
     aborted = fplus(home, "rollout", "abort", "cli-up").stderr
