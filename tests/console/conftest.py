@@ -34,7 +34,7 @@ def stack(shared_stack: Stack) -> Stack:
     """The session's stack (the console tests only add and look at objects of their own),
     with the charts their chart templates name in the shared charts repo (a deployment of a
     chart the repo lacks is refused)."""
-    root = Api(shared_stack.manager.url, shared_stack.admin.auth)
+    root = Api(shared_stack.manager.url, ("admin", ADMIN_PASSWORD))
     for chart in CHARTS:
         import_chart(root, chart)
     return shared_stack
