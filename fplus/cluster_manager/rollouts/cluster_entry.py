@@ -60,6 +60,7 @@ from .state import (
     ROLLED_BACK,
     RolloutState,
     TargetState,
+    is_rolling,
     same_but_updated,
     stamp,
 )
@@ -282,7 +283,7 @@ def _one(found: Plan, world: World, uuid: str, entry: ClusterRolloutEntry,
     previous = world.statuses.get(uuid)
     template = entry["change"].get("fluxTemplate")
     if isinstance(previous, dict) and previous.get("revision") == rev \
-            and previous.get("state") in FINISHED:
+            and previous.get("state") in FINISHED and not is_rolling(previous):
         if template is not None and previous["state"] == COMPLETE \
                 and not previous.get("promoted"):
             _unpin_when_default(found, world, uuid, template, previous, now)
