@@ -221,6 +221,7 @@ def test_the_console_create_form_offers_the_charts_and_flux_versions(
         browser.fill({"name": name, "flux_version": "v2.7.5"})
         browser.shot("new-cluster-with-flux")
         browser.click("button[type=submit].primary")
+        browser.click("#confirm-change")  # the form previews the cluster first
         browser.text_is(".notice", "Cluster requested")
         cluster = driver.current_url.rstrip("/").split("/")[-1].split("?")[0]
     entry = stack.admin.get(f"/v2/app/{uuids.App.EdgeClusterConfiguration}/object/"
