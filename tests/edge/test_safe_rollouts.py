@@ -38,7 +38,14 @@ from fplus.config_store import uuids
 from harness.realedge import Edge, start_edge
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, wait_for
-from tests.edge.conftest import Fplus, bootstrap, condition, flux_export, import_central
+from tests.edge.conftest import (
+    Fplus,
+    bootstrap,
+    condition,
+    flux_export,
+    import_central,
+    wait_applied,
+)
 from tests.edge.test_flux_upgrade import _images, _running, _version
 
 STALE = 6
@@ -307,6 +314,15 @@ def test_a_flux_rollout_skips_an_offline_edge_and_gives_it_the_version_when_it_r
         return dict(r.json())
 
     before = {name: status(name) for name in ids}
+
+    def given(name: str) -> None:
+        """Wait for the commit giving ``name`` the version, then for its edge to apply it
+        (its Flux asked to fetch now, as ``flux reconcile`` does, not at its interval)."""
+        wait_for(lambda: (now := status(name))["spec"].get("fluxVersion") == _version(newer)
+                 and now["repoCommit"] != before[name]["repoCommit"], timeout=120,
+                 what=f"{name} to be given the version")
+        wait_applied(edges[name], fplus, name)
+
     assert all(_running(edges[name]) == _images(installed) for name in ids)
 
     # line-b's Edge Sync stops: its last report ages past the stale threshold
@@ -317,10 +333,10 @@ def test_a_flux_rollout_skips_an_offline_edge_and_gives_it_the_version_when_it_r
 
     rollout = fplus.json("rollout", "create", "flux-next", "--flux-version", _version(newer),
                          "-l", "ring=main", "--offline", "skip")["uuid"]
+    given(online)
     done = _rollout_when(manager, rollout, "the rollout to complete", _state("Complete"))
     assert [(s["cluster"], "given" in s) for s in done["skipped"]] == [(ids[offline], False)]
     assert done["failed"] == [] and done["updated"] == [ids[online]], done
-    assert status(online)["spec"]["fluxVersion"] == _version(newer)
     wait_for(lambda: _running(edges[online]) == _images(newer), timeout=240,
              what=f"{online}'s Flux on the new images")
     left = status(offline)
@@ -330,8 +346,7 @@ def test_a_flux_rollout_skips_an_offline_edge_and_gives_it_the_version_when_it_r
 
     # it reports again: given the version, its Flux rolls to the new images
     edges[offline].kubelet.release("edge-sync")
-    wait_for(lambda: status(offline)["spec"].get("fluxVersion") == _version(newer),
-             timeout=120, what=f"{offline} to be given the version")
+    given(offline)
     wait_for(lambda: _running(edges[offline]) == _images(newer), timeout=300,
              what=f"{offline}'s Flux on the new images")
     view = _rollout_when(manager, rollout, "the status to say so",
