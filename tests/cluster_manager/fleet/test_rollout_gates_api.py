@@ -134,6 +134,35 @@ def test_min_ready_seconds_holds_a_step_after_the_first_ready_report(
     status_when(root, fleet, "step 2 after the soak", lambda v: v["step"] == 1)
 
 
+def test_max_failures_lets_one_fail_and_halts_on_the_next(stack: Stack, root: Api) -> None:
+    site, clusters = _clusters(stack, "mf", 3)
+    fleet = create(root, name="tolerant", values={"v": 1},
+                   selector={"matchLabels": {"site": site}},
+                   rollout={"steps": [{"clusters": 1}, {"clusters": 1}],
+                            "maxFailures": 1})["uuid"]
+    wait_for(lambda: values(stack, fleet) == {clusters[0]: 1}, timeout=WAIT, what="step 1")
+    report(stack, clusters[0], fleet, failed="crash loop")
+    view = status_when(root, fleet, "step 2 despite one failure", lambda v: v["step"] == 1)
+    assert view["state"] == "Progressing" and view["failed"][0]["cluster"] == clusters[0]
+    wait_for(lambda: clusters[1] in values(stack, fleet), timeout=WAIT, what="step 2")
+    report(stack, clusters[1], fleet, failed="crash loop")
+    view = status_when(root, fleet, "halted", lambda v: v["state"] == "Halted")
+    assert [f["cluster"] for f in view["failed"]] == clusters[:2]
+    assert "maxFailures" in view["reason"] and clusters[2] not in values(stack, fleet)
+
+
+def test_a_step_past_its_progress_deadline_halts(stack: Stack, root: Api) -> None:
+    site, clusters = _clusters(stack, "dl", 2)
+    fleet = create(root, name="deadline", values={"v": 1},
+                   selector={"matchLabels": {"site": site}},
+                   rollout={"steps": [{"clusters": 1}],
+                            "progressDeadlineSeconds": 2})["uuid"]
+    view = status_when(root, fleet, "halted at its deadline",
+                       lambda v: v["state"] == "Halted")
+    assert "no progress" in view["reason"] and clusters[0] in view["reason"]
+    assert values(stack, fleet) == {clusters[0]: 1}  # the next step never began
+
+
 def test_a_closed_window_holds_a_cluster_until_start_now(stack: Stack, root: Api) -> None:
     site, clusters = _clusters(stack, "win", 1)
     r = root.put(f"/v1/maintenance-window/new-year-{site}",
