@@ -17,17 +17,23 @@ from click.testing import CliRunner
 from fplus.cli.api import ApiError, ManagerApi
 from fplus.cli.main import cli
 from fplus.cluster_manager.model.apps_and_roles import CONFIG_APP
-from fplus.config_store import uuids
+from harness.central import import_flux
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack
+from tests.cluster_manager.fleet.conftest import CHART, fleet_chart
 
 FPLUS = str(Path(sys.executable).parent / "fplus")
 SPEC = {"namespace": "fplus-edge"}
+FLUX_VERSION = "v2.7.5"
 
 
 @pytest.fixture(scope="module")
 def stack(shared_stack: Stack) -> Stack:
-    """The session's stack: these tests only add and look at clusters of their own."""
+    """The session's stack: these tests only add and look at clusters of their own (one
+    names an ordinary chart template and a Flux version, both imported: one the central
+    repos lack is refused)."""
+    fleet_chart(shared_stack)
+    import_flux(Api(shared_stack.manager.url, shared_stack.admin.auth), FLUX_VERSION)
     return shared_stack
 
 
@@ -83,12 +89,12 @@ def test_label_sets_and_removes_and_overwrites_only_when_asked(
 def test_set_changes_values_chart_flux_and_sealed_secrets(stack: Stack,
                                                           env: dict[str, str]) -> None:
     cluster = create(stack, "cli-set", values={"keep": 1, "drop": {"a": 1}})
-    chart = uuids.Shared.EdgeClusterChart
+    chart = CHART
     done = fplus(env, "cluster", "set", "cli-set", "--values", "-", "--chart", chart,
-                 "--flux-version", "v2.7.5", "--no-sealed-secrets", "-o", "json",
+                 "--flux-version", FLUX_VERSION, "--no-sealed-secrets", "-o", "json",
                  stdin="keep: 2\nnew: {b: true}\n")
     want = {"name": "cli-set", **SPEC, "values": {"keep": 2, "new": {"b": True}},
-            "chart": chart, "fluxVersion": "v2.7.5", "sealedSecrets": False}
+            "chart": chart, "fluxVersion": FLUX_VERSION, "sealedSecrets": False}
     assert entry(stack, cluster) == want  # the file replaced the values
     assert {k: json.loads(done.stdout)[k] for k in want} == want
     fplus(env, "cluster", "set", cluster, "--sealed-secrets")

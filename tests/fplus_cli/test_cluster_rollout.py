@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from fplus.config_store import uuids
+from harness.central import flux_export
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.cluster_manager.fleet.test_cluster_rollout_api import new_commit, report
 from tests.conftest import grant, make_user
 from tests.fplus_cli.test_journey import fplus, login
-from tests.fplus_cli.test_safe_changes import flux_export
 
 CONFIG, ROLLOUT = uuids.App.EdgeClusterConfiguration, uuids.App.ClusterRollout
 TEMPLATES = uuids.App.FluxTemplate

@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-import yaml
 
 from fplus.config_store import uuids
+from harness.central import flux_export
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster, status, wait_for
 from tests.fplus_cli.test_journey import fplus, login
@@ -28,21 +28,6 @@ FLUX_REPO = uuids.Shared.FluxSystemRepo
 def stack(module_stack: Stack) -> Stack:
     """A stack of its own: it counts rollouts and imports Flux versions."""
     return module_stack
-
-
-def flux_export(version: str) -> str:
-    """A `flux install --export` as the import checks it, of ``version``."""
-    docs: list[dict[str, object]] = [
-        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-         "metadata": {"name": crd}}
-        for crd in ("gitrepositories.source.toolkit.fluxcd.io",
-                    "kustomizations.kustomize.toolkit.fluxcd.io",
-                    "helmreleases.helm.toolkit.fluxcd.io")]
-    docs += [{"apiVersion": "apps/v1", "kind": "Deployment",
-              "metadata": {"name": name, "namespace": "flux-system",
-                           "labels": {"app.kubernetes.io/version": version}}}
-             for name in ("source-controller", "kustomize-controller", "helm-controller")]
-    return yaml.safe_dump_all(docs)
 
 
 def config_of(stack: Stack, cluster: str) -> tuple[dict[str, object], str]:
