@@ -11,13 +11,23 @@ import yaml
 
 from fplus.cluster_manager.model.apps_and_roles import CONFIG_APP
 from fplus.config_store import uuids
+from harness.central import import_flux
 from harness.gitcli import bare
 from harness.servers import Api
 from harness.stack import Stack, status, wait_for
+from tests.cluster_manager.fleet.conftest import CHART, fleet_chart
 
 SPEC = {"namespace": "fplus-edge"}
 MERGE_PATCH = {"Content-Type": "application/merge-patch+json"}
-CHART = uuids.Shared.EdgeClusterChart
+FLUX_VERSION = "v2.7.5"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def central_imports(stack: Stack, root: Api) -> None:
+    """The chart of the chart template (:data:`CHART`) and the Flux version the edits name,
+    imported: a change naming one the central repos lack is refused."""
+    fleet_chart(stack)
+    import_flux(root, FLUX_VERSION)
 
 
 def create(root: Api, name: str, **extra: object) -> str:
@@ -80,12 +90,12 @@ def test_each_editable_field_is_patched_and_the_answer_is_the_new_configuration(
     etag = root.get(f"/v1/cluster/{cluster}").headers["ETag"]
     r = patch(root, cluster, {"values": {"drop": None, "deep": {"b": 2}, "new": "v"},
                               "labels": {"old": None, "tier": "line"},
-                              "sealedSecrets": False, "fluxVersion": "v2.7.5",
+                              "sealedSecrets": False, "fluxVersion": FLUX_VERSION,
                               "chart": CHART}, **{"If-Match": etag})
     assert r.status_code == 200, r.text
     want = {"name": "edit-fields", **SPEC, "labels": {"site": "leeds", "tier": "line"},
             "values": {"keep": 1, "deep": {"a": 1, "b": 2}, "new": "v"},
-            "sealedSecrets": False, "fluxVersion": "v2.7.5", "chart": CHART}
+            "sealedSecrets": False, "fluxVersion": FLUX_VERSION, "chart": CHART}
     stored, stored_etag = entry(stack, cluster)
     assert stored == want
     assert {k: r.json()[k] for k in want} == want and r.json()["uuid"] == cluster
