@@ -88,3 +88,31 @@ def _render(node: Any, context: Any) -> Any:
                 out[new_key] = new_value
         return out
     return node
+
+
+def placeholders(template: Any) -> frozenset[str]:
+    """Every placeholder of ``template`` (in its strings and object keys, as written between
+    the braces): all that rendering it reads of a context (:func:`reads`)."""
+    found: set[str] = set()
+
+    def scan(node: Any) -> None:
+        if isinstance(node, str):
+            if "{{" in node:
+                found.update(m[1] for m in _PLACEHOLDER.finditer(node))
+        elif isinstance(node, list):
+            for item in node:
+                scan(item)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                scan(key)
+                scan(value)
+
+    scan(template)
+    return frozenset(found)
+
+
+def reads(specs: Any, context: Any) -> str:
+    """What the placeholders ``specs`` (an ordered collection) read of ``context``, as one
+    text: a template holding only those placeholders renders alike in two contexts giving the
+    same text."""
+    return repr([... if (v := _resolve(s, context)) is _MISSING else v for s in specs])

@@ -32,10 +32,27 @@ class Changed:
         return {"added": self.added, "changed": self.changed, "removed": self.removed}
 
 
-def changed_names(before: Mapping[str, str], after: Mapping[str, str]) -> Changed:
-    """Which of the named texts are new, different or gone."""
+def same(a: object, b: object) -> bool:
+    """Whether two JSON values would be written alike: equal, with the same types (``1``,
+    ``1.0`` and ``true`` differ) and their keys in the same order."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return list(a) == list(b) and all(same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def changed_names(before: Mapping[str, object], after: Mapping[str, object]) -> Changed:
+    """Which of the named texts (or JSON values: :func:`same`) are new, different or
+    gone."""
     return Changed(sorted(set(after) - set(before)),
-                   sorted(k for k in set(before) & set(after) if before[k] != after[k]),
+                   sorted(k for k in set(before) & set(after) if not same(before[k], after[k])),
                    sorted(set(before) - set(after)))
 
 

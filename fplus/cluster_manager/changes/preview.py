@@ -19,7 +19,7 @@ from ..model.settings import Settings
 from .central_files import CentralFiles
 from .diffs import MAX_LINES, Changed, capped, changed_names, entry_text, unified
 from .refusals import ClusterRefusal, Refusal
-from .rendered import Inputs, render_cluster
+from .rendered import Inputs, Rendered, render_cluster
 
 NO_REPO_CHANGE = object()
 """A :class:`Target`'s ``after`` when the change leaves its repo alone (a fleet deployment)."""
@@ -90,20 +90,22 @@ class Changes:
         return [self._one(inputs, target, compare) for target in targets]
 
     def _one(self, inputs: Inputs, target: Target, compare: bool) -> Assessed:
-        refused, before, after = target.refused, {}, {}
+        refused, before, after = target.refused, Rendered({}), Rendered({})
         if target.after is not NO_REPO_CHANGE:
-            rendered = render_cluster(inputs, target.uuid, target.after)
-            refused, after = refused or _new(inputs, target, rendered.refused), \
-                dict(rendered.files)
-            if compare and target.before is not None and rendered.refused is None:
-                before = dict(render_cluster(inputs, target.uuid, target.before).files)
+            after = render_cluster(inputs, target.uuid, target.after)
+            refused = refused or _new(inputs, target, after.refused)
+            if compare and target.before is not None and after.refused is None:
+                before = render_cluster(inputs, target.uuid, target.before)
         if not compare:
             return Assessed(target, refused)
-        files = changed_names(before, after) if not refused else Changed([], [], [])
+        files = changed_names(before.files, after.files) if not refused \
+            else Changed([], [], [])
         old = {n: entry_text(e) for n, e in target.deployments_before.items()}
         new = {n: entry_text(e) for n, e in target.deployments_after.items()}
         deployments = changed_names(old, new)
-        lines = unified(before, after, files) + unified(
+        lines = unified({n: before.text(n) for n in (*files.changed, *files.removed)},
+                        {n: after.text(n) for n in (*files.added, *files.changed)},
+                        files) + unified(
             {f"deployment/{n}": t for n, t in old.items()},
             {f"deployment/{n}": t for n, t in new.items()},
             Changed(*([f"deployment/{n}" for n in names] for names in (

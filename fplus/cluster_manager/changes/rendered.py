@@ -16,21 +16,24 @@ from jsonschema.exceptions import SchemaError
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.git.store import RepoStore
-from fplus.jsontypes import Doc, JsonObject, as_object, is_object
+from fplus.jsontypes import Doc, JsonObject, as_list, as_object, is_object
 from fplus.templating import render
 
+from ..formats.manifest_yaml import render_documents
 from ..model.apps_and_roles import CONFIG_APP
 from ..model.cluster_config import ALLOWED_KEYS, check_config
 from ..model.settings import Settings
 from .central_files import CHART_FILE, CHARTS, CentralFiles, chart_refusal, check_central_repos
+from .file_renders import FileRenders
 from .refusals import Refusal, refusal_of
 from .rendering import (
+    README,
     TEMPLATE_APP,
     TemplateMissing,
     context,
     helm_release,
     merged_values,
-    repo_content,
+    repo_documents,
     template_key,
 )
 
@@ -54,6 +57,8 @@ class Inputs:
     central: CentralFiles
     templates: dict[str, object] = field(default_factory=dict)
     """Flux template app key -> template (given, or read on first use)."""
+    files: FileRenders = field(default_factory=FileRenders)
+    """Template files rendered once per distinct input."""
     _charts: dict[str, object] | None = None
     _resource: object = None
 
@@ -81,10 +86,16 @@ class Inputs:
 
 @dataclass(frozen=True)
 class Rendered:
-    """A cluster's repo files under a configuration, or why it cannot be rendered."""
+    """A cluster's repo files under a configuration, or why it cannot be rendered: each
+    file's manifests (the README its text), made YAML only when asked (:meth:`text`)."""
 
-    files: Mapping[str, str]
+    files: Mapping[str, object]
     refused: Refusal | None = None
+
+    def text(self, path: str) -> str:
+        """The file ``path`` as committed."""
+        found = self.files[path]
+        return found if isinstance(found, str) else render_documents(as_list(found))
 
 
 def render_cluster(inputs: Inputs, cluster: str, config: object) -> Rendered:
@@ -106,11 +117,12 @@ def render_cluster(inputs: Inputs, cluster: str, config: object) -> Rendered:
                                   "template app", "fluxTemplate")
         flux = check_central_repos(inputs.central, inputs.repos, inputs.settings.air_gapped,
                                    template, spec)
-        content = repo_content(template, context(inputs.settings, cluster, spec, helm, flux),
-                               spec, inputs.settings.air_gapped)
+        docs, _ = repo_documents(template, context(inputs.settings, cluster, spec, helm, flux),
+                                 spec, inputs.settings.air_gapped, inputs.files)
     except ValueError as exc:  # InvalidConfig, TemplateMissing, a template that won't render
         return Rendered({}, refusal_of(exc))
-    return Rendered(content.files)
+    files: dict[str, object] = {"README.md": README, **docs}
+    return Rendered(files)
 
 
 def check_chart(inputs: Inputs, chart: Doc, values: JsonObject, field: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import json_merge_patch
@@ -183,24 +184,44 @@ def flux_version(flux_template: Doc, config: Doc) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def repo_content(flux_template: object, ctx: Doc,
-                 config: Doc | None = None, air_gapped: bool = False) -> RepoContent:
-    """Render the template files the cluster's ``config`` selects (:func:`bundle_files`);
-    files whose manifests all render away are left out."""
+FileRenderer = Callable[[Doc, str, Doc], object]
+"""Renders ``{name: template[name]}`` with a context, as :func:`render` would."""
+
+
+def repo_documents(flux_template: object, ctx: Doc, config: Doc | None = None,
+                   air_gapped: bool = False, render_file: FileRenderer | None = None
+                   ) -> tuple[dict[str, list[object]], list[object]]:
+    """The template files the cluster's ``config`` selects (:func:`bundle_files`), rendered
+    (file by file with ``render_file`` when given) to their manifests by repo path (files
+    whose manifests all render away left out), and the self-link manifests; not yet YAML (a
+    preview dumps only the files that change)."""
     if not is_object(flux_template):
         raise TemplateMissing("no Flux template is configured")
     selected = bundle_files(flux_template, config or {}, air_gapped)
-    rendered = render({name: flux_template[name] for name in selected}, ctx)
+    if render_file is None:
+        rendered = render({name: flux_template[name] for name in selected}, ctx)
+    else:
+        rendered = {}
+        for name in selected:
+            rendered.update(as_object(render_file(flux_template, name, ctx)))
     if not isinstance(rendered, dict) or SELF_LINK not in rendered:
         raise ValueError(f"the Flux template must be an object with a {SELF_LINK} key")
-    files = {"README.md": README}
-    for name, docs in rendered.items():
+    docs: dict[str, list[object]] = {}
+    for name, found in rendered.items():
         if not FILE_NAME.fullmatch(name):
             raise ValueError(f"Flux template key {name!r} is not a plain .yaml file name")
-        if not isinstance(docs, list):
+        if not isinstance(found, list):
             raise ValueError(f"Flux template {name}: expected a list of manifests")
-        if docs:
-            files[f"{CLUSTER_DIR}/{name}"] = render_documents(docs)
-    self_link = files.get(f"{CLUSTER_DIR}/{SELF_LINK}")
-    return RepoContent(files, self_link if self_link is not None
-                       else render_documents(rendered[SELF_LINK]))
+        if found:
+            docs[f"{CLUSTER_DIR}/{name}"] = found
+    return docs, rendered[SELF_LINK]
+
+
+def repo_content(flux_template: object, ctx: Doc,
+                 config: Doc | None = None, air_gapped: bool = False) -> RepoContent:
+    """The repo files of :func:`repo_documents`, as YAML, with the README."""
+    docs, self_link = repo_documents(flux_template, ctx, config, air_gapped)
+    files = {"README.md": README} | {path: render_documents(found)
+                                     for path, found in docs.items()}
+    link = files.get(f"{CLUSTER_DIR}/{SELF_LINK}")
+    return RepoContent(files, link if link is not None else render_documents(self_link))
