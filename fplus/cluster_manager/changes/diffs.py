@@ -1,7 +1,8 @@
 """What a change does to one cluster, as text: the repo files and Edge deployment entries
 added, changed and removed, and a unified diff of them capped at :data:`MAX_LINES` lines (the
 rest counted). The data of a Secret and the encrypted data of a SealedSecret are never shown:
-each of their values reads ``<hidden>``, or ``<hidden, changed>`` where it changes."""
+each of their values reads ``<hidden>``, and on the new side ``<hidden, changed>`` where it
+changes (so the diff shows that it changed, and nothing of what it holds)."""
 
 from __future__ import annotations
 
@@ -77,15 +78,15 @@ def _secret_maps(doc: object) -> list[dict[str, object]]:
     return found
 
 
-def _masked(text: str, other: str | None) -> str:
-    """``text`` with its secret values hidden (``<hidden, changed>`` where ``other``, the
-    same file on the other side, holds another value); unchanged if it holds none (a file
-    that does not read as YAML but names a Secret kind is hidden whole)."""
+def _masked(text: str, other: str | None, changed: bool) -> str:
+    """``text`` with its secret values hidden (with ``changed``, ``<hidden, changed>`` where
+    ``other``, the same file before, holds another value); unchanged if it holds none (a
+    file that does not read as YAML but names a Secret kind is hidden whole)."""
     if not _SECRET_KIND.search(text):
         return text
     docs, others = _docs(text), _docs(other) if other is not None else None
     if docs is None:
-        return HIDDEN
+        return CHANGED if changed and text != other else HIDDEN
     if not any(_secret_maps(d) for d in docs):
         return text
     for index, doc in enumerate(docs):
@@ -93,14 +94,16 @@ def _masked(text: str, other: str | None) -> str:
         for n, values in enumerate(_secret_maps(doc)):
             there = theirs[n] if n < len(theirs) else {}
             for key in values:
-                values[key] = HIDDEN if there.get(key) == values[key] else CHANGED
+                values[key] = CHANGED if changed and there.get(key) != values[key] \
+                    else HIDDEN
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
 def masked_pair(before: str | None, after: str | None) -> tuple[str, str]:
-    """Both sides of one file with their secret values hidden."""
-    return (_masked(before, after) if before is not None else "",
-            _masked(after, before) if after is not None else "")
+    """Both sides of one file with their secret values hidden, those that change marked on
+    the new side."""
+    return (_masked(before, after, False) if before is not None else "",
+            _masked(after, before, True) if after is not None else "")
 
 
 def entry_text(entry: object) -> str:
