@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from fplus.config_store import uuids
+from harness.central import import_chart
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, create_cluster
 from tests.cluster_manager.api.test_deployments import make_chart
@@ -51,6 +52,7 @@ def test_the_api_refuses_a_fleet_deployment_of_a_system_chart(stack: Stack, root
     assert name not in _fleet_names(root)
 
     ordinary = make_chart(stack, f"Ordinary {name}", "ordinary")
+    import_chart(root, "ordinary")
     r = root.post("/v1/fleet-deployment", json={"name": name, "chart": ordinary,
                                                 "clusters": [cluster]})
     assert r.status_code == 201, r.text

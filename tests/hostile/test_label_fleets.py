@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from fplus.config_store import uuids
+from harness.central import import_chart, import_flux
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import CONFIG, Stack, create_cluster, wait_for
 from tests.cluster_manager.api.test_deployments import make_chart
@@ -50,6 +51,7 @@ def test_relabelling_into_or_out_of_a_fleet_deployment_needs_the_wildcard(
     tag = uuid.uuid4().hex[:8]
     a = create_cluster(stack.admin, f"la-{tag}", labels={"site": f"a{tag}"})
     b = create_cluster(stack.admin, f"lb-{tag}", labels={"site": f"b{tag}"})
+    import_chart(root, "mqtt-broker")  # the chart make_chart's template names
     r = root.post("/v1/fleet-deployment", json={
         "name": "siteb", "chart": make_chart(stack, f"chart-{tag}"),
         "values": {"apiKey": f"k-{tag}"}, "selector": {"matchLabels": {"site": f"b{tag}"}}})
@@ -86,6 +88,7 @@ def test_relabelling_into_or_out_of_a_cluster_rollout_needs_the_wildcard(
     inside = [create_cluster(stack.admin, f"{ring}-{i}", labels={"ring": ring})
               for i in range(2)]
     outside = create_cluster(stack.admin, f"{ring}-out", labels={"ring": "none"})
+    import_flux(root, "v2.7.5")
     r = root.post("/v1/rollout", json={
         "name": "ring", "change": {"fluxVersion": "v2.7.5"},
         "selector": {"matchLabels": {"ring": ring}},
