@@ -7,19 +7,12 @@ import pytest
 import yaml
 
 from fplus.cluster_manager.formats.flux_export import MAX_BYTES, FluxExportError, read_flux_export
+from harness.central import flux_export
 from tests.shared_files import FLUX_INSTALL, need
 
 
 def _export(version: str = "v2.7.5", drop: str | None = None) -> str:
-    docs = [{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-             "metadata": {"name": crd}}
-            for crd in ("gitrepositories.source.toolkit.fluxcd.io",
-                        "kustomizations.kustomize.toolkit.fluxcd.io",
-                        "helmreleases.helm.toolkit.fluxcd.io")]
-    docs += [{"apiVersion": "apps/v1", "kind": "Deployment",
-              "metadata": {"name": name, "namespace": "flux-system",
-                           "labels": {"app.kubernetes.io/version": version}}}
-             for name in ("source-controller", "kustomize-controller", "helm-controller")]
+    docs = yaml.safe_load_all(flux_export(version))
     return yaml.safe_dump_all([d for d in docs if d["metadata"]["name"] != drop])
 
 

@@ -144,6 +144,16 @@ def require(permission: str, cluster: str, authorization: str | None = None) -> 
     return who
 
 
+def require_fleetwide_read(who: Caller, app: str, what: str) -> Caller:
+    """``who`` if it may manage every cluster, or read ``app`` (the app of ``what``: fleet
+    deployments, maintenance windows) in the Config Store; else 403."""
+    access = services().access
+    if not (access.allowed(who, uuids.EdgePerm.Clusters, uuids.NULL)
+            or access.allowed(who, uuids.ConfigDBPerm.ReadApp, app)):
+        raise Forbidden(f"you may neither manage every cluster nor read the {what} app")
+    return who
+
+
 def acting(who: Caller) -> Acting:
     """``who`` as the services' checks of further grants see it."""
     return Acting(who, services().access)

@@ -31,7 +31,7 @@ from ..rollouts.fleet_entry import FLEET_APP
 from ..rollouts.fleet_service import FleetService
 from ..rollouts.service import RolloutService
 from ..services.errors import BadRequest, Forbidden, Unauthorized, Unprocessable
-from .context import acting, caller, require, services
+from .context import acting, caller, require, require_fleetwide_read, services
 from .params import only_query
 
 bp = Blueprint("fleet", __name__)
@@ -51,12 +51,7 @@ def _change() -> Caller:
 
 def require_fleet_read(who: Caller) -> Caller:
     """``who`` if it may read fleet deployments (the console checks the same); else 403."""
-    access = services().access
-    if not (access.allowed(who, uuids.EdgePerm.Clusters, uuids.NULL)
-            or access.allowed(who, uuids.ConfigDBPerm.ReadApp, FLEET_APP)):
-        raise Forbidden("you may neither manage every cluster nor read the Fleet deployment "
-                        "app")
-    return who
+    return require_fleetwide_read(who, FLEET_APP, "Fleet deployment")
 
 
 def fleet_service() -> FleetService:

@@ -15,8 +15,8 @@ from fplus.config_store.client import Caller
 from fplus.serving import JSONRejected, loads_checked
 
 from ..rollouts.window_service import WINDOW_APP, WindowService
-from ..services.errors import BadRequest, Forbidden
-from .context import caller, require, services
+from ..services.errors import BadRequest
+from .context import caller, require, require_fleetwide_read, services
 from .params import only_query
 
 bp = Blueprint("windows", __name__)
@@ -26,12 +26,7 @@ SHAPE = ("the body must be a JSON object {selector: {matchLabels?, matchExpressi
 
 def require_window_read(who: Caller) -> Caller:
     """``who`` if it may read maintenance windows (the console checks the same); else 403."""
-    access = services().access
-    if not (access.allowed(who, uuids.EdgePerm.Clusters, uuids.NULL)
-            or access.allowed(who, uuids.ConfigDBPerm.ReadApp, WINDOW_APP)):
-        raise Forbidden("you may neither manage every cluster nor read the Maintenance "
-                        "window app")
-    return who
+    return require_fleetwide_read(who, WINDOW_APP, "Maintenance window")
 
 
 def window_service() -> WindowService:
