@@ -41,7 +41,8 @@ def test_set_list_get_delete(stack: Stack, home: dict[str, str], tmp_path: Path)
                                                "values": ["a", "b"]}]}}
 
     table = fplus(home, "window", "list", "--no-headers").stdout
-    row = next(line for line in table.splitlines() if line.split()[0] == name)
+    row = next((line for line in table.splitlines() if line.split()[0] == name), None)
+    assert row is not None, table
     assert f"site={site},tier in (a,b)" in row and "Europe/London" in row and "4h" in row
 
     body = tmp_path / "window.yaml"
