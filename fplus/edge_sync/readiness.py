@@ -30,6 +30,10 @@ MAX_NAME = 253
 READY_VALUES: tuple[Readiness, ...] = ("True", "False", "Unknown")
 WAITING_REASONS = frozenset({"DependencyNotReady"})
 """``False`` reasons that mean "waiting for another object": reported as ``Unknown``."""
+CATCHING_UP = ("SourceNotReady", "latest generation of object has not been reconciled")
+"""helm-controller's ``False`` while the HelmChart it made has not acted on its newest spec
+yet (a chart change in flight): a wait too. Any other ``SourceNotReady`` (a source that
+failed) stays a failure."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,16 @@ def _revision(kind: Kind, status: Doc) -> object:
     return status.get("lastAppliedRevision")
 
 
+def _waiting(reason: object, message: object) -> bool:
+    """A ``False`` condition that only waits for another object."""
+    if not isinstance(reason, str):
+        return False
+    if reason in WAITING_REASONS:
+        return True
+    waits_for, saying = CATCHING_UP
+    return reason == waits_for and isinstance(message, str) and saying in message
+
+
 def object_state(kind: Kind, obj: Doc) -> FluxObject:
     """One object (its JSON form) as a report entry.
 
@@ -93,8 +107,8 @@ def object_state(kind: Kind, obj: Doc) -> FluxObject:
     ``observedGeneration`` lags its ``generation`` has not acted on its newest spec yet: a
     ``True`` it still carries is about the old one, so it counts as ``Unknown``
     (``reason: Progressing``); so does a ``False`` that only waits for another object
-    (:data:`WAITING_REASONS`): ``False`` means failed. A message is kept only for objects
-    that are not ready.
+    (:data:`WAITING_REASONS`, :data:`CATCHING_UP`): ``False`` means failed. A message is
+    kept only for objects that are not ready.
     """
     meta = as_object(obj.get("metadata"))
     status = as_object(obj.get("status"))
@@ -105,7 +119,7 @@ def object_state(kind: Kind, obj: Doc) -> FluxObject:
     if (ready == "True" and isinstance(generation, int) and isinstance(observed, int)
             and observed < generation):
         ready, reason = "Unknown", "Progressing"
-    if ready == "False" and isinstance(reason, str) and reason in WAITING_REASONS:
+    if ready == "False" and _waiting(reason, cond.get("message")):
         ready = "Unknown"
     entry: FluxObject = {"kind": kind.kind, "namespace": str(meta.get("namespace") or ""),
                          "name": str(meta.get("name") or "")[:MAX_NAME], "ready": ready}

@@ -73,6 +73,18 @@ CASES = [
      _obj(conditions=[_ready("False", "DependencyNotReady", "dependency 'x' is not ready")]),
      {"ready": "Unknown", "reason": "DependencyNotReady",
       "message": "dependency 'x' is not ready", "since": "2026-11-25T10:00:00Z"}),
+    ("a HelmChart catching up with a chart change is a wait", HELM_RELEASE,
+     _obj(conditions=[_ready("False", "SourceNotReady", "HelmChart 'n/c' is not ready: "
+                             "latest generation of object has not been reconciled")]),
+     {"ready": "Unknown", "reason": "SourceNotReady",
+      "message": "HelmChart 'n/c' is not ready: latest generation of object has not been "
+                 "reconciled", "since": "2026-11-25T10:00:00Z"}),
+    ("a source that failed is a failure", HELM_RELEASE,
+     _obj(conditions=[_ready("False", "SourceNotReady", "HelmChart 'n/c' is not ready: "
+                             "chart not found")]),
+     {"ready": "False", "reason": "SourceNotReady",
+      "message": "HelmChart 'n/c' is not ready: chart not found",
+      "since": "2026-11-25T10:00:00Z"}),
     ("texts cut to their limits", KUSTOMIZATION,
      _obj(conditions=[_ready("False", "R" * 500, "m" * 5000)]),
      {"ready": "False", "reason": "R" * 127 + "…", "message": "m" * 299 + "…",
