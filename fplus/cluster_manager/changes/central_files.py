@@ -35,10 +35,15 @@ def flux_refusal(version: str) -> str:
             "version (`fplus flux list`)")
 
 
-def chart_refusal(chart: str) -> str:
-    """What to do about a chart the shared charts repo does not hold."""
-    return (f"chart {chart} is not in the shared charts repo: import it with `fplus chart "
-            f"import {chart}-<version>.tgz` (or `POST /v1/chart`)")
+def chart_refusal(chart: str, system: bool = False) -> str:
+    """What to do about a chart the shared charts repo does not hold (``system``: a
+    cluster's own chart, such as the system chart edge-cluster, which the API may not
+    import)."""
+    how = (f"`cluster-manager import-chart --system-chart {chart}-<version>.tgz` where it "
+           "is a system chart (as edge-cluster is), else `fplus chart import "
+           f"{chart}-<version>.tgz`" if system else
+           f"`fplus chart import {chart}-<version>.tgz` (or `POST /v1/chart`)")
+    return f"chart {chart} is not in the shared charts repo: import it with {how}"
 
 
 class CentralFiles:

@@ -110,7 +110,7 @@ def render_cluster(inputs: Inputs, cluster: str, config: object) -> Rendered:
             rendered_chart = as_object(render(chart, {"uuid": cluster, "name": spec["name"]}))
             check_chart(inputs, rendered_chart,
                         merged_values(rendered_chart.get("values"), spec.get("values")),
-                        "chart")
+                        "chart", own=True)
         template = inputs.template(template_key(spec))
         if template is None and "fluxTemplate" in spec:
             raise TemplateMissing(f"no Flux template {spec['fluxTemplate']} in the Flux "
@@ -125,14 +125,16 @@ def render_cluster(inputs: Inputs, cluster: str, config: object) -> Rendered:
     return Rendered(files)
 
 
-def check_chart(inputs: Inputs, chart: Doc, values: JsonObject, field: str) -> None:
+def check_chart(inputs: Inputs, chart: Doc, values: JsonObject, field: str,
+                own: bool = False) -> None:
     """:class:`TemplateMissing` (naming ``field``) unless the chart the Helm chart template
     ``chart`` names is in the shared charts repo (when it comes from there) and ``values``
-    pass its ``values.schema.json`` (when it has one)."""
+    pass its ``values.schema.json`` (when it has one); ``own``: the cluster's own chart."""
     name = chart.get("chart")
     if not isinstance(name, str) or chart.get("source", CHARTS) != CHARTS:
         return
-    inputs.central.require(inputs.repos, CHARTS, name, CHART_FILE, chart_refusal(name), field)
+    inputs.central.require(inputs.repos, CHARTS, name, CHART_FILE,
+                           chart_refusal(name, system=own), field)
     schema = inputs.central.values_schema(inputs.repos, name)
     if schema is None:
         return
