@@ -12,10 +12,17 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 _PLACEHOLDER = re.compile(r"{{([\w\s:.,@/()?=*$+-]+)}}")
 _MISSING = object()
+MISSING = _MISSING
+"""A :data:`Resolver`'s answer for a placeholder with no value (as an undefined one)."""
+KEEP = object()
+"""A :data:`Resolver`'s answer for a placeholder left as written."""
+Resolver = Callable[[str], Any]
+"""Answers one placeholder (the text between its braces) for :func:`render_with`."""
 
 
 class TemplateError(ValueError):
@@ -54,31 +61,44 @@ def _text(value: Any) -> str:
 
 def render_string(template: str, context: Any) -> Any:
     """Render one string: a lone placeholder yields the raw value (possibly missing)."""
+    return _render_string(template, lambda spec: _resolve(spec, context))
+
+
+def _render_string(template: str, resolve: Resolver) -> Any:
     if "{{" not in template:  # most strings of a template: nothing to scan for
         return template
     whole = _PLACEHOLDER.fullmatch(template)
     if whole:
-        value = _resolve(whole[1], context)
+        value = resolve(whole[1])
+        if value is KEEP:
+            return template
         return value if value is _MISSING else copy.deepcopy(value)  # output owns its values
-    return _PLACEHOLDER.sub(lambda m: _text(_resolve(m[1], context)), template)
+    return _PLACEHOLDER.sub(lambda m: m[0] if (v := resolve(m[1])) is KEEP else _text(v),
+                            template)
 
 
 def render(template: Any, context: Any) -> Any:
     """Render a JSON value: strings, list items, object keys and values, recursively."""
-    rendered = _render(template, context)
+    return render_with(template, lambda spec: _resolve(spec, context))
+
+
+def render_with(template: Any, resolve: Resolver) -> Any:
+    """:func:`render` with each placeholder answered by ``resolve`` (given the text between
+    the braces; it answers a value, :data:`MISSING`, or :data:`KEEP`: left as written)."""
+    rendered = _render(template, resolve)
     return None if rendered is _MISSING else rendered
 
 
-def _render(node: Any, context: Any) -> Any:
+def _render(node: Any, context: Resolver) -> Any:
     if isinstance(node, str):
-        return render_string(node, context)
+        return _render_string(node, context)
     if isinstance(node, list):
         items = (_render(item, context) for item in node)
         return [item for item in items if item is not _MISSING]
     if isinstance(node, dict):
         out: dict[str, Any] = {}
         for key, value in node.items():
-            new_key = render_string(key, context)
+            new_key = _render_string(key, context)
             if new_key is _MISSING:
                 continue
             if not isinstance(new_key, str):
