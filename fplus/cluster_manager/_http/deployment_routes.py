@@ -65,8 +65,8 @@ def list_all(cluster: str) -> Response:
 def get_one(cluster: str, deployment: str) -> Response:
     require_view(cluster)
     only_query()
-    found, etag = _deployments().get(cluster, deployment)
-    return _with_etag(view(found), etag)
+    found, etag = _deployments().shown(cluster, deployment)
+    return _with_etag(found, etag)
 
 
 @bp.patch("/v1/cluster/<cluster:cluster>/deployment/<deployment:deployment>")

@@ -7,11 +7,15 @@ HelmRelease failed, or the last apply failed; ``progressing``: applied and not r
 ``unknown``: no report, or a report that does not mention it. ``commit`` is the revision the
 HelmRelease last applied (its chart version; charts come from Git); ``since`` when its Ready
 condition last changed, as the edge reports it (a rollout uses it to tell a report of the
-new revision from one of the previous).
+new revision from one of the previous). ``drifted``: Edge Sync reports that helm-controller
+found an object of its release changed on the edge (``drifted`` on the HelmRelease);
+``waiting``: helm-controller holds it back until a deployment it depends on is ready
+(:data:`WAITING_REASON`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -19,6 +23,8 @@ from fplus.jsontypes import Doc, as_list, as_object, is_object, text
 
 READY, PROGRESSING, FAILED, UNKNOWN = "ready", "progressing", "failed", "unknown"
 STATES = (READY, PROGRESSING, FAILED, UNKNOWN)
+WAITING_REASON = "DependencyNotReady"
+"""helm-controller's reason while a HelmRelease waits on its ``dependsOn``."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,8 @@ class DeploymentState:
     message: str | None = None
     commit: str | None = None
     since: str | None = None
+    drifted: bool = False
+    waiting: bool = False
 
 
 def _releases(edge: Doc, deployment: str) -> list[dict[str, object]]:
@@ -48,18 +56,9 @@ def deployment_state(deployment: str, edge: object) -> DeploymentState:
             return DeploymentState(FAILED, str(failed.get("error") or "Edge Sync refused it"))
     found = _releases(edge, deployment)
     if found:
-        states = [o.get("ready") for o in found]
-        commit = next((r for o in found if (r := text(o, "revision")) is not None), None)
-        bad = next((o for o in found if o.get("ready") == "False"), None)
-        if bad is not None:
-            return DeploymentState(FAILED, str(bad.get("message") or bad.get("reason")
-                                               or "the HelmRelease is not ready"), commit)
-        if all(s == "True" for s in states):
-            times = [t for o in found if (t := text(o, "since")) is not None]
-            return DeploymentState(READY, None, commit, min(times) if times else None)
-        waiting = next(o for o in found if o.get("ready") != "True")
-        return DeploymentState(PROGRESSING, str(waiting.get("message") or waiting.get("reason")
-                                                or "the HelmRelease is not ready yet"), commit)
+        drifted = any(o.get("drifted") is True for o in found)
+        waiting = any(o.get("reason") == WAITING_REASON for o in found)
+        return dataclasses.replace(_state(found), drifted=drifted, waiting=waiting)
     applied = any(isinstance(n, str) and n.endswith("-" + deployment)
                   for n in as_list(report.get("releases")))
     if error := text(report, "error"):
@@ -67,3 +66,19 @@ def deployment_state(deployment: str, edge: object) -> DeploymentState:
     if applied:
         return DeploymentState(PROGRESSING, "applied; Flux has not reported the HelmRelease")
     return DeploymentState(UNKNOWN, "the edge has not applied it yet")
+
+
+def _state(found: list[dict[str, object]]) -> DeploymentState:
+    """The state of a deployment's reported HelmReleases (at least one)."""
+    states = [o.get("ready") for o in found]
+    commit = next((r for o in found if (r := text(o, "revision")) is not None), None)
+    bad = next((o for o in found if o.get("ready") == "False"), None)
+    if bad is not None:
+        return DeploymentState(FAILED, str(bad.get("message") or bad.get("reason")
+                                           or "the HelmRelease is not ready"), commit)
+    if all(s == "True" for s in states):
+        times = [t for o in found if (t := text(o, "since")) is not None]
+        return DeploymentState(READY, None, commit, min(times) if times else None)
+    waiting = next(o for o in found if o.get("ready") != "True")
+    return DeploymentState(PROGRESSING, str(waiting.get("message") or waiting.get("reason")
+                                            or "the HelmRelease is not ready yet"), commit)

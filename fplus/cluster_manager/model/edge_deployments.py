@@ -1,6 +1,7 @@
 """Edge deployments as ACS writes them: an object of the *Edge deployment* class, its Info
 name, and its *Edge deployment* entry ``{name, cluster, chart, hostname?, values?,
-createdAt?}`` (Edge Sync on the cluster turns the entry into a HelmRelease).
+dependsOn?, driftDetection?, createdAt?}`` (Edge Sync on the cluster turns the entry into a
+HelmRelease; ``dependsOn`` and ``driftDetection`` are ours).
 
 The one owner of that shape: the per-cluster deployment API and the fleet deployments'
 expansion both write through :func:`write` and :func:`remove`. An entry made by a fleet
@@ -8,7 +9,8 @@ deployment also carries ``fleetDeployment: <its uuid>``, so nothing else overwri
 the expansion never touches a deployment a person made (:func:`owner`).
 
 The request body of one deployment is ``{name, chart, hostname?: <a reported host> | null
-(floating), values?}``; :func:`request_errors` names each refused field.
+(floating), values?, dependsOn?: [<deployment name>], driftDetection?: enabled | warn |
+disabled}``; :func:`request_errors` names each refused field.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ DEPLOYMENT_CLASS = uuids.Class.EdgeDeployment
 FLEET_KEY = "fleetDeployment"
 """The entry field naming the fleet deployment that made (and owns) a deployment."""
 NAME_MAX = 253
-REQUEST_KEYS = {"name", "chart", "hostname", "values"}
+REQUEST_KEYS = {"name", "chart", "hostname", "values", "dependsOn", "driftDetection"}
+DRIFT_MODES = ("enabled", "warn", "disabled")
+"""helm-controller's drift detection modes (absent: the HelmRelease template's)."""
 
 
 class DeploymentRequest(TypedDict, total=False):
@@ -39,6 +43,8 @@ class DeploymentRequest(TypedDict, total=False):
     hostname: str | None
     """A host the cluster reported; None (or absent): floating."""
     values: JsonObject
+    dependsOn: list[str]
+    driftDetection: str
 
 
 def request_errors(body: object, *, partial: bool = False) -> dict[str, str]:
@@ -71,6 +77,22 @@ def shared_errors(body: Doc, keys: set[str], *,
             errors["name"] = f"name must be printable text of 1 to {NAME_MAX} characters"
     if (not partial or "chart" in body) and not is_uuid(body.get("chart")):
         errors["chart"] = "chart must be a Helm chart template UUID"
+    return errors | _order_errors(body, partial)
+
+
+def _order_errors(body: Doc, partial: bool) -> dict[str, str]:
+    """``dependsOn`` (distinct deployment names) and ``driftDetection`` (a mode), if given
+    (null in a merge-patch: removed)."""
+    errors: dict[str, str] = {}
+    needs = body.get("dependsOn") or [] if partial else body.get("dependsOn", [])
+    if not (isinstance(needs, list) and all(
+            isinstance(n, str) and 0 < len(n) <= NAME_MAX and n.isprintable() for n in needs)):
+        errors["dependsOn"] = "dependsOn must be a list of deployment names"
+    elif len(set(needs)) != len(needs):
+        errors["dependsOn"] = "dependsOn names a deployment twice"
+    drift = body.get("driftDetection")
+    if "driftDetection" in body and drift not in DRIFT_MODES and not (partial and drift is None):
+        errors["driftDetection"] = f"driftDetection must be one of {', '.join(DRIFT_MODES)}"
     return errors
 
 
@@ -86,6 +108,10 @@ class Deployment:
     values: Mapping[str, JsonValue] | None = None
     fleet: str | None = None
     created_at: str | None = None
+    depends_on: tuple[str, ...] = ()
+    """The names of the cluster's deployments it is installed after."""
+    drift: str | None = None
+    """Its drift detection mode (None: the HelmRelease template's)."""
 
     def entry(self) -> JsonObject:
         """The Edge deployment entry (ACS's fields; ``hostname`` absent when floating)."""
@@ -95,6 +121,10 @@ class Deployment:
             entry["hostname"] = self.hostname
         if self.values:
             entry["values"] = dict(self.values)
+        if self.depends_on:
+            entry["dependsOn"] = list(self.depends_on)
+        if self.drift is not None:
+            entry["driftDetection"] = self.drift
         if self.fleet is not None:
             entry[FLEET_KEY] = self.fleet
         entry["createdAt"] = self.created_at or _now()
@@ -113,10 +143,13 @@ class Deployment:
         name, cluster, chart = (text(entry, k) for k in ("name", "cluster", "chart"))
         if name is None or cluster is None or chart is None:
             return None
-        values = entry.get("values")
+        values, needs = entry.get("values"), entry.get("dependsOn")
         return cls(uuid, name, cluster, chart, text(entry, "hostname"),
                    cast(JsonObject, values) if is_object(values) else None,
-                   text(entry, FLEET_KEY), text(entry, "createdAt"))
+                   text(entry, FLEET_KEY), text(entry, "createdAt"),
+                   tuple(n for n in needs if isinstance(n, str))
+                   if isinstance(needs, list) else (),
+                   text(entry, "driftDetection"))
 
 
 def _now() -> str:

@@ -5,7 +5,8 @@ deployments of one cluster, written as ACS writes them
 Every write is checked first, and a refusal writes nothing: the chart must be a Helm chart
 template entry, a pinned ``hostname`` one the cluster's Edge Sync reported (its Edge cluster
 status ``hosts``), ``values`` an object, and the name free on that cluster (409: people and
-the CLI name deployments by it). A deployment owned by a fleet deployment is listed but only
+the CLI name deployments by it); ``dependsOn`` must name deployments of the cluster without
+making a cycle (422 naming it). A deployment owned by a fleet deployment is listed but only
 its fleet deployment changes it (409 naming it). The ETag of a deployment is its entry's.
 """
 
@@ -24,7 +25,8 @@ from fplus.jsontypes import is_object
 
 from ...model import edge_deployments as model
 from ...model.apps_and_roles import CONFIG_APP, STATUS_APP
-from ...model.deployment_state import deployment_state
+from ...model.deployment_order import order_refusal
+from ...model.deployment_state import READY, deployment_state
 from ...model.edge_deployments import Deployment, DeploymentRequest
 from ..clusters.edge_status import EdgeStatusUnreadable, read_edge_status
 from ..errors import Conflict, NotFound, PreconditionFailed, Unprocessable
@@ -51,9 +53,27 @@ def view(deployment: Deployment) -> dict[str, object]:
     shown: dict[str, object] = {
         "uuid": deployment.uuid, "name": deployment.name, "cluster": deployment.cluster,
         "chart": deployment.chart, "hostname": deployment.hostname,
-        "values": dict(deployment.values or {}), "createdAt": deployment.created_at}
+        "values": dict(deployment.values or {}), "dependsOn": list(deployment.depends_on),
+        "driftDetection": deployment.drift, "createdAt": deployment.created_at}
     if deployment.fleet is not None:
         shown[model.FLEET_KEY] = deployment.fleet
+    return shown
+
+
+def with_states(deployments: list[Deployment],
+                edge: dict[str, object] | None) -> list[dict[str, object]]:
+    """The views of one cluster's deployments by name, each with its ``state``,
+    ``message``, ``commit``, ``drifted`` and ``waitingOn`` (the names of those it depends
+    on that are not ready while helm-controller holds it back)."""
+    states = {d.uuid: deployment_state(d.uuid, edge) for d in deployments}
+    ready = {d.name for d in deployments if states[d.uuid].state == READY}
+    shown = []
+    for deployment in sorted(deployments, key=lambda d: (d.name, d.uuid)):
+        state = states[deployment.uuid]
+        waiting = [n for n in deployment.depends_on if n not in ready] if state.waiting else []
+        shown.append(view(deployment) | {"state": state.state, "message": state.message,
+                                         "commit": state.commit, "drifted": state.drifted,
+                                         "waitingOn": waiting})
     return shown
 
 
@@ -95,16 +115,11 @@ class DeploymentService:
 
     def of_cluster(self, cluster: str) -> list[dict[str, object]]:
         """The cluster's deployments, by name, each with its ``state``, ``message`` and
-        ``commit`` from the edge's report (:mod:`...model.deployment_state`)."""
+        ``commit`` from the edge's report (:mod:`...model.deployment_state`), whether the
+        edge reports it ``drifted`` and the deployments it is ``waitingOn``."""
         self._known(cluster)
-        found = model.of_cluster(self.cs, cluster).values()
-        edge = self._edge(cluster)
-        shown = []
-        for deployment in sorted(found, key=lambda d: (d.name, d.uuid)):
-            state = deployment_state(deployment.uuid, edge)
-            shown.append(view(deployment) | {"state": state.state, "message": state.message,
-                                             "commit": state.commit})
-        return shown
+        return with_states(list(model.of_cluster(self.cs, cluster).values()),
+                           self._edge(cluster))
 
     def _edge(self, cluster: str) -> dict[str, object] | None:
         """The edge's status entry; an unreadable one counts as no report (every state
@@ -123,6 +138,14 @@ class DeploymentService:
             raise NotFound(f"cluster {cluster} has no deployment {deployment}")
         return found, etag
 
+    def shown(self, cluster: str, deployment: str) -> tuple[dict[str, object], str | None]:
+        """One deployment as :meth:`of_cluster` shows it (with its state, ``drifted`` and
+        ``waitingOn``), and its ETag."""
+        found, etag = self.get(cluster, deployment)
+        mine = model.of_cluster(self.cs, cluster) | {found.uuid: found}
+        states = with_states(list(mine.values()), self._edge(cluster))
+        return next(s for s in states if s["uuid"] == found.uuid), etag
+
     def create(self, cluster: str, body: object) -> dict[str, object]:
         """A new deployment on the cluster from a request body ``{name, chart, hostname?,
         values?}``."""
@@ -131,7 +154,9 @@ class DeploymentService:
         self._check(cluster, request, None)
         deployment = Deployment(str(uuidlib.uuid4()), request["name"], cluster,
                                 request["chart"], request.get("hostname"),
-                                request.get("values") or None)
+                                request.get("values") or None,
+                                depends_on=tuple(request.get("dependsOn") or ()),
+                                drift=request.get("driftDetection"))
         try:
             model.write(self.cs, deployment, new=True)
         except Exception as exc:
@@ -153,13 +178,17 @@ class DeploymentService:
             raise _refused(errors)
         current, etag = self._changeable(cluster, deployment, if_match)
         stored = {"name": current.name, "chart": current.chart,
-                  "hostname": current.hostname, "values": current.values}
+                  "hostname": current.hostname, "values": current.values,
+                  "dependsOn": list(current.depends_on) or None,
+                  "driftDetection": current.drift}
         request = _checked(merge_patch({k: v for k, v in stored.items() if v is not None},
                                        patch))
         self._check(cluster, request, current)
         updated = Deployment(current.uuid, request["name"], cluster, request["chart"],
                              request.get("hostname"), request.get("values") or None,
-                             None, current.created_at)
+                             None, current.created_at,
+                             tuple(request.get("dependsOn") or ()),
+                             request.get("driftDetection"))
         try:
             model.write(self.cs, updated, if_match=etag)
         except StaleEntry:
@@ -212,8 +241,15 @@ class DeploymentService:
                                       "reported host, or none for floating")
         if errors:
             raise _refused(errors)
+        others = [d for d in model.of_cluster(self.cs, cluster).values()
+                  if current is None or d.uuid != current.uuid]
         if current is None or request["name"] != current.name:
-            for other in model.of_cluster(self.cs, cluster).values():
+            for other in others:
                 if other.name == request["name"]:
                     raise Conflict(f"name: cluster {cluster} already has a deployment "
                                    f"{other.name!r} ({other.uuid})")
+        if request.get("dependsOn"):
+            graph = {d.name: d.depends_on for d in others}
+            graph[request["name"]] = tuple(request.get("dependsOn") or ())
+            if (why := order_refusal(graph, request["name"])) is not None:
+                raise Unprocessable(why)
