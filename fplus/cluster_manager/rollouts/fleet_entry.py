@@ -1,12 +1,15 @@
 """Fleet deployments: one application for many clusters (the *Fleet deployment* app).
 
 An entry is ``{name, chart, values?, selector?: {matchLabels?, matchExpressions?},
-clusters?: [cluster uuid], overrides?: {<cluster uuid>: values}, rollout?, createdAt?,
+clusters?: [cluster uuid], customizations?: [{selector, values}], profiles?: {<name>: values},
+profileLabel?, overrides?: {<cluster uuid>: values}, rollout?, createdAt?,
 rolloutRequest?}``. It targets
 every cluster whose labels match ``selector`` (Kubernetes semantics: ``{}`` matches every
 cluster) and every cluster listed in ``clusters``; it needs at least one of the two. On each
-it wants one Edge deployment named ``name`` of ``chart``, its values ``values`` with the
-cluster's ``overrides`` merged over them, owned by the fleet deployment
+it wants one Edge deployment named ``name`` of ``chart``, its values those
+:func:`.fleet_values.cluster_values` gives the cluster (``values``, the matching
+``customizations``, the cluster's profile, its ``overrides``; placeholders of the cluster
+resolved), owned by the fleet deployment
 (:mod:`.edge_deployments`'s ``fleetDeployment``) and kept at the uuid :func:`member_uuid`
 gives, so however often and by whichever leader it is expanded there is only ever one.
 With ``rollout`` a change of its :func:`revision` reaches the clusters step by step
@@ -19,7 +22,6 @@ body, :class:`Fleet` is an entry as stored.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import uuid as uuidlib
@@ -29,18 +31,33 @@ from typing import Required, TypedDict, cast
 
 from fplus.config_store import uuids
 from fplus.config_store.uuids import is_uuid
-from fplus.jsontypes import Doc, JsonObject, JsonValue, is_object
+from fplus.jsontypes import (
+    Doc,
+    JsonObject,
+    JsonValue,
+    as_list,
+    as_object,
+    is_object,
+)
 from fplus.kubenames.labels import selector_errors
 
-from ..model.edge_deployments import shared_errors
+from ..model.edge_deployments import ORDER_KEYS, ordering, shared_errors
+from .fleet_values import (
+    LAYER_KEYS,
+    ClusterMeta,
+    Customization,
+    cluster_values,
+    layer_errors,
+)
 from .steps import Spec, spec_errors
 
 FLEET_APP = uuids.App.FleetDeployment
 FLEET_CLASS = uuids.Class.FleetDeployment
-KEYS = {"name", "chart", "values", "selector", "clusters", "overrides", "rollout"}
+KEYS = {"name", "chart", "values", "selector", "clusters", "overrides", "rollout", *LAYER_KEYS,
+        *ORDER_KEYS}
 """What a request may set (``createdAt`` and ``rolloutRequest`` are the Cluster Manager's)."""
 INTERNAL = {"createdAt", "rolloutRequest"}
-REVISION_KEYS = ("name", "chart", "values", "overrides")
+REVISION_KEYS = ("name", "chart", "values", "overrides", *LAYER_KEYS, *ORDER_KEYS)
 """What a fleet deployment's rollout carries to the clusters."""
 MEMBER_NAMESPACE = uuidlib.UUID("3f1d4b0e-58c4-4a8e-9d6b-6f0c2f9b7a21")
 """The uuid5 namespace of the Edge deployments fleet deployments make."""
@@ -75,6 +92,7 @@ def request_errors(body: object, *, partial: bool = False) -> dict[str, str]:
     elif len(set(clusters)) != len(clusters):
         errors["clusters"] = "clusters lists a cluster twice"
     errors |= _override_errors(body.get("overrides", {}))
+    errors |= layer_errors(body)
     if "rollout" in body and not (partial and body["rollout"] is None):  # null: removed
         errors |= spec_errors(body["rollout"])
     if not partial and "selector" not in body and not clusters:
@@ -94,17 +112,6 @@ def _override_errors(overrides: object) -> dict[str, str]:
     return errors
 
 
-def merge_values(base: Mapping[str, JsonValue], over: Mapping[str, JsonValue]) -> JsonObject:
-    """``over`` merged into ``base``: objects key by key, anything else replaced."""
-    out = copy.deepcopy(dict(base))
-    for key, value in over.items():
-        if isinstance(mine := out.get(key), dict) and isinstance(value, dict):
-            out[key] = merge_values(mine, value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 class FleetEntry(TypedDict, total=False):
     """An entry of the Fleet deployment app that :func:`request_errors` accepts."""
 
@@ -114,6 +121,9 @@ class FleetEntry(TypedDict, total=False):
     selector: JsonObject
     clusters: list[str]
     overrides: dict[str, JsonObject]
+    customizations: list[JsonObject]
+    profiles: dict[str, JsonObject]
+    profileLabel: str
     rollout: JsonObject | None
     createdAt: JsonValue
     rolloutRequest: JsonValue
@@ -135,6 +145,13 @@ class Fleet:
     """Its rollout's plan (None: every cluster at once)."""
     request: Doc | None = None
     revision: str = ""
+    customizations: tuple[Customization, ...] = ()
+    profiles: Mapping[str, Mapping[str, JsonValue]] = field(default_factory=dict)
+    profile_label: str = ""
+    depends_on: tuple[str, ...] = ()
+    """``dependsOn``: carried into each of its Edge deployments."""
+    drift: str | None = None
+    """``driftDetection``: carried into each of its Edge deployments."""
 
     @classmethod
     def parse(cls, uuid: str, found: object) -> Fleet | str:
@@ -152,8 +169,21 @@ class Fleet:
                    entry.get("overrides") or {}, created if isinstance(created, str) else "",
                    None if (rollout := entry.get("rollout")) is None else Spec.parse(rollout),
                    request if isinstance(request, dict) else None,
-                   revision(entry))
+                   revision(entry), *layers(entry), *ordering(entry))
 
-    def values_for(self, cluster: str) -> JsonObject:
-        """The values of its deployment on ``cluster`` (the cluster's override merged in)."""
-        return merge_values(self.values, self.overrides.get(cluster) or {})
+    def values_for(self, cluster: ClusterMeta) -> JsonObject:
+        """The values of its deployment on ``cluster``; :class:`.fleet_values.ValuesError`
+        if a placeholder has no value there."""
+        return cluster_values(self, cluster)
+
+
+def layers(entry: Mapping[str, object]) -> tuple[tuple[Customization, ...],
+                                                 dict[str, JsonObject], str]:
+    """An entry's (checked) ``customizations``, ``profiles`` and ``profileLabel``."""
+    customs = tuple(Customization(as_object(c.get("selector")),
+                                  cast(JsonObject, as_object(c.get("values"))))
+                    for c in map(as_object, as_list(entry.get("customizations"))))
+    profiles = {k: cast(JsonObject, as_object(v))
+                for k, v in as_object(entry.get("profiles")).items()}
+    label = entry.get("profileLabel")
+    return customs, profiles, label if isinstance(label, str) else ""

@@ -37,9 +37,10 @@ from datetime import UTC, datetime
 from fplus.jsontypes import Doc, JsonObject, as_object, json_object, string_map
 
 from ..model.cluster_config import targeted
-from ..model.deployment_state import PROGRESSING, deployment_state
-from ..model.edge_deployments import Deployment
-from .fleet_entry import Fleet, member_uuid
+from ..model.deployment_state import FAILED, PROGRESSING, deployment_state
+from ..model.edge_deployments import Deployment, ordering
+from .fleet_entry import Fleet, layers, member_uuid
+from .fleet_values import ClusterMeta, ValuesError
 from .gates_input import GateInputs
 from .rule import Look, advance
 from .state import ROLLED_BACK, RolloutState, TargetState
@@ -59,6 +60,9 @@ class Plan:
     """Fleet deployment -> {cluster: why it has no deployment there}."""
     errors: dict[str, str] = field(default_factory=dict)
     """Fleet deployment -> why it cannot be expanded (its deployments are left alone)."""
+    failures: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Fleet deployment -> {cluster: why its values there cannot be made (a placeholder of
+    the cluster without a value); its deployment there is left as it is}."""
     rollouts: dict[str, Mapping[str, object]] = field(default_factory=dict)
     """Fleet deployment -> its rollout's new status (only those that changed)."""
     rollout_removals: list[str] = field(default_factory=list)
@@ -74,8 +78,10 @@ def targets(fleet: Fleet, configs: Doc) -> list[str]:
 
 def _same(a: Deployment, b: Deployment) -> bool:
     """Equal but for the creation time."""
-    return (a.name, a.cluster, a.chart, a.hostname, dict(a.values or {}), a.fleet) == (
-        b.name, b.cluster, b.chart, b.hostname, dict(b.values or {}), b.fleet)
+    return (a.name, a.cluster, a.chart, a.hostname, dict(a.values or {}), a.fleet,
+            a.depends_on, a.drift) == (
+        b.name, b.cluster, b.chart, b.hostname, dict(b.values or {}), b.fleet,
+        b.depends_on, b.drift)
 
 
 def expand(fleets: Doc, configs: Doc, deployments: Doc, *, rollouts: Doc | None = None,
@@ -119,10 +125,11 @@ def expand(fleets: Doc, configs: Doc, deployments: Doc, *, rollouts: Doc | None 
                                   when, gate_inputs or GateInputs(now=when))
         for cluster in free:
             member = mine[cluster]
+            meta = ClusterMeta.of(cluster, configs.get(cluster))
             if new is None or cluster in new:
-                _write(plan, fleet, cluster, member, existing.get(member))
+                _write(plan, fleet, meta, member, existing.get(member))
             elif cluster in restore.clusters and restore.fleet is not None:
-                _write(plan, restore.fleet, cluster, member, existing.get(member))
+                _write(plan, restore.fleet, meta, member, existing.get(member))
             elif cluster in restore.clusters and member in existing:
                 wanted.discard(member)  # there was none before the rollout
     for d in existing.values():
@@ -149,7 +156,12 @@ def spec_of(fleet: Fleet) -> JsonObject:
     """What a fleet deployment's revision carries, as its rollout state records it."""
     found: JsonObject = json.loads(json.dumps({
         "name": fleet.name, "chart": fleet.chart, "values": dict(fleet.values),
-        "overrides": {c: dict(v) for c, v in fleet.overrides.items()}}))
+        "overrides": {c: dict(v) for c, v in fleet.overrides.items()},
+        "customizations": [{"selector": dict(c.selector), "values": dict(c.values)}
+                           for c in fleet.customizations],
+        "profiles": {p: dict(v) for p, v in fleet.profiles.items()},
+        "profileLabel": fleet.profile_label, "dependsOn": list(fleet.depends_on),
+        "driftDetection": fleet.drift}))
     return found
 
 
@@ -168,15 +180,24 @@ def _previous(fleet: Fleet, before: RolloutState | None,
     return None
 
 
+def _order_of(spec: Doc) -> dict[str, object]:
+    """A recorded spec's ``dependsOn`` and ``driftDetection`` as :class:`Fleet` fields."""
+    depends_on, drift = ordering(spec)
+    return {"depends_on": depends_on, "drift": drift}
+
+
 def _restored(fleet: Fleet, previous: JsonObject | None) -> Fleet | None:
     spec = json_object((previous or {}).get("spec"))
     if not spec:
         return None
+    customizations, profiles, profile_label = layers(spec)
     return dataclasses.replace(fleet, name=str(spec.get("name") or fleet.name),
                                chart=str(spec.get("chart") or fleet.chart),
                                values=json_object(spec.get("values")),
                                overrides={c: json_object(v) for c, v in
-                                          json_object(spec.get("overrides")).items()})
+                                          json_object(spec.get("overrides")).items()},
+                               customizations=customizations, profiles=profiles,
+                               profile_label=profile_label, **_order_of(spec))
 
 
 def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
@@ -190,7 +211,10 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
     for cluster in clusters:
         member = member_uuid(fleet.uuid, cluster)
         held = existing.get(member)
-        if held is None or not _same(held, _desired(fleet, cluster, member, held)):
+        desired = _desired(fleet, ClusterMeta.of(cluster, configs.get(cluster)), member, held)
+        if isinstance(desired, str):
+            states[cluster] = TargetState(FAILED, desired, None)
+        elif held is None or not _same(held, desired):
             states[cluster] = TargetState(PROGRESSING, "the new revision is not written yet",
                                           None)
         else:
@@ -236,16 +260,25 @@ def _conflict(fleet: Fleet, cluster: str, member: str, existing: Mapping[str, De
             f"{others[0]} ({whose}); nothing is deployed here until it is renamed or removed")
 
 
-def _desired(fleet: Fleet, cluster: str, member: str, held: Deployment | None) -> Deployment:
-    return Deployment(member, fleet.name, cluster, fleet.chart,
-                      values=fleet.values_for(cluster) or None, fleet=fleet.uuid,
-                      created_at=held.created_at if held is not None else None)
+def _desired(fleet: Fleet, cluster: ClusterMeta, member: str,
+             held: Deployment | None) -> Deployment | str:
+    """The deployment ``fleet`` wants on ``cluster``, or why its values cannot be made."""
+    try:
+        values = fleet.values_for(cluster)
+    except ValuesError as exc:
+        return str(exc)
+    return Deployment(member, fleet.name, cluster.uuid, fleet.chart, values=values or None,
+                      fleet=fleet.uuid,
+                      created_at=held.created_at if held is not None else None,
+                      depends_on=fleet.depends_on, drift=fleet.drift)
 
 
-def _write(plan: Plan, fleet: Fleet, cluster: str, member: str,
+def _write(plan: Plan, fleet: Fleet, cluster: ClusterMeta, member: str,
            held: Deployment | None) -> None:
     desired = _desired(fleet, cluster, member, held)
-    if held is None:
+    if isinstance(desired, str):
+        plan.failures.setdefault(fleet.uuid, {})[cluster.uuid] = desired
+    elif held is None:
         plan.writes.append((desired, True))
     elif not _same(held, desired):
         plan.writes.append((desired, False))

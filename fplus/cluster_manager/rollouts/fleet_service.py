@@ -29,7 +29,7 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
-from fplus.jsontypes import Doc, as_object, is_object
+from fplus.jsontypes import Doc, JsonObject, as_object, is_object
 
 from ..changes.preview import Assessed, Changes, Target, answer, refusals
 from ..changes.refusals import refuse
@@ -81,7 +81,8 @@ def read_fleetwide(cs: ConfigStoreClient) -> Fleetwide:
     select = {k: k for k in FIELDS}
     return Fleetwide(
         as_object(cs.search(FLEET_APP, {}, select)),
-        as_object(cs.search(CONFIG_APP, {}, {"name": "name", "labels": "labels"})),
+        as_object(cs.search(CONFIG_APP, {}, {"name": "name", "namespace": "namespace",
+                                             "labels": "labels"})),
         as_object(cs.search(DEPLOYMENT_APP, {}, {k: k for k in _DEPLOYMENT_FIELDS})),
         as_object(cs.search(EDGE_APP, {}, _EDGE_FIELDS)))
 
@@ -91,7 +92,7 @@ def _states(fleet: str, world: Fleetwide,
     """One fleet deployment's counts by state and the state of each of its clusters."""
     counts = dict.fromkeys(STATES, 0)
     clusters: list[dict[str, object]] = []
-    conflicts = plan.conflicts.get(fleet, {})
+    conflicts = plan.conflicts.get(fleet, {}) | plan.failures.get(fleet, {})
     for cluster, member in sorted(plan.targets.get(fleet, {}).items()):
         commit: str | None = None
         message: str | None
@@ -170,7 +171,8 @@ class FleetService:
                 continue
             name = str(as_object(world.configs[cluster]).get("name"))
             refused = None if new is None or isinstance(parsed, str) else deployment_refusal(
-                inputs, parsed.chart, cluster, name, parsed.values_for(cluster))
+                inputs, parsed.chart, cluster, name,
+                cast(JsonObject, as_object(new.get("values"))))
             found.append(Target(cluster, name, deployments_before=_named(old),
                                 deployments_after=_named(new), refused=refused))
         return self.changes.assess(found, compare=compare, inputs=inputs)
