@@ -13,13 +13,16 @@ proxy to a Pod (Pods have no network; Edge Sync falls back to the controller's k
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.realedge.controlplane import ControlPlane, NodeSpec, start_control_plane
 from harness.realedge.kubelet import HostKubelet
 
-__all__ = ["Edge", "NodeSpec", "start_edge"]
+__all__ = ["Edge", "NodeSpec", "start_edge", "started_edges"]
 
 
 @dataclass
@@ -50,3 +53,22 @@ def start_edge(root: Path, image_env: dict[str, dict[str, str]] | None = None) -
         plane.stop()
         raise
     return Edge(plane, kubelet)
+
+
+@contextmanager
+def started_edges(roots: Mapping[str, Path],
+                  image_env: dict[str, dict[str, str]] | None = None
+                  ) -> Iterator[dict[str, Edge]]:
+    """An edge per name (each under its root in ``roots``), started side by side; every
+    one that started is stopped on exit, or at once when another failed to start."""
+    with ThreadPoolExecutor(len(roots)) as pool:
+        futures = {name: pool.submit(start_edge, root, image_env)
+                   for name, root in roots.items()}
+    started = {name: f.result() for name, f in futures.items() if f.exception() is None}
+    try:
+        for future in futures.values():
+            future.result()  # the first failure, once the others are in `started`
+        yield started
+    finally:
+        for edge in started.values():
+            edge.stop()
