@@ -229,7 +229,7 @@ def test_a_deployment_is_installed_only_after_the_one_it_depends_on_is_ready(
     shown = wait_for(lambda: (d := _deployments(manager, uuid)["historian"])
                      ["state"] != "unknown" and d, timeout=60, what="Edge Sync's report")
     assert shown["state"] == "progressing", shown  # waiting, not failed
-    assert "broker" in str(shown.get("waitingOn") or shown.get("message")), shown
+    assert shown["waitingOn"] == ["broker"], shown
 
     # let go: broker is Ready first, then historian is installed
     _ok(manager.patch(f"{path}/{broker['uuid']}", json={"values": {"hold": None}},
