@@ -30,7 +30,9 @@ DEPLOYMENT_CLASS = uuids.Class.EdgeDeployment
 FLEET_KEY = "fleetDeployment"
 """The entry field naming the fleet deployment that made (and owns) a deployment."""
 NAME_MAX = 253
-REQUEST_KEYS = {"name", "chart", "hostname", "values", "dependsOn", "driftDetection"}
+ORDER_KEYS = ("dependsOn", "driftDetection")
+"""What a deployment and a fleet deployment may both say of order and drift."""
+REQUEST_KEYS = {"name", "chart", "hostname", "values", *ORDER_KEYS}
 DRIFT_MODES = ("enabled", "warn", "disabled")
 """helm-controller's drift detection modes (absent: the HelmRelease template's)."""
 
@@ -143,13 +145,18 @@ class Deployment:
         name, cluster, chart = (text(entry, k) for k in ("name", "cluster", "chart"))
         if name is None or cluster is None or chart is None:
             return None
-        values, needs = entry.get("values"), entry.get("dependsOn")
+        values = entry.get("values")
         return cls(uuid, name, cluster, chart, text(entry, "hostname"),
                    cast(JsonObject, values) if is_object(values) else None,
-                   text(entry, FLEET_KEY), text(entry, "createdAt"),
-                   tuple(n for n in needs if isinstance(n, str))
-                   if isinstance(needs, list) else (),
-                   text(entry, "driftDetection"))
+                   text(entry, FLEET_KEY), text(entry, "createdAt"), *ordering(entry))
+
+
+def ordering(entry: Doc) -> tuple[tuple[str, ...], str | None]:
+    """An entry's (deployment's or fleet deployment's) ``dependsOn`` and ``driftDetection``
+    (none, None when absent)."""
+    needs = entry.get("dependsOn")
+    return (tuple(n for n in needs if isinstance(n, str)) if isinstance(needs, list) else (),
+            text(entry, "driftDetection"))
 
 
 def _now() -> str:

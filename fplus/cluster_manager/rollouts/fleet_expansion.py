@@ -40,7 +40,7 @@ from ..model.cluster_config import targeted
 from ..model.deployment_state import FAILED, PROGRESSING, deployment_state
 from ..model.edge_deployments import Deployment, ordering
 from .fleet_entry import Fleet, layers, member_uuid
-from .fleet_values import ClusterMeta, ValuesError
+from ..model.deployment_values import ClusterMeta, ValuesError
 from .gates_input import GateInputs
 from .rule import Look, advance
 from .state import ROLLED_BACK, RolloutState, TargetState
@@ -180,12 +180,6 @@ def _previous(fleet: Fleet, before: RolloutState | None,
     return None
 
 
-def _order_of(spec: Doc) -> dict[str, object]:
-    """A recorded spec's ``dependsOn`` and ``driftDetection`` as :class:`Fleet` fields."""
-    depends_on, drift = ordering(spec)
-    return {"depends_on": depends_on, "drift": drift}
-
-
 def _restored(fleet: Fleet, previous: JsonObject | None) -> Fleet | None:
     spec = json_object((previous or {}).get("spec"))
     if not spec:
@@ -197,7 +191,8 @@ def _restored(fleet: Fleet, previous: JsonObject | None) -> Fleet | None:
                                overrides={c: json_object(v) for c, v in
                                           json_object(spec.get("overrides")).items()},
                                customizations=customizations, profiles=profiles,
-                               profile_label=profile_label, **_order_of(spec))
+                               profile_label=profile_label, depends_on=ordering(spec)[0],
+                               drift=ordering(spec)[1])
 
 
 def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,

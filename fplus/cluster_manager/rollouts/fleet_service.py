@@ -51,13 +51,14 @@ from .fleet_entry import (
     request_errors,
 )
 from .fleet_expansion import Plan, expand
+from .fleet_order import fleet_order_refusal
 from .preview_plan import preview_plan
 
 log = logging.getLogger(__name__)
 FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "rollout",
-          "createdAt", "rolloutRequest")
+          "createdAt", "rolloutRequest", "dependsOn", "driftDetection")
 _DEPLOYMENT_FIELDS = ("name", "cluster", "chart", "hostname", "values", "fleetDeployment",
-                      "createdAt")
+                      "createdAt", "dependsOn", "driftDetection")
 STALE = "the fleet deployment changed since it was read (If-Match); read it again"
 _EDGE_FIELDS = {"deployments": "deployments", "flux": "flux"}
 
@@ -213,10 +214,14 @@ class FleetService:
         """422 (``name``) if ``entry`` would meet a deployment of its name on a cluster."""
         world = read_fleetwide(self.cs)
         world.fleets[fleet] = dict(entry) | {"createdAt": "\uffff"}  # the newest: loses ties
-        conflicts = world.plan().conflicts.get(fleet)
+        plan = world.plan()
+        conflicts = plan.conflicts.get(fleet)
         if conflicts:
             cluster, why = sorted(conflicts.items())[0]
             raise Unprocessable(f"name: on cluster {cluster}, {why}")
+        unordered = fleet_order_refusal(fleet, world.fleets, world.deployments, plan.targets)
+        if unordered is not None:
+            raise Unprocessable(unordered)
 
     def _entry(self, fleet: str) -> tuple[dict[str, object], str | None]:
         entry, etag = self.cs.get_config_with_etag(FLEET_APP, fleet)
