@@ -7,9 +7,9 @@ rolloutRequest?}``. It targets
 every cluster whose labels match ``selector`` (Kubernetes semantics: ``{}`` matches every
 cluster) and every cluster listed in ``clusters``; it needs at least one of the two. On each
 it wants one Edge deployment named ``name`` of ``chart``, its values those
-:func:`.fleet_values.cluster_values` gives the cluster (``values``, the matching
-``customizations``, the cluster's profile, its ``overrides``; placeholders of the cluster
-resolved), owned by the fleet deployment
+:func:`..model.deployment_values.cluster_values` gives the cluster (``values``, the
+matching ``customizations``, the cluster's profile, its ``overrides``; placeholders of the
+cluster resolved), owned by the fleet deployment
 (:mod:`.edge_deployments`'s ``fleetDeployment``) and kept at the uuid :func:`member_uuid`
 gives, so however often and by whichever leader it is expanded there is only ever one.
 With ``rollout`` a change of its :func:`revision` reaches the clusters step by step
@@ -41,14 +41,14 @@ from fplus.jsontypes import (
 )
 from fplus.kubenames.labels import selector_errors
 
-from ..model.edge_deployments import ORDER_KEYS, ordering, shared_errors
-from .fleet_values import (
+from ..model.deployment_values import (
     LAYER_KEYS,
     ClusterMeta,
     Customization,
     cluster_values,
     layer_errors,
 )
+from ..model.edge_deployments import ORDER_KEYS, ordering, shared_errors
 from .steps import Spec, spec_errors
 
 FLEET_APP = uuids.App.FleetDeployment
@@ -172,8 +172,8 @@ class Fleet:
                    revision(entry), *layers(entry), *ordering(entry))
 
     def values_for(self, cluster: ClusterMeta) -> JsonObject:
-        """The values of its deployment on ``cluster``; :class:`.fleet_values.ValuesError`
-        if a placeholder has no value there."""
+        """The values of its deployment on ``cluster``;
+        :class:`..model.deployment_values.ValuesError` if a placeholder has no value there."""
         return cluster_values(self, cluster)
 
 

@@ -38,9 +38,9 @@ from fplus.jsontypes import Doc, JsonObject, as_object, json_object, string_map
 
 from ..model.cluster_config import targeted
 from ..model.deployment_state import FAILED, PROGRESSING, deployment_state
+from ..model.deployment_values import ClusterMeta, ValuesError
 from ..model.edge_deployments import Deployment, ordering
 from .fleet_entry import Fleet, layers, member_uuid
-from ..model.deployment_values import ClusterMeta, ValuesError
 from .gates_input import GateInputs
 from .rule import Look, advance
 from .state import ROLLED_BACK, RolloutState, TargetState

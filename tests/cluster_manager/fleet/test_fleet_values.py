@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from fplus.cluster_manager.model.deployment_values import ClusterMeta, ValuesError, resolve
 from fplus.cluster_manager.rollouts.fleet_entry import Fleet, request_errors
 from fplus.cluster_manager.rollouts.fleet_expansion import expand
-from fplus.cluster_manager.rollouts.fleet_values import ClusterMeta, ValuesError, resolve
 
 CHART = str(uuid.UUID(int=1))
 A, B = str(uuid.UUID(int=10)), str(uuid.UUID(int=11))
