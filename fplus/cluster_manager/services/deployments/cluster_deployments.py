@@ -6,8 +6,11 @@ Every write is checked first, and a refusal writes nothing: the chart must be a 
 template entry, a pinned ``hostname`` one the cluster's Edge Sync reported (its Edge cluster
 status ``hosts``), ``values`` an object, and the name free on that cluster (409: people and
 the CLI name deployments by it); ``dependsOn`` must name deployments of the cluster without
-making a cycle (422 naming it). A deployment owned by a fleet deployment is listed but only
-its fleet deployment changes it (409 naming it). The ETag of a deployment is its entry's.
+making a cycle (422 naming it). The placeholders of the cluster in ``values``
+(``{{cluster.labels.site}}``: :mod:`...model.deployment_values`) are filled in as it is
+written, a placeholder without a value refused (422 naming it). A deployment owned by a
+fleet deployment is listed but only its fleet deployment changes it (409 naming it). The
+ETag of a deployment is its entry's.
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient, ConfigStoreError
 from fplus.config_store.client import PreconditionFailed as StaleEntry
 from fplus.config_store.client import Unprocessable as EntryRefused
-from fplus.jsontypes import is_object
+from fplus.jsontypes import JsonObject, is_object
 
 from ...model import edge_deployments as model
 from ...model.apps_and_roles import CONFIG_APP, STATUS_APP
 from ...model.deployment_order import order_refusal
 from ...model.deployment_state import READY, deployment_state
+from ...model.deployment_values import ClusterMeta, ValuesError, resolve, template_errors
 from ...model.edge_deployments import Deployment, DeploymentRequest
 from ..clusters.edge_status import EdgeStatusUnreadable, read_edge_status
 from ..errors import Conflict, NotFound, PreconditionFailed, Unprocessable
@@ -154,7 +158,7 @@ class DeploymentService:
         self._check(cluster, request, None)
         deployment = Deployment(str(uuidlib.uuid4()), request["name"], cluster,
                                 request["chart"], request.get("hostname"),
-                                request.get("values") or None,
+                                self._resolved(cluster, request),
                                 depends_on=tuple(request.get("dependsOn") or ()),
                                 drift=request.get("driftDetection"))
         try:
@@ -185,7 +189,7 @@ class DeploymentService:
                                        patch))
         self._check(cluster, request, current)
         updated = Deployment(current.uuid, request["name"], cluster, request["chart"],
-                             request.get("hostname"), request.get("values") or None,
+                             request.get("hostname"), self._resolved(cluster, request),
                              None, current.created_at,
                              tuple(request.get("dependsOn") or ()),
                              request.get("driftDetection"))
@@ -205,6 +209,22 @@ class DeploymentService:
         self._changeable(cluster, deployment, if_match, writing=False)
         model.remove(self.cs, deployment)
         log.info("cluster %s: deployment %s deleted", cluster, deployment)
+
+    def _resolved(self, cluster: str, request: DeploymentRequest) -> JsonObject | None:
+        """The request's ``values`` with the cluster's placeholders filled in (stored so:
+        the entry shows what the edge gets); 422 naming one the cluster has no value for."""
+        values = request.get("values")
+        if not values:
+            return None
+        errors = template_errors(values, "values")
+        if errors:
+            raise _refused(errors)
+        meta = ClusterMeta.of(cluster, self.cs.get_config(CONFIG_APP, cluster),
+                              request.get("hostname"))
+        try:
+            return resolve(values, meta) or None
+        except ValuesError as exc:
+            raise Unprocessable(str(exc)) from None
 
     def _changeable(self, cluster: str, deployment: str, if_match: str | None, *,
                     writing: bool = True) -> tuple[Deployment, str | None]:
