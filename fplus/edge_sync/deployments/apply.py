@@ -12,7 +12,7 @@ import copy
 import logging
 from dataclasses import dataclass, field
 
-from fplus.jsontypes import as_object, string_map, text
+from fplus.jsontypes import as_list, as_object, string_map, text
 
 from ..kube import Kube, KubeObject
 from .render import UUID_LABEL, Manifest, Plan, ResourceType
@@ -62,13 +62,17 @@ class Applier:
         self.namespace = namespace
 
     def prepare(self, manifest: Manifest) -> KubeObject:
-        """The manifest in our namespace with our managed-by label."""
+        """The manifest in our namespace with our managed-by label (and the namespace of
+        each HelmRelease it depends on: ours)."""
         obj = copy.deepcopy(manifest)
         meta = as_object(obj.get("metadata"))
         labels = as_object(meta.get("labels"))
         labels[MANAGED_BY] = MANAGER
         meta.update(namespace=self.namespace, labels=labels)
         obj["metadata"] = meta
+        for ref in as_list(as_object(obj.get("spec")).get("dependsOn")):
+            if isinstance(ref, dict):
+                ref.setdefault("namespace", self.namespace)  # the HelmReleases it waits on
         return obj
 
     def apply(self, plan: Plan) -> ApplyResult:

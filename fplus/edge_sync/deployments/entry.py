@@ -1,8 +1,9 @@
 """An Edge deployment entry, checked once where it is read.
 
 The Cluster Manager writes the entry (``name``, ``chart`` or the deprecated ``charts``,
-``hostname``, ``values``, ``cluster``); Edge Sync does not trust it: :func:`parse` turns it
-into a :class:`Deployment` or says, as a :class:`RenderError`, why it cannot be deployed.
+``hostname``, ``values``, ``cluster``, ``dependsOn``, ``driftDetection``); Edge Sync does not
+trust it: :func:`parse` turns it into a :class:`Deployment` or says, as a
+:class:`RenderError`, why it cannot be deployed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from dataclasses import dataclass
 
 from fplus.config_store.uuids import is_uuid
 from fplus.jsontypes import Doc, is_object
+
+DRIFT_MODES = ("enabled", "warn", "disabled")
+"""helm-controller's ``spec.driftDetection.mode`` values."""
 
 
 class RenderError(ValueError):
@@ -28,6 +32,10 @@ class Deployment:
     """The host it is pinned to (None: the entry names none)."""
     values: Doc
     """Helm values over the chart's."""
+    depends_on: tuple[str, ...] = ()
+    """The names of the cluster's deployments it is installed after."""
+    drift: str | None = None
+    """helm-controller's drift detection mode (None: the template's)."""
 
 
 def chart_uuids(spec: Doc) -> list[str]:
@@ -58,5 +66,12 @@ def parse(entry: object) -> Deployment:
     values = entry.get("values", {})
     if not is_object(values):
         raise RenderError("values must be an object")
+    needs = entry.get("dependsOn", [])
+    if not (isinstance(needs, list) and all(isinstance(n, str) and n for n in needs)):
+        raise RenderError("dependsOn must be a list of deployment names")
+    drift = entry.get("driftDetection")
+    if drift is not None and drift not in DRIFT_MODES:
+        raise RenderError(f"driftDetection must be one of {', '.join(DRIFT_MODES)}")
     return Deployment(name, tuple(chart_uuids(entry)),
-                      hostname if isinstance(hostname, str) else None, values)
+                      hostname if isinstance(hostname, str) else None, values,
+                      tuple(needs), drift if isinstance(drift, str) else None)

@@ -7,6 +7,10 @@ source: k8sname("helm", chart.source ?? "charts"), values}`` where ``values`` =
 ``merge(merge({cluster, realm, directory_url}, chart.values), spec.values)``; a chart
 ``source`` also wants ``GitRepository helm-<source>`` at ``<git>/uuid/<source>``.
 
+Ours besides: an entry's ``driftDetection`` becomes the HelmRelease's
+``spec.driftDetection.mode`` (absent: the template's), and its ``dependsOn`` the
+HelmRelease's ``spec.dependsOn`` (:mod:`.order`).
+
 Unlike ACS, a deployment that cannot be rendered (malformed entry, missing chart
 template, bad output) is reported in :attr:`Plan.failed` instead of silently vanishing,
 and the applier keeps its existing objects rather than pruning them.
@@ -26,6 +30,7 @@ from fplus.kubenames import is_dns1123_subdomain
 from fplus.templating import render
 
 from .entry import RenderError, parse
+from .order import add_order
 
 Manifest = dict[str, object]
 """A rendered Kubernetes object (its ``metadata.name`` checked)."""
@@ -175,10 +180,15 @@ def render_deployment(uuid: str, spec: object, charts: Mapping[str, object],
             raise RenderError(f"Helm chart template {chart_uuid}: source must be a UUID")
         values = merge(merge(cluster.base_values(), chart.get("values", {})),
                        deployment.values)
-        out.append(_manifest(templates.helm_release, {
+        release = _manifest(templates.helm_release, {
             "uuid": uuid, "name": k8sname(str(chart.get("prefix") or name), uuid),
             "chart": name, "source": k8sname("helm", source or "charts"),
-            "values": values}, "HelmRelease", templates.types))
+            "values": values}, "HelmRelease", templates.types)
+        if deployment.drift is not None:
+            spec = as_object(release[1].setdefault("spec", {}))
+            spec["driftDetection"] = as_object(spec.get("driftDetection")) | {
+                "mode": deployment.drift}
+        out.append(release)
         if source is not None:
             if callable(git_url):
                 git_url = git_url()
@@ -223,4 +233,6 @@ def plan(deployments: Mapping[str, object], charts: Mapping[str, object],
             result.manifests.setdefault(rtype, {})[name] = obj
             if rtype.kind == "HelmRelease":
                 result.releases.setdefault(uuid, []).append(name)
+    add_order(result.releases, result.failed,
+              [m for t, m in result.manifests.items() if t.kind == "HelmRelease"], deployments)
     return result
