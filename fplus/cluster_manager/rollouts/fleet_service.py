@@ -36,6 +36,7 @@ from ..changes.refusals import refuse
 from ..changes.rendered import deployment_refusal
 from ..model.apps_and_roles import CONFIG_APP, EDGE_APP
 from ..model.deployment_state import FAILED, PROGRESSING, STATES, deployment_state
+from ..model.deployment_values import LAYER_KEYS
 from ..model.edge_deployments import DEPLOYMENT_APP
 from ..services.deployments.system_charts import is_system_chart, system_chart_refusal
 from ..services.errors import NotFound, PreconditionFailed, Unprocessable
@@ -56,7 +57,7 @@ from .preview_plan import preview_plan
 
 log = logging.getLogger(__name__)
 FIELDS = ("name", "chart", "values", "selector", "clusters", "overrides", "rollout",
-          "createdAt", "rolloutRequest", "dependsOn", "driftDetection")
+          "createdAt", "rolloutRequest", "dependsOn", "driftDetection", *LAYER_KEYS)
 _DEPLOYMENT_FIELDS = ("name", "cluster", "chart", "hostname", "values", "fleetDeployment",
                       "createdAt", "dependsOn", "driftDetection")
 STALE = "the fleet deployment changed since it was read (If-Match); read it again"
