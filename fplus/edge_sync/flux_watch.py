@@ -4,8 +4,10 @@ with the Secrets the Pods reference (``secretRefs``).
 Every ``interval`` seconds the watcher reads the self-link GitRepository and Kustomization
 by name and lists every Kustomization, HelmRelease and SealedSecret in the cluster, and
 hands the report (:func:`~edge_sync.readiness.report`) and the commit the self-link applied
-on when they differ from the last ones. Reading the self-link by name keeps
-``appliedCommit`` (which a teardown waits for) working where Edge Sync may not list.
+on when they differ from the last ones. A HelmRelease in Edge Sync's namespace whose
+helm-controller Events say it drifted (:mod:`.drift`) is reported ``drifted``. Reading the
+self-link by name keeps ``appliedCommit`` (which a teardown waits for) working where Edge
+Sync may not list.
 
 A kind the API server does not serve (no Sealed Secrets on this edge) is simply absent; a
 kind it refuses or cannot list is named in the report's ``error``, so the Cluster Manager
@@ -29,6 +31,7 @@ from datetime import UTC, datetime
 
 from kubernetes.client.exceptions import ApiException
 
+from .drift import drifted
 from .kube import KUBE_OR_JSON_ERRORS, Kube, KubeObject, describe
 from .readiness import (
     CLUSTER_WIDE,
@@ -46,6 +49,7 @@ from .secret_refs import report as refs_report
 log = logging.getLogger(__name__)
 
 SELF_LINK = "self-link"
+EVENTS = ("events.k8s.io/v1", "events")
 _FAILED = KUBE_OR_JSON_ERRORS  # no answer, an error answer, or one that is not JSON
 ReportCallback = Callable[[FluxReport, str | None, SecretRefs], None]
 """``on_report(report, applied_commit, secret_refs)``."""
@@ -77,6 +81,7 @@ class ReadinessWatcher:
         self._now = now
         self._clock = clock
         self._last: tuple[FluxReport, str | None, SecretRefs] | None = None
+        self._drift_error: str | None = None
         self._refs_sent_at = 0.0
 
     def collect(self) -> tuple[FluxReport, str | None]:
@@ -93,7 +98,27 @@ class ReadinessWatcher:
                 entries.extend(object_state(kind, obj) for obj in self._list(kind))
             except _FAILED as exc:
                 errors.append(f"listing {kind.kind}s: {describe(exc)}")
+        ours = [e for e in entries
+                if e["kind"] == "HelmRelease" and e["namespace"] == self.namespace]
+        found = self._drifted() if ours else set()
+        for entry in ours:
+            if (entry["namespace"], entry["name"]) in found:
+                entry["drifted"] = True
         return report(entries, error="; ".join(errors) or None), applied
+
+    def _drifted(self) -> set[tuple[str, str]]:
+        """The HelmReleases in our namespace helm-controller's Events call drifted
+        (:mod:`.drift`); none if the Events cannot be read (an edge whose Role predates
+        it), which is logged, not reported as an error."""
+        try:
+            events = self.kube.list_objects(*EVENTS, self.namespace, "")
+        except _FAILED as exc:
+            if self._drift_error != (why := describe(exc)):
+                log.warning("drift: cannot list Events: %s", why)
+            self._drift_error = why
+            return set()
+        self._drift_error = None
+        return drifted(events, datetime.fromisoformat(self._now().replace("Z", "+00:00")))
 
     def _self_link(self, kind: Kind, errors: list[str]) -> KubeObject | None:
         try:

@@ -37,6 +37,8 @@ class FluxObject(TypedDict):
     message: NotRequired[str]
     since: NotRequired[str]
     revision: NotRequired[str]
+    drifted: NotRequired[bool]
+    """A HelmRelease helm-controller found changed on the edge (only ever True)."""
 
 
 class FluxReport(TypedDict):
