@@ -59,6 +59,14 @@ class Metrics:
             "state (ready, progressing, failed, unknown), from what each edge reports.",
             ["state"], counts, _sync_samples))
 
+    def track_drift(self, drifted: Callable[[], int]) -> None:
+        """Report ``drifted()`` (Edge deployments their edge reports drifted) at every scrape
+        as ``cluster_manager_deployments_drifted``."""
+        self.registry.register(_Computed(
+            "cluster_manager_deployments_drifted", "Edge deployments whose objects "
+            "helm-controller found changed on the edge (drift detection warn or enabled), "
+            "as each edge reports it.", [], drifted, _value_sample))
+
     def track_phases(self, counts: Callable[[], dict[str, int]],
                      late_edges: Callable[[], int]) -> None:
         """Report ``counts()`` (clusters by phase) as ``cluster_manager_clusters{phase}`` and

@@ -61,6 +61,7 @@ def exported_metrics() -> set[str]:
     manager.track_leadership(lambda: LeaderStatus("a", True, "a"))
     manager.track_sync(lambda: {"Synced": 1})
     manager.track_fleet(lambda: {"ready": 1})
+    manager.track_drift(lambda: 1)
     manager.track_phases(lambda: {"Failed": 1}, lambda: 1)
     manager.track_reseals(lambda: 1)
     manager.reconcile_seconds.labels("ok").observe(0)

@@ -36,6 +36,7 @@ from ..reconcile.desired_state import DesiredState
 from ..reconcile.job import Env, Groups
 from ..reconcile.reconciler import Reconciler
 from ..reconcile.shared_repos import ensure_shared_repos
+from ..rollouts.drift_counts import DriftCounts
 from ..rollouts.fleet_service import FleetService, FleetStates
 from ..rollouts.label_moves import label_moves
 from ..rollouts.loop import RolloutLoop
@@ -113,6 +114,7 @@ def build(plan: Plan) -> Served:
     fleet_rows = FleetRows(cs)
     metrics.track_sync(FleetSync(cs, heads).counts)
     metrics.track_fleet(FleetStates(cs).counts)
+    metrics.track_drift(DriftCounts(cs).drifted)
     phases = FleetPhases(cs)
     metrics.track_phases(phases.counts, phases.late_edges)
     metrics.track_reseals(secrets.reseals_pending)

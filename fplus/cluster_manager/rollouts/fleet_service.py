@@ -98,6 +98,7 @@ def _states(fleet: str, world: Fleetwide,
     for cluster, member in sorted(plan.targets.get(fleet, {}).items()):
         commit: str | None = None
         message: str | None
+        drifted = False
         if cluster in conflicts:
             state, message = FAILED, conflicts[cluster]
         elif member not in world.deployments:
@@ -105,18 +106,23 @@ def _states(fleet: str, world: Fleetwide,
         else:
             found = deployment_state(member, world.edges.get(cluster))
             state, message, commit = found.state, found.message, found.commit
+            drifted = found.drifted
         counts[state] += 1
         config = as_object(world.configs.get(cluster))
         clusters.append({"cluster": cluster, "name": config.get("name"), "deployment": member,
-                         "state": state, "message": message, "commit": commit})
+                         "state": state, "message": message, "commit": commit,
+                         "drifted": drifted})
     return counts, clusters
 
 
 def rollup(fleet: str, world: Fleetwide, plan: Plan) -> dict[str, object]:
-    """``{total, ready, progressing, failed, unknown, clusters: [...]}`` of one fleet
-    deployment (and ``error`` when its entry cannot be expanded)."""
+    """``{total, ready, progressing, failed, unknown, drifted, clusters: [...]}`` of one
+    fleet deployment (and ``error`` when its entry cannot be expanded); ``drifted`` counts
+    the clusters whose edge reports its deployment drifted, whatever their state."""
     counts, clusters = _states(fleet, world, plan)
-    view: dict[str, object] = {"total": len(clusters), **counts, "clusters": clusters}
+    view: dict[str, object] = {"total": len(clusters), **counts,
+                               "drifted": sum(1 for c in clusters if c["drifted"]),
+                               "clusters": clusters}
     if fleet in plan.errors:
         view["error"] = plan.errors[fleet]
     return view
