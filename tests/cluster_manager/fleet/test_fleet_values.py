@@ -3,7 +3,9 @@ of the cluster, and the checks of a request's layers (no process)."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -164,3 +166,15 @@ def test_a_label_change_changes_the_values() -> None:
     plan = expand({F: spec}, moved, before)
     assert [(d.cluster, d.values, new) for d, new in plan.writes] == [
         (A, {"s": "york"}, False)]
+
+
+def test_a_paced_rollout_counts_a_cluster_without_its_values_as_failed() -> None:
+    spec = body(values={"s": "{{cluster.labels.site}}"}, rollout={"steps": [{"clusters": 2}]},
+                createdAt="2026")
+    plan = expand({F: spec}, CONFIGS, {}, rollouts={}, edges={},
+                  now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert [(d.cluster, d.values) for d, _ in plan.writes] == [(A, {"s": "leeds"})]
+    assert B in plan.failures[F]
+    status: Any = plan.rollouts[F]
+    assert status["state"] == "Halted", status
+    assert "{{cluster.labels.site}}" in json.dumps(status)
