@@ -26,7 +26,12 @@ def columns(api: ManagerApi, fmt: str) -> list[Column]:
             ("CHART", lambda d: charts.get(str(d.get("chart")), d.get("chart"))),
             ("HOST", lambda d: d.get("hostname") or "(floating)"),
             ("FLEET", lambda d: fleets.get(str(d.get("fleetDeployment")),
-                                           d.get("fleetDeployment")))]
+                                           d.get("fleetDeployment"))),
+            ("STATE", lambda d: d.get("state")),
+            ("DRIFTED", lambda d: "yes" if d.get("drifted") else None),
+            ("WAITING ON", lambda d: ", ".join(map(str, d.get("waitingOn") or ())) or None)]
+OPTIONAL = ("FLEET", "STATE", "DRIFTED", "WAITING ON")
+"""Columns shown only when some deployment has a value (a state only in a listing)."""
 CHART_COLUMNS: list[Column] = [
     ("NAME", lambda c: c.get("name")), ("UUID", lambda c: c.get("uuid")),
     ("CHART", lambda c: c.get("chart")), ("SYSTEM", lambda c: "yes" if c.get("system") else "")]
@@ -53,10 +58,15 @@ def deploy() -> None:
 @click.option("--host", help="a host the cluster reported (left out: floating, on any host)")
 @click.option("--values", "values_source", metavar="FILE|-",
               help="YAML or JSON file of values (-: standard input)")
+@click.option("--depends-on", "depends_on", multiple=True, metavar="NAME",
+              help="a deployment of the cluster to install first (repeatable)")
+@click.option("--drift-detection", "drift", type=click.Choice(["enabled", "warn", "disabled"]),
+              help="report objects changed on the edge (warn), and put them back (enabled)")
 @output_option
 @quiet_option
 def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
-           values_source: str | None, fmt: str) -> None:
+           values_source: str | None, depends_on: tuple[str, ...], drift: str | None,
+           fmt: str) -> None:
     """Deploy a chart template on a cluster."""
     values = read_values(values_source)
     api = manager()
@@ -64,8 +74,12 @@ def create(cluster_ref: str, name: str, chart_ref: str, host: str | None,
                                "hostname": host}
     if values is not None:
         body["values"] = values
+    if depends_on:
+        body["dependsOn"] = list(depends_on)
+    if drift is not None:
+        body["driftDetection"] = drift
     emit(api.create_deployment(refs.cluster(api, cluster_ref), body), fmt, columns(api, fmt),
-         ("FLEET",))
+         OPTIONAL)
 
 
 @deploy.command("list")
@@ -76,7 +90,7 @@ def list_deployments(cluster_ref: str, fmt: str) -> None:
     """The cluster's deployments (those of fleet deployments too)."""
     api = manager()
     emit(by_name(api.deployments(refs.cluster(api, cluster_ref))), fmt, columns(api, fmt),
-         ("FLEET",))
+         OPTIONAL)
 
 
 @deploy.command("get")
@@ -89,7 +103,7 @@ def get(cluster_ref: str, deployment_ref: str, fmt: str) -> None:
     api = manager()
     cluster = refs.cluster(api, cluster_ref)
     found, _ = api.deployment(cluster, refs.deployment(api, cluster, deployment_ref))
-    emit(found, fmt, columns(api, fmt), ("FLEET",))
+    emit(found, fmt, columns(api, fmt), OPTIONAL)
 
 
 @deploy.command("move")
@@ -109,7 +123,7 @@ def move(cluster_ref: str, deployment_ref: str, host: str | None, floating: bool
     deployment = refs.deployment(api, cluster, deployment_ref)
     _, etag = api.deployment(cluster, deployment)  # a change meanwhile answers 412
     emit(api.patch_deployment(cluster, deployment, {"hostname": host}, etag), fmt,
-         columns(api, fmt), ("FLEET",))
+         columns(api, fmt), OPTIONAL)
 
 
 @deploy.command("delete")

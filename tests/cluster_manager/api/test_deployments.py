@@ -63,7 +63,8 @@ def test_create_list_get_move_and_delete(stack: Stack, root: Api, chart: str,
     assert r.headers["Location"].endswith(f"{path}/{d}")
     assert created | {"createdAt": None} == {
         "uuid": d, "name": "broker", "cluster": cluster, "chart": chart,
-        "hostname": "edge-1", "values": {"replicas": 2}, "createdAt": None}
+        "hostname": "edge-1", "values": {"replicas": 2}, "dependsOn": [],
+        "driftDetection": None, "createdAt": None} | UNREPORTED
     # as ACS writes it: an Edge deployment object, its Info name, the entry with `cluster`
     assert stack.admin.get(f"/v2/object/{d}").json()["class"] == uuids.Class.EdgeDeployment
     assert stack.admin.get(f"/v2/app/{uuids.App.Info}/object/{d}").json()["name"] == "broker"
@@ -73,7 +74,7 @@ def test_create_list_get_move_and_delete(stack: Stack, root: Api, chart: str,
                      "createdAt": created["createdAt"]}
     assert deployments_of(stack, cluster) == [d]
 
-    assert root.get(path).json() == {"deployments": [created | UNREPORTED]}
+    assert root.get(path).json() == {"deployments": [created]}
     one = root.get(f"{path}/{d}")
     assert one.status_code == 200 and one.json() == created
     etag = one.headers["ETag"]
@@ -102,7 +103,7 @@ def test_create_list_get_move_and_delete(stack: Stack, root: Api, chart: str,
 
 
 UNREPORTED = {"state": "unknown", "message": "the edge has not reported its deployments",
-              "commit": None}
+              "commit": None, "drifted": False, "waitingOn": []}
 
 
 def test_states_follow_the_edge_report_in_the_list_and_the_cluster(

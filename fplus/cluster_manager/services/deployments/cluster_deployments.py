@@ -171,7 +171,7 @@ class DeploymentService:
             raise
         log.info("cluster %s: deployment %s (%s) created", cluster, deployment.uuid,
                  deployment.name)
-        return view(self.get(cluster, deployment.uuid)[0])
+        return self.shown(cluster, deployment.uuid)[0]
 
     def patch(self, cluster: str, deployment: str, patch: object,
               if_match: str | None = None) -> tuple[Deployment, str | None]:
