@@ -70,8 +70,10 @@ def member_uuid(fleet: str, cluster: str) -> str:
 
 
 def revision(entry: Doc) -> str:
-    """The digest of what a rollout carries to the clusters."""
-    body = {k: entry.get(k) or None for k in REVISION_KEYS}
+    """The digest of what a rollout carries to the clusters (a field added since the first
+    four counts only when set, so an entry that sets none keeps the digest it had)."""
+    body = {k: entry.get(k) or None for k in REVISION_KEYS
+            if k in REVISION_KEYS[:4] or entry.get(k)}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -3,6 +3,7 @@ of the cluster, and the checks of a request's layers (no process)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from datetime import UTC, datetime
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from fplus.cluster_manager.model.deployment_values import ClusterMeta, ValuesError, resolve
-from fplus.cluster_manager.rollouts.fleet_entry import Fleet, request_errors
+from fplus.cluster_manager.rollouts.fleet_entry import Fleet, request_errors, revision
 from fplus.cluster_manager.rollouts.fleet_expansion import expand
 
 CHART = str(uuid.UUID(int=1))
@@ -178,3 +179,12 @@ def test_a_paced_rollout_counts_a_cluster_without_its_values_as_failed() -> None
     status: Any = plan.rollouts[F]
     assert status["state"] == "Halted", status
     assert "{{cluster.labels.site}}" in json.dumps(status)
+
+
+def test_an_entry_without_the_new_fields_keeps_its_revision() -> None:
+    entry = body(values={"a": 1})
+    before = hashlib.sha256(json.dumps(
+        {"name": "historian", "chart": CHART, "values": {"a": 1}, "overrides": None},
+        sort_keys=True).encode()).hexdigest()[:16]
+    assert revision(entry) == before
+    assert revision(entry | {"profiles": {"big": {}}}) != before
