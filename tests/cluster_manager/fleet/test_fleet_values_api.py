@@ -12,6 +12,7 @@ from typing import Any
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.fleet.conftest import CHART
+from tests.cluster_manager.fleet.test_change_previews import ready_cluster
 from tests.cluster_manager.fleet.test_fleet_api import (
     create,
     deployments,
@@ -99,8 +100,7 @@ def test_the_request_checks_name_the_field(stack: Stack, root: Api) -> None:
 
 def test_dry_run_shows_each_clusters_resolved_values(stack: Stack, root: Api) -> None:
     group = f"g{tag()}"
-    cluster = create_cluster(stack.admin, f"dry-{group}", labels={"group": group,
-                                                                   "site": "leeds"})
+    cluster, _ = ready_cluster(stack, f"dry-{group}", labels={"group": group, "site": "leeds"})
     r = root.post("/v1/fleet-deployment?dryRun", json={
         "name": f"dry-{group}", "chart": CHART, "selector": {"matchLabels": {"group": group}},
         "values": {"broker": "{{cluster.labels.site}}"}})
