@@ -253,6 +253,7 @@ RBAC = [
      None),
     ("Role", "edge-sync", "@namespace", "source.toolkit.fluxcd.io", "gitrepositories", ALL_VERBS,
      None),
+    ("Role", "edge-sync", "@namespace", "events.k8s.io", "events", ["list"], None),
     ("ClusterRole", "fplus-edge-sync-flux-status", None, "kustomize.toolkit.fluxcd.io",
      "kustomizations", ["get", "list"], None),
     ("ClusterRole", "fplus-edge-sync-flux-status", None, "helm.toolkit.fluxcd.io",
