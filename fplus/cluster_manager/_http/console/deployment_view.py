@@ -9,9 +9,7 @@ import yaml
 from fplus.templating import untrusted_yaml
 
 from ...model.apps_and_roles import CONFIG_APP
-from ...model.deployment_state import deployment_state
 from ...services.charts.chart_templates import ChartService, ChartTemplate
-from ...services.clusters.edge_status import read_edge_status
 from ...services.deployments.cluster_deployments import DeploymentService, reported_hosts
 from ..context import services
 
@@ -45,15 +43,14 @@ def cluster_labels(cluster: str) -> dict[str, str]:
 
 def cluster_deployments(cluster: str) -> dict[str, object]:
     """``{rows, charts, hosts}`` for the cluster page: each deployment with its chart's
-    name, host, state and message, and fleet deployment if a fleet owns it."""
+    name, host, state and message, whether it drifted and what it waits on, and fleet
+    deployment if a fleet owns it."""
     cs = services().cs
-    edge = read_edge_status(cs, cluster)
     charts = ChartService(cs).templates()
     names = {c["uuid"]: c["name"] for c in charts}
     rows = []
-    for d in DeploymentService(cs).of_cluster(cluster):
-        state = deployment_state(str(d["uuid"]), edge)
+    for d in DeploymentService(cs).of_cluster(cluster):  # with state, drifted, waitingOn
         rows.append({**d, "chartName": names.get(str(d["chart"])) or d["chart"],
-                     "state": state.state, "message": state.message or ""})
+                     "message": d.get("message") or ""})
     return {"rows": rows, "charts": deployable_charts(charts),
             "hosts": reported_hosts(cs, cluster)}
