@@ -24,10 +24,13 @@ from .session import manager
 COUNTS: list[Column] = [
     ("TOTAL", lambda f: f.get("total")), ("READY", lambda f: f.get("ready")),
     ("PROGRESSING", lambda f: f.get("progressing")), ("FAILED", lambda f: f.get("failed")),
-    ("UNKNOWN", lambda f: f.get("unknown"))]
+    ("UNKNOWN", lambda f: f.get("unknown")), ("DRIFTED", lambda f: f.get("drifted") or None)]
+OPTIONAL = ("ERROR", "DRIFTED")
+"""Roll-up columns shown only when some fleet deployment has a value."""
 CLUSTER_COLUMNS: list[Column] = [
     ("CLUSTER", lambda c: c.get("name")), ("UUID", lambda c: c.get("cluster")),
-    ("STATE", lambda c: c.get("state")), ("COMMIT", lambda c: c.get("commit")),
+    ("STATE", lambda c: c.get("state")), ("DRIFTED", lambda c: "yes" if c.get("drifted") else None),
+    ("COMMIT", lambda c: c.get("commit")),
     ("MESSAGE", lambda c: c.get("message"))]
 PATH = refs.FLEETS
 
@@ -112,7 +115,13 @@ def spec_options(chart_required: bool) -> Callable[[F], F]:
         click.option("--rollout", "rollout_file",
                      type=click.Path(path_type=Path, dir_okay=False),
                      help="YAML file of a rollout {maxUnavailable, steps} pacing later "
-                          "changes (see docs/cli.md)")]
+                          "changes (see docs/cli.md)"),
+        click.option("--depends-on", "depends_on", multiple=True, metavar="NAME",
+                     help="a deployment each cluster installs first (repeatable)"),
+        click.option("--drift-detection", "drift",
+                     type=click.Choice(["enabled", "warn", "disabled"]),
+                     help="report objects changed on the edge (warn), and put them back "
+                          "(enabled)")]
 
     def apply(command: F) -> F:
         for option in reversed(options):
@@ -123,7 +132,8 @@ def spec_options(chart_required: bool) -> Callable[[F], F]:
 
 def _spec(api: ManagerApi, chart_ref: str | None, selectors: tuple[str, ...],
           selector_file: Path | None, clusters: tuple[str, ...], values_file: Path | None,
-          overrides: tuple[str, ...], rollout_file: Path | None) -> Row:
+          overrides: tuple[str, ...], rollout_file: Path | None,
+          depends_on: tuple[str, ...] = (), drift: str | None = None) -> Row:
     """The fields of a spec the options give (those not given left out)."""
     body: Row = {} if chart_ref is None else {"chart": refs.chart(api, chart_ref)}
     base = read_mapping(selector_file, "--file") if selector_file else None
@@ -138,6 +148,10 @@ def _spec(api: ManagerApi, chart_ref: str | None, selectors: tuple[str, ...],
         body["overrides"] = _overrides(api, overrides)
     if rollout_file is not None:
         body["rollout"] = read_mapping(rollout_file, "--rollout")
+    if depends_on:
+        body["dependsOn"] = list(depends_on)
+    if drift is not None:
+        body["driftDetection"] = drift
     return body
 
 
@@ -148,13 +162,14 @@ def _spec(api: ManagerApi, chart_ref: str | None, selectors: tuple[str, ...],
 @quiet_option
 def create(name: str, chart_ref: str, selectors: tuple[str, ...], selector_file: Path | None,
            clusters: tuple[str, ...], values_file: Path | None, overrides: tuple[str, ...],
-           rollout_file: Path | None, fmt: str) -> None:
+           rollout_file: Path | None, depends_on: tuple[str, ...], drift: str | None,
+           fmt: str) -> None:
     """Deploy the chart as NAME on every matching cluster (and those given)."""
     api = manager()
     body = {"name": name, **_spec(api, chart_ref, selectors, selector_file, clusters,
-                                  values_file, overrides, rollout_file)}
+                                  values_file, overrides, rollout_file, depends_on, drift)}
     created = api.call_object("POST", PATH, json=body)
-    emit(created, fmt, list_columns(_charts(api, fmt)))
+    emit(created, fmt, list_columns(_charts(api, fmt)), optional=OPTIONAL)
 
 
 @fleet.command("diff")
@@ -163,12 +178,13 @@ def create(name: str, chart_ref: str, selectors: tuple[str, ...], selector_file:
 @output_option
 def diff(ref: str, chart_ref: str | None, selectors: tuple[str, ...],
          selector_file: Path | None, clusters: tuple[str, ...], values_file: Path | None,
-         overrides: tuple[str, ...], rollout_file: Path | None, fmt: str) -> None:
+         overrides: tuple[str, ...], rollout_file: Path | None, depends_on: tuple[str, ...],
+         drift: str | None, fmt: str) -> None:
     """What changing the fleet deployment to the spec given would do on each cluster
     (nothing is changed); exit 1 if a cluster would refuse it."""
     api = manager()
     patch = _spec(api, chart_ref, selectors, selector_file, clusters, values_file, overrides,
-                  rollout_file)
+                  rollout_file, depends_on, drift)
     if not patch:
         raise click.UsageError("nothing to compare: give the fields to change (--chart, "
                                "--selector, --values, ...)")
@@ -218,7 +234,7 @@ def show_preview(answer: Row, fmt: str) -> None:
 def list_fleets(fmt: str) -> None:
     """Every fleet deployment with its clusters counted by state."""
     api = manager()
-    emit(by_name(refs.fleets(api)), fmt, list_columns(_charts(api, fmt)))
+    emit(by_name(refs.fleets(api)), fmt, list_columns(_charts(api, fmt)), optional=OPTIONAL)
 
 
 @fleet.command("status")
@@ -232,10 +248,10 @@ def status(ref: str, fmt: str) -> None:
     if fmt not in ("table", "wide"):
         emit(view, fmt)
         return
-    emit(view, fmt, list_columns(_charts(api, fmt)))
+    emit(view, fmt, list_columns(_charts(api, fmt)), optional=OPTIONAL)
     if view.get("clusters"):
         emit(by_name(c for c in as_list(view["clusters"]) if is_object(c)), fmt,
-             CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE"))
+             CLUSTER_COLUMNS, optional=("COMMIT", "MESSAGE", "DRIFTED"))
 
 
 @fleet.command("delete")
