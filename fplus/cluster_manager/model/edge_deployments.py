@@ -68,7 +68,7 @@ def shared_errors(body: Doc, keys: set[str], *,
                   partial: bool = False) -> dict[str, str]:
     """The checks a deployment's and a fleet deployment's request share: no key outside
     ``keys``, a printable ``name``, a ``chart`` that is a UUID (each optional if
-    ``partial``)."""
+    ``partial``), and ``dependsOn`` and ``driftDetection`` well-formed if given."""
     errors: dict[str, str] = {}
     unknown = set(body) - keys
     if unknown:
@@ -86,7 +86,9 @@ def _order_errors(body: Doc, partial: bool) -> dict[str, str]:
     """``dependsOn`` (distinct deployment names) and ``driftDetection`` (a mode), if given
     (null in a merge-patch: removed)."""
     errors: dict[str, str] = {}
-    needs = body.get("dependsOn") or [] if partial else body.get("dependsOn", [])
+    needs = body.get("dependsOn", [])
+    if partial and needs is None:
+        needs = []
     if not (isinstance(needs, list) and all(
             isinstance(n, str) and 0 < len(n) <= NAME_MAX and n.isprintable() for n in needs)):
         errors["dependsOn"] = "dependsOn must be a list of deployment names"
