@@ -23,6 +23,7 @@ templates Edge Sync renders). A placeholder of the cluster with no value and no 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -36,6 +37,7 @@ PROFILE_LABEL = "profile"
 CLUSTER_FIELDS = ("uuid", "name", "namespace")
 """``cluster.<field>`` a placeholder may read (besides ``cluster.labels``)."""
 LAYER_KEYS = ("customizations", "profiles", "profileLabel")
+_LABEL = "cluster.labels."
 """The request fields of the layers between ``values`` and ``overrides``."""
 
 
@@ -119,15 +121,15 @@ def cluster_values(fleet: Layered, meta: ClusterMeta) -> JsonObject:
 def resolve(values: Mapping[str, JsonValue], meta: ClusterMeta) -> JsonObject:
     """``values`` (a copy) with the cluster's placeholders filled in."""
     def answer(spec: str) -> Any:
-        key, sep, default = spec.partition(":")
-        path = key.strip()
-        if not _is_central(path):
+        parsed = _parsed(spec)
+        if parsed is None:
             return KEEP
+        path, default = parsed
         found = _lookup(path, meta)
         if found is not MISSING:
             return found
-        if sep:
-            return default.strip()
+        if default is not None:
+            return default
         raise ValuesError(f"values: {{{{{spec}}}}} has no value on this cluster and no "
                           f"default (write {{{{{path}:<default>}}}} or set it)")
 
@@ -139,7 +141,20 @@ def _is_central(path: str) -> bool:
     return path in ("cluster", "hostname") or path.startswith("cluster.")
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(spec: str) -> tuple[str, str | None] | None:
+    """A placeholder's path and default (None: it has none); None if it is not the
+    cluster's (parsed once: every cluster of a fleet deployment reads the same ones)."""
+    key, sep, default = spec.partition(":")
+    path = key.strip()
+    if not _is_central(path):
+        return None
+    return path, default.strip() if sep else None
+
+
 def _lookup(path: str, meta: ClusterMeta) -> Any:
+    if path.startswith(_LABEL):
+        return meta.labels.get(path[len(_LABEL):], MISSING)
     if path == "hostname":
         return MISSING if meta.hostname is None else meta.hostname
     rest = path.removeprefix("cluster").removeprefix(".")
@@ -147,8 +162,6 @@ def _lookup(path: str, meta: ClusterMeta) -> Any:
         return getattr(meta, rest)
     if rest == "labels":
         return dict(meta.labels)
-    if rest.startswith("labels."):
-        return meta.labels.get(rest.removeprefix("labels."), MISSING)
     if rest == "":
         return {"uuid": meta.uuid, "name": meta.name, "namespace": meta.namespace,
                 "labels": dict(meta.labels)}
