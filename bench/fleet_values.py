@@ -151,7 +151,7 @@ def stack_run(stack: Stack, n: int) -> dict[str, Any]:
                      max(300.0, n * 0.3))
         out[variant] = {"seconds_to_expand": round(done - start, 1),
                         "cpu_ms_per_cluster": cpu_ms_per_op(before, stack_cpu(stack), n)}
-        ok(manager.delete(f"/v1/fleet-deployment/{fleet}", timeout=TIMEOUT), 204)
+        ok(manager.delete(f"/v1/fleet-deployment/{fleet}", timeout=TIMEOUT), 202, 204)
         _wait(f"the {variant} deployments removed", lambda f=fleet: _count(admin, f) == 0,
               max(300.0, n * 0.3))
     return out
