@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -66,9 +66,10 @@ def edges(edge_tools: None,
 
 
 @pytest.fixture(scope="module")
-def clusters(edges: dict[str, Edge], fplus: Fplus,
+def clusters(edges: dict[str, Edge], fplus: Fplus, chart: str,
              tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """Both clusters (``fplus cluster get``), bootstrapped on their edges side by side."""
+    """Both clusters (``fplus cluster get``), bootstrapped on their edges side by side once
+    the chart is in the charts repo (an edge fetches that repo at its interval)."""
     scratch = tmp_path_factory.mktemp("cfg")
     with ThreadPoolExecutor(len(SITES)) as pool:
         done = {name: pool.submit(bootstrap, edges[name], fplus, name, scratch, "--label",
@@ -108,6 +109,30 @@ def _listed(manager: Api, cluster: str, name: str) -> dict[str, Any]:
     """Deployment ``name`` once the cluster's deployment list shows it."""
     return dict(wait_for(lambda: _deployments(manager, cluster).get(name), timeout=60,
                          what=f"deployment {name} on {cluster}"))
+
+
+def _shown_when(fetch: Callable[[], dict[str, Any]], check: Callable[[dict[str, Any]], bool],
+                what: str, timeout: float = 90) -> dict[str, Any]:
+    """``fetch()`` once ``check`` accepts it (Edge Sync reads Flux's objects every 15 s, the
+    Cluster Manager its report over notify); on timeout, the last one fetched."""
+    last: dict[str, Any] = {}
+
+    def shown() -> dict[str, Any] | None:
+        nonlocal last
+        last = fetch()
+        return last if last and check(last) else None
+
+    try:
+        return dict(wait_for(shown, timeout=timeout, what=what))
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; last shown: {last}") from None
+
+
+def _listed_when(manager: Api, cluster: str, name: str,
+                 check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Deployment ``name`` once the cluster's deployment list shows it as ``check`` wants."""
+    return _shown_when(lambda: _deployments(manager, cluster).get(name) or {}, check,
+                       f"deployment {name} on {cluster}")
 
 
 def _get(edge: Edge, namespace: str, resource: str) -> dict[str, Any] | None:
@@ -226,10 +251,8 @@ def test_a_deployment_is_installed_only_after_the_one_it_depends_on_is_ready(
         assert broker_hr in condition(waiting).get("message", ""), waiting["status"]
         assert _helm_releases(edge, namespace, historian_hr) == []
         assert _get(edge, namespace, f"configmap/{historian_hr}") is None
-    shown = wait_for(lambda: (d := _deployments(manager, uuid)["historian"])
-                     ["state"] != "unknown" and d, timeout=60, what="Edge Sync's report")
+    shown = _listed_when(manager, uuid, "historian", lambda d: d["waitingOn"] == ["broker"])
     assert shown["state"] == "progressing", shown  # waiting, not failed
-    assert shown["waitingOn"] == ["broker"], shown
 
     # let go: broker is Ready first, then historian is installed
     _ok(manager.patch(f"{path}/{broker['uuid']}", json={"values": {"hold": None}},
@@ -242,8 +265,8 @@ def test_a_deployment_is_installed_only_after_the_one_it_depends_on_is_ready(
     assert history[-1]["firstDeployed"] >= broker_ready_at, (history, broker_ready_at)
     configmap = _get(edge, namespace, f"configmap/{historian_hr}")
     assert configmap and configmap["metadata"]["creationTimestamp"] >= broker_ready_at
-    wait_for(lambda: _deployments(manager, uuid)["historian"]["state"] == "ready",
-             timeout=120, what="the API to say historian is ready")
+    done = _listed_when(manager, uuid, "historian", lambda d: d["state"] == "ready")
+    assert done["waitingOn"] == [], done
 
 
 def test_a_hand_edit_is_reported_with_warn_and_put_back_with_enabled(
@@ -271,8 +294,7 @@ def test_a_hand_edit_is_reported_with_warn_and_put_back_with_enabled(
     assert condition(drifted, "Drifted").get("status") == "True", drifted["status"]
     edited = _get(edge, namespace, f"configmap/{release}")
     assert edited and edited["data"]["site"] == "edited-by-hand"
-    view = wait_for(lambda: (v := rollup())["drifted"] == 1 and v, timeout=120,
-                    what="the roll-up to count york drifted")
+    view = _shown_when(rollup, lambda v: v["drifted"] == 1, "the roll-up to count york drifted")
     by_name = {c["name"]: c for c in view["clusters"]}
     assert by_name["york"].get("drifted") is True, by_name
     assert not by_name["leeds"].get("drifted"), by_name
@@ -289,5 +311,5 @@ def test_a_hand_edit_is_reported_with_warn_and_put_back_with_enabled(
              what="helm-controller to put the ConfigMap back")
     clean = _reconciled(edge, namespace, release)
     assert condition(clean, "Drifted").get("status") == "False", clean["status"]
-    wait_for(lambda: rollup()["drifted"] == 0, timeout=120, what="the drift report to clear")
+    _shown_when(rollup, lambda v: v["drifted"] == 0, "the drift report to clear")
     assert not _deployments(manager, york)["panel"].get("drifted")
