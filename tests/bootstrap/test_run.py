@@ -293,8 +293,8 @@ def test_flux_not_available_in_time(edge: EdgeCluster, flux_url: str) -> None:
 
 def test_self_link_not_ready_in_time(edge: EdgeCluster, flux_url: str) -> None:
     edge.controllers.hold.add("kustomization/self-link")
-    run = edge.run(script(flux_url=flux_url, timeout="2s"), "-y")
-    failed(run, "The cluster's repo was not applied within 2s.")
+    run = edge.run(script(flux_url=flux_url, timeout="5s"), "-y")  # 5 s: as above
+    failed(run, "The cluster's repo was not applied within 5s.")
     for hint in (f"kubectl -n {NS} describe kustomization self-link",
                  f"kubectl -n {NS} describe gitrepository self-link"):
         assert hint in run.stderr

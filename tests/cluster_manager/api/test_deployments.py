@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from fplus.config_store import uuids
+from harness.central import import_chart
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.api.conftest import report_edge
@@ -41,6 +42,9 @@ def deployments_of(stack: Stack, cluster: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def chart(stack: Stack) -> str:
+    """The MQTT broker's chart template, its chart in the shared charts repo (one the repo
+    lacks is refused; the suite's shared stack may have it already, a lone run does not)."""
+    import_chart(Api(stack.manager.url, stack.admin.auth), "mqtt-broker")
     return make_chart(stack, "MQTT broker")
 
 
