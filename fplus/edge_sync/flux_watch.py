@@ -5,7 +5,8 @@ Every ``interval`` seconds the watcher reads the self-link GitRepository and Kus
 by name and lists every Kustomization, HelmRelease and SealedSecret in the cluster, and
 hands the report (:func:`~edge_sync.readiness.report`) and the commit the self-link applied
 on when they differ from the last ones. A HelmRelease in Edge Sync's namespace whose
-helm-controller Events say it drifted (:mod:`.drift`) is reported ``drifted``. Reading the
+``Drifted`` condition (or, without one, helm-controller's Events) says it drifted
+(:mod:`.drift`) is reported ``drifted``. Reading the
 self-link by name keeps ``appliedCommit`` (which a teardown waits for) working where Edge
 Sync may not list.
 
@@ -31,7 +32,7 @@ from datetime import UTC, datetime
 
 from kubernetes.client.exceptions import ApiException
 
-from .drift import drifted
+from .drift import drift_condition, drifted
 from .kube import KUBE_OR_JSON_ERRORS, Kube, KubeObject, describe
 from .readiness import (
     CLUSTER_WIDE,
@@ -93,23 +94,30 @@ class ReadinessWatcher:
         if link is not None:
             entries.append(object_state(GIT_REPOSITORY, link))
         applied = applied_commit(self._self_link(KUSTOMIZATION, errors))
+        conditions: dict[str, bool | None] = {}
         for kind in CLUSTER_WIDE:
             try:
-                entries.extend(object_state(kind, obj) for obj in self._list(kind))
+                for obj in self._list(kind):
+                    entry = object_state(kind, obj)
+                    entries.append(entry)
+                    if kind.kind == "HelmRelease" and entry["namespace"] == self.namespace:
+                        conditions[entry["name"]] = drift_condition(obj)
             except _FAILED as exc:
                 errors.append(f"listing {kind.kind}s: {describe(exc)}")
-        ours = [e for e in entries
-                if e["kind"] == "HelmRelease" and e["namespace"] == self.namespace]
-        found = self._drifted() if ours else set()
-        for entry in ours:
-            if (entry["namespace"], entry["name"]) in found:
+        unknown = any(c is None for c in conditions.values())
+        by_events = {name for _, name in self._drifted()} if unknown else set()
+        for entry in entries:
+            name = entry["name"]
+            if entry["kind"] == "HelmRelease" and entry["namespace"] == self.namespace \
+                    and name in conditions and (
+                    conditions[name] or (conditions[name] is None and name in by_events)):
                 entry["drifted"] = True
         return report(entries, error="; ".join(errors) or None), applied
 
     def _drifted(self) -> set[tuple[str, str]]:
-        """The HelmReleases in our namespace helm-controller's Events call drifted
-        (:mod:`.drift`); none if the Events cannot be read (an edge whose Role predates
-        it), which is logged, not reported as an error."""
+        """The HelmReleases in our namespace helm-controller's Events call drifted (for
+        those without a ``Drifted`` condition, :mod:`.drift`); none if the Events cannot be
+        read (an edge whose Role predates it), which is logged, not reported as an error."""
         try:
             events = self.kube.list_objects(*EVENTS, self.namespace, "")
         except _FAILED as exc:

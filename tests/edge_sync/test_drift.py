@@ -1,13 +1,13 @@
-"""Drift as helm-controller reports it (Warning Events ``DriftDetected`` on a HelmRelease,
-``DriftCorrected`` once it put the objects back): which HelmReleases are drifted (pure), and
-the readiness report marking them."""
+"""Drift as helm-controller reports it (the HelmRelease's ``Drifted`` condition; without
+one, Warning Events ``DriftDetected`` on it and ``DriftCorrected`` once it put the objects
+back): which HelmReleases are drifted (pure), and the readiness report marking them."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from fplus.edge_sync.drift import drifted
+from fplus.edge_sync.drift import drift_condition, drifted
 from fplus.edge_sync.flux_watch import EVENTS, ReadinessWatcher
 
 NOW = datetime(2026, 11, 25, 10, 30, tzinfo=UTC)
@@ -37,6 +37,20 @@ def test_a_correction_in_the_same_second_clears_it() -> None:
                     event("DriftDetected", "2026-11-25T10:28:00Z")], NOW) == set()
 
 
+def test_a_detection_in_the_second_of_the_install_is_drift() -> None:
+    """Event times go to the second: a reconcile installs, then finds drift, in one."""
+    assert drifted([event("InstallSucceeded", "2026-11-25T10:28:00Z"),
+                    event("DriftDetected", "2026-11-25T10:28:00Z")], NOW) == {(NS, "panel-1")}
+
+
+def test_the_drifted_condition_reads_true_false_or_none() -> None:
+    def release(status: str | None) -> dict[str, Any]:
+        conditions = [] if status is None else [{"type": "Drifted", "status": status}]
+        return {"status": {"conditions": [{"type": "Ready", "status": "True"}, *conditions]}}
+    assert [drift_condition(release(s)) for s in ("True", "False", "Unknown", None)] == [
+        True, False, None, None]
+
+
 def test_a_detection_seen_again_after_an_old_correction_is_drift() -> None:
     """A repeated detection is one Event whose series' last observation moves on."""
     again = event("DriftDetected", "2026-11-25T10:00:00Z",
@@ -54,8 +68,11 @@ def test_an_old_detection_and_other_objects_events_are_not() -> None:
 class FakeKube:
     """What the readiness watcher reads: two HelmReleases and their Events."""
 
-    def __init__(self, events: list[dict[str, Any]] | Exception) -> None:
+    def __init__(self, events: list[dict[str, Any]] | Exception,
+                 drifted: dict[str, str] | None = None) -> None:
         self.events = events
+        self.drifted = drifted or {}
+        """HelmRelease name -> its ``Drifted`` condition's status (none: no condition)."""
 
     def get_object(self, *_: Any) -> None:
         return None
@@ -65,7 +82,9 @@ class FakeKube:
             return []
         return [{"metadata": {"namespace": NS, "name": n, "generation": 1},
                  "status": {"observedGeneration": 1, "conditions": [
-                     {"type": "Ready", "status": "True", "reason": "UpgradeSucceeded"}]}}
+                     {"type": "Ready", "status": "True", "reason": "UpgradeSucceeded"},
+                     *([{"type": "Drifted", "status": self.drifted[n]}]
+                       if n in self.drifted else [])]}}
                 for n in ("panel-1", "broker-1")]
 
     def list_objects(self, api: str, plural: str, namespace: str,
@@ -93,3 +112,13 @@ def test_the_report_marks_the_drifted_helm_release_only() -> None:
 def test_events_that_cannot_be_read_report_no_drift_and_no_error() -> None:
     watcher_report = _report(FakeKube(ValueError("forbidden")))
     assert not any(o.get("drifted") for o in watcher_report.values())
+
+
+def test_the_condition_decides_where_there_is_one() -> None:
+    """``Drifted=False`` outweighs a recent detection Event; ``True`` needs no Event."""
+    stale_event = [event("DriftDetected", "2026-11-25T10:29:00Z")]
+    found = _report(FakeKube(stale_event, {"panel-1": "False", "broker-1": "True"}))
+    assert "drifted" not in found["panel-1"] and found["broker-1"].get("drifted") is True
+    quiet = _report(FakeKube(AssertionError("no Events read"), {"panel-1": "False",
+                                                                "broker-1": "False"}))
+    assert not any(o.get("drifted") for o in quiet.values())
