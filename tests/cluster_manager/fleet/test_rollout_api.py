@@ -133,5 +133,8 @@ def test_refusals(stack: Stack, root: Api) -> None:
     _, user = make_user(stack.admin)
     session = Api(stack.manager.url, user.auth)
     assert session.get(f"/v1/rollout/{paced['uuid']}").status_code == 403
-    assert session.post(f"/v1/rollout/{paced['uuid']}/pause").status_code == 403
+    for action in ("pause", "rollback"):
+        assert session.post(f"/v1/rollout/{paced['uuid']}/{action}").status_code == 403
+    assert session.post(f"/v1/rollout/{paced['uuid']}/start-now",
+                        json={"clusters": [a]}).status_code == 403
     assert Api(stack.manager.url).get(f"/v1/rollout/{paced['uuid']}").status_code == 401
