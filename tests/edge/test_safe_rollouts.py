@@ -35,7 +35,7 @@ import yaml
 
 from fplus.cluster_manager.rollouts.fleet_entry import member_uuid
 from fplus.config_store import uuids
-from harness.realedge import Edge, start_edge
+from harness.realedge import Edge, started_edges
 from harness.servers import ADMIN_PASSWORD, Api
 from harness.stack import Stack, wait_for
 from tests.edge.conftest import (
@@ -78,17 +78,9 @@ def edges(edge_tools: None, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """An edge per cluster name, started side by side; Edge Sync heartbeats every
     :data:`HEARTBEAT` seconds."""
     env = {"edge-sync": {"HEARTBEAT_INTERVAL": HEARTBEAT}}
-    with ThreadPoolExecutor(len(CLUSTERS)) as pool:
-        futures = {name: pool.submit(start_edge, tmp_path_factory.mktemp(f"edge-{name}"), env)
-                   for name in CLUSTERS}
-    started = {name: f.result() for name, f in futures.items() if f.exception() is None}
-    try:
-        for future in futures.values():
-            future.result()  # the first failure, once the others are in `started`
+    with started_edges({name: tmp_path_factory.mktemp(f"edge-{name}") for name in CLUSTERS},
+                       env) as started:
         yield started
-    finally:
-        for edge in started.values():
-            edge.stop()
 
 
 def _app_chart(root: Path, major: int) -> Path:
