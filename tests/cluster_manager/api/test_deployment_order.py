@@ -14,14 +14,14 @@ from fplus.config_store import uuids
 from harness.servers import Api
 from harness.stack import Stack, create_cluster, wait_for
 from tests.cluster_manager.api.conftest import report_edge
-from tests.cluster_manager.api.test_deployments import HOSTS, make_chart
+from tests.cluster_manager.api.test_deployments import HOSTS, imported_chart
 
 DEPLOYMENT = uuids.App.EdgeDeployment
 
 
 @pytest.fixture(scope="module")
 def chart(stack: Stack) -> str:
-    return make_chart(stack, "Ordered chart")
+    return imported_chart(stack, "Ordered chart")
 
 
 @pytest.fixture

@@ -40,12 +40,17 @@ def deployments_of(stack: Stack, cluster: str) -> list[str]:
     return sorted(r.json())
 
 
+def imported_chart(stack: Stack, name: str) -> str:
+    """A chart template ``name`` of the MQTT broker's chart, the chart imported into the
+    shared charts repo (one the repo lacks is refused; the suite's shared stack may have it
+    already, a lone run does not)."""
+    import_chart(Api(stack.manager.url, stack.admin.auth), "mqtt-broker")
+    return make_chart(stack, name)
+
+
 @pytest.fixture(scope="module")
 def chart(stack: Stack) -> str:
-    """The MQTT broker's chart template, its chart in the shared charts repo (one the repo
-    lacks is refused; the suite's shared stack may have it already, a lone run does not)."""
-    import_chart(Api(stack.manager.url, stack.admin.auth), "mqtt-broker")
-    return make_chart(stack, "MQTT broker")
+    return imported_chart(stack, "MQTT broker")
 
 
 @pytest.fixture
