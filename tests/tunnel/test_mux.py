@@ -1,0 +1,154 @@
+"""The HTTP/2 multiplexer on a real socket pair: streams, flow control, resets, closing."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from fplus.tunnel.mux import STREAM_WINDOW, Mux, Stream, StreamClosed, StreamReset
+from fplus.tunnel.transport import SocketTransport
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def _pair(serve: Callable[[Stream], None]) -> tuple[Mux, Mux]:
+    a, b = socket.socketpair()
+    client = Mux(SocketTransport(a), client=True)
+    server = Mux(SocketTransport(b), client=False, on_stream=serve)
+    for mux in (client, server):
+        threading.Thread(target=mux.run, daemon=True).start()
+    return client, server
+
+
+@pytest.fixture
+def muxes(request: pytest.FixtureRequest) -> Iterator[tuple[Mux, Mux]]:
+    client, server = _pair(request.param)
+    yield client, server
+    client.close()
+    server.close()
+
+
+def _echo(stream: Stream) -> None:
+    stream.respond(200, [("x-path", stream.header(":path") or "")])
+    while chunk := stream.read():
+        stream.write(chunk)
+    stream.end()
+
+
+def _request(path: str) -> list[tuple[str, str]]:
+    return [(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "t")]
+
+
+def _read_all(stream: Stream) -> bytes:
+    parts = []
+    while chunk := stream.read(timeout=10):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+@pytest.mark.parametrize("muxes", [_echo], indirect=True)
+def test_a_stream_carries_headers_and_a_body_larger_than_its_window(
+        muxes: tuple[Mux, Mux]) -> None:
+    client, _ = muxes
+    body = bytes(range(256)) * (3 * STREAM_WINDOW // 256)
+    stream = client.open(_request("/echo"))
+    assert stream.response(timeout=10) == (200, [("x-path", "/echo")])
+    writer = threading.Thread(target=lambda: (stream.write(body), stream.end()))
+    writer.start()
+    assert _read_all(stream) == body
+    writer.join(10)
+
+
+def _hold(stream: Stream) -> None:
+    """Answers, then sends more than a window on /slow (the client never reads it) and
+    echoes on any other path."""
+    if stream.header(":path") == "/slow":
+        stream.respond(200)
+        try:
+            stream.write(b"x" * (4 * STREAM_WINDOW), timeout=20)
+        except (TimeoutError, StreamClosed):
+            pass
+        return
+    _echo(stream)
+
+
+@pytest.mark.parametrize("muxes", [_hold], indirect=True)
+def test_a_stream_nobody_reads_stalls_only_itself(muxes: tuple[Mux, Mux]) -> None:
+    client, server = muxes
+    slow = client.open(_request("/slow"), end=True)
+    slow.response(timeout=10)
+    deadline = time.monotonic() + 10
+    while slow.buffered < STREAM_WINDOW and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert slow.buffered == STREAM_WINDOW  # the window, and not a byte more, was sent
+
+    fast = client.open(_request("/fast"))
+    fast.response(timeout=10)
+    fast.write(b"hello")
+    fast.end()
+    assert _read_all(fast) == b"hello"
+    assert slow.buffered == STREAM_WINDOW
+
+
+@pytest.mark.parametrize("muxes", [_hold], indirect=True)
+def test_a_reset_stream_frees_its_window_and_its_writer(muxes: tuple[Mux, Mux]) -> None:
+    client, server = muxes
+    slow = client.open(_request("/slow"), end=True)
+    slow.response(timeout=10)
+    slow.reset()
+    deadline = time.monotonic() + 10
+    while server.streams and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not server.streams and not client.streams
+    with pytest.raises(StreamClosed):
+        slow.write(b"more")
+
+
+@pytest.mark.parametrize("muxes", [_echo], indirect=True)
+def test_closing_the_connection_resets_every_open_stream(muxes: tuple[Mux, Mux]) -> None:
+    client, server = muxes
+    stream = client.open(_request("/echo"))
+    stream.response(timeout=10)
+    server.close()
+    with pytest.raises(StreamReset):
+        stream.read(timeout=10)
+    assert client.closed.wait(10)
+    with pytest.raises(StreamClosed):
+        client.open(_request("/after"))
+
+
+@pytest.mark.parametrize("muxes", [_echo], indirect=True)
+def test_many_streams_share_the_connection(muxes: tuple[Mux, Mux]) -> None:
+    client, _ = muxes
+    results: dict[int, bytes] = {}
+
+    def one(n: int) -> None:
+        stream = client.open(_request(f"/{n}"))
+        stream.response(timeout=10)
+        stream.write(str(n).encode() * 1000)
+        stream.end()
+        results[n] = _read_all(stream)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert results == {n: str(n).encode() * 1000 for n in range(50)}
+    assert not client.streams
+
+
+@pytest.mark.parametrize("muxes", [_echo], indirect=True)
+def test_a_ping_is_answered(muxes: tuple[Mux, Mux]) -> None:
+    client, _ = muxes
+    before = client.last_heard
+    time.sleep(0.05)
+    client.ping()
+    deadline = time.monotonic() + 10
+    while client.last_heard == before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client.last_heard > before
