@@ -207,6 +207,16 @@ class EdgePerm:
     Imports = "6719190b-1bc6-4b53-ae50-9f09fe02be93"
     """Ours: import Helm charts and Flux versions into the central repos over the API
     (``POST /v1/chart``, ``POST /v1/flux-version``); the target is the wildcard."""
+    KubeView = "dfa5fb3d-7ca1-4fe7-b7fa-8779dee76653"
+    """Ours: reach the cluster's Kubernetes API through the Cluster Manager's proxy
+    (``/v1/cluster/<uuid>/kube/...``) as Kubernetes' ``view`` ClusterRole (the edge's user
+    ``fplus:view``); the target is a cluster's uuid or the wildcard."""
+    KubeEdit = "d61193c2-3cf6-4a85-90d4-3a1937cf28cf"
+    """Ours: the same as Kubernetes' ``edit`` ClusterRole (the edge's user ``fplus:edit``);
+    the target is a cluster's uuid or the wildcard."""
+    KubeAdmin = "51f2794b-87b5-4edd-9a41-9f1137965840"
+    """Ours: the same as Kubernetes' ``admin`` ClusterRole (the edge's user ``fplus:admin``);
+    the target is a cluster's uuid or the wildcard."""
 
 
 class GitPerm:

@@ -131,6 +131,19 @@ def test_seeded_apps_and_names(admin: Api) -> None:
     assert C.App in admin.get("/v2/class").json()
 
 
+def test_seeded_kube_permissions(admin: Api) -> None:
+    """The three levels of the edge Kubernetes proxy are Cluster Manager permissions in every
+    Config Store from its first start, grantable like the others."""
+    kube = {uuids.EdgePerm.KubeView: "View the Kubernetes API",
+            uuids.EdgePerm.KubeEdit: "Edit through the Kubernetes API",
+            uuids.EdgePerm.KubeAdmin: "Administer through the Kubernetes API"}
+    assert len(set(kube)) == 3
+    assert set(kube) <= set(members(admin, uuids.EdgePerm.All, direct=True))
+    assert set(kube) <= set(members(admin, C.Permission))
+    for perm, name in kube.items():
+        assert admin.get(f"/v2/app/{uuids.App.Info}/object/{perm}").json() == {"name": name}
+
+
 def test_save_is_refused(admin: Api) -> None:
     assert admin.get("/v2/save").status_code == 403
     assert admin.get("/v1/save").status_code == 403

@@ -253,7 +253,11 @@ def _manager_grants(stack: Up) -> dict[tuple[str, str, bool, str | None], str]:
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None): "checks its API's callers",
         (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None): "…for its permissions",
         (AUTH.ReadACL, uuids.EdgePerm.Audit, False, None): "…who may read the audit log",
-        (AUTH.ReadACL, uuids.EdgePerm.Imports, False, None): "…and who may import",
+        (AUTH.ReadACL, uuids.EdgePerm.Imports, False, None): "…who may import",
+        (AUTH.ReadACL, uuids.EdgePerm.KubeView, False, None):
+            "…and who may reach an edge's Kubernetes API, at which level",
+        (AUTH.ReadACL, uuids.EdgePerm.KubeEdit, False, None): "…(edit)",
+        (AUTH.ReadACL, uuids.EdgePerm.KubeAdmin, False, None): "…(admin)",
     }
     for repo in (uuids.Shared.HelmChartsRepo, uuids.Shared.FluxSystemRepo):
         held[(GIT.Pull, repo, False, None)] = "import-chart / import-flux read the shared repo"

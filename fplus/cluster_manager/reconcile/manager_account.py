@@ -99,11 +99,15 @@ def grants(groups: Doc) -> list[Grant]:
         # the labels of the accounts and deployments it makes (Info of the objects it owns,
         # no other's)
         (P.WriteApp, A.Info, False, uuids.Special.Mine),
-        # its API checks its callers' grants of its three permissions
+        # its API checks its callers' grants of its permissions (the Kubernetes proxy: the
+        # level it tells the edge is the highest of the three its caller holds)
         (AUTH.ReadACL, uuids.EdgePerm.Clusters, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Secrets, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Audit, False, None),
         (AUTH.ReadACL, uuids.EdgePerm.Imports, False, None),
+        (AUTH.ReadACL, uuids.EdgePerm.KubeView, False, None),
+        (AUTH.ReadACL, uuids.EdgePerm.KubeEdit, False, None),
+        (AUTH.ReadACL, uuids.EdgePerm.KubeAdmin, False, None),
     ]
     for permission in DELEGATED:
         held += [(AUTH.WriteACL, permission, False, None),

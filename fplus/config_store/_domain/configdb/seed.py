@@ -58,7 +58,10 @@ _INDIVIDUALS = {  # class -> {uuid: name}
     },
     U.EdgePerm.All: {U.EdgePerm.Clusters: "Manage clusters", U.EdgePerm.Secrets: "Manage secrets",
                      U.EdgePerm.Audit: "Read the audit log",
-                     U.EdgePerm.Imports: "Import charts and Flux versions"},
+                     U.EdgePerm.Imports: "Import charts and Flux versions",
+                     U.EdgePerm.KubeView: "View the Kubernetes API",
+                     U.EdgePerm.KubeEdit: "Edit through the Kubernetes API",
+                     U.EdgePerm.KubeAdmin: "Administer through the Kubernetes API"},
     U.GitPerm.All: {
         U.GitPerm.Pull: "Pull", U.GitPerm.Push: "Push", U.GitPerm.ManageStorage: "Manage storage",
         U.GitPerm.Create: "Create", U.GitPerm.Delete: "Delete",
