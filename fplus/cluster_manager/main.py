@@ -56,6 +56,7 @@ from .reconcile.job import Groups
 from .reconcile.manager_account import PRINCIPAL_NAME, password_file
 from .reconcile.seeding import NotSeeded, seed_with_account, service_config
 from .schema import statements
+from .tunnel import options as tunnel_options
 
 PROG = "cluster-manager"
 log = logging.getLogger("cluster_manager")
@@ -188,7 +189,7 @@ def _serve(args: argparse.Namespace) -> None:
     cs, service = _connect(url, login)
     plan = Plan(settings, login, ca_file, keyring, Groups.from_service_config(service),
                 new_identity(), args.reseal_interval, origins,
-                functools.partial(_lease, settings), gitea_token)
+                functools.partial(_lease, settings), gitea_token, tunnel_options.options_of(args))
     with cs:
         print(f"Cluster Manager listening on {scheme(tls)}://{args.host}:{args.port}  "
               f"(Config Store {settings.config_store_url}, Git {git_provider.where(settings)}, "
@@ -307,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cors_options(run)
     _replica_options(run)
     escrow_keys.add_option(run)
+    tunnel_options.add_options(run)
     imports.add_parsers(sub, _store_options)
     escrow_keys.add_parsers(sub)
     backup.add_parsers(sub, _store_options)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from . import audit, escrow, keypin, leader
 from .services.bootstrap import tokens
+from .tunnel import table as tunnel_table
 
 Statements = tuple[str, ...]
 
@@ -23,6 +24,7 @@ _OWNERS: tuple[Statements | Callable[[str], Statements], ...] = (
     escrow.SCHEMA,  # cm_sealed_keys
     keypin.SCHEMA,  # cm_sealing_keys
     audit.schema,  # cm_audit
+    tunnel_table.SCHEMA,  # cm_tunnels
 )
 _TABLE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
 

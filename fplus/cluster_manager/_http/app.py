@@ -16,6 +16,7 @@ from . import (
     deployment_routes,
     errors,
     fleet_routes,
+    kube_routes,
     secret_routes,
     service_routes,
     window_routes,
@@ -41,6 +42,6 @@ def create_app(api: ApiServices, body_limit: int = DEFAULT_BODY_LIMIT) -> Flask:
     errors.register(app)
     for bp in (service_routes.bp, cluster_api_routes.bp, cluster_routes.bp, secret_routes.bp,
                deployment_routes.bp, chart_routes.bp, fleet_routes.bp, audit_routes.bp,
-               window_routes.bp, console.bp):
+               window_routes.bp, kube_routes.bp, console.bp):
         app.register_blueprint(bp)
     return app

@@ -85,8 +85,10 @@ def _cluster(cluster: str, configured: Configured) -> Response:
     summary = services().clusters.summary(cluster, datetime.now(UTC)) or {}
     config = configured.config
     deployments = DeploymentService(services().cs).of_cluster(cluster)
+    tunnels = services().tunnels
     resp = jsonify({**summary, "uuid": cluster, **config, "labels": config.get("labels", {}),
-                    "deployments": deployments})
+                    "deployments": deployments,
+                    **({"tunnel": tunnels.state(cluster)} if tunnels is not None else {})})
     resp.set_etag(configured.etag)
     resp.headers["Cache-Control"] = "no-store"
     return resp

@@ -71,6 +71,8 @@ def status_view(cluster: str) -> dict[str, object]:
     edge = read_edge_status(api.cs, cluster)
     view = cluster_status(setup, edge, datetime.now(UTC), api.liveness,
                           head=repo_head(cluster) if setup.ready else None)
+    if api.tunnels is not None:
+        view["tunnel"] = api.tunnels.state(cluster)
     if not setup.ready:
         return view
     keys = api.secrets.keys.state(cluster, edge)

@@ -25,6 +25,7 @@ from ..services.errors import Forbidden, Unauthorized
 from ..services.fleet.repo_heads import RepoHeads
 from ..services.fleet.rows import FleetRows
 from ..services.secrets.sealed_secrets import SecretService
+from ..tunnel.service import TunnelService
 
 
 class QueueDepth(Protocol):
@@ -85,6 +86,9 @@ class ApiServices:
     imports: ImportService | None = None
     """Chart and Flux imports into the central repos (``POST /v1/chart``, ``/v1/flux-version``);
     None: not served."""
+    tunnels: TunnelService | None = None
+    """The edges' tunnels and the Kubernetes API proxy (``_http.kube_routes``); None: not
+    served."""
 
 
 def services() -> ApiServices:

@@ -52,6 +52,9 @@ from ..services.fleet.sync_counts import FleetSync
 from ..services.secrets.reseal import Resealer
 from ..services.secrets.sealed_secrets import SecretService
 from ..services.secrets.sealing_keys import SealingKeys
+from ..tunnel.options import TunnelOptions
+from ..tunnel.service import TunnelService
+from ..tunnel.table import TunnelTable
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class Plan:
     """The leader lease on a database (None: election off), as the master checked it."""
     gitea_token: str | None = field(default=None, repr=False)
     """The operator's Gitea token (``--git-provider gitea``; never shown)."""
+    tunnel: TunnelOptions = field(default_factory=TunnelOptions)
+    """The edge tunnels' bounds and this replica's relay address."""
 
 
 def build(plan: Plan) -> Served:
@@ -91,9 +96,13 @@ def build(plan: Plan) -> Served:
     claims = NameClaims(cs)
     keys = SealingKeys(KeyPins(db))
 
-    def forget(cluster: str) -> None:  # a deleted cluster's URLs and pinned key
+    tunnels = TunnelService(TunnelTable(db), plan.tunnel.limits, plan.login.password,
+                            plan.tunnel.relay_bind, plan.tunnel.relay_advertise)
+
+    def forget(cluster: str) -> None:  # a deleted cluster's URLs, pinned key and tunnel
         tokens.forget(cluster)
         keys.forget(cluster)
+        tunnels.forget(cluster)
 
     audit = AuditLog(db, settings.audit_retention_days)
     own = OwnChanges(audit, cs.whoami)  # rows of the changes made of its own accord
@@ -140,13 +149,17 @@ def build(plan: Plan) -> Served:
         public_bootstrap=settings.public_bootstrap, reconciler=reconciler, leadership=elector,
         heads=heads, fleet_rows=fleet_rows, fleet=FleetService(cs, changes),
         config_store_url=settings.edge_store_url, audit=audit,
-        imports=ImportService(cs, repos),
+        imports=ImportService(cs, repos), tunnels=tunnels,
         liveness=Liveness(stale_after=settings.edge_stale_after,
                           offline_after=max(settings.edge_stale_after,
                                             Liveness().offline_after)))
     app = create_app(api, settings.body_limit)
     enable_cors(app, plan.origins)
-    return Served(app, on_start=lambda: _lead_when_elected(elector, db))
+
+    def on_start() -> None:
+        tunnels.start()
+        _lead_when_elected(elector, db)
+    return Served(app, on_start=on_start)
 
 
 def _lead_when_elected(elector: Any, db: Database) -> None:

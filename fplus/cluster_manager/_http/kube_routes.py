@@ -1,0 +1,235 @@
+"""Each edge's Kubernetes API from the centre: the tunnel Edge Sync opens, and the proxy.
+
+``GET /v1/cluster/<c>/tunnel`` is the WebSocket only the cluster's Edge Sync may open.
+``/v1/cluster/<c>/kube/<path>`` forwards a Kubernetes API request over that tunnel, as the
+highest level (view, edit, admin) the caller is granted on the cluster: plain requests,
+streamed answers (watches, ``logs -f``) and upgrades (``exec``, ``attach``,
+``port-forward``). Each request is one audit row: principal, cluster, level, verb and path,
+never a body or a query.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, g, jsonify, request
+from werkzeug.exceptions import NotFound
+
+from fplus.config_store import uuids
+from fplus.config_store.client import Caller
+from fplus.serving.http.limits import body_limit
+from fplus.serving.http.websocket_route import WebSocketDone, not_upgraded, serve_websocket
+from fplus.tunnel import wire
+from fplus.tunnel.mux import Stream, StreamClosed
+
+from ..audit import Entry
+from ..model.apps_and_roles import STATUS_APP, SYNC
+from ..model.setup_status import SetupStatus
+from ..services.errors import Forbidden
+from ..tunnel.limits import Refused, TunnelLimits
+from ..tunnel.service import Sent, TunnelService
+from ..tunnel.session import Session
+from ..tunnel.websocket_transport import WebSocketTransport
+from .context import caller, services
+
+bp = Blueprint("kube", __name__)
+log = logging.getLogger(__name__)
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+LEVELS = (("admin", uuids.EdgePerm.KubeAdmin), ("edit", uuids.EdgePerm.KubeEdit),
+          ("view", uuids.EdgePerm.KubeView))
+"""The levels a grant gives, highest first."""
+VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch",
+         "DELETE": "delete", "OPTIONS": "options"}
+STREAMS = frozenset({"exec", "attach", "portforward", "proxy"})
+READ = 64 * 1024
+HARD_BODY_LIMIT = 64 * 1024 * 1024
+"""What the door takes before the route sees a body (``--tunnel-max-body-bytes`` is checked
+by the route, and can only be lower)."""
+
+
+def _tunnels() -> TunnelService:
+    found = services().tunnels
+    if found is None:
+        raise NotFound("this Cluster Manager serves no edge tunnels")
+    return found
+
+
+@bp.get("/v1/cluster/<cluster:cluster>/tunnel")
+def tunnel(cluster: str) -> Response | tuple[Response, int]:
+    """The WebSocket an edge's Edge Sync keeps open (its own cluster's only)."""
+    tunnels = _tunnels()
+    who = caller()
+    setup = SetupStatus.parse(services().cs.get_config(STATUS_APP, cluster))
+    if not setup.exists or setup.account(SYNC).uuid != who.uuid:
+        raise Forbidden("only the cluster's own Edge Sync may open its tunnel")
+    if "websocket" not in request.headers.get("Upgrade", "").lower():
+        return not_upgraded()
+    return serve_websocket(lambda ws: tunnels.serve_edge(cluster, WebSocketTransport(ws)))
+
+
+@bp.route("/v1/cluster/<cluster:cluster>/kube", defaults={"path": ""}, methods=METHODS)
+@bp.route("/v1/cluster/<cluster:cluster>/kube/<path:path>", methods=METHODS)
+@body_limit(HARD_BODY_LIMIT)
+def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
+    """A Kubernetes API request to the cluster's edge."""
+    tunnels = _tunnels()
+    who = caller()
+    level = next((name for name, perm in LEVELS
+                  if services().access.allowed(who, perm, cluster)), None)
+    upgrade = _upgrade()
+    verb = _verb(path, upgrade)
+    if level is None:
+        _audit(who, cluster, "none", verb, path, 403)
+        raise Forbidden("you may not reach this cluster's Kubernetes API (a view, edit or "
+                        "admin grant on it, or on every cluster, is needed)")
+    query = request.query_string.decode("latin-1")
+    headers = wire.request_headers(request.method, f"/{path}" + (f"?{query}" if query else ""),
+                                   request.headers.items(), level=level,
+                                   principal=who.name or who.uuid, upgrade=upgrade)
+    limits = tunnels.limits
+    try:
+        _check_length(limits)
+        sent = tunnels.request(cluster, headers, who.name or who.uuid)
+    except Refused as exc:
+        _audit(who, cluster, level, verb, path, exc.status)
+        return _refused(exc)
+    try:
+        status, answer = _send(sent.stream, limits, upgrade)
+    except Refused as exc:
+        sent.close()
+        _audit(who, cluster, level, verb, path, exc.status)
+        return _refused(exc)
+    _audit(who, cluster, level, verb, path, status)
+    if status == 101:
+        _switch(sent, answer, limits)
+        return WebSocketDone()
+    return Response(_answer(sent, limits), status=status, headers=answer,
+                    direct_passthrough=True)
+
+
+def _upgrade() -> str | None:
+    connection = {t.strip().lower() for t in request.headers.get("Connection", "").split(",")}
+    return request.headers.get("Upgrade") if "upgrade" in connection else None
+
+
+def _verb(path: str, upgrade: str | None) -> str:
+    if upgrade:
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        return last if last in STREAMS else "connect"
+    if request.method == "GET" and request.args.get("watch") in ("true", "1"):
+        return "watch"
+    return VERBS.get(request.method, request.method.lower())
+
+
+def _check_length(limits: TunnelLimits) -> None:
+    length = request.content_length
+    if length is not None and length > limits.max_body_bytes:
+        raise Refused(413, f"request body over {limits.max_body_bytes} bytes "
+                           "(--tunnel-max-body-bytes)", "tunnel-max-body-bytes")
+
+
+def _send(stream: Stream, limits: TunnelLimits, upgrade: str | None) -> tuple[int, Any]:
+    """Send the body (none for an upgrade) and wait for the answer's head."""
+    try:
+        if not upgrade:
+            sent, body = 0, request.stream
+            while chunk := body.read(READ):
+                sent += len(chunk)
+                if sent > limits.max_body_bytes:
+                    raise Refused(413, f"request body over {limits.max_body_bytes} bytes "
+                                       "(--tunnel-max-body-bytes)", "tunnel-max-body-bytes")
+                stream.write(chunk, limits.idle_timeout)
+            stream.end()
+        return wire.parse_response(*stream.response(limits.idle_timeout))
+    except TimeoutError:
+        raise Refused(408, f"the edge did not answer within {limits.idle_timeout:g} s "
+                           "(--tunnel-idle-timeout)", "tunnel-idle-timeout") from None
+    except StreamClosed:
+        raise Refused(502, "the edge ended the request before answering") from None
+
+
+def _client_socket() -> socket.socket | None:
+    sock: socket.socket | None = request.environ.get("gunicorn.socket")
+    return sock
+
+
+def _cut(sent: Sent, sock: socket.socket | None) -> None:
+    """End a request the session's bounds ended: the stream reset, the client cut off."""
+    sent.stream.reset()
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _answer(sent: Sent, limits: TunnelLimits) -> Iterator[bytes]:
+    """The answer's body as it arrives, paced, cut by the session's bounds."""
+    sock = _client_socket()
+    session = Session(limits, lambda setting: _cut(sent, sock))
+    try:
+        while chunk := sent.stream.read():
+            session.moved(len(chunk), paced=True)
+            yield chunk
+    except StreamClosed:
+        return
+    finally:
+        session.close()
+        sent.close()
+
+
+def _switch(sent: Sent, answer: Any, limits: TunnelLimits) -> None:
+    """A 101: the client's socket and the stream carry each other's bytes until one ends."""
+    sock = _client_socket()
+    if sock is None:
+        sent.close()
+        return
+    head = "HTTP/1.1 101 Switching Protocols\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in answer) + "\r\n"
+    session = Session(limits, lambda setting: _cut(sent, sock))
+    stream = sent.stream
+
+    def upload() -> None:
+        try:
+            while data := sock.recv(READ):
+                session.moved(len(data))
+                stream.write(data, limits.idle_timeout)
+            stream.end()
+        except (OSError, StreamClosed, TimeoutError):
+            stream.reset()
+
+    try:
+        sock.sendall(head.encode("latin-1"))
+        uploader = threading.Thread(target=upload, daemon=True)
+        uploader.start()
+        while chunk := stream.read():
+            session.moved(len(chunk), paced=True)
+            sock.sendall(chunk)
+    except (OSError, StreamClosed):
+        pass
+    finally:
+        session.close()
+        _cut(sent, sock)
+        sent.release()
+
+
+def _refused(exc: Refused) -> tuple[Response, int]:
+    resp = jsonify(exc.body())
+    if exc.retry_after is not None:
+        resp.headers["Retry-After"] = str(exc.retry_after)
+    return resp, exc.status
+
+
+def _audit(who: Caller, cluster: str, level: str, verb: str, path: str, status: int) -> None:
+    """One row per request: never its body or its query."""
+    audit = services().audit
+    if audit is None:
+        return
+    try:
+        audit.record(Entry(g.get("request_id") or "", who.uuid, who.name, f"kube.{verb}",
+                           "kube", cluster, f"/{path}"[:512], cluster, status, level))
+    except Exception:  # the request goes on: say so loudly
+        log.exception("audit: could not record a Kubernetes request to %s", cluster)
