@@ -47,7 +47,8 @@ SAMPLE = {"cluster": "0c6e8d1a-1b2c-4d3e-8f40-5a6b7c8d9e0f", "namespace": "fplus
           "name": "db", "key": "password", "deployment": "4d1e2f3a-5b6c-4d7e-8f90-a1b2c3d4e5f6",
           "chart": "5e2f3a4b-6c7d-4e8f-9a01-b2c3d4e5f6a7",
           "fleet": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-          "rollout": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "window": "nightly"}
+          "rollout": "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "window": "nightly",
+          "path": "api/v1/namespaces"}
 _VAR = re.compile(r"<(?:\w+(?:\([^)]*\))?:)?(?P<name>\w+)>")
 
 

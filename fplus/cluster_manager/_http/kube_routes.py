@@ -72,7 +72,6 @@ def tunnel(cluster: str) -> Response | tuple[Response, int]:
     return serve_websocket(lambda ws: tunnels.serve_edge(cluster, WebSocketTransport(ws)))
 
 
-@bp.route("/v1/cluster/<cluster:cluster>/kube", defaults={"path": ""}, methods=METHODS)
 @bp.route("/v1/cluster/<cluster:cluster>/kube/<path:path>", methods=METHODS)
 @body_limit(HARD_BODY_LIMIT)
 def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
