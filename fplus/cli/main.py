@@ -16,6 +16,7 @@ from .deployments import chart, deploy
 from .describe import describe
 from .fleet import fleet
 from .flux import flux
+from .kubeconfig import kube_credential, kubeconfig
 from .rollout import rollout
 from .secrets import secret
 from .session import login, logout, whoami
@@ -47,6 +48,7 @@ cli.add_command(login)
 cli.add_command(logout)
 cli.add_command(whoami)
 cluster.add_command(describe)
+cluster.add_command(kubeconfig)
 cluster.add_command(label)
 cluster.add_command(set_config)
 cli.add_command(cluster)
@@ -58,6 +60,7 @@ cli.add_command(flux)
 cli.add_command(rollout)
 cli.add_command(window)
 cli.add_command(audit)
+cli.add_command(kube_credential)
 
 
 def _what_next(exc: click.ClickException) -> str:

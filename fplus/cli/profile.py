@@ -32,6 +32,9 @@ class Profile:
     password: str | None = None
     """Only from ``FPLUS_PASSWORD``; never saved."""
     ca_file: str | None = None
+    expires: str | None = None
+    """When the saved token ends, as the Config Store said at login (RFC 3339; None:
+    unknown, as for ``FPLUS_TOKEN``)."""
 
     @property
     def config_store_url(self) -> str:
@@ -78,6 +81,8 @@ def load(env: Mapping[str, str] = os.environ) -> Profile:
     if env.get("FPLUS_PASSWORD"):
         overrides |= {"user": env.get("FPLUS_USER") or "admin",
                       "password": env["FPLUS_PASSWORD"]}
+    if env.get("FPLUS_TOKEN"):  # the saved token's end is not this one's
+        profile = replace(profile, expires=None)
     return replace(profile, **{k: v for k, v in overrides.items() if v})
 
 

@@ -1,10 +1,12 @@
-"""``fplus login`` and ``fplus whoami``, and the profile every other command runs with."""
+"""``fplus login`` and ``fplus whoami``, the profile every other command runs with, and the
+token ``fplus kube-credential`` hands kubectl."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import sys
+from datetime import UTC, datetime, timedelta
 
 import click
 import requests
@@ -14,7 +16,6 @@ from fplus.config_store.client import (
     ConfigStoreClient,
     ConfigStoreError,
     ConnectionFailed,
-    Unauthorized,
 )
 
 from . import profile as profiles
@@ -78,6 +79,70 @@ def _check(url: str, ca_file: str | None, service: str, where: str) -> dict[str,
     raise ApiError(0, f"{url} is not {what} ({instead}); check {where}")
 
 
+ENDS_EARLY = timedelta(seconds=120)
+"""How long before its stated end ``fplus`` stops handing a token out (the Config Store
+refuses one in its last minute)."""
+
+
+def mint(store: str, user: str, password: str, ca_file: str | None,
+         where: str) -> tuple[str, datetime | None]:
+    """A new token for ``user`` (``POST /token`` with HTTP Basic) and when it ends, as the
+    Config Store says; ApiError with one sentence when it was refused or not reached."""
+    try:
+        resp = requests.post(f"{store}/token", auth=(user, password), timeout=10,
+                             verify=ca_file or True)
+    except requests.RequestException as exc:
+        raise ApiError(0, unreachable(CONFIG_STORE, store, exc, where)) from None
+    if resp.status_code == 401:
+        raise ApiError(401, f"wrong username or password for {store}")
+    try:
+        body = resp.json() if resp.ok else None
+    except ValueError:
+        body = None
+    token = body.get("token") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or not isinstance(token, str) or not token:
+        why = f"refused the request ({resp.status_code})" if not resp.ok else "answered no token"
+        raise ApiError(0, f"{CONFIG_STORE} at {store} {why}; check {where}")
+    expiry = body.get("expiry")  # milliseconds since the epoch, as ACS says it
+    if not isinstance(expiry, int | float) or isinstance(expiry, bool):
+        return token, None
+    return token, datetime.fromtimestamp(expiry / 1000 if expiry > 1e11 else expiry, UTC)
+
+
+def rfc3339(when: datetime) -> str:
+    """``when`` as Kubernetes writes times (UTC, to the second)."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _ends(saved: str | None) -> datetime | None:
+    try:
+        found = datetime.fromisoformat(saved.replace("Z", "+00:00")) if saved else None
+    except ValueError:
+        return None
+    return found.replace(tzinfo=found.tzinfo or UTC) if found else None
+
+
+def credential(now: datetime | None = None) -> tuple[str, datetime | None]:
+    """The token for the Cluster Manager and until when to use it (None: unknown): a new one
+    for ``FPLUS_USER``/``FPLUS_PASSWORD``, else ``FPLUS_TOKEN``, else the saved session's
+    while it lasts (a saved token cannot be renewed without the password it came from)."""
+    found = current()
+    if found.user and found.password:
+        token, ends = mint(found.config_store_url, found.user, found.password, found.ca_file,
+                           STORE_URL)
+        return token, ends - ENDS_EARLY if ends else None
+    if not found.token:
+        raise ApiError(401, "not logged in: run `fplus login URL` (or set FPLUS_TOKEN, or "
+                            "FPLUS_USER and FPLUS_PASSWORD)")
+    ends = _ends(found.expires)
+    if ends is None:
+        return found.token, None
+    if (now or datetime.now(UTC)) >= ends - ENDS_EARLY:
+        raise ApiError(401, f"the session `fplus login` saved ended at {rfc3339(ends)}: run "
+                            "`fplus login` again")
+    return found.token, ends - ENDS_EARLY
+
+
 def _store_failed(url: str, exc: ConfigStoreError, where: str) -> str:
     """One sentence for a Config Store call that failed: unreachable, or its answer."""
     if isinstance(exc, ConnectionFailed):
@@ -121,15 +186,9 @@ def login(url: str | None, config_store: str | None, username: str, password_std
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt(f"Password for {username}", hide_input=True)
-    trust(ca)
-    try:
-        with ConfigStoreClient(store, username, password, retries=1) as client:
-            token = client.token()
-    except Unauthorized:
-        raise ApiError(401, f"wrong username or password for {store}") from None
-    except ConfigStoreError as exc:
-        raise ApiError(0, _store_failed(store, exc, where)) from None
-    path = profiles.save(profiles.Profile(**{**target.__dict__, "token": token}))
+    token, ends = mint(store, username, password, ca, where)
+    path = profiles.save(dataclasses.replace(target, token=token,
+                                             expires=rfc3339(ends) if ends else None))
     click.echo(f"Logged in to {base} as {username} (session saved in {path})", err=True)
 
 
@@ -170,5 +229,5 @@ def logout() -> None:
     except ConfigStoreError as exc:
         ended = ("its token not ended (" + _store_failed(saved.config_store_url, exc,
                                                          STORE_URL) + "); it lapses")
-    path = profiles.save(dataclasses.replace(saved, token=None, user=None))
+    path = profiles.save(dataclasses.replace(saved, token=None, user=None, expires=None))
     click.echo(f"Logged out of {saved.url}: session forgotten ({path}), {ended}", err=True)

@@ -2,7 +2,8 @@
 added later is held to the same rules: an option naming a cluster, chart template, fleet
 deployment, rollout or window takes NAME|UUID; every ``-l/--selector`` is a label selector
 string (never KEY=VALUE only, never a file); a file is ``-f/--file`` unless it is one of the
-documented exceptions (docs/cli.md); no help says "null"."""
+documented exceptions (docs/cli.md: ``-o/--output FILE`` only where the command prints a file
+rather than a table, as ``cluster kubeconfig``); no help says "null"."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from fplus.cli.main import cli
 ROOT = Path(__file__).resolve().parents[2]
 NAMED = re.compile(r"cluster|chart|fleet|rollout|window")
 FILE_EXCEPTIONS = {"--values", "--override", "--template", "--rollout", "--script", "--from-file",
-                   "--ca-file"}
+                   "--ca-file", "--output"}
 """Files given by what they hold (as kubectl's --from-file), listed in docs/cli.md."""
 
 
