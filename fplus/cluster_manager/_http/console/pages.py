@@ -5,6 +5,7 @@ signed-in user; a page hides the buttons its user may not use, and the check ref
 from __future__ import annotations
 
 import json
+import shlex
 import uuid as uuidlib
 from collections.abc import Mapping
 
@@ -23,6 +24,7 @@ from ...services.clusters.edge_status import read_edge_status
 from ...services.errors import ApiError, Conflict, NotFound, Unauthorized
 from ..cluster_routes import approve_sealing_key, issue_bootstrap_url, status_view
 from ..context import acting, require, require_view, services
+from ..kube_routes import LEVELS
 from .change_preview import Preview, is_dry_run, preview
 from .deployment_view import cluster_deployments, cluster_labels, parse_values
 from .name_lookup import by_name, chart_names
@@ -212,14 +214,36 @@ def display_name(cluster: str, status: Doc) -> str:
     return name if isinstance(name, str) and name else cluster
 
 
+def tunnel_view(status: Mapping[str, object]) -> dict[str, str]:
+    """The cluster's tunnel as its status says it, for its page: ``state`` (connected, down,
+    or unknown where the Cluster Manager serves no tunnels) and a ``text`` saying since when
+    (or that its edge never connected)."""
+    found = as_object(status.get("tunnel"))
+    state, since = found.get("state"), found.get("since")
+    since = since if isinstance(since, str) and since else None
+    if state == "connected":
+        return {"state": "connected", "text": f"since {since}" if since else ""}
+    if state == "down":
+        return {"state": "down", "text": f"since {since}" if since else "never connected"}
+    return {"state": "unknown", "text": "this Cluster Manager reports no tunnel state"}
+
+
+def kubeconfig_command(name: str) -> str:
+    """The command that writes a kubeconfig for the cluster (quoted for a POSIX shell)."""
+    return f"fplus cluster kubeconfig {shlex.quote(name)} -o {shlex.quote(name + '.kubeconfig')}"
+
+
 def cluster_page(cluster: str, **extra: object) -> str:
     """The cluster's page; ``extra``: a form's refusal and what was typed, or a result."""
     status = status_view(cluster)
     can_manage = _may(uuids.EdgePerm.Clusters, cluster)
     can_seal = _may(uuids.EdgePerm.Secrets, cluster)
     secrets = services().secrets.listing(cluster) if can_seal and status.get("ready") else None
-    return render_template("cluster.html", cluster=cluster, status=status,
-                           name=display_name(cluster, status),
+    name = display_name(cluster, status)
+    kube_level = next((level for level, perm in LEVELS if _may(perm, cluster)), None)
+    return render_template("cluster.html", cluster=cluster, status=status, name=name,
+                           tunnel=tunnel_view(status), kubeconfig=kubeconfig_command(name),
+                           kube_level=kube_level,
                            can_manage=can_manage, can_seal=can_seal, secrets=secrets,
                            scopes=SCOPES, done=DONE.get(request.args.get("done", "")),
                            report=_edge_report(cluster) if status.get("edge") else None,

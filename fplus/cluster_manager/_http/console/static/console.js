@@ -58,7 +58,7 @@
     document.querySelectorAll("[data-copy]").forEach(function (button) {
       button.addEventListener("click", function () {
         var text = document.getElementById(button.dataset.copy).textContent;
-        var status = document.getElementById("copy-status");
+        var status = document.getElementById(button.dataset.copyStatus || "copy-status");
         function done(ok) {
           button.dataset.copied = ok ? text : "";
           if (status) { status.textContent = ok ? "Copied" : "Select the command and copy it"; }
