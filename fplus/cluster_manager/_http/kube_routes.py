@@ -60,6 +60,7 @@ def _tunnels() -> TunnelService:
 
 
 @bp.get("/v1/cluster/<cluster:cluster>/tunnel")
+@bp.get("/v1/cluster/<cluster:cluster>/tunnel", websocket=True)  # werkzeug: 400 otherwise
 def tunnel(cluster: str) -> Response | tuple[Response, int]:
     """The WebSocket an edge's Edge Sync keeps open (its own cluster's only)."""
     tunnels = _tunnels()
@@ -73,6 +74,7 @@ def tunnel(cluster: str) -> Response | tuple[Response, int]:
 
 
 @bp.route("/v1/cluster/<cluster:cluster>/kube/<path:path>", methods=METHODS)
+@bp.get("/v1/cluster/<cluster:cluster>/kube/<path:path>", websocket=True)  # exec, attach
 @body_limit(HARD_BODY_LIMIT)
 def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
     """A Kubernetes API request to the cluster's edge."""
