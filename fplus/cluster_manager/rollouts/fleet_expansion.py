@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from fplus.jsontypes import Doc, JsonObject, as_object, json_object, string_map
 
 from ..model.cluster_config import targeted
-from ..model.deployment_state import FAILED, PROGRESSING, deployment_state
+from ..model.deployment_state import FAILED, PROGRESSING, READY, deployment_state
 from ..model.deployment_values import ClusterMeta, ValuesError
 from ..model.edge_deployments import Deployment, ordering
 from .fleet_entry import Fleet, layers, member_uuid
@@ -202,10 +202,14 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
     """Which of ``clusters`` get ``fleet``'s current revision, and which go back to the
     previous one (its rollout's next status and wake-up time go into the plan)."""
     states: dict[str, TargetState] = {}
+    reported: dict[str, str] = {}
     current = set()
     for cluster in clusters:
         member = member_uuid(fleet.uuid, cluster)
         held = existing.get(member)
+        found = deployment_state(member, edges.get(cluster))
+        if found.state == READY and found.since is not None:
+            reported[cluster] = found.since
         desired = _desired(fleet, ClusterMeta.of(cluster, configs.get(cluster)), member, held)
         if isinstance(desired, str):
             states[cluster] = TargetState(FAILED, desired, None)
@@ -214,7 +218,6 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
                                           None)
         else:
             current.add(cluster)
-            found = deployment_state(member, edges.get(cluster))
             states[cluster] = TargetState(found.state, found.message, found.since)
     labels = {c: string_map(as_object(configs[c]).get("labels")) for c in clusters}
     previous = rollouts.get(fleet.uuid)
@@ -223,7 +226,7 @@ def _paced(plan: Plan, fleet: Fleet, clusters: list[str], configs: Doc,
     decision = advance(Look(fleet.uuid, fleet.rollout or Spec(), fleet.revision, clusters,
                             labels, before, states, now, fleet.request,
                             frozenset(current), gate_inputs.offline(clusters, edges),
-                            gate_inputs.closed(labels), earlier is not None))
+                            gate_inputs.closed(labels), earlier is not None, reported))
     decision.state.spec, decision.state.previous = spec_of(fleet), earlier
     status = decision.status
     if status != previous:

@@ -47,14 +47,19 @@ def sooner(*waits: float | None) -> float | None:
 
 
 def ready(step: Step, cluster: str, states: Mapping[str, TargetState]) -> bool:
-    """Reported ready, and (if the step changed it) since the step began."""
+    """Reported ready, and (if the step changed it) since the step began and since later
+    than the report it had when the step changed it (of the revision before: the edges'
+    clocks count in seconds, so one of the second the step began is no later)."""
     found = states.get(cluster, NOT_REPORTED)
     if found.state != READY:
         return False
     if cluster not in (step.changed or []):
         return True
     began, at = parse_time(step.begun_at), parse_time(found.since)
-    return began is not None and at is not None and at >= began
+    if began is None or at is None or at < began:
+        return False
+    before = parse_time(step.ready_before.get(cluster))
+    return before is None or at > before
 
 
 def soaked(step: Step, members: Iterable[str], states: Mapping[str, TargetState],

@@ -80,6 +80,9 @@ class Look:
     opens (a stamp; None: unknown)."""
     can_roll_back: bool = True
     """Whether the kind knows what the changed targets had before."""
+    reported: Mapping[str, str] = field(default_factory=dict)
+    """The targets whose edges report them ready -> since when, whatever they hold (for a
+    target a step changes: the report of what it had before, see ``Step.ready_before``)."""
 
 
 @dataclass(frozen=True)
@@ -177,9 +180,10 @@ def _next_step(state: RolloutState, now: datetime) -> None:
     step.state, step.begun_at = PROGRESSING, stamp(now)
 
 
-def _start(step: Step, members: list[str], room: int, current: frozenset[str],
-           now: datetime, deadline: bool) -> None:
-    """Give the revision to up to ``room`` members (those startable, in order)."""
+def _start(step: Step, members: list[str], room: int, look: Look, deadline: bool) -> None:
+    """Give the revision to up to ``room`` members (those startable, in order); of those it
+    changes, note the ready report they have now (of what they had before)."""
+    current, now = look.current, look.now
     started = step.started if step.started is not None else []
     step.started = started
     for cluster in members:
@@ -191,6 +195,8 @@ def _start(step: Step, members: list[str], room: int, current: frozenset[str],
                 step.progress_at = stamp(now)
             if cluster not in current:
                 step.changed = [*(step.changed or []), cluster]
+                if (since := look.reported.get(cluster)) is not None:
+                    step.ready_before[cluster] = since
             room -= 1
 
 
@@ -218,7 +224,7 @@ def _progress(state: RolloutState, look: Look) -> float | None:
         busy = [c for c in step.started or [] if c in targets
                 and c not in done | failed | skipped]
         startable = [c for c in members if c not in skipped | held]
-        _start(step, startable, spec.limit(len(members)) - len(busy), look.current, now,
+        _start(step, startable, spec.limit(len(members)) - len(busy), look,
                spec.deadline is not None)
         done, soak = gates.soaked(step, members, states, spec, now)  # the new ones too
         state.failed = gates.failures(state, members, states)

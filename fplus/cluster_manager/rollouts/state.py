@@ -2,12 +2,12 @@
 back once (:meth:`RolloutState.dump`).
 
 The entry is ``{rolloutId, revision, state, step, steps: [{clusters, state, begunAt?,
-started?, changed?, readyAt?, soaking?, progressAt?}], failed: [{cluster, message}],
-startedAt, updatedAt, request?, reason?, skipped?, waiting?, startNow?, rolledBack?}``; a
-cluster rollout's adds ``kind: "cluster"``, ``baseline``, ``before`` (what each started
-cluster had) and (a template's) ``promoted``; a fleet deployment's ``spec`` (its revision's
-chart, values and overrides) and ``previous`` (``{spec}``: the one before, null for none).
-Only the leader writes it, so a new leader resumes where the last one left it.
+started?, changed?, readyBefore?, readyAt?, soaking?, progressAt?}], failed: [{cluster,
+message}], startedAt, updatedAt, request?, reason?, skipped?, waiting?, startNow?,
+rolledBack?}``; a cluster rollout's adds ``kind: "cluster"``, ``baseline``, ``before`` (what
+each started cluster had) and (a template's) ``promoted``; a fleet deployment's ``spec`` (its
+revision's chart, values and overrides) and ``previous`` (``{spec}``: the one before, null
+for none). Only the leader writes it, so a new leader resumes where the last one left it.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class StepEntry(TypedDict):
     begunAt: NotRequired[str]
     started: NotRequired[list[str]]
     changed: NotRequired[list[str]]
+    readyBefore: NotRequired[dict[str, str]]
     readyAt: NotRequired[str]
     soaking: NotRequired[dict[str, str]]
     progressAt: NotRequired[str]
@@ -138,17 +139,24 @@ class Step:
     """Target -> since when it is seen ready without a break (``minReadySeconds``)."""
     progress_at: str | None = None
     """When the step last made progress (``progressDeadlineSeconds`` runs from then)."""
+    ready_before: dict[str, str] = field(default_factory=dict)
+    """A changed target -> since when its edge reported it ready when the step changed it:
+    that report is of what it had before, and only a later one is of the new revision (the
+    edges' clocks count in seconds, so the step's ``begunAt`` alone cannot tell a report
+    of the same second apart)."""
 
     @classmethod
     def parse(cls, raw: object) -> Step | None:
         if not is_object(raw) or not isinstance(raw.get("clusters"), list):
             return None
-        soaking = raw.get("soaking")
+        soaking, before = raw.get("soaking"), raw.get("readyBefore")
         return cls(_names(raw["clusters"]) or [], str(raw.get("state") or PENDING),
                    text(raw, "begunAt"), _names(raw.get("started")),
                    _names(raw.get("changed")), text(raw, "readyAt"),
                    {str(k): str(v) for k, v in soaking.items()}
-                   if isinstance(soaking, Mapping) else {}, text(raw, "progressAt"))
+                   if isinstance(soaking, Mapping) else {}, text(raw, "progressAt"),
+                   {str(k): str(v) for k, v in before.items()}
+                   if isinstance(before, Mapping) else {})
 
     def dump(self) -> StepEntry:
         found = StepEntry(clusters=list(self.clusters), state=self.state)
@@ -158,6 +166,8 @@ class Step:
             found["started"] = list(self.started)
         if self.changed is not None:
             found["changed"] = list(self.changed)
+        if self.ready_before:
+            found["readyBefore"] = dict(self.ready_before)
         if self.ready_at is not None:
             found["readyAt"] = self.ready_at
         if self.soaking:

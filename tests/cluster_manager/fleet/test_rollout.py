@@ -191,6 +191,43 @@ def test_the_expansion_writes_only_the_begun_steps_and_keeps_the_others() -> Non
     assert len(expand({F: new}, configs, deployments).writes) == 6
 
 
+def test_a_report_of_the_revision_before_made_in_the_second_the_step_began_does_not_count(
+        ) -> None:
+    """The edges' clocks count in seconds: the ready report a cluster had when the step
+    changed it is of its previous revision even if it is of the second the step began (a
+    change made right after a rollout completed); a later one counts."""
+    configs = {c: {"name": f"c{n}", "labels": LABELS[c]} for n, c in enumerate(NINE)}
+    old = {"name": "app", "chart": CHART, "selector": {}, "values": {"v": 1},
+           "createdAt": "2026", "rollout": {"steps": [{"clusters": 3}],
+                                            "onFailure": "rollback"}}
+    deployments = {d.uuid: d.entry() for d, _ in expand({F: old}, configs, {}).writes}
+    edges = {c: _ready_report(member_uuid(F, c)) for c in NINE}  # ready since NOW
+    complete = expand({F: old}, configs, deployments, rollouts={}, edges=edges, now=NOW)
+    assert complete.rollouts[F]["state"] == "Complete" and not complete.writes
+    new = old | {"values": {"v": 2}}
+    began = expand({F: new}, configs, deployments, rollouts=complete.rollouts, edges=edges,
+                   now=NOW + timedelta(milliseconds=300))
+    assert {d.cluster for d, _ in began.writes} == set(NINE[:3])
+    assert began.rollouts[F]["steps"][0]["begunAt"] == SINCE
+    for d, _ in began.writes:
+        deployments[d.uuid] = d.entry()
+    stale = expand({F: new}, configs, deployments, rollouts=began.rollouts, edges=edges,
+                   now=NOW + timedelta(milliseconds=600))
+    assert F not in stale.rollouts and not stale.writes  # still step 1, NINE[3:] keep v1
+    crashed = edges | {NINE[1]: {"deployments": {"releases": [], "failed": [
+        {"uuid": member_uuid(F, NINE[1]), "error": "the new version crashes"}]}}}
+    rolled = expand({F: new}, configs, deployments, rollouts=began.rollouts, edges=crashed,
+                    now=NOW + timedelta(milliseconds=900))
+    assert rolled.rollouts[F]["state"] == "RolledBack"
+    assert {d.cluster for d, _ in rolled.writes} == set(NINE[:3])  # v1 back
+    fresh = edges | {c: _ready_report(member_uuid(F, c), "2026-01-01T00:00:01Z")
+                     for c in NINE[:3]}
+    moved = expand({F: new}, configs, deployments, rollouts=began.rollouts, edges=fresh,
+                   now=NOW + timedelta(seconds=1))
+    assert moved.rollouts[F]["step"] == 1  # the rest, the last step, begins
+    assert {d.cluster for d, _ in moved.writes} == set(NINE[3:])
+
+
 def _ready_report(member: str, since: str = SINCE) -> dict[str, Any]:
     release = f"chart-{member}"
     return {"deployments": {"releases": [release], "failed": []},
