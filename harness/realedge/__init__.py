@@ -9,6 +9,8 @@ the API server, admission, RBAC, the Flux and Sealed Secrets controllers and kub
 the real ones, and they read exactly the manifests, credentials and script we produce.
 What is not exercised: image pulls, Pod-to-Pod traffic and the API server's service
 proxy to a Pod (Pods have no network; Edge Sync falls back to the controller's key Secret).
+A Pod's logs, exec and port-forward go through the API server to kwok's kubelet API, which
+serves them from a log file, a host command and a loopback port (see ``streams``).
 """
 
 from __future__ import annotations

@@ -3,14 +3,21 @@
 The control plane is the real one from the pinned Kubernetes release: authentication by
 client certificate and service-account token, RBAC authorisation, admission, the
 controllers that turn Deployments into ReplicaSets into Pods, garbage collection and
-namespace deletion, and the scheduler placing Pods on nodes. kwok plays the kubelets.
+namespace deletion, and the scheduler placing Pods on nodes. kwok plays the kubelets,
+their API included: every node's InternalIP is 127.0.0.1 and its kubelet port kwok's
+server, which the API server reaches the way it reaches kubelets (its kubelet client
+certificate, kwok's serving certificate verified against the edge's CA), so ``kubectl
+logs``, ``exec`` and ``port-forward`` work on kwok's Pods as kwok's ClusterLogs,
+ClusterExec and ClusterPortForward objects say (``harness.realedge.streams``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +33,10 @@ from harness.servers import free_port
 SERVICE_CIDR = "10.96.0.0/16"
 FAKE_NODE = "kwok.x-k8s.io/node"
 SPECIALISED = "factoryplus.app.amrc.co.uk/specialised"
+# kwok's objects that say what a Pod's logs, exec and port-forward reach (cluster-scoped),
+# by kind: their plural (resource) names.
+STREAM_KINDS = {"ClusterLogs": "clusterlogs", "ClusterExec": "clusterexecs",
+                "ClusterPortForward": "clusterportforwards"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,7 @@ class ControlPlane:
     root: Path
     pki: Pki
     api_port: int
+    kubelet_port: int  # kwok's server: every node's kubelet endpoint, on 127.0.0.1
     processes: list[HostProcess] = field(default_factory=list)
 
     @property
@@ -87,17 +99,24 @@ class ControlPlane:
         return f"https://127.0.0.1:{self.api_port}"
 
     @property
+    def kubelet_url(self) -> str:
+        """kwok's kubelet API (HTTPS, its certificate from the edge's CA)."""
+        return f"https://127.0.0.1:{self.kubelet_port}"
+
+    @property
     def admin_kubeconfig(self) -> Path:
         return self.root / "admin.kubeconfig"
 
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True,
-                kubeconfig_path: Path | None = None,
-                timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """The pinned kubectl as the administrator (or with ``kubeconfig_path``)."""
+                kubeconfig_path: Path | None = None, timeout: float = 120,
+                env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The pinned kubectl as the administrator (or with ``kubeconfig_path``; ``env``:
+        more environment, e.g. ``KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false``)."""
         done = subprocess.run(
             [str(edgetools.binary("kubectl")), "--kubeconfig",
              str(kubeconfig_path or self.admin_kubeconfig), *args],
-            input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+            input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+            env={**os.environ, **env} if env else None)
         if check and done.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
         return done
@@ -150,10 +169,20 @@ def _apiserver(root: Path, pki: Pki, etcd_url: str, port: int) -> HostProcess:
         f"--service-account-signing-key-file={pki.sa_key}",
         f"--service-cluster-ip-range={SERVICE_CIDR}", "--allow-privileged=true",
         f"--cert-dir={root / 'apiserver'}", "--profiling=false",
-        "--enable-priority-and-fairness=false"], root / "logs" / "kube-apiserver.log").start()
+        "--enable-priority-and-fairness=false",
+        # kubelets (kwok) as a cluster reaches them: by InternalIP, the kubelet's serving
+        # certificate verified, the API server's own client certificate presented
+        "--kubelet-preferred-address-types=InternalIP",
+        f"--kubelet-certificate-authority={pki.ca_crt}",
+        f"--kubelet-client-certificate={pki.kubelet_client_crt}",
+        f"--kubelet-client-key={pki.kubelet_client_key}"],
+        root / "logs" / "kube-apiserver.log").start()
 
 
-def _controllers(root: Path, pki: Pki, admin: Path) -> list[HostProcess]:
+def _controllers(plane: ControlPlane) -> None:
+    """Start the controller manager, the scheduler and kwok (each in ``plane.processes``
+    once started, so a failure stops it)."""
+    root, pki, admin = plane.root, plane.pki, plane.admin_kubeconfig
     # No cloud, no node IPAM. The node lifecycle controller lifts the not-ready taint new
     # nodes get and watches kwok's heartbeats, as it watches kubelets'.
     kcm = HostProcess("kube-controller-manager", [
@@ -163,21 +192,37 @@ def _controllers(root: Path, pki: Pki, admin: Path) -> list[HostProcess]:
         "--use-service-account-credentials=false",
         "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service,-route",
         "--concurrent-gc-syncs=5"], root / "logs" / "kube-controller-manager.log").start()
+    plane.processes.append(kcm)
     scheduler = HostProcess("kube-scheduler", [
         str(edgetools.binary("kube-scheduler")), f"--kubeconfig={admin}",
         f"--authentication-kubeconfig={admin}", f"--authorization-kubeconfig={admin}",
         "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={free_port()}"],
         root / "logs" / "kube-scheduler.log").start()
+    plane.processes.append(scheduler)
     stages = root / "kwok-stages.yaml"
     kwok_source = edgetools.component("kwok").source / "kustomize" / "stage"
     stages.write_text("\n---\n".join(
         p.read_text() for stage in ("node/fast", "node/heartbeat", "pod/fast")
         for p in sorted((kwok_source / stage).glob("*.yaml")) if p.name != "kustomization.yaml"))
-    kwok = HostProcess("kwok", [
+    # kwok's server (its debugging handlers are on by default) is every node's kubelet:
+    # --node-port is the daemonEndpoints port its node stage writes, --server-address keeps
+    # it on loopback. It serves HTTP and HTTPS on the one port; the API server uses HTTPS.
+    plane.processes.append(HostProcess("kwok", [
         str(edgetools.binary("kwok")), f"--kubeconfig={admin}", f"--config={stages}",
         f"--manage-nodes-with-annotation-selector={FAKE_NODE}=fake",
-        "--node-ip=127.0.0.1"], root / "logs" / "kwok.log").start()
-    return [kcm, scheduler, kwok]
+        "--node-ip=127.0.0.1", f"--node-port={plane.kubelet_port}",
+        f"--server-address=127.0.0.1:{plane.kubelet_port}",
+        f"--tls-cert-file={pki.kubelet_crt}", f"--tls-private-key-file={pki.kubelet_key}",
+        f"--enable-crds={','.join(STREAM_KINDS)}"], root / "logs" / "kwok.log").start())
+
+
+def _install_stream_crds(plane: ControlPlane) -> None:
+    """kwok's CRDs for :data:`STREAM_KINDS`, from its module, applied and Established."""
+    bases = edgetools.component("kwok").source / "kustomize" / "crd" / "bases"
+    files = [bases / f"kwok.x-k8s.io_{plural}.yaml" for plural in STREAM_KINDS.values()]
+    plane.kubectl("apply", "--server-side", *(arg for f in files for arg in ("-f", str(f))))
+    plane.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                  *(f"crd/{plural}.kwok.x-k8s.io" for plural in STREAM_KINDS.values()))
 
 
 def start_control_plane(root: Path, nodes: Sequence[NodeSpec] = EDGE_NODES) -> ControlPlane:
@@ -186,7 +231,7 @@ def start_control_plane(root: Path, nodes: Sequence[NodeSpec] = EDGE_NODES) -> C
     On failure, whatever started is stopped before the error is raised.
     """
     pki = make_pki(root / "pki")
-    plane = ControlPlane(root, pki, free_port())
+    plane = ControlPlane(root, pki, free_port(), free_port())
     try:
         etcd, etcd_url = _etcd(root)
         plane.processes.append(etcd)
@@ -195,13 +240,18 @@ def start_control_plane(root: Path, nodes: Sequence[NodeSpec] = EDGE_NODES) -> C
         plane.admin_kubeconfig.write_text(kubeconfig(plane.url, pki.ca_crt,
                                                      cert=pki.admin_crt, key=pki.admin_key))
         api.wait_ready(plane.ready, timeout=90)
-        plane.processes += _controllers(root, pki, plane.admin_kubeconfig)
-        plane.apply([node.manifest() for node in nodes])
-        plane.kubectl("wait", "--for=condition=Ready", "--timeout=60s",
-                      *(f"node/{node.name}" for node in nodes))
-        # the service-account controller runs: namespaces get their `default` account
-        plane.kubectl("wait", "--for=create", "--timeout=60s", "-n", "default",
-                      "serviceaccount/default")
+        # kwok's stream CRDs go in while everything else starts (its watches of them retry
+        # until they are there): no later start for it
+        with ThreadPoolExecutor(1) as pool:
+            crds = pool.submit(_install_stream_crds, plane)
+            _controllers(plane)
+            plane.apply([node.manifest() for node in nodes])
+            plane.kubectl("wait", "--for=condition=Ready", "--timeout=60s",
+                          *(f"node/{node.name}" for node in nodes))
+            # the service-account controller runs: namespaces get their `default` account
+            plane.kubectl("wait", "--for=create", "--timeout=60s", "-n", "default",
+                          "serviceaccount/default")
+            crds.result()
     except BaseException:
         plane.stop()
         raise

@@ -1,5 +1,8 @@
 """The edge control plane's own certificates: a CA, the API server's serving certificate, an
-administrator's client certificate and the service-account signing key (ECDSA P-256)."""
+administrator's client certificate, the service-account signing key (ECDSA P-256), and the
+pair a real cluster has between the API server and its kubelets: the kubelet's serving
+certificate (here kwok's, for 127.0.0.1, verified by the API server) and the API server's
+client certificate for reaching kubelets."""
 
 from __future__ import annotations
 
@@ -15,6 +18,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 API_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
              "kubernetes.default.svc.cluster.local")
+API_IPS = ("127.0.0.1", "10.96.0.1")
+KUBELET_NAMES = ("localhost",)  # every node's InternalIP is 127.0.0.1 (kwok's --node-ip)
+KUBELET_IPS = ("127.0.0.1",)
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -40,6 +46,10 @@ class Pki:
     admin_key: Path
     sa_key: Path
     sa_pub: Path
+    kubelet_crt: Path
+    kubelet_key: Path
+    kubelet_client_crt: Path
+    kubelet_client_key: Path
 
 
 def make_pki(directory: Path) -> Pki:
@@ -54,7 +64,9 @@ def make_pki(directory: Path) -> Pki:
           .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
           .sign(ca_key, hashes.SHA256()))
 
-    def issue(cn: str, org: str | None, server: bool) -> tuple[bytes, bytes]:
+    def issue(cn: str, org: str | None, server: bool,
+              names: tuple[str, ...] = API_NAMES,
+              ips: tuple[str, ...] = API_IPS) -> tuple[bytes, bytes]:
         key = ec.generate_private_key(ec.SECP256R1())
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
         builder = (x509.CertificateBuilder().subject_name(_name(cn, org))
@@ -63,8 +75,8 @@ def make_pki(directory: Path) -> Pki:
                    .not_valid_after(now + timedelta(days=2))
                    .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
         if server:
-            alt: list[x509.GeneralName] = [x509.DNSName(n) for n in API_NAMES]
-            alt += [x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", "10.96.0.1")]
+            alt: list[x509.GeneralName] = [x509.DNSName(n) for n in names]
+            alt += [x509.IPAddress(ipaddress.ip_address(a)) for a in ips]
             builder = builder.add_extension(x509.SubjectAlternativeName(alt), critical=False)
         cert = builder.sign(ca_key, hashes.SHA256())
         return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
@@ -79,8 +91,14 @@ def make_pki(directory: Path) -> Pki:
     files["serving.crt"], files["serving.key"] = issue("kube-apiserver", None, server=True)
     files["admin.crt"], files["admin.key"] = issue("fplus-edge-admin", "system:masters",
                                                    server=False)
+    files["kubelet.crt"], files["kubelet.key"] = issue("kwok-kubelet", None, server=True,
+                                                       names=KUBELET_NAMES, ips=KUBELET_IPS)
+    files["kubelet-client.crt"], files["kubelet-client.key"] = issue(
+        "kube-apiserver-kubelet-client", None, server=False)
     for name, data in files.items():
         (directory / name).write_bytes(data)
         (directory / name).chmod(0o600)
     return Pki(*(directory / n for n in ("ca.crt", "serving.crt", "serving.key", "admin.crt",
-                                         "admin.key", "sa.key", "sa.pub")))
+                                         "admin.key", "sa.key", "sa.pub", "kubelet.crt",
+                                         "kubelet.key", "kubelet-client.crt",
+                                         "kubelet-client.key")))
