@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -68,17 +69,15 @@ def _hold(stream: Stream) -> None:
     echoes on any other path."""
     if stream.header(":path") == "/slow":
         stream.respond(200)
-        try:
+        with contextlib.suppress(TimeoutError, StreamClosed):
             stream.write(b"x" * (4 * STREAM_WINDOW), timeout=20)
-        except (TimeoutError, StreamClosed):
-            pass
         return
     _echo(stream)
 
 
 @pytest.mark.parametrize("muxes", [_hold], indirect=True)
 def test_a_stream_nobody_reads_stalls_only_itself(muxes: tuple[Mux, Mux]) -> None:
-    client, server = muxes
+    client, _server = muxes
     slow = client.open(_request("/slow"), end=True)
     slow.response(timeout=10)
     deadline = time.monotonic() + 10
