@@ -18,6 +18,7 @@ from .nodes import NodeWatcher
 from .report import FluxReport, SecretRefs
 from .settings import Settings
 from .status import StatusReporter, utc_now
+from .tunnel import Tunnel, edge_tunnel
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,11 @@ class Agent:
             backoff=settings.backoff, resync_interval=settings.resync_interval)
         self.readiness = ReadinessWatcher(kube, namespace, self._report_flux,
                                           interval=settings.flux_interval)
+        self.tunnel: Tunnel | None = None
+        """The tunnel to the Cluster Manager (``CLUSTER_MANAGER_URL`` set), else None."""
+        manager: str | None = getattr(settings, "cluster_manager_url", None)
+        if manager:
+            self.tunnel = edge_tunnel(manager, settings.cluster_uuid, cs, kube.api.configuration)
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -91,6 +97,8 @@ class Agent:
             "status": self.reporter.run, "heartbeat": self.heartbeat, "nodes": self.nodes.run,
             "certificate": self.certificate.run, "deployments": self.deployments.run,
             "flux": self.readiness.run}
+        if self.tunnel is not None:
+            loops["tunnel"] = self.tunnel.run
         for name, loop in loops.items():
             thread = threading.Thread(target=self._guard, args=(name, loop),
                                       name=f"edge-sync-{name}", daemon=True)
@@ -108,11 +116,14 @@ class Agent:
                 self.stopping.wait(self.settings.backoff.initial)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop every loop, close the notify connection and the Kubernetes client."""
+        """Stop every loop, close the notify connection, the tunnel and the Kubernetes
+        client."""
         self.stopping.set()
         self.reporter.wake()
         self.deployments.close()
         self.notify.close()
+        if self.tunnel is not None:
+            self.tunnel.close()
         self.kube.close()
         for thread in self._threads:
             thread.join(timeout)

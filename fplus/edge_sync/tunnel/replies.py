@@ -1,0 +1,32 @@
+"""How the edge answers a stream: the API server's answer as stream headers, or its own error
+as a Kubernetes ``Status`` (what kubectl prints)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from fplus.tunnel import wire
+from fplus.tunnel.mux import Stream
+
+
+def reply(stream: Stream, status: int, headers: Iterable[tuple[str, str]]) -> None:
+    """Send the API server's status and headers (a 101 as the wire carries it)."""
+    out = wire.response_headers(status, headers)
+    stream.respond(int(out[0][1]), out[1:])
+
+
+def status_body(code: int, reason: str, message: str) -> bytes:
+    """A Kubernetes ``Status`` failure as JSON."""
+    return json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                       "status": "Failure", "message": message, "reason": reason,
+                       "code": code}).encode()
+
+
+def fail(stream: Stream, code: int, reason: str, message: str) -> None:
+    """Answer with the edge's own error (nothing reached, or came from, the API server)."""
+    body = status_body(code, reason, message)
+    stream.respond(code, [("content-type", "application/json"),
+                          ("content-length", str(len(body)))])
+    stream.write(body)
+    stream.end()
