@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fplus.config_store.client import ConfigStoreClient
 from fplus.config_store.uuids import is_uuid
@@ -43,6 +44,9 @@ class Settings:
     directory_url: str | None = None
     git_url: str | None = None
     """Base URL of the Git server for chart sources; None: derived from the self-link."""
+    cluster_manager_url: str | None = None
+    """``CLUSTER_MANAGER_URL``: the Cluster Manager as the edge reaches it, where Edge Sync
+    opens its tunnel (``/v1/cluster/<uuid>/tunnel``); None: no tunnel."""
     heartbeat_interval: float = 30.0
     flux_interval: float = 15.0
     """How often the readiness of Flux's objects and the Pods' Secret references are read
@@ -112,6 +116,18 @@ def _check(value: str | None, name: str, valid: Callable[[str], bool], rule: str
     return value
 
 
+def _http_url(value: str) -> bool:
+    """An absolute http(s) URL naming a host, with no query or fragment
+    (``https://cm.example:8443/prefix``)."""
+    try:
+        parts = urlsplit(value)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # a malformed IPv6 host, a port out of range
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.hostname) and port_ok
+            and not parts.query and not parts.fragment and not any(c.isspace() for c in value))
+
+
 def default_namespace(env: Mapping[str, str],
                       sa_file: Path = SERVICE_ACCOUNT_NAMESPACE) -> str | None:
     """``POD_NAMESPACE`` (downward API), else the mounted service account's namespace."""
@@ -130,7 +146,8 @@ def from_env(env: Mapping[str, str]) -> Settings:
     ``FPLUS_USER`` / ``FPLUS_PASSWORD`` (or ``FPLUS_USER_FILE`` / ``FPLUS_PASSWORD_FILE``
     naming files, e.g. a mounted Secret, re-read at every token fetch). Optional:
     ``POD_NAMESPACE``, ``SEALED_SECRETS_NAMESPACE``, ``SEALED_SECRETS_CONTROLLER``,
-    ``SEALED_SECRETS_PORT``, ``REALM``, ``DIRECTORY_URL``, ``GIT_URL`` and the intervals (seconds)
+    ``SEALED_SECRETS_PORT``, ``REALM``, ``DIRECTORY_URL``, ``GIT_URL``,
+    ``CLUSTER_MANAGER_URL`` (an http(s) URL; unset: no tunnel) and the intervals (seconds)
     ``HEARTBEAT_INTERVAL``, ``FLUX_INTERVAL``, ``CERT_INTERVAL``, ``CERT_RETRY``,
     ``RESYNC_INTERVAL``, ``WATCH_TIMEOUT``, ``RETRY_INITIAL``, ``RETRY_MAX``, and
     ``FPLUS_CA_FILE`` (the PEM CA bundle the Config Store's HTTPS certificate is checked
@@ -144,6 +161,9 @@ def from_env(env: Mapping[str, str]) -> Settings:
                   "a DNS-1123 label", problems)
     url = _check(env.get("CONFIG_STORE_URL"), "CONFIG_STORE_URL",
                  lambda u: u.startswith(("http://", "https://")), "an http(s) URL", problems)
+    manager = env.get("CLUSTER_MANAGER_URL") or None
+    if manager is not None:
+        _check(manager, "CLUSTER_MANAGER_URL", _http_url, "an http(s) URL", problems)
     user = _secret(env, "FPLUS_USER", problems)
     password = _secret(env, "FPLUS_PASSWORD", problems)
     if not user or not password:
@@ -173,6 +193,7 @@ def from_env(env: Mapping[str, str]) -> Settings:
         realm=env.get("REALM") or None,
         directory_url=env.get("DIRECTORY_URL") or None,
         git_url=(env.get("GIT_URL") or "").rstrip("/") or None,
+        cluster_manager_url=manager.rstrip("/") if manager else None,
         heartbeat_interval=heartbeat, flux_interval=flux, cert_interval=cert,
         cert_retry=cert_retry, resync_interval=resync, watch_timeout=watch,
         backoff=Backoff(retry_initial, retry_max))

@@ -85,6 +85,26 @@ def test_options_and_intervals() -> None:
     assert s.backoff == Backoff(0.5, 2)
 
 
+def test_cluster_manager_url_is_optional_and_names_the_tunnel() -> None:
+    assert from_env(MINIMAL).cluster_manager_url is None  # no tunnel
+    assert from_env(MINIMAL | {"CLUSTER_MANAGER_URL": ""}).cluster_manager_url is None
+    for given, kept in (("https://cm.example.com/", "https://cm.example.com"),
+                        ("http://10.0.0.5:8700", "http://10.0.0.5:8700"),
+                        ("https://edge.example:8443/fplus/", "https://edge.example:8443/fplus"),
+                        ("https://[fd00::5]:8443", "https://[fd00::5]:8443")):
+        assert from_env(MINIMAL | {"CLUSTER_MANAGER_URL": given}).cluster_manager_url == kept
+
+
+@pytest.mark.parametrize("bad", ["cm.example.com", "ftp://cm.example.com", "https://",
+                                 "https://cm.example.com/?x=1", "https://cm.example.com/#f",
+                                 "https://[fd00::5", "https://cm.example.com:99999",
+                                 "https://cm example.com", "wss://cm.example.com"])
+def test_a_cluster_manager_url_must_be_an_http_url(bad: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        from_env(MINIMAL | {"CLUSTER_MANAGER_URL": bad})
+    assert str(err.value) == f"CLUSTER_MANAGER_URL must be an http(s) URL, not {bad!r}"
+
+
 def test_namespace_from_the_service_account(tmp_path: Path) -> None:
     sa = tmp_path / "namespace"
     sa.write_text("edge-ns\n")

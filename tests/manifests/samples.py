@@ -27,9 +27,10 @@ CONSUMED_KEYS = frozenset({
     "sealed_secrets.namespace", "sealed_secrets.controller",
     "sealed_secrets.chart_version", "sealed_secrets.repo_url", "sealed_secrets.source",
 })
-OPTIONAL_KEYS = frozenset({"edge_sync.ca_env", "helm", "flux_system.version"})
-"""Keys the Cluster Manager sets only sometimes (a private CA, a chart, a Flux version);
-absent, their item renders away or their file is not selected."""
+OPTIONAL_KEYS = frozenset({"edge_sync.ca_env", "helm", "flux_system.version",
+                           "url.cluster_manager"})
+"""Keys the Cluster Manager sets only sometimes (a private CA, a chart, a Flux version, its
+own URL as edges reach it); absent, their item renders away or their file is not selected."""
 CA_ENV = {"name": "FPLUS_CA_FILE", "value": "/etc/fplus/credentials/ca.crt"}
 
 FLUX_GA = frozenset({"source.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io/v1",
@@ -39,16 +40,20 @@ FLUX_GA = frozenset({"source.toolkit.fluxcd.io/v1", "kustomize.toolkit.fluxcd.io
 def _context(uuid: str, name: str, namespace: str, git: str, config_store: str, image: str,
              credentials: str, flux_secret: str, ss_namespace: str, controller: str,
              chart_version: str, repo_url: str, values: dict[str, Any],
-             ca_env: dict[str, str] | None = None) -> dict[str, Any]:
+             ca_env: dict[str, str] | None = None,
+             cluster_manager: str | None = None) -> dict[str, Any]:
     """A context of exactly the shape the Cluster Manager renders with."""
     edge_sync: dict[str, Any] = {"image": image, "credentials_secret": credentials}
     if ca_env is not None:
         edge_sync["ca_env"] = ca_env
+    url = {"self": f"{git}/uuid/{uuid}", "config_store": config_store,
+           "helm_charts": f"{git}/uuid/{HELM_CHARTS_REPO}",
+           "flux_system": f"{git}/uuid/{FLUX_SYSTEM_REPO}"}
+    if cluster_manager is not None:
+        url["cluster_manager"] = cluster_manager
     return {
         "uuid": uuid, "name": name, "namespace": namespace,
-        "url": {"self": f"{git}/uuid/{uuid}", "config_store": config_store,
-                "helm_charts": f"{git}/uuid/{HELM_CHARTS_REPO}",
-                "flux_system": f"{git}/uuid/{FLUX_SYSTEM_REPO}"},
+        "url": url,
         "edge_sync": edge_sync,
         "flux": {"secret": flux_secret},
         "sealed_secrets": {"namespace": ss_namespace, "controller": controller,
@@ -65,22 +70,26 @@ CONTEXTS = {
         "http://127.0.0.1:8702", "http://127.0.0.1:8701",
         "ghcr.io/example/fplus-edge-sync:0.1.0", "edge-sync-credentials", "flux-secrets",
         "sealed-secrets", "sealed-secrets-controller", "2.17.3",
-        "https://bitnami-labs.github.io/sealed-secrets", {}),
+        "https://bitnami-labs.github.io/sealed-secrets", {},
+        cluster_manager="http://127.0.0.1:8700"),
     # everything different; Sealed Secrets shares our namespace (names must not collide)
     "shared-namespace": _context(
         "0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b", "line-2", "edge-ops",
         "https://git.factory.example:8443/git", "https://configdb.factory.example/",
         "registry.local:5000/fplus/edge-sync@sha256:" + "ab" * 32, "sync-creds", "git-pull",
         "edge-ops", "sealer", "2.18.5", "https://charts.mirror.example/sealed-secrets",
-        {"sealedSecrets": {"enabled": False}, "x": [1, 2]}),
+        {"sealedSecrets": {"enabled": False}, "x": [1, 2]},
+        cluster_manager="https://edge-manager.factory.example:8443/fplus"),
     # HTTPS from a private CA: Edge Sync is told where the bootstrap script put it
     "private-ca": _context(
         "22222222-3333-4444-8555-666666666666", "line-3", "fplus-edge",
         "https://192.168.1.20:8702", "https://192.168.1.20:8701",
         "ghcr.io/example/fplus-edge-sync:0.1.0", "edge-sync-credentials", "flux-secrets",
         "sealed-secrets", "sealed-secrets-controller", "2.17.3",
-        "https://bitnami-labs.github.io/sealed-secrets", {}, ca_env=CA_ENV),
-    # longest legal name; controller where kubeseal looks by default
+        "https://bitnami-labs.github.io/sealed-secrets", {}, ca_env=CA_ENV,
+        cluster_manager="https://192.168.1.20:8700"),
+    # longest legal name; controller where kubeseal looks by default; a Cluster Manager
+    # that names no URL of its own (no tunnel)
     "kube-system": _context(
         "11111111-2222-4333-8444-555555555555", "a" * 62 + "z", "f" * 63,
         "http://git.svc.cluster.local", "http://config-store.fplus.svc.cluster.local:8080",

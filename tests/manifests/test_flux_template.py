@@ -54,6 +54,19 @@ INVENTORY = [
      "fplus-edge-sync-flux-status", None),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "Role", "edge-sync", "@namespace"),
     ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "RoleBinding", "edge-sync", "@namespace"),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "fplus-tunnel-view",
+     None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "fplus-tunnel-edit",
+     None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+     "fplus-tunnel-admin", None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRole", "fplus-tunnel-nodes", None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+     "fplus-tunnel-nodes", None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRole",
+     "fplus-edge-sync-impersonate", None),
+    ("edge-sync.yaml", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding",
+     "fplus-edge-sync-impersonate", None),
     ("edge-sync.yaml", "v1", "ConfigMap", "cluster-config", "@namespace"),
     ("edge-sync.yaml", "apps/v1", "Deployment", "edge-sync", "@namespace"),
     ("sealed-secrets.yaml", "v1", "Namespace", "@sealed_secrets.namespace", None),
@@ -188,6 +201,9 @@ def test_cluster_config(rendered: Rendered, context: dict[str, Any]) -> None:
         "CONFIG_STORE_URL": context["url"]["config_store"],
         "SEALED_SECRETS_NAMESPACE": context["sealed_secrets"]["namespace"],
         "SEALED_SECRETS_CONTROLLER": context["sealed_secrets"]["controller"],
+        # where Edge Sync opens its tunnel; absent (no tunnel) when the context has none
+        **({"CLUSTER_MANAGER_URL": context["url"]["cluster_manager"]}
+           if "cluster_manager" in context["url"] else {}),
     }
     assert all(isinstance(v, str) for v in config["data"].values())
     assert all(CONFIGMAP_KEY.fullmatch(k) for k in config["data"])
@@ -267,6 +283,11 @@ RBAC = [
      ["@"]),
     ("Role", "edge-sync-sealed-secrets", "@sealed_secrets.namespace", "", "secrets",
      ["get", "list"], None),
+    ("ClusterRole", "fplus-tunnel-nodes", None, "", "nodes", ["get", "list", "watch"], None),
+    ("ClusterRole", "fplus-edge-sync-impersonate", None, "", "users", ["impersonate"],
+     ["fplus:view", "fplus:edit", "fplus:admin"]),
+    ("ClusterRole", "fplus-edge-sync-impersonate", None, "authentication.k8s.io",
+     "userextras/fplus-principal", ["impersonate"], None),
 ]
 
 
@@ -298,9 +319,11 @@ def test_rbac_grants_nothing_else(rendered: Rendered) -> None:
 
 def test_bindings_point_at_our_roles_and_service_account(rendered: Rendered,
                                                          context: dict[str, Any]) -> None:
+    """Edge Sync's ServiceAccount is bound to our own roles; nothing else is bound to them."""
     bindings = [doc for _, doc in objects(rendered)
-                if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")]
-    assert len(bindings) == 4
+                if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")
+                and not doc["metadata"]["name"].startswith("fplus-tunnel-")]
+    assert len(bindings) == 5
     for binding in bindings:
         ref = binding["roleRef"]
         assert ref["apiGroup"] == "rbac.authorization.k8s.io"

@@ -76,16 +76,19 @@ def context(settings: Settings, uuid: str, config: ClusterConfig,
                                     "credentials_secret": EDGE_SYNC_SECRET}
     if settings.edge_ca is not None:
         edge_sync["ca_env"] = {"name": "FPLUS_CA_FILE", "value": EDGE_SYNC_CA_FILE}
+    url = {"self": settings.repo_url(uuid, config["name"]),
+           "helm_charts": settings.repo_url(HELM_CHARTS_REPO,
+                                            SHARED_REPO_NAMES[HELM_CHARTS_REPO]),
+           "flux_system": settings.repo_url(FLUX_SYSTEM_REPO,
+                                            SHARED_REPO_NAMES[FLUX_SYSTEM_REPO]),
+           "config_store": settings.edge_store_url}
+    if settings.external_url:  # where Edge Sync opens its tunnel; absent: it opens none
+        url["cluster_manager"] = settings.external_url.rstrip("/")
     ctx: dict[str, object] = {
         "uuid": uuid,
         "name": config["name"],
         "namespace": config["namespace"],
-        "url": {"self": settings.repo_url(uuid, config["name"]),
-                "helm_charts": settings.repo_url(HELM_CHARTS_REPO,
-                                                 SHARED_REPO_NAMES[HELM_CHARTS_REPO]),
-                "flux_system": settings.repo_url(FLUX_SYSTEM_REPO,
-                                                 SHARED_REPO_NAMES[FLUX_SYSTEM_REPO]),
-                "config_store": settings.edge_store_url},
+        "url": url,
         "edge_sync": edge_sync,
         "flux": {"secret": FLUX_SECRET},
         "sealed_secrets": {"namespace": settings.sealed_secrets_namespace,
