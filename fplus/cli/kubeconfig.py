@@ -112,7 +112,12 @@ def kubeconfig(cluster_ref: str, out: Path | None) -> None:
     `fplus kube-credential`, the token of this login."""
     api = manager()
     cluster_uuid = refs.cluster(api, cluster_ref)
-    found = api.cluster(cluster_uuid)[0]
+    try:
+        found: Mapping[str, object] = api.cluster(cluster_uuid)[0]
+    except ApiError as exc:  # a kube grant alone does not show the cluster: by UUID, go on
+        if exc.status != 403:
+            raise
+        found = {}
     name = str(found.get("name") or cluster_ref)
     ca_file = api.profile.ca_file
     try:

@@ -27,6 +27,10 @@ HOP_BY_HOP = frozenset({
     "cookie"})
 """Headers that never cross: hop-by-hop and the caller's credentials (the edge uses its own)."""
 
+REPEATED = frozenset({"x-stream-protocol-version"})
+"""Headers Kubernetes reads as repeated fields, never as a list in one: an HTTP/1.1 server
+joins repeated fields with commas (SPDY's protocol offers would then match none)."""
+
 
 class WireError(ValueError):
     """Stream headers that are not a request we forward."""
@@ -55,7 +59,12 @@ def request_headers(method: str, path: str, headers: Iterable[tuple[str, str]], 
     """The stream headers for a client's request (``path`` under the Kubernetes API)."""
     out: Headers = [(":method", method), (":path", path), (":scheme", "https"),
                     (":authority", "kube")]
-    out += [(k.lower(), v) for k, v in headers if _crosses(k)]
+    for name, value in headers:
+        name = name.lower()
+        if not _crosses(name) or (upgrade and name == "content-length"):
+            continue  # an upgrade's bytes follow the head: no length frames them
+        out += [(name, v.strip()) for v in value.split(",")] if name in REPEATED else [
+            (name, value)]
     out += [(LEVEL, level), (PRINCIPAL, principal)]
     if upgrade:
         out.append((UPGRADE, upgrade))
