@@ -28,12 +28,23 @@ MAX_NAME = 253
 """A Kubernetes name's limit (the schema's ``maxLength`` for names)."""
 
 READY_VALUES: tuple[Readiness, ...] = ("True", "False", "Unknown")
-WAITING_REASONS = frozenset({"DependencyNotReady"})
-"""``False`` reasons that mean "waiting for another object": reported as ``Unknown``."""
-CATCHING_UP = ("SourceNotReady", "latest generation of object has not been reconciled")
-"""helm-controller's ``False`` while the HelmChart it made has not acted on its newest spec
-yet (a chart change in flight): a wait too. Any other ``SourceNotReady`` (a source that
-failed) stays a failure."""
+WAITING_REASONS = frozenset({"DependencyNotReady", "HealthCheckCanceled"})
+"""``False`` reasons that mean "waiting": for another object, or (health checks canceled)
+for the reconciliation of a newer request the controller starts at once. Reported as
+``Unknown``."""
+CATCHING_UP = (("SourceNotReady", "latest generation of object has not been reconciled"),
+               ("ArtifactFailed", "Source not ready: artifact not found"))
+"""helm-controller's ``False`` (reason, words of its message) while the HelmChart it made
+has not acted on its newest spec yet (a chart change in flight), or its artifact is not
+served yet (helm-controller waits for it as for a dependency): a wait too. Any other
+``SourceNotReady`` (a source that failed) or ``ArtifactFailed`` stays a failure."""
+STEPS = frozenset({"UninstallSucceeded"})
+"""helm-controller's ``False`` reasons that, while the object has not acted on its newest
+spec (``observedGeneration`` lags), are a step of acting on it, not its outcome:
+``UninstallSucceeded`` is the uninstall before it installs the release again (its chart
+name, release name or namespace changed: helm-controller v1.6.2 writes Ready ``False``
+"Helm uninstall succeeded …" and requeues). Once it has (no lag), the same reason is an
+outcome (a failed install remediated by uninstalling it): a failure."""
 
 
 @dataclass(frozen=True)
@@ -90,14 +101,15 @@ def _revision(kind: Kind, status: Doc) -> object:
     return status.get("lastAppliedRevision")
 
 
-def _waiting(reason: object, message: object) -> bool:
-    """A ``False`` condition that only waits for another object."""
+def _waiting(reason: object, message: object, lagging: bool) -> bool:
+    """A ``False`` condition that only waits, or (``lagging``: the object has not acted on
+    its newest spec) is a step on the way."""
     if not isinstance(reason, str):
         return False
-    if reason in WAITING_REASONS:
+    if reason in WAITING_REASONS or (lagging and reason in STEPS):
         return True
-    waits_for, saying = CATCHING_UP
-    return reason == waits_for and isinstance(message, str) and saying in message
+    return isinstance(message, str) and any(
+        reason == waits_for and saying in message for waits_for, saying in CATCHING_UP)
 
 
 def object_state(kind: Kind, obj: Doc) -> FluxObject:
@@ -106,9 +118,10 @@ def object_state(kind: Kind, obj: Doc) -> FluxObject:
     ``ready`` is the condition's status, ``"Unknown"`` without one. An object whose
     ``observedGeneration`` lags its ``generation`` has not acted on its newest spec yet: a
     ``True`` it still carries is about the old one, so it counts as ``Unknown``
-    (``reason: Progressing``); so does a ``False`` that only waits for another object
-    (:data:`WAITING_REASONS`, :data:`CATCHING_UP`): ``False`` means failed. A message is
-    kept only for objects that are not ready.
+    (``reason: Progressing``); so does a ``False`` that only waits (:data:`WAITING_REASONS`,
+    :data:`CATCHING_UP`) or, while it lags, is a step of acting on the newest spec
+    (:data:`STEPS`): ``False`` means failed (a rollout halts on it). A message is kept only
+    for objects that are not ready.
     """
     meta = as_object(obj.get("metadata"))
     status = as_object(obj.get("status"))
@@ -116,10 +129,11 @@ def object_state(kind: Kind, obj: Doc) -> FluxObject:
     ready = _readiness(cond.get("status"))
     reason = cond.get("reason")
     generation, observed = meta.get("generation"), status.get("observedGeneration")
-    if (ready == "True" and isinstance(generation, int) and isinstance(observed, int)
-            and observed < generation):
+    lagging = (isinstance(generation, int) and isinstance(observed, int)
+               and observed < generation)
+    if ready == "True" and lagging:
         ready, reason = "Unknown", "Progressing"
-    if ready == "False" and _waiting(reason, cond.get("message")):
+    if ready == "False" and _waiting(reason, cond.get("message"), lagging):
         ready = "Unknown"
     entry: FluxObject = {"kind": kind.kind, "namespace": str(meta.get("namespace") or ""),
                          "name": str(meta.get("name") or "")[:MAX_NAME], "ready": ready}

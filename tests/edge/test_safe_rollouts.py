@@ -254,12 +254,16 @@ def test_a_chart_failing_on_the_canary_halts_and_rolls_back(
         r = manager.patch(f"/v1/fleet-deployment/{fleet}", json={"chart": two}, headers=MERGE)
         assert r.status_code == 200, r.text
         halted = _rollout_when(manager, fleet, "the rollout to halt", _state("Halted"))
-        assert [f["cluster"] for f in halted["failed"]] == [ids["canary"]], halted
-        assert "refuses" in halted["failed"][0]["message"], halted
-        assert halted["updated"] == [ids["canary"]], halted
         canary = releases.get("canary")
-        assert canary and canary["spec"]["chart"]["spec"]["chart"] == "app-v2"
-        assert condition(canary).get("status") == "False", canary["status"]
+        why = (f"the rollout: {halted}; the canary's HelmRelease now: "
+               f"{(canary or {}).get('status')}")
+        assert [f["cluster"] for f in halted["failed"]] == [ids["canary"]], why
+        assert "refuses" in halted["failed"][0]["message"], (
+            f"the canary's failure is not the chart's own: {halted['failed'][0]['message']!r}; "
+            f"{why}")
+        assert halted["updated"] == [ids["canary"]], why
+        assert canary and canary["spec"]["chart"]["spec"]["chart"] == "app-v2", why
+        assert condition(canary).get("status") == "False", why
 
         # rolled back by hand: the canary is Ready at 1.0.0 again
         fplus("rollout", "rollback", FLEET)

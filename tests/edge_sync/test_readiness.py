@@ -18,6 +18,10 @@ from fplus.edge_sync.readiness import (
 )
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
+UNINSTALLED = ("Helm uninstall succeeded for release fplus-edge/app-x.v1 with chart "
+               "app-v1@1.0.0+98671c529cc4")
+"""helm-controller v1.6.2's Ready once it has uninstalled a release (then, with the
+HelmRelease's generation not yet observed, it installs it again)."""
 
 
 def _obj(name: str = "apps", *, conditions: list[dict[str, Any]] | None = None,
@@ -84,6 +88,33 @@ CASES = [
                              "chart not found")]),
      {"ready": "False", "reason": "SourceNotReady",
       "message": "HelmChart 'n/c' is not ready: chart not found",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("the uninstall before a reinstall (the chart name changed) is a step, not a failure",
+     HELM_RELEASE,
+     _obj(conditions=[_ready("False", "UninstallSucceeded", UNINSTALLED)], generation=3,
+          observedGeneration=2),
+     {"ready": "Unknown", "reason": "UninstallSucceeded", "message": UNINSTALLED,
+      "since": "2026-11-25T10:00:00Z"}),
+    ("an uninstall helm-controller ended on (a remediation) is a failure", HELM_RELEASE,
+     _obj(conditions=[_ready("False", "UninstallSucceeded", UNINSTALLED)], generation=3,
+          observedGeneration=3),
+     {"ready": "False", "reason": "UninstallSucceeded", "message": UNINSTALLED,
+      "since": "2026-11-25T10:00:00Z"}),
+    ("an artifact helm-controller waits for is a wait", HELM_RELEASE,
+     _obj(conditions=[_ready("False", "ArtifactFailed", "Source not ready: artifact not "
+                             "found. Retrying in 5s")], generation=3, observedGeneration=2),
+     {"ready": "Unknown", "reason": "ArtifactFailed",
+      "message": "Source not ready: artifact not found. Retrying in 5s",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("a chart that cannot be loaded is a failure", HELM_RELEASE,
+     _obj(conditions=[_ready("False", "ArtifactFailed", "Could not load chart: bad")]),
+     {"ready": "False", "reason": "ArtifactFailed", "message": "Could not load chart: bad",
+      "since": "2026-11-25T10:00:00Z"}),
+    ("health checks canceled for a newer reconciliation are a wait", HELM_RELEASE,
+     _obj(conditions=[_ready("False", "HealthCheckCanceled", "New reconciliation triggered "
+                             "by HelmChart/n/c")], generation=2, observedGeneration=2),
+     {"ready": "Unknown", "reason": "HealthCheckCanceled",
+      "message": "New reconciliation triggered by HelmChart/n/c",
       "since": "2026-11-25T10:00:00Z"}),
     ("texts cut to their limits", KUSTOMIZATION,
      _obj(conditions=[_ready("False", "R" * 500, "m" * 5000)]),
