@@ -243,8 +243,19 @@ def test_killing_edge_sync_answers_503_and_its_restart_brings_the_tunnel_back(
     edge.kubelet.held.add("edge-sync")  # not restarted until released
     os.killpg(process.proc.pid, signal.SIGKILL)
     killed = time.monotonic()
-    gone = wait_for(lambda: (r := _proxied(manager, cluster["uuid"])).status_code == 503 and r,
-                    timeout=10, what="503 after Edge Sync was killed")
+    seen: list[int] = []
+
+    def refused() -> list[requests.Response]:  # a Response is falsy when it is a 503
+        answer = _proxied(manager, cluster["uuid"])
+        seen.append(answer.status_code)
+        return [answer] if answer.status_code == 503 else []
+
+    try:
+        gone = wait_for(refused, timeout=10, what="503 after Edge Sync was killed")[0]
+    except AssertionError:
+        tunnel = manager.get(f"/v1/cluster/{cluster['uuid']}").json().get("tunnel")
+        raise AssertionError(f"answers {seen[:3]}…{seen[-3:]}, tunnel {tunnel}, Edge Sync "
+                             f"{'alive' if process.running() else 'dead'}") from None
     assert time.monotonic() - killed <= 10
     assert cluster["uuid"] in gone.json()["error"] and "away since" in gone.json()["error"]
     assert manager.get(f"/v1/cluster/{cluster['uuid']}").json()["tunnel"]["state"] == "down"
