@@ -55,9 +55,9 @@ class Agent:
                                           interval=settings.flux_interval)
         self.tunnel: Tunnel | None = None
         """The tunnel to the Cluster Manager (``CLUSTER_MANAGER_URL`` set), else None."""
-        manager: str | None = getattr(settings, "cluster_manager_url", None)
-        if manager:
-            self.tunnel = edge_tunnel(manager, settings.cluster_uuid, cs, kube.api.configuration)
+        if settings.cluster_manager_url:
+            self.tunnel = edge_tunnel(settings.cluster_manager_url, settings.cluster_uuid, cs,
+                                      kube.api.configuration)
         self.stopping = threading.Event()
         self._threads: list[threading.Thread] = []
 

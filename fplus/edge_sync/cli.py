@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
         epilog="Settings come from the environment: CLUSTER_UUID, CLUSTER_NAME, "
                "CONFIG_STORE_URL, FPLUS_USER/FPLUS_PASSWORD (or *_FILE), POD_NAMESPACE, "
                "SEALED_SECRETS_NAMESPACE, SEALED_SECRETS_CONTROLLER, REALM, DIRECTORY_URL, "
-               "GIT_URL; see docs/edge-sync.md.")
+               "GIT_URL, CLUSTER_MANAGER_URL (the tunnel); see docs/edge-sync.md.")
     parser.add_argument("--version", action="version", version=f"edge-sync {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="report this cluster and apply its deployments")
