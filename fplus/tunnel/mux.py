@@ -47,6 +47,8 @@ MAX_FRAME = 64 * 1024
 """The largest frame either side receives."""
 MAX_HEADER_LIST = 64 * 1024
 """The largest request or response head either side receives."""
+LINGER = 2.0
+"""Seconds a writer with nothing to send waits for more before it leaves."""
 
 
 class StreamClosed(Exception):
@@ -139,14 +141,26 @@ class Mux:
                  max_streams: int = 1000,
                  spawn: Callable[[Callable[[], None]], object] | None = None) -> None:
         self.transport, self.client, self.on_stream = transport, client, on_stream
-        self.cond = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self.cond = threading.Condition(lock)
+        """Guards the connection's state; notified whenever anything arrives."""
+        self._wake = threading.Condition(lock)
+        """The writer's wait for something to send (the same lock)."""
         self.closed = threading.Event()
         self.last_heard = time.monotonic()
         self.streams: dict[int, Stream] = {}
         self._spawn = spawn or _thread
         self._out: collections.deque[bytes] = collections.deque()
-        self._wake = threading.Condition(threading.Lock())
-        self._conn = H2Connection(H2Configuration(client_side=client, header_encoding="utf-8"))
+        self._writing = False
+        self._closing = False
+        """Whether a writer runs (one is started when there is something to send and stays
+        :data:`LINGER` seconds after: an idle tunnel holds none)."""
+        self._conn = H2Connection(H2Configuration(
+            client_side=client, header_encoding="utf-8",
+            # the peer is authenticated and both ends build their headers with fplus.tunnel.wire:
+            # checking each header field on the way out and in again costs a sixth of a request
+            validate_outbound_headers=False, normalize_outbound_headers=False,
+            validate_inbound_headers=False, normalize_inbound_headers=False))
         self._conn.local_settings = Settings(client=client, initial_values={
             SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
             SettingCodes.MAX_FRAME_SIZE: MAX_FRAME,
@@ -157,7 +171,6 @@ class Mux:
             self._conn.initiate_connection()
             self._conn.increment_flow_control_window(CONNECTION_WINDOW - 65535)
             self._queue()
-        self._spawn(self._writer)
 
     # -- opening and closing -----------------------------------------------------------------
     def open(self, headers: Headers, end: bool = False) -> Stream:
@@ -178,15 +191,21 @@ class Mux:
     def close(self) -> None:
         """End the connection: every stream is reset, the transport closed. Idempotent."""
         with self.cond:
-            if self.closed.is_set():
+            if self._closing:
                 return
+            self._closing = True
             with contextlib.suppress(H2Error):
                 self._conn.close_connection()
                 self._queue()
             self.closed.set()
             self.cond.notify_all()
-        with self._wake:
             self._wake.notify_all()
+            self._start_writer()  # it closes the transport once what is queued is sent
+
+    @property
+    def writer_running(self) -> bool:
+        """Whether a writer runs now (none on a tunnel idle for :data:`LINGER` seconds)."""
+        return self._writing
 
     def ping(self) -> None:
         """Ask the peer for a sign of life (its answer updates :attr:`last_heard`)."""
@@ -216,8 +235,6 @@ class Mux:
                     self._spawn(functools.partial(self._serve, stream))
         finally:
             self.close()
-            with self._wake:
-                self._wake.notify_all()
 
     def _handle(self, event: Event) -> Stream | None:
         """Apply one event (the lock held); a new stream the server must serve is returned."""
@@ -347,28 +364,38 @@ class Mux:
         data = self._conn.data_to_send()
         if data:
             self._out.append(data)
-            with self._wake:
-                self._wake.notify()
+            self._wake.notify()
+            self._start_writer()
+
+    def _start_writer(self) -> None:
+        """Start a writer unless one runs (the lock held)."""
+        if not self._writing:
+            self._writing = True
+            self._spawn(self._writer)
 
     def _writer(self) -> None:
+        """Send what is queued, in order; leave after :data:`LINGER` idle seconds, or close
+        the transport once the connection is closed and everything queued is sent."""
         try:
             while True:
-                with self._wake:
-                    self._wake.wait_for(lambda: bool(self._out) or self.closed.is_set())
                 with self.cond:
+                    if not self._out and not self.closed.is_set():
+                        self._wake.wait_for(lambda: bool(self._out) or self.closed.is_set(),
+                                            LINGER)
+                    if not self._out and not self.closed.is_set():
+                        self._writing = False
+                        return
                     pending = b"".join(self._out)
                     self._out.clear()
-                if pending:
-                    self.transport.send(pending)
-                elif self.closed.is_set():
-                    break
+                if not pending:
+                    break  # closed, and all sent
+                self.transport.send(pending)
         except OSError:
             pass
-        finally:
-            self.closed.set()
-            self.transport.close()
-            with self.cond:
-                self.cond.notify_all()
+        self.closed.set()
+        self.transport.close()
+        with self.cond:
+            self.cond.notify_all()
 
 
 def _thread(target: Callable[[], None]) -> threading.Thread:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from fplus.tunnel.mux import STREAM_WINDOW, Mux, Stream, StreamClosed, StreamReset
+from fplus.tunnel.mux import LINGER, STREAM_WINDOW, Mux, Stream, StreamClosed, StreamReset
 from fplus.tunnel.transport import SocketTransport
 
 pytestmark = pytest.mark.timeout(30)
@@ -58,7 +58,11 @@ def test_a_stream_carries_headers_and_a_body_larger_than_its_window(
     body = bytes(range(256)) * (3 * STREAM_WINDOW // 256)
     stream = client.open(_request("/echo"))
     assert stream.response(timeout=10) == (200, [("x-path", "/echo")])
-    writer = threading.Thread(target=lambda: (stream.write(body), stream.end()))
+    def upload() -> None:
+        stream.write(body)
+        stream.end()
+
+    writer = threading.Thread(target=upload)
     writer.start()
     assert _read_all(stream) == body
     writer.join(10)
@@ -151,3 +155,35 @@ def test_a_ping_is_answered(muxes: tuple[Mux, Mux]) -> None:
     while client.last_heard == before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert client.last_heard > before
+
+
+@pytest.mark.parametrize("muxes", [_echo], indirect=True)
+def test_an_idle_connection_holds_no_writer_and_wakes_one_to_send(
+        muxes: tuple[Mux, Mux]) -> None:
+    client, server = muxes
+    stream = client.open(_request("/before"), end=True)
+    assert _read_all(stream) == b""
+    deadline = time.monotonic() + LINGER + 10
+    while (client.writer_running or server.writer_running) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not client.writer_running and not server.writer_running
+    stream = client.open(_request("/after"))
+    stream.write(b"again")
+    stream.end()
+    assert _read_all(stream) == b"again"
+
+
+def test_a_peer_ending_the_connection_closes_the_transport() -> None:
+    a, b = socket.socketpair()
+    client = Mux(SocketTransport(a), client=True)
+    server = Mux(SocketTransport(b), client=False, on_stream=_echo)
+    runner = threading.Thread(target=client.run, daemon=True)
+    runner.start()
+    threading.Thread(target=server.run, daemon=True).start()
+    server.close()  # GOAWAY, then its socket closes
+    runner.join(10)
+    assert client.closed.is_set() and not runner.is_alive()
+    deadline = time.monotonic() + 10
+    while a.fileno() != -1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert a.fileno() == -1  # the client's transport was closed too
