@@ -14,6 +14,7 @@ import contextlib
 import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,7 +33,7 @@ from ..model.apps_and_roles import STATUS_APP, SYNC
 from ..model.setup_status import SetupStatus
 from ..services.errors import Forbidden
 from ..tunnel.limits import Refused, TunnelLimits
-from ..tunnel.service import Sent, TunnelService
+from ..tunnel.service import NoTunnel, Sent, TunnelService
 from ..tunnel.session import Session
 from ..tunnel.websocket_transport import WebSocketTransport
 from .context import caller, services
@@ -47,6 +48,8 @@ VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH"
          "DELETE": "delete", "OPTIONS": "options"}
 STREAMS = frozenset({"exec", "attach", "portforward", "proxy"})
 READ = 64 * 1024
+POLL = 1.0
+"""Seconds a read of an answer waits before it looks whether its session expired."""
 HARD_BODY_LIMIT = 64 * 1024 * 1024
 """What the door takes before the route sees a body (``--tunnel-max-body-bytes`` is checked
 by the route, and can only be lower)."""
@@ -100,17 +103,22 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
         _audit(who, cluster, level, verb, path, exc.status)
         return _refused(exc)
     try:
-        status, answer = _send(sent.stream, limits, upgrade)
+        status, answer = _send(sent, limits, upgrade, cluster)
     except Refused as exc:
         sent.close()
         _audit(who, cluster, level, verb, path, exc.status)
         return _refused(exc)
+    except BaseException:  # the client went while sending its body: nothing holds a count
+        sent.close()
+        raise
     _audit(who, cluster, level, verb, path, status)
     if status == 101:
         _switch(sent, answer, limits)
         return WebSocketDone()
-    return Response(_answer(sent, limits), status=status, headers=answer,
+    resp = Response(_answer(sent, limits, _client_socket()), status=status, headers=answer,
                     direct_passthrough=True)
+    resp.call_on_close(sent.close)  # also when the answer is never iterated
+    return resp
 
 
 def _upgrade() -> str | None:
@@ -134,14 +142,16 @@ def _check_length(limits: TunnelLimits) -> None:
                            "(--tunnel-max-body-bytes)", "tunnel-max-body-bytes")
 
 
-def _send(stream: Stream, limits: TunnelLimits, upgrade: str | None) -> tuple[int, Any]:
+def _send(sent: Sent, limits: TunnelLimits, upgrade: str | None,
+          cluster: str) -> tuple[int, Any]:
     """Send the body (none for an upgrade) and wait for the answer's head."""
+    stream = sent.stream
     try:
         if not upgrade:
-            sent, body = 0, request.stream
+            size, body = 0, request.stream
             while chunk := body.read(READ):
-                sent += len(chunk)
-                if sent > limits.max_body_bytes:
+                size += len(chunk)
+                if size > limits.max_body_bytes:
                     raise Refused(413, f"request body over {limits.max_body_bytes} bytes "
                                        "(--tunnel-max-body-bytes)", "tunnel-max-body-bytes")
                 stream.write(chunk, limits.idle_timeout)
@@ -151,6 +161,9 @@ def _send(stream: Stream, limits: TunnelLimits, upgrade: str | None) -> tuple[in
         raise Refused(408, f"the edge did not answer within {limits.idle_timeout:g} s "
                            "(--tunnel-idle-timeout)", "tunnel-idle-timeout") from None
     except StreamClosed:
+        if stream.mux.closed.is_set():  # the tunnel (or the relay to it) went meanwhile
+            sent.lost()
+            raise NoTunnel(cluster, time.time()) from None
         raise Refused(502, "the edge ended the request before answering") from None
 
 
@@ -160,19 +173,41 @@ def _client_socket() -> socket.socket | None:
 
 
 def _cut(sent: Sent, sock: socket.socket | None) -> None:
-    """End a request the session's bounds ended: the stream reset, the client cut off."""
-    sent.stream.reset()
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
+    """End a request the session's bounds ended: the stream reset and its count ended, the
+    client cut off."""
+    sent.close()
+    if sock is None:
+        return
+    # Shut the connection down through a duplicate of the socket: a write or read waiting on
+    # ``sock`` then fails as a dropped client's would (EPIPE, end of file), where gevent's own
+    # shutdown of ``sock`` fails it with EBADF, which gunicorn logs as an error.
+    with contextlib.suppress(OSError):
+        twin = socket.fromfd(sock.fileno(), sock.family, sock.type)
+        try:
+            twin.shutdown(socket.SHUT_RDWR)
+        finally:
+            twin.close()
 
 
-def _answer(sent: Sent, limits: TunnelLimits) -> Iterator[bytes]:
-    """The answer's body as it arrives, paced, cut by the session's bounds."""
-    sock = _client_socket()
+def _received(stream: Stream, session: Session) -> Iterator[bytes]:
+    """``stream``'s data as it arrives, until it ends or ``session`` expired (its reset of
+    the stream does not wake a read already waiting: reads wait :data:`POLL` s at most)."""
+    while session.expired is None:
+        try:
+            chunk = stream.read(POLL)
+        except TimeoutError:
+            continue
+        if not chunk:
+            return
+        yield chunk
+
+
+def _answer(sent: Sent, limits: TunnelLimits, sock: socket.socket | None) -> Iterator[bytes]:
+    """The answer's body as it arrives, paced, cut by the session's bounds (it runs after
+    the request's context is gone: ``sock`` is the client's, taken before)."""
     session = Session(limits, lambda setting: _cut(sent, sock))
     try:
-        while chunk := sent.stream.read():
+        for chunk in _received(sent.stream, session):
             session.moved(len(chunk), paced=True)
             yield chunk
     except StreamClosed:
@@ -206,7 +241,7 @@ def _switch(sent: Sent, answer: Any, limits: TunnelLimits) -> None:
         sock.sendall(head.encode("latin-1"))
         uploader = threading.Thread(target=upload, daemon=True)
         uploader.start()
-        while chunk := stream.read():
+        for chunk in _received(stream, session):
             session.moved(len(chunk), paced=True)
             sock.sendall(chunk)
     except (OSError, StreamClosed):

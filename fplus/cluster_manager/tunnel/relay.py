@@ -16,6 +16,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 
 from fplus.tunnel import wire
@@ -107,6 +108,11 @@ class RelayClients:
         ``OSError`` if that replica cannot be reached."""
         return self._mux(relay).open([*headers, (KEY, self.key), (CLUSTER, cluster)])
 
+    def reach(self, relay: str) -> None:
+        """Connect to the replica at ``relay`` unless connected; ``OSError`` if it cannot be
+        reached."""
+        self._mux(relay)
+
     def _mux(self, relay: str) -> Mux:
         with self._lock:
             mux = self._muxes.get(relay)
@@ -116,6 +122,20 @@ class RelayClients:
             sock = socket.create_connection((host.strip("[]"), int(port)), CONNECT_TIMEOUT)
             sock.settimeout(None)
             mux = Mux(SocketTransport(sock), client=True)
+            since = mux.last_heard  # before its reader may hear anything
             threading.Thread(target=mux.run, daemon=True).start()
+            _heard_from(mux, since, relay, CONNECT_TIMEOUT)
             self._muxes[relay] = mux
             return mux
+
+
+def _heard_from(mux: Mux, since: float, relay: str, timeout: float) -> None:
+    """Wait for the replica's first bytes (its HTTP/2 settings) after ``since``: a replica
+    being killed may still take a connection (its listening socket not yet closed) but
+    never answers on it. ``OSError`` if nothing came within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while mux.last_heard == since:
+        if mux.closed.is_set() or time.monotonic() >= deadline:
+            mux.close()
+            raise OSError(f"the replica at {relay} took the connection but did not answer")
+        time.sleep(0.01)

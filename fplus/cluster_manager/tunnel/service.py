@@ -45,6 +45,9 @@ class Sent:
 
     stream: Stream
     release: Callable[[], None]
+    lost: Callable[[], None] = lambda: None
+    """Called when the connection carrying the stream closed before its answer: a relay's
+    replica that cannot be reached again is marked away in the table."""
 
     def close(self) -> None:
         """Done with it: reset the stream unless it ended, and end its count."""
@@ -114,10 +117,21 @@ class TunnelService:
             except BaseException:
                 release()
                 raise
-        return Sent(self._remote(cluster, headers), lambda: None)
-
-    def _remote(self, cluster: str, headers: Headers) -> Stream:
         where = self.table.find(cluster)
+        return Sent(self._remote(cluster, headers, where), lambda: None,
+                    lambda: self._probe(cluster, where))
+
+    def _probe(self, cluster: str, where: Where | None) -> None:
+        """The relay to ``cluster``'s tunnel closed mid-request: if its replica cannot be
+        reached again, its row is marked away (a replica that died cannot clear its rows)."""
+        if where is None or where.relay is None:
+            return
+        try:
+            self.relays.reach(where.relay)
+        except OSError:
+            self.table.down(cluster, str(where.connection))
+
+    def _remote(self, cluster: str, headers: Headers, where: Where | None) -> Stream:
         if where is None or not where.connected or where.relay is None:
             raise NoTunnel(cluster, where.since if where is not None else None)
         if where.relay == self.relay_address:  # ours, and gone: we would hold it

@@ -42,10 +42,12 @@ class Session:
     def _watch(self) -> None:
         while not self._done.wait(CHECK_EVERY):
             now = time.monotonic()
+            setting = None
             if now - self.started >= self.limits.max_session_seconds:
-                self.expired = "tunnel-max-session-seconds"
+                setting = "tunnel-max-session-seconds"
             elif now - self.last >= self.limits.idle_timeout:
-                self.expired = "tunnel-idle-timeout"
-            if self.expired:
-                self.on_expire(self.expired)
+                setting = "tunnel-idle-timeout"
+            if setting:
+                self.on_expire(setting)
+                self.expired = setting  # after: whoever sees it sees the request cut
                 return
