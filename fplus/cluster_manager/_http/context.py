@@ -25,7 +25,7 @@ from ..services.errors import Forbidden, Unauthorized
 from ..services.fleet.repo_heads import RepoHeads
 from ..services.fleet.rows import FleetRows
 from ..services.secrets.sealed_secrets import SecretService
-from ..tunnel.service import TunnelService
+from ..tunnel.routing import TunnelService
 
 
 class QueueDepth(Protocol):

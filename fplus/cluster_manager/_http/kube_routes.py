@@ -32,9 +32,9 @@ from ..audit import Entry
 from ..model.apps_and_roles import STATUS_APP, SYNC
 from ..model.setup_status import SetupStatus
 from ..services.errors import Forbidden
-from ..tunnel.limits import Refused, TunnelLimits
-from ..tunnel.service import NoTunnel, Sent, TunnelService
-from ..tunnel.session import Session
+from ..tunnel.bounds import Refused, TunnelLimits
+from ..tunnel.routing import NoTunnel, Sent, TunnelService
+from ..tunnel.request_clock import Session
 from ..tunnel.websocket_transport import WebSocketTransport
 from .context import caller, services
 

@@ -53,7 +53,7 @@ from ..services.secrets.reseal import Resealer
 from ..services.secrets.sealed_secrets import SecretService
 from ..services.secrets.sealing_keys import SealingKeys
 from ..tunnel.options import TunnelOptions
-from ..tunnel.service import TunnelService
+from ..tunnel.routing import TunnelService
 from ..tunnel.table import TunnelTable
 
 

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .limits import TunnelLimits
+from .bounds import TunnelLimits
 
 
 @dataclass(frozen=True)

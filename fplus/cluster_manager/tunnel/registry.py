@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from fplus.tunnel.mux import Headers, Mux, Stream
 
-from .limits import TunnelLimits, too_many
+from .bounds import TunnelLimits, too_many
 
 
 @dataclass

@@ -24,7 +24,7 @@ from fplus.tunnel.mux import Headers, Mux, Stream, StreamClosed
 from fplus.tunnel.splice import splice
 from fplus.tunnel.transport import SocketTransport
 
-from .limits import Refused
+from .bounds import Refused
 from .registry import Tunnels
 
 log = logging.getLogger(__name__)

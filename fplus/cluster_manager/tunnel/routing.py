@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fplus.tunnel.mux import Headers, Mux, Stream, StreamClosed
 from fplus.tunnel.transport import Transport
 
-from .limits import Refused, TunnelLimits
+from .bounds import Refused, TunnelLimits
 from .registry import Tunnel, Tunnels
 from .relay import RelayClients, RelayServer, relay_key
 from .table import TunnelTable, Where

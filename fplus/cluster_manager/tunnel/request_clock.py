@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .limits import TunnelLimits
+from .bounds import TunnelLimits
 
 CHECK_EVERY = 1.0
 """Seconds between a session's checks of its clocks."""
