@@ -72,6 +72,7 @@ class Stream:
         self.remote_ended = False
         self.local_ended = False
         self.reset_by_peer = False
+        self.reset_here = False
 
     def header(self, name: str) -> str | None:
         """A request header's value (``name`` in lower case)."""
@@ -110,8 +111,8 @@ class Stream:
             if not self.mux.cond.wait_for(
                     lambda: self._data or self.remote_ended or self._gone(), timeout):
                 raise TimeoutError("nothing to read in time")
-            if not self._data:
-                if self.remote_ended and not self.reset_by_peer:
+            if not self._data or self.reset_here:
+                if self.remote_ended and not self._gone():
                     self.mux.forget_if_done(self)
                     return b""
                 raise StreamReset(f"stream {self.id} was reset")
@@ -125,7 +126,7 @@ class Stream:
         self.mux.reset_stream(self)
 
     def _gone(self) -> bool:
-        return self.reset_by_peer or self.mux.closed.is_set()
+        return self.reset_by_peer or self.reset_here or self.mux.closed.is_set()
 
     def received(self, data: bytes, flowed: int) -> None:
         self._data.append((data, flowed))
@@ -322,6 +323,9 @@ class Mux:
 
     def reset_stream(self, stream: Stream) -> None:
         with self.cond:
+            if not (stream.local_ended and stream.remote_ended):
+                stream.reset_here = True  # a read waiting on it wakes and says so
+                self.cond.notify_all()
             stream.local_ended = True
             if self.streams.pop(stream.id, None) is None or self.closed.is_set():
                 return

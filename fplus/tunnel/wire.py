@@ -24,8 +24,10 @@ STATUS = "x-fplus-status"
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer",
     "upgrade", "host", "proxy-authorization", "proxy-authenticate", "authorization",
-    "cookie"})
-"""Headers that never cross: hop-by-hop and the caller's credentials (the edge uses its own)."""
+    "cookie", "content-length"})
+"""Headers that never cross: hop-by-hop, the caller's credentials (the edge uses its own),
+and a body's length (each hop frames it again: HTTP/2 would end the whole connection over
+a length the bytes do not match, and an upgrade's bytes follow a length of 0)."""
 
 REPEATED = frozenset({"x-stream-protocol-version"})
 """Headers Kubernetes reads as repeated fields, never as a list in one: an HTTP/1.1 server
@@ -61,8 +63,8 @@ def request_headers(method: str, path: str, headers: Iterable[tuple[str, str]], 
                     (":authority", "kube")]
     for name, value in headers:
         name = name.lower()
-        if not _crosses(name) or (upgrade and name == "content-length"):
-            continue  # an upgrade's bytes follow the head: no length frames them
+        if not _crosses(name):
+            continue
         out += [(name, v.strip()) for v in value.split(",")] if name in REPEATED else [
             (name, value)]
     out += [(LEVEL, level), (PRINCIPAL, principal)]

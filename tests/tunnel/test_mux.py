@@ -187,3 +187,24 @@ def test_a_peer_ending_the_connection_closes_the_transport() -> None:
     while a.fileno() != -1 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert a.fileno() == -1  # the client's transport was closed too
+
+
+@pytest.mark.parametrize("muxes", [_hold], indirect=True)
+def test_a_reset_here_wakes_a_read_waiting_on_the_stream(muxes: tuple[Mux, Mux]) -> None:
+    client, _ = muxes
+    stream = client.open(_request("/hang-on-echo"))
+    stream.response(timeout=10)
+    failed: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            stream.read()  # no timeout: only the reset ends it
+        except StreamReset as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=wait)
+    reader.start()
+    time.sleep(0.2)
+    stream.reset()
+    reader.join(5)
+    assert not reader.is_alive() and failed

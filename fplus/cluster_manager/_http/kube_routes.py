@@ -33,8 +33,8 @@ from ..model.apps_and_roles import STATUS_APP, SYNC
 from ..model.setup_status import SetupStatus
 from ..services.errors import Forbidden
 from ..tunnel.bounds import Refused, TunnelLimits
-from ..tunnel.routing import NoTunnel, Sent, TunnelService
 from ..tunnel.request_clock import Session
+from ..tunnel.routing import NoTunnel, Sent, TunnelService
 from ..tunnel.websocket_transport import WebSocketTransport
 from .context import caller, services
 
@@ -68,12 +68,18 @@ def tunnel(cluster: str) -> Response | tuple[Response, int]:
     """The WebSocket an edge's Edge Sync keeps open (its own cluster's only)."""
     tunnels = _tunnels()
     who = caller()
-    setup = SetupStatus.parse(services().cs.get_config(STATUS_APP, cluster))
-    if not setup.exists or setup.account(SYNC).uuid != who.uuid:
+    if not _is_edge_sync(cluster, who):
         raise Forbidden("only the cluster's own Edge Sync may open its tunnel")
     if "websocket" not in request.headers.get("Upgrade", "").lower():
         return not_upgraded()
     return serve_websocket(lambda ws: tunnels.serve_edge(cluster, WebSocketTransport(ws)))
+
+
+def _is_edge_sync(cluster: str, who: Caller) -> bool:
+    """Whether ``who`` is the cluster's Edge Sync (a function of its own: the status entry
+    read is not held for the tunnel's life)."""
+    setup = SetupStatus.parse(services().cs.get_config(STATUS_APP, cluster))
+    return setup.exists and setup.account(SYNC).uuid == who.uuid
 
 
 @bp.route("/v1/cluster/<cluster:cluster>/kube/<path:path>", methods=METHODS)

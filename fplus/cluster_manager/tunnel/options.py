@@ -30,6 +30,16 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
     return parse
 
 
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The most ``--tunnel-max-body-bytes`` may be: what the door reads before the route."""
+
+
+def _body_bytes(value: str) -> int:
+    if not value.isdigit() or not 0 < int(value) <= MAX_BODY_BYTES:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a size from 1 to {MAX_BODY_BYTES}")
+    return int(value)
+
+
 def _rate(value: str) -> int:
     if not value.isdigit():
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 0")
@@ -54,8 +64,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                        default=d.max_streams_per_principal,
                        help="requests one principal has open at once on one cluster's "
                             "tunnel (429)")
-    group.add_argument("--tunnel-max-body-bytes", type=_positive(int),
-                       default=d.max_body_bytes, help="a request body's size (413)")
+    group.add_argument("--tunnel-max-body-bytes", type=_body_bytes,
+                       default=d.max_body_bytes,
+                       help=f"a request body's size (413; at most {MAX_BODY_BYTES})")
     group.add_argument("--tunnel-idle-timeout", type=_positive(float),
                        default=d.idle_timeout,
                        help="seconds a request may move nothing either way (408, or cut)")

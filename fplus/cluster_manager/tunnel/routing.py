@@ -97,6 +97,11 @@ class TunnelService:
     def _keepalive(self) -> None:
         while True:
             time.sleep(PING_EVERY)
+            try:
+                self.table.beat(self.relay_address)
+            except Exception:  # the database is away: the rows go stale, the tunnels stay
+                log.warning("tunnels: could not mark this replica's tunnels heard",
+                            exc_info=True)
             for tunnel in self.tunnels.all():
                 if time.monotonic() - tunnel.mux.last_heard > SILENT_FOR:
                     log.warning("cluster %s: tunnel silent for %.0f s; dropped",
@@ -109,8 +114,8 @@ class TunnelService:
     def request(self, cluster: str, headers: Headers, principal: str) -> Sent:
         """A request to ``cluster``'s edge, here or through the replica holding its tunnel;
         :class:`NoTunnel` or another :class:`Refused` if it cannot be sent."""
-        local = self.tunnels.get(cluster)
-        if local is not None and not local.mux.closed.is_set():
+        local = self._fresh(cluster)
+        if local is not None:
             release = local.admit(principal)
             try:
                 return Sent(self._open(local, headers), release)
@@ -120,6 +125,16 @@ class TunnelService:
         where = self.table.find(cluster)
         return Sent(self._remote(cluster, headers, where), lambda: None,
                     lambda: self._probe(cluster, where))
+
+    def _fresh(self, cluster: str) -> Tunnel | None:
+        """The cluster's tunnel here, if it is open and was heard within two pings (one that
+        went quiet may be half-open while its edge has connected to another replica)."""
+        local = self.tunnels.get(cluster)
+        if local is None or local.mux.closed.is_set():
+            return None
+        if time.monotonic() - local.mux.last_heard > 2 * PING_EVERY:
+            return None
+        return local
 
     def _probe(self, cluster: str, where: Where | None) -> None:
         """The relay to ``cluster``'s tunnel closed mid-request: if its replica cannot be
@@ -133,7 +148,7 @@ class TunnelService:
 
     def _remote(self, cluster: str, headers: Headers, where: Where | None) -> Stream:
         if where is None or not where.connected or where.relay is None:
-            raise NoTunnel(cluster, where.since if where is not None else None)
+            raise NoTunnel(cluster, where.away_since if where is not None else None)
         if where.relay == self.relay_address:  # ours, and gone: we would hold it
             self.table.down(cluster, str(where.connection))
             raise NoTunnel(cluster, time.time())
@@ -156,13 +171,15 @@ class TunnelService:
     def state(self, cluster: str) -> dict[str, object]:
         """``{state: connected|down, since}`` of ``cluster``'s tunnel (since None: its edge
         never connected)."""
-        local = self.tunnels.get(cluster)
-        if local is not None and not local.mux.closed.is_set():
+        local = self._fresh(cluster)
+        if local is not None:
             return {"state": "connected", "since": iso(local.since)}
         where: Where | None = self.table.find(cluster)
         if where is None:
             return {"state": "down", "since": None}
-        return {"state": "connected" if where.connected else "down", "since": iso(where.since)}
+        if where.connected:
+            return {"state": "connected", "since": iso(where.since)}
+        return {"state": "down", "since": iso(where.away_since)}
 
     def forget(self, cluster: str) -> None:
         """A deleted cluster: its row goes, its tunnel (if here) is closed."""
