@@ -62,6 +62,9 @@ class StreamReset(StreamClosed):
 class Stream:
     """One request and its response on a :class:`Mux`."""
 
+    __slots__ = ("_data", "buffered", "headers", "id", "local_ended", "mux", "remote_ended",
+                 "reset_by_peer", "reset_here", "response_headers", "status")
+
     def __init__(self, mux: Mux, stream_id: int, headers: Headers) -> None:
         self.mux, self.id, self.headers = mux, stream_id, headers
         self.status: int | None = None
@@ -136,6 +139,9 @@ class Stream:
 class Mux:
     """An HTTP/2 connection as streams: ``client`` opens them (:meth:`open`), the server gets
     each in a new thread (``on_stream``)."""
+
+    __slots__ = ("_closing", "_conn", "_out", "_spawn", "_wake", "_writing", "client",
+                 "closed", "cond", "last_heard", "on_stream", "streams", "transport")
 
     def __init__(self, transport: Transport, *, client: bool,
                  on_stream: Callable[[Stream], None] | None = None,

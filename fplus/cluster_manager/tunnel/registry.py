@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import threading
 import time
 import uuid
@@ -14,7 +13,7 @@ from fplus.tunnel.mux import Headers, Mux, Stream
 from .bounds import TunnelLimits, too_many
 
 
-@dataclass
+@dataclass(slots=True)
 class Tunnel:
     """One edge's connection to this replica."""
 
@@ -24,7 +23,7 @@ class Tunnel:
     connection: str = field(default_factory=lambda: uuid.uuid4().hex)
     since: float = field(default_factory=time.time)
     _open: int = 0
-    _by_principal: collections.Counter[str] = field(default_factory=collections.Counter)
+    _by_principal: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def admit(self, principal: str) -> Callable[[], None]:
@@ -34,12 +33,12 @@ class Tunnel:
             if self._open >= self.limits.max_streams_per_cluster:
                 raise too_many("this cluster's tunnel", "tunnel-max-streams-per-cluster",
                                self.limits.max_streams_per_cluster)
-            if self._by_principal[principal] >= self.limits.max_streams_per_principal:
+            if self._by_principal.get(principal, 0) >= self.limits.max_streams_per_principal:
                 raise too_many(f"{principal} on this cluster's tunnel",
                                "tunnel-max-streams-per-principal",
                                self.limits.max_streams_per_principal)
             self._open += 1
-            self._by_principal[principal] += 1
+            self._by_principal[principal] = self._by_principal.get(principal, 0) + 1
         released = threading.Event()
 
         def release() -> None:
