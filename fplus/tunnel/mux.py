@@ -124,6 +124,20 @@ class Stream:
             self.mux.acknowledge(self, flowed)
             return data
 
+    def received_whole(self) -> bytes | None:
+        """Everything the peer sent, if it has ended already (taken at once, no wait); else
+        None: the answer is still coming."""
+        with self.mux.cond:
+            if not self.remote_ended or self._gone():
+                return None
+            whole = b"".join(data for data, _ in self._data)
+            flowed = sum(size for _, size in self._data)
+            self._data.clear()
+            self.buffered = 0
+            self.mux.acknowledge(self, flowed)
+            self.mux.forget_if_done(self)
+            return whole
+
     def reset(self) -> None:
         """Abandon the stream in both directions (the peer sees a reset); idempotent."""
         self.mux.reset_stream(self)

@@ -208,3 +208,20 @@ def test_a_reset_here_wakes_a_read_waiting_on_the_stream(muxes: tuple[Mux, Mux])
     stream.reset()
     reader.join(5)
     assert not reader.is_alive() and failed
+
+
+@pytest.mark.parametrize("muxes", [_echo], indirect=True)
+def test_an_answer_already_ended_is_taken_whole_and_one_still_coming_is_not(
+        muxes: tuple[Mux, Mux]) -> None:
+    client, _ = muxes
+    stream = client.open(_request("/whole"))
+    stream.response(timeout=10)
+    assert stream.received_whole() is None  # the echo has not ended: we have not
+    stream.write(b"part one, ")
+    stream.write(b"part two")
+    stream.end()
+    deadline = time.monotonic() + 10
+    while not stream.remote_ended and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stream.received_whole() == b"part one, part two"
+    assert not client.streams

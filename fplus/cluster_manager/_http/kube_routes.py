@@ -48,8 +48,6 @@ VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH"
          "DELETE": "delete", "OPTIONS": "options"}
 STREAMS = frozenset({"exec", "attach", "portforward", "proxy"})
 READ = 64 * 1024
-POLL = 1.0
-"""Seconds a read of an answer waits before it looks whether its session expired."""
 HARD_BODY_LIMIT = 64 * 1024 * 1024
 """What the door takes before the route sees a body (``--tunnel-max-body-bytes`` is checked
 by the route, and can only be lower)."""
@@ -121,6 +119,10 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
     if status == 101:
         _switch(sent, answer, limits)
         return WebSocketDone()
+    whole = sent.stream.received_whole()
+    if whole is not None:  # the edge answered in full already (most GETs): no streaming
+        sent.close()
+        return Response(whole, status=status, headers=answer)
     resp = Response(_answer(sent, limits, _client_socket()), status=status, headers=answer,
                     direct_passthrough=True)
     resp.call_on_close(sent.close)  # also when the answer is never iterated
@@ -196,15 +198,9 @@ def _cut(sent: Sent, sock: socket.socket | None) -> None:
 
 
 def _received(stream: Stream, session: Session) -> Iterator[bytes]:
-    """``stream``'s data as it arrives, until it ends or ``session`` expired (its reset of
-    the stream does not wake a read already waiting: reads wait :data:`POLL` s at most)."""
-    while session.expired is None:
-        try:
-            chunk = stream.read(POLL)
-        except TimeoutError:
-            continue
-        if not chunk:
-            return
+    """``stream``'s data as it arrives, until it ends or ``session`` expired (the expiry
+    resets the stream, which wakes a read waiting on it)."""
+    while session.expired is None and (chunk := stream.read()):
         yield chunk
 
 
