@@ -51,6 +51,15 @@ PROBE_PORT = 1
 READY = b"kwok-forward-ready\n"
 
 
+TRANSPORTS = {
+    "websocket": {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "true",
+                  "KUBECTL_PORT_FORWARD_WEBSOCKETS": "true"},
+    "spdy": {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false",
+             "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}}
+"""kubectl's environment for its two ways to upgrade exec and port-forward (the API server
+turns WebSocket into SPDY to the kubelet; kubectl falls back to SPDY only when the upgrade
+fails)."""
+
 def _plane(edge: Edge | ControlPlane) -> ControlPlane:
     return edge if isinstance(edge, ControlPlane) else edge.plane
 

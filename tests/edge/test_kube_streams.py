@@ -20,6 +20,7 @@ import pytest
 from harness.realedge import Edge
 from harness.realedge.controlplane import kubeconfig
 from harness.realedge.streams import (
+    TRANSPORTS,
     EchoServer,
     PodStreams,
     echo_server,
@@ -32,13 +33,6 @@ from harness.stack import wait_for
 
 NAMESPACE = "line-streams"
 POD = "press-0"
-# kubectl's two ways to upgrade exec and port-forward (the API server turns WebSocket into
-# SPDY to the kubelet; kubectl falls back to SPDY only when the upgrade fails)
-TRANSPORTS = {
-    "websocket": {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "true",
-                  "KUBECTL_PORT_FORWARD_WEBSOCKETS": "true"},
-    "spdy": {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false",
-             "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}}
 
 
 @pytest.fixture(params=list(TRANSPORTS))

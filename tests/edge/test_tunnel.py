@@ -31,6 +31,7 @@ from fplus.config_store import uuids
 from harness import edgetools
 from harness.realedge import Edge
 from harness.realedge.streams import (
+    TRANSPORTS,
     EchoServer,
     KubectlStream,
     PodStreams,
@@ -50,11 +51,6 @@ NAME = "tunnel-line"
 WORK = "line-work"
 POD = "press-0"
 PASSWORD = "pw-tunnel-" + "x" * 8
-TRANSPORTS = {
-    "websocket": {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "true",
-                  "KUBECTL_PORT_FORWARD_WEBSOCKETS": "true"},
-    "spdy": {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false",
-             "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}}
 
 
 @pytest.fixture(scope="module")
