@@ -10,6 +10,9 @@ with its body. The answer depends on the path's first part (anything else is ech
   end (a watch's first event arrives before the edge ends it);
 - ``/tick``: a line every ``?gap=`` seconds (0.2), until the stream is reset;
 - ``/flood``: 64 KiB chunks as fast as the tunnel takes them, until the stream is reset;
+- ``/sized``: ``?size=`` bytes (:func:`sized_body`) in 4 KiB chunks as fast as the tunnel
+  takes them, and the end; with ``?pause=``, the head, then that many seconds, then the bytes
+  (the answer is still coming when its head is read);
 - ``/hang``: the body read, then no answer ever (until the stream is reset);
 - an upgrade (``x-fplus-upgrade``): a 101 with the headers an API server would send, then
   every received chunk echoed back prefixed with ``echo:`` (with ``?ticks=N``: N lines, one
@@ -205,6 +208,9 @@ class StandInEdge:
                 self.arrived.put(seen)
                 if first == "stream":
                     self._stream(stream)
+                elif first == "sized":
+                    _sized(stream, int(query.get("size", "100000")),
+                           float(query.get("pause", "0")))
                 elif first in ("tick", "flood"):
                     _endless(stream, float(query.get("gap", "0.2")) if first == "tick" else 0)
                 else:
@@ -266,6 +272,21 @@ def _endless(stream: Stream, gap: float) -> None:
                 time.sleep(gap)
             else:
                 stream.write(b"x" * FLOOD_CHUNK, 30)
+
+
+def sized_body(size: int) -> bytes:
+    """What ``/sized?size=<size>`` answers (bytes 0 to 255 over and over)."""
+    return (bytes(range(256)) * (size // 256 + 1))[:size]
+
+
+def _sized(stream: Stream, size: int, pause: float) -> None:
+    body = sized_body(size)
+    stream.respond(200, [("content-type", "application/octet-stream")])
+    time.sleep(pause)
+    with contextlib.suppress(StreamClosed):
+        for start in range(0, size, 4096):
+            stream.write(body[start:start + 4096], 30)
+        stream.end()
 
 
 def _wait_for_reset(stream: Stream) -> None:
