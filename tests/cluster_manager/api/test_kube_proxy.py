@@ -243,9 +243,7 @@ def test_an_edge_going_away_gives_503_within_10_s_and_coming_back_serves_again(
 @pytest.mark.parametrize(("replica", "pause", "size"), [
     pytest.param("a", 1, 100_000, id="streamed"),
     pytest.param("b", 1, 40_000, id="streamed-relayed"),
-    pytest.param("a", 0, 40_000, id="sent-whole", marks=pytest.mark.xfail(
-        strict=False, reason="an answer already whole when its head is read goes back in "
-                             "one piece, unpaced (kube_routes: received_whole)"))])
+    pytest.param("a", 0, 40_000, id="sent-whole")])
 def test_an_answer_moves_no_faster_than_the_bytes_per_second_setting(
         a: ServiceProcess, b: ServiceProcess, site: Site, edge: StandInEdge, viewer: User,
         replica: str, pause: float, size: int) -> None:
