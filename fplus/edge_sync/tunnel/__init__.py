@@ -16,9 +16,10 @@ from kubernetes import client
 from .apiserver import ApiServer
 from .connection import tunnel_url
 from .forward import Forwarder
-from .session import Tokens, Tunnel
+from .session import Tokens, Tunnel, Workers, edge_mux
 
-__all__ = ["ApiServer", "Forwarder", "Tokens", "Tunnel", "edge_tunnel", "tunnel_url"]
+__all__ = ["ApiServer", "Forwarder", "Tokens", "Tunnel", "Workers", "edge_mux", "edge_tunnel",
+           "tunnel_url"]
 
 
 def edge_tunnel(manager_url: str, cluster_uuid: str, tokens: Tokens,

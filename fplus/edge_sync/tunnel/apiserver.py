@@ -6,19 +6,26 @@ service account's CA, and its token file, which the client re-reads every minute
 kubelet rotates it); :meth:`ApiServer.authorization` asks the client each time, so a rotated
 token is used as soon as the client has it. From a kubeconfig, its client certificate,
 token or exec plugin are used the same way.
+
+Plain requests go over kept HTTP/1.1 connections (:class:`Kept`, spoken with h11: less than
+half the CPU urllib3 and ``http.client`` spend on one request and its answer), at most
+:data:`POOL_SIZE` of them idle.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-import urllib3
+import h11
 from kubernetes import client
+from urllib3.util.wait import wait_for_read
 
 from fplus.tunnel.wire import KubeRequest
 
@@ -34,6 +41,16 @@ impersonated extra: the rest of a path segment's ``pchar`` (so ``alice@example.c
 as it is, and a space, ``%``, ``/`` or a non-ASCII letter is percent-encoded as UTF-8)."""
 CONNECT_TIMEOUT = 10.0
 POOL_SIZE = 16
+"""The most idle connections kept (more are opened when more requests run at once)."""
+MAX_HEAD = 64 * 1024
+"""The largest response head accepted from the API server."""
+READ = 64 * 1024
+"""The most bytes read from the API server at once."""
+LOOK_AFTER = 1.0
+"""Seconds idle after which a kept connection is looked at (has the server closed it?)
+before it is used again. One used more lately is taken as it is for a request that may be
+sent twice (:mod:`.forward` sends it again on a new connection if the server had closed
+the kept one): the look is a system call, a greenlet switch under gevent."""
 
 
 def principal_value(principal: str) -> str:
@@ -56,7 +73,8 @@ class ApiServer:
     authorization: Callable[[], str | None]
     """The ``Authorization`` value (``Bearer <token>``), None for a client certificate."""
     connect_timeout: float = CONNECT_TIMEOUT
-    _pool: urllib3.HTTPConnectionPool | None = field(default=None, repr=False)
+    _idle: list[Kept] = field(default_factory=list, repr=False)
+    _closed: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -110,21 +128,35 @@ class ApiServer:
                 (IMPERSONATE_PRINCIPAL, principal_value(request.principal))]
         return out
 
-    def pool(self) -> urllib3.HTTPConnectionPool:
-        """Kept connections to the API server for plain requests (made at first use)."""
-        with self._lock:
-            if self._pool is None:
-                timeout = urllib3.Timeout(connect=self.connect_timeout, read=None)
-                if self.scheme == "https":
-                    self._pool = urllib3.HTTPSConnectionPool(
-                        self.host, self.port, maxsize=POOL_SIZE, block=False, retries=False,
-                        timeout=timeout, ssl_context=self.ssl_context,
-                        server_hostname=self.server_hostname)
-                else:
-                    self._pool = urllib3.HTTPConnectionPool(
-                        self.host, self.port, maxsize=POOL_SIZE, block=False, retries=False,
-                        timeout=timeout)
-            return self._pool
+    def connection(self, *, new: bool = False, look: bool = True) -> Kept:
+        """A connection for a plain request: the idle one used last, unless the server
+        closed it, or (none, or ``new``) a new one. ``look``: always look whether the
+        server closed it (else only one idle for :data:`LOOK_AFTER` s). Raises
+        ``OSError`` (``ssl.SSLError`` included)."""
+        while not new:
+            with self._lock:
+                kept = self._idle.pop() if self._idle else None
+            if kept is None:
+                break
+            fresh = not look and time.monotonic() - kept.idle_since < LOOK_AFTER
+            if fresh or kept.usable():
+                kept.reused = True
+                return kept
+            kept.close()
+        sock = self.open_socket()
+        sock.settimeout(None)  # a watch may be quiet for long
+        return Kept(sock, h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD))
+
+    def keep(self, kept: Kept) -> None:
+        """Take back a connection whose answer was read whole (others are closed)."""
+        if kept.conn.our_state is h11.DONE and kept.conn.their_state is h11.DONE:
+            kept.conn.start_next_cycle()
+            kept.idle_since = time.monotonic()
+            with self._lock:
+                if not self._closed and len(self._idle) < POOL_SIZE:
+                    self._idle.append(kept)
+                    return
+        kept.close()
 
     def open_socket(self) -> socket.socket:
         """A new connection of its own (TLS when the server speaks it), for an upgrade.
@@ -141,8 +173,54 @@ class ApiServer:
             raise
 
     def close(self) -> None:
-        """Release the kept connections."""
+        """Release the kept connections (and keep none after: the tunnel is closing)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+            idle, self._idle, self._closed = self._idle, [], True
+        for kept in idle:
+            kept.close()
+
+
+@dataclass
+class Kept:
+    """One HTTP/1.1 connection to the API server and its h11 state."""
+
+    sock: socket.socket
+    conn: h11.Connection
+    reused: bool = False
+    """Whether it carried an answer before this request."""
+    idle_since: float = 0.0
+
+    def usable(self) -> bool:
+        """Whether an idle connection can carry another request: nothing, not even its
+        end, arrived since its last answer (a server closing it idle is seen before a
+        request is lost on it)."""
+        try:
+            return not wait_for_read(self.sock, timeout=0.0)
+        except OSError:
+            return False
+
+    def send(self, event: h11.Event) -> None:
+        """Send one h11 event (``h11.LocalProtocolError`` for a request h11 refuses)."""
+        data = self.conn.send(event)
+        if data:
+            self.sock.sendall(data)
+
+    def next_event(self) -> object:
+        """The next h11 event of the answer, reading as needed (``h11.RemoteProtocolError``
+        when it breaks off or is not HTTP/1.1)."""
+        while True:
+            event = self.conn.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            self.conn.receive_data(self.sock.recv(READ))
+
+    def shutdown(self) -> None:
+        """Shut the connection both ways, waking a thread reading it (the socket's own
+        ``shutdown``: a TLS socket's would drop its TLS state under the reader)."""
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(self.sock, socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self.shutdown()
+        with contextlib.suppress(OSError):
+            self.sock.close()

@@ -7,32 +7,33 @@ impersonating ``fplus:<level>`` with the caller's principal as the extra
 The caller's own credentials and impersonation headers never cross (the wire drops them
 before anything here sees them).
 
-Plain requests go through a pool of kept connections; the request body is streamed to the
-API server as it arrives, the answer streamed back chunk by chunk as the API server sends it
-(a watch or ``logs -f`` is never buffered; gzip is passed as it is). An upgrade gets a
-connection of its own (:mod:`.upgrade`).
+Plain requests go over kept connections (:meth:`.ApiServer.connection`); the request body
+is streamed to the API server as it arrives (chunked), the answer streamed back chunk by
+chunk as the API server sends it (a watch or ``logs -f`` is never buffered; gzip is passed
+as it is). An upgrade gets a connection of its own (:mod:`.upgrade`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from collections.abc import Iterator
 
-import urllib3
+import h11
 
 from fplus.tunnel import wire
 from fplus.tunnel.mux import Stream, StreamClosed
 
-from .apiserver import ApiServer
-from .replies import fail, reply
+from .apiserver import ApiServer, Kept
+from .replies import decoded, fail, reply
 from .upgrade import forward_upgrade
 
 log = logging.getLogger(__name__)
 
-CHUNK = 64 * 1024
-"""The most bytes read from the API server's answer at once."""
+REPLAYABLE = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods sent again on a new connection when a kept one fails before their answer (and
+they carry no body), as Go's client does: sending them twice changes nothing. Any other
+request is sent on a kept connection only once it was seen open."""
 POLL = 0.5
 """How often a streamed answer looks whether the Cluster Manager gave up on its stream."""
 
@@ -70,39 +71,92 @@ class Forwarder:
         self.api.close()
 
     def _plain(self, stream: Stream, request: wire.KubeRequest) -> None:
-        headers = urllib3.HTTPHeaderDict()
-        for name, value in self.api.headers_for(request):
-            headers.add(name, value)
+        headers = self.api.headers_for(request)
+        headers.append(("Host", self.api.authority))
         body = _body(stream)
+        if body is not None:  # its length never crosses: chunked, as it arrives
+            headers.append(("Transfer-Encoding", "chunked"))
         try:
-            resp = self.api.pool().urlopen(
-                request.method, self.api.target(request), body=body, headers=headers,
-                chunked=body is not None and "content-length" not in headers,
-                preload_content=False, decode_content=False, redirect=False, retries=False,
-                release_conn=False)
-        except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
-            fail(stream, 502, "BadGateway", "the edge's Kubernetes API server is unreachable: "
-                                            f"{type(exc).__name__}")
+            head = h11.Request(method=request.method, target=self.api.target(request),
+                               headers=headers)
+        except h11.LocalProtocolError as exc:
+            fail(stream, 400, "BadRequest", f"a request the edge cannot forward: {exc}")
             return
+        again = body is None and request.method in REPLAYABLE
+        new = False
+        while True:
+            try:
+                kept = self.api.connection(new=new, look=not again)
+            except OSError as exc:
+                _unreachable(stream, exc)
+                return
+            try:
+                answer = _exchange(kept, head, body)
+                break
+            except (h11.ProtocolError, OSError) as exc:
+                kept.close()
+                if kept.reused and again and not new:
+                    new = True  # the server closed the kept connection: again on a new one
+                    continue
+                _unreachable(stream, exc)
+                return
+            except BaseException:  # the stream went while its body was sent
+                kept.close()
+                raise
+        self._relay(stream, kept, answer)
+
+    def _relay(self, stream: Stream, kept: Kept, answer: h11.Response) -> None:
+        """The answer's head, then its body as it arrives; the connection kept if it was
+        read whole."""
         complete = False
-        streamed = "content-length" not in resp.headers
+        streamed = not any(name == b"content-length" for name, _ in answer.headers)
         done = threading.Event()
         if streamed:  # a watch, logs -f: ended early if the stream is given up
-            threading.Thread(target=_cancel_when_gone, args=(stream, resp, done),
+            threading.Thread(target=_cancel_when_gone, args=(stream, kept, done),
                              name="tunnel-watch", daemon=True).start()
         try:
-            reply(stream, resp.status, resp.headers.items())
-            for chunk in resp.stream(CHUNK, decode_content=False):
-                stream.write(chunk)
+            reply(stream, answer.status_code, decoded(answer.headers))
+            while True:
+                event = kept.next_event()
+                if isinstance(event, h11.Data):
+                    stream.write(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+                else:
+                    raise h11.RemoteProtocolError(f"the answer broke off: {event!r}")
             complete = True
             stream.end()
-        except (urllib3.exceptions.HTTPError, OSError):
+        except (h11.ProtocolError, OSError):
             stream.reset()  # the API server broke off: the client must not take it as whole
         finally:
             done.set()
-            if not complete:
-                resp.close()  # unread data: the connection is not kept
-            resp.release_conn()
+            if complete:
+                self.api.keep(kept)
+            else:
+                kept.close()  # unread data: the connection is not kept
+
+
+def _exchange(kept: Kept, head: h11.Request, body: Iterator[bytes] | None) -> h11.Response:
+    """Send the request and read its answer's head (a 100 Continue passed over)."""
+    if body is None:
+        data = kept.conn.send(head) or b""
+        kept.sock.sendall(data + (kept.conn.send(h11.EndOfMessage()) or b""))
+    else:
+        kept.send(head)
+        for chunk in body:
+            kept.send(h11.Data(data=chunk))
+        kept.send(h11.EndOfMessage())
+    while True:
+        event = kept.next_event()
+        if isinstance(event, h11.Response):
+            return event
+        if not isinstance(event, h11.InformationalResponse) or event.status_code == 101:
+            raise h11.RemoteProtocolError(f"not an answer: {event!r}")
+
+
+def _unreachable(stream: Stream, exc: BaseException) -> None:
+    fail(stream, 502, "BadGateway", "the edge's Kubernetes API server is unreachable: "
+                                    f"{type(exc).__name__}")
 
 
 def _body(stream: Stream) -> Iterator[bytes] | None:
@@ -120,13 +174,10 @@ def _body(stream: Stream) -> Iterator[bytes] | None:
     return chunks()
 
 
-def _cancel_when_gone(stream: Stream, resp: urllib3.BaseHTTPResponse,
-                      done: threading.Event) -> None:
-    """Wake the reader of ``resp`` once the Cluster Manager reset the stream or the tunnel
-    closed (a quiet watch would otherwise hold its API server connection)."""
+def _cancel_when_gone(stream: Stream, kept: Kept, done: threading.Event) -> None:
+    """Wake the reader of ``kept``'s answer once the Cluster Manager reset the stream or
+    the tunnel closed (a quiet watch would otherwise hold its API server connection)."""
     while not done.wait(POLL):
         if stream.reset_by_peer or stream.mux.closed.is_set():
-            with contextlib.suppress(ValueError, OSError):  # already released or closed
-                resp.shutdown()
+            kept.shutdown()
             return
-

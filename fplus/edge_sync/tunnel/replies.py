@@ -10,6 +10,11 @@ from fplus.tunnel import wire
 from fplus.tunnel.mux import Stream
 
 
+def decoded(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """An h11 event's headers as the wire takes them."""
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
+
+
 def reply(stream: Stream, status: int, headers: Iterable[tuple[str, str]]) -> None:
     """Send the API server's status and headers (a 101 as the wire carries it)."""
     out = wire.response_headers(status, headers)

@@ -9,7 +9,6 @@ import contextlib
 import logging
 import socket
 import threading
-from collections.abc import Iterable
 
 import h11
 
@@ -17,7 +16,7 @@ from fplus.tunnel.mux import Stream, StreamClosed
 from fplus.tunnel.wire import KubeRequest
 
 from .apiserver import ApiServer
-from .replies import fail, reply
+from .replies import decoded, fail, reply
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +62,7 @@ def forward_upgrade(api: ApiServer, stream: Stream, request: KubeRequest) -> Non
             event = _next(conn, sock)  # a 100 Continue
         if not isinstance(event, h11.InformationalResponse | h11.Response):
             raise _Upstream(f"the API server answered {type(event).__name__}")
-        reply(stream, event.status_code, _decoded(event.headers))
+        reply(stream, event.status_code, decoded(event.headers))
         answered = True
         sock.settimeout(None)
         if isinstance(event, h11.InformationalResponse):
@@ -89,10 +88,6 @@ def _next(conn: h11.Connection, sock: socket.socket) -> object:
         if event is not h11.NEED_DATA:
             return event
         conn.receive_data(sock.recv(CHUNK))
-
-
-def _decoded(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
 
 
 def _relay_body(conn: h11.Connection, sock: socket.socket, stream: Stream) -> None:
