@@ -201,8 +201,11 @@ def test_up_uses_fplus_admin_password(tmp_path: Path) -> None:
         auth = ("admin", "from-the-environment")
         assert requests.get(f"http://127.0.0.1:{port + 1}/v2/app", auth=auth, timeout=10).ok
         assert not (tmp_path / "data/config-store/admin-password").exists()
+    except RuntimeError as exc:  # `up` ended before it served: what it said is why
+        raise AssertionError(f"{exc}:\n{proc.communicate(timeout=30)[0]}") from None
     finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        out, _ = proc.communicate(timeout=30)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
     assert "password $FPLUS_ADMIN_PASSWORD" in out, out

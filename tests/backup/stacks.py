@@ -46,8 +46,9 @@ def state(stack: Stack) -> tuple[Any, ...]:
 
 
 def fresh_stack(root: Path, old: Stack, key: Path) -> Stack:
-    """A new stack in ``root`` where ``old`` was reached (the Config Store's and the Git
-    server's ports: the URLs its clusters' repos name), with escrow on from ``key``."""
+    """A new stack in ``root`` where ``old`` was reached (the Config Store's, the Git
+    server's and the Cluster Manager's ports: the URLs its clusters' repos name), with
+    escrow on from ``key``."""
     store = ServiceProcess(root / "cs", port=old.store.port).start()
     git_server = git_server_process(root / "git", store.url)
     git_server.port = old.git.port
@@ -55,7 +56,9 @@ def fresh_stack(root: Path, old: Stack, key: Path) -> Stack:
         git_server.start()
         manager = cluster_manager_process(root / "cm", store.url, git_server.url,
                                           root / "git" / "repos", "--secret-escrow",
-                                          str(key)).start()
+                                          str(key))
+        manager.port = old.manager.port
+        manager.start()
     except BaseException:
         stop_all((git_server, store))
         raise
@@ -64,7 +67,10 @@ def fresh_stack(root: Path, old: Stack, key: Path) -> Stack:
 
 def restart_manager(stack: Stack, key: Path) -> None:
     """(Re)start the stack's Cluster Manager with escrow on, from the key file ``key``."""
+    port = stack.manager.port  # its URL is in the clusters' repos (Edge Sync's tunnel)
     stack.manager.stop()
     stack.manager = cluster_manager_process(
         stack.root / "cm", stack.store.url, stack.git.url, stack.repos, "--secret-escrow",
-        str(key), "--reseal-interval", str(INTERVAL)).start()
+        str(key), "--reseal-interval", str(INTERVAL))
+    stack.manager.port = port
+    stack.manager.start()

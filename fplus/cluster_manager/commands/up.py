@@ -45,6 +45,9 @@ SEED_TIMEOUT = 60.0
 """Seconds a service's ``seed`` step may take before ``up`` gives up."""
 
 
+START_TIMEOUT = 120.0
+"""Seconds a child may take to answer ``/ping`` (a loaded two-core machine took over 30)."""
+
 def _status(returncode: int) -> str:
     if returncode < 0:
         return f"killed by {signal.Signals(-returncode).name}"
@@ -155,7 +158,7 @@ class Child:
         code = self.proc.poll()
         return None if code is None else _status(code)
 
-    def wait_ready(self, stopping: Callable[[], bool], timeout: float = 30.0) -> bool:
+    def wait_ready(self, stopping: Callable[[], bool], timeout: float = START_TIMEOUT) -> bool:
         """Whether ``/ping`` answered before ``stopping()``; exit if the child dies first."""
         deadline = time.monotonic() + timeout
         while True:
