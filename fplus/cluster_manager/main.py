@@ -132,6 +132,7 @@ def _settings(args: argparse.Namespace, tls: ServerTls | None) -> Settings:
         organisation=args.organisation, git_provider=args.git_provider,
         gitea_url=args.gitea_url, gitea_org=args.gitea_org, gitea_teardown=args.gitea_teardown,
         edge_config_store_url=args.edge_config_store, edge_sync_image=args.edge_sync_image,
+        edge_cluster_manager_url=args.edge_cluster_manager,
         workers=args.workers, backoff_initial=args.backoff,
         external_url=args.external_url or f"{scheme(tls)}://{args.host}:{args.port}",
         edge_ca=_edge_ca(args.edge_ca_file),
@@ -268,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=8700)
     run.add_argument("--organisation", default="ACS", help="Sparkplug group prefix")
     run.add_argument("--edge-config-store", help="Config Store URL as edges reach it")
+    run.add_argument("--edge-cluster-manager", help="this service's URL as edges reach it, for "
+                                                    "their tunnels (default: --external-url)")
     run.add_argument("--edge-sync-image", default=Settings.edge_sync_image)
     run.add_argument("--workers", type=int, default=8, help="clusters reconciled at once")
     run.add_argument("--backoff", type=float, default=2.0, help="first retry delay (s)")

@@ -40,6 +40,14 @@ def test_the_cluster_manager_url_is_its_external_url() -> None:
     assert config["data"]["CLUSTER_MANAGER_URL"] == "https://cm.factory.example:8443"
 
 
+def test_the_edge_facing_url_wins_so_every_replica_renders_the_same() -> None:
+    for own in ("http://10.0.0.1:8700", "http://10.0.0.2:8700"):
+        ctx = context(_settings(external_url=own,
+                                edge_cluster_manager_url="https://cm.factory.example/"),
+                      UUID, CONFIG)
+        assert ctx["url"]["cluster_manager"] == "https://cm.factory.example"  # type: ignore[index]
+
+
 def test_without_an_external_url_there_is_no_key_and_no_tunnel() -> None:
     ctx = context(_settings(), UUID, CONFIG)
     assert "cluster_manager" not in ctx["url"]  # type: ignore[operator]

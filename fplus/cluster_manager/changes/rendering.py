@@ -82,8 +82,8 @@ def context(settings: Settings, uuid: str, config: ClusterConfig,
            "flux_system": settings.repo_url(FLUX_SYSTEM_REPO,
                                             SHARED_REPO_NAMES[FLUX_SYSTEM_REPO]),
            "config_store": settings.edge_store_url}
-    if settings.external_url:  # where Edge Sync opens its tunnel; absent: it opens none
-        url["cluster_manager"] = settings.external_url.rstrip("/")
+    if settings.edge_manager_url:  # where Edge Sync opens its tunnel; absent: it opens none
+        url["cluster_manager"] = settings.edge_manager_url
     ctx: dict[str, object] = {
         "uuid": uuid,
         "name": config["name"],

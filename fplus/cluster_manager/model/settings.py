@@ -38,6 +38,9 @@ class Settings:
     organisation: str = "ACS"
     """Prefix of Sparkplug group ids: ``<organisation>-<cluster name>``."""
     edge_config_store_url: str | None = None
+    edge_cluster_manager_url: str | None = None
+    """This service as edges reach it (Edge Sync's tunnel); None: :attr:`external_url`. Every
+    replica must render the same, so give them one (a load balancer's) address."""
     """The Config Store URL as the edge sees it (default: ``config_store_url``)."""
     edge_ca: str | None = None
     """PEM CA certificate(s) edges trust to reach the central services over HTTPS: the
@@ -121,6 +124,12 @@ class Settings:
     def default_database_url(self) -> str:
         """The private SQLite file in the data dir (where bootstrap tokens always were)."""
         return default_database_url(self.data_dir)
+
+    @property
+    def edge_manager_url(self) -> str | None:
+        """The Cluster Manager URL written into edge manifests (None: no tunnel)."""
+        found = self.edge_cluster_manager_url or self.external_url
+        return found.rstrip("/") if found else None
 
     @property
     def edge_store_url(self) -> str:

@@ -25,6 +25,9 @@ from harness.servers import (
 from harness.stack import Stack
 
 LEASE = ("--lease-duration", "3", "--lease-renew", "1", "--lease-retry", "0.5")
+EDGE_FACING = "http://cluster-manager.replicas.test:8700"
+"""The one address every replica gives edges (a load balancer's, in production): a cluster's
+repo renders the same whichever replica leads. No edge connects in these tests."""
 
 
 @dataclass
@@ -85,7 +88,8 @@ def start_replicas(root: Path, database: str, count: int = 2, *extra: str) -> Re
     ``database``; the first started first (so it leads)."""
     store = ServiceProcess(root / "cs").start()
     git = git_server_process(root / "git", store.url).start()
-    args = ("--database", database, "--leader-election", "database", *LEASE, *extra)
+    args = ("--database", database, "--leader-election", "database", *LEASE,
+            "--edge-cluster-manager", EDGE_FACING, *extra)
     first = cluster_manager_process(root / "cm-0", store.url, git.url, root / "git" / "repos",
                                     *args).start()
     running = Replicas(Stack(root, store, git, first), [first], dataclasses.replace(first))
