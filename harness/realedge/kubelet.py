@@ -50,7 +50,8 @@ class PodRun:
     ports: dict[str, int]
 
     def port(self, name: str) -> int:
-        """A loopback port kept for this Deployment across restarts."""
+        """A loopback port kept for this Deployment across restarts for a new spec (chosen
+        again after its process ended by itself: another process may have taken it)."""
         return self.ports.setdefault(name, free_port())
 
     def args(self, overrides: dict[str, str]) -> list[str]:
@@ -188,6 +189,8 @@ class HostKubelet:
                 continue
             if current:
                 self.processes.pop(key)[1].stop()
+                if current[0] == digest:  # it ended by itself: perhaps a port of its was taken
+                    self.ports.pop(key, None)  # meanwhile (a free port is only free when chosen)
             try:
                 self.processes[key] = (digest, self._run(key, runner, template))
                 self.images[key] = runner

@@ -156,12 +156,23 @@ def wait_ready(edge: Edge, resource: str, namespace: str, timeout: float = 180) 
                              f"{edge.kubelet.errors[-3:]}") from None
 
 
+def _why_not_applied(edge: Edge, namespace: str = "fplus-edge") -> str:
+    """What the self-link's source and Kustomization and the host processes say (for a
+    bootstrap that failed)."""
+    said = [f"{kind}: {condition(edge.plane.get('-n', namespace, f'{kind}/self-link'))}"
+            for kind in ("gitrepository", "kustomization")]
+    for (ns, deployment), (_, process) in list(edge.kubelet.processes.items()):
+        state = "running" if process.running() else "ended"
+        said.append(f"{ns}/{deployment}: {state}; {process.tail(3)}")
+    return "\n".join(["", *said, f"kubelet errors: {edge.kubelet.errors[-3:]}"])
+
+
 def bootstrap_done(edge: Edge, fplus: Fplus, name: str, script: Path) -> str:
     """Fetch cluster ``name``'s script with ``fplus`` into ``script``, run it on ``edge``;
     it must end ``Done.``. Its output."""
     fplus("cluster", "bootstrap", name, "--script", str(script))
     done = run_bootstrap(edge, script)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr + _why_not_applied(edge)
     assert done.stdout.rstrip().endswith("Done."), done.stdout
     return done.stdout
 
