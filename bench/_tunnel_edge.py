@@ -1,22 +1,30 @@
-"""The edges of ``bench/tunnel.py``: each a WebSocket (websocket-client) to the Cluster
-Manager carrying a server-side :class:`fplus.tunnel.mux.Mux`, as Edge Sync's tunnel does, and
-what answers the Cluster Manager's requests on it: a forward to a stand-in for the
-kube-apiserver, or a fixed NamespaceList. Greenlets throughout: the importer monkey-patches
-the standard library with gevent first."""
+"""The edges of ``bench/tunnel.py``: each a WebSocket (websocket-client, as Edge Sync's
+:class:`~fplus.edge_sync.tunnel.connection.WebSocketTransport` opens it) to the Cluster
+Manager carrying the edge's :class:`fplus.tunnel.mux.Mux` (Edge Sync's ``edge_mux``: its
+streams served by :class:`fplus.edge_sync.tunnel.Workers`), and what answers the Cluster
+Manager's requests on it: Edge Sync's own forwarder (:class:`fplus.edge_sync.tunnel.
+Forwarder`, the code Edge Sync runs) to a stand-in for the kube-apiserver, or a fixed
+NamespaceList. Greenlets throughout: the importer monkey-patches the standard library with
+gevent first (the edge's threads are greenlets here, real threads in Edge Sync)."""
 
 from __future__ import annotations
 
 import json
 import socket
+import ssl
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gevent
-import requests
 import websocket
 from gevent.pywsgi import WSGIHandler, WSGIServer
+from kubernetes import client as kube_client
 
+from fplus.edge_sync.tunnel import ApiServer, Forwarder, Workers, edge_mux
+from fplus.edge_sync.tunnel.connection import WebSocketTransport
+from fplus.serving.http.local_ca import ensure_certificates
 from fplus.tunnel import wire
 from fplus.tunnel.mux import Mux, Stream
 
@@ -32,29 +40,6 @@ NAMESPACE_LIST = json.dumps({
     separators=(",", ":")).encode()
 JSON_HEADERS = [("content-type", "application/json"),
                 ("content-length", str(len(NAMESPACE_LIST)))]
-
-
-class WsTransport:
-    """A client WebSocket (websocket-client) as a :class:`~fplus.tunnel.transport.Transport`."""
-
-    def __init__(self, ws: websocket.WebSocket) -> None:
-        self.ws = ws
-
-    def send(self, data: bytes) -> None:
-        try:
-            self.ws.send_bytes(data)
-        except websocket.WebSocketException as exc:  # the Mux's writer expects OSError
-            raise OSError(str(exc)) from exc
-
-    def receive(self) -> bytes:
-        try:
-            opcode, data = self.ws.recv_data()
-        except (websocket.WebSocketException, OSError):
-            return b""
-        return bytes(data) if opcode == websocket.ABNF.OPCODE_BINARY else b""
-
-    def close(self) -> None:
-        self.ws.shutdown()
 
 
 def _drain(stream: Stream) -> bytes:
@@ -73,18 +58,19 @@ def answer_fixed(stream: Stream) -> None:
     stream.end()
 
 
-def answer_forward(apiserver: str, session: requests.Session) -> Callable[[Stream], None]:
-    """The edge forwards each request to ``apiserver`` (keep-alive) and relays its answer."""
-    def forward(stream: Stream) -> None:
-        asked = wire.parse_request(stream.headers)
-        body = _drain(stream)
-        resp = session.request(asked.method, apiserver + asked.path, headers=dict(asked.headers),
-                               data=body or None, timeout=30)
-        headers = wire.response_headers(resp.status_code, resp.raw.headers.items())
-        stream.respond(resp.status_code, headers[1:])  # [0] is :status
-        stream.write(resp.content)
-        stream.end()
-    return forward
+SA_TOKEN = "tunnel-bench-edge-sync-service-account-token"
+"""The token the edge forwards with, as Edge Sync's service account's."""
+
+
+def answer_forward(stand: StandIn) -> Forwarder:
+    """Edge Sync's forwarder to the stand-in, configured as Edge Sync's Kubernetes client
+    would name it (its URL, CA and service-account token): each stream is sent on as Edge
+    Sync impersonating the stream's level and principal, over kept connections."""
+    cfg = kube_client.Configuration(host=stand.url,
+                                    api_key={"authorization": f"Bearer {SA_TOKEN}"})
+    if stand.ca is not None:
+        cfg.ssl_ca_cert = str(stand.ca)
+    return Forwarder(ApiServer.from_configuration(cfg))
 
 
 class NoDelayHandler(WSGIHandler):
@@ -97,19 +83,52 @@ class NoDelayHandler(WSGIHandler):
         super().handle()
 
 
-def stand_in() -> tuple[str, WSGIServer]:
-    """The kube-apiserver stand-in: ``GET /api/v1/namespaces`` → the NamespaceList."""
+@dataclass
+class StandIn:
+    """The kube-apiserver stand-in: ``GET /api/v1/namespaces`` → the NamespaceList, over
+    HTTPS (a throwaway CA, :attr:`ca`) or plain HTTP. :attr:`impersonated` counts the
+    requests that came as Edge Sync forwards them (its token, ``Impersonate-User``)."""
+
+    url: str
+    server: WSGIServer
+    ca: Path | None
+    impersonated: int = 0
+    last_user: str | None = None
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def stand_in(tls_dir: Path | None = None) -> StandIn:
+    """Start the stand-in on loopback (``tls_dir``: HTTPS, its certificates made there)."""
+    stand: StandIn
+
     def app(environ: dict[str, Any], start: Callable[..., Any]) -> Iterable[bytes]:
         if environ["PATH_INFO"] != "/api/v1/namespaces":
             start("404 Not Found", [("Content-Length", "0")])
             return [b""]
+        user = environ.get("HTTP_IMPERSONATE_USER")
+        if user is not None and environ.get("HTTP_AUTHORIZATION") == f"Bearer {SA_TOKEN}":
+            stand.impersonated += 1
+            stand.last_user = user
         start("200 OK", [(k.title(), v) for k, v in JSON_HEADERS])
         return [NAMESPACE_LIST]
 
-    server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None,
-                        handler_class=NoDelayHandler)
+    ca = None
+    if tls_dir is None:
+        server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None,
+                            handler_class=NoDelayHandler)
+    else:
+        certs = ensure_certificates(tls_dir, ["127.0.0.1"])
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(certs.cert, certs.key)
+        ca = certs.ca
+        server = WSGIServer(("127.0.0.1", 0), app, log=None, error_log=None,
+                            handler_class=NoDelayHandler, ssl_context=context)
     server.start()
-    return f"http://127.0.0.1:{server.server_port}", server
+    scheme = "http" if ca is None else "https"
+    stand = StandIn(f"{scheme}://127.0.0.1:{server.server_port}", server, ca)
+    return stand
 
 
 @dataclass
@@ -122,15 +141,18 @@ class Edge:
     mux: Mux | None = None
     runner: gevent.Greenlet | None = field(default=None, repr=False)
 
-    def connect(self, port: int, on_stream: Callable[[Stream], None]) -> None:
+    def connect(self, port: int, on_stream: Callable[[Stream], None], workers: Workers) -> None:
+        """Open the tunnel as Edge Sync does (``WebSocketTransport.connect``'s options), from
+        this edge's own address."""
         sock = socket.create_connection(("127.0.0.1", port), timeout=60,
                                         source_address=(self.source, 0))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # websocket-client's own
         ws = websocket.create_connection(
             f"ws://127.0.0.1:{port}/v1/cluster/{self.cluster}/tunnel", socket=sock,
-            header=[f"Authorization: Bearer {self.token}"], timeout=60)
+            header=[f"Authorization: Bearer {self.token}"], timeout=60,
+            enable_multithread=True, skip_utf8_validation=True, suppress_origin=True)
         ws.settimeout(None)
-        self.mux = Mux(WsTransport(ws), client=False, on_stream=on_stream)
+        self.mux = edge_mux(WebSocketTransport(ws), on_stream, workers)
         self.runner = gevent.spawn(self.mux.run)
 
     def close(self) -> None:
@@ -143,3 +165,21 @@ class Edge:
 def source(i: int) -> str:
     """Edge ``i``'s loopback address, 127.1.x.y."""
     return f"127.1.{i // 250}.{1 + i % 250}"
+
+
+def ping_as_edge_sync(found: list[Edge], interval: float) -> gevent.Greenlet:
+    """Each edge pings the Cluster Manager every ``interval`` s over HTTP/2, as Edge Sync's
+    watchdog does (``fplus.edge_sync.tunnel.session.PING_INTERVAL``), the edges spread
+    evenly over the interval (their tunnels came up at different times); one greenlet for
+    all of them, not a watchdog each (a thousand waking four times a second would load the
+    machine the Cluster Manager is measured on)."""
+    def run() -> None:
+        step = interval / len(found)
+        while True:
+            for edge in found:
+                if edge.mux is not None and not edge.mux.closed.is_set():
+                    edge.mux.ping()
+                gevent.sleep(step)
+
+    return gevent.spawn(run)
+

@@ -14,7 +14,9 @@ it one) and a Bearer token (``POST /token``). Then:
   (127.1.x.y: edges are distinct clients, and the server caps connections per address),
   carrying an HTTP/2 server-side :class:`fplus.tunnel.mux.Mux` (the edge's role), in this
   process on gevent; idle ``--idle`` s (``idle_cpu_percent``: the Cluster Manager's CPU
-  meanwhile, its pings every 15 s included), read again (median of 3 readings 1 s apart).
+  meanwhile: its own pings every 15 s and its answers to the edges', which each edge sends
+  every ``--edge-ping`` s as Edge Sync does; the default 30 s holds two rounds of each),
+  read again (median of 3 readings 1 s apart).
   ``rss_per_tunnel_kib`` is the worker's RSS growth over N: the memory the tunnels made
   resident. Its PSS and USS grow more, by pages it shares with the gunicorn master it was
   forked from and unshares as it writes to them (a garbage collection touching every old
@@ -25,15 +27,19 @@ it one) and a Bearer token (``POST /token``). Then:
   a user granted Edge.Perm.KubeView on the cluster (its Bearer token), and the same number
   of ``GET /api/v1/namespaces`` straight to the stand-in for the kube-apiserver the edge
   forwards to (a keep-alive gevent WSGI server in this process answering a fixed
-  NamespaceList): ``added_p50_ms`` is proxy p50 minus direct p50, what the tunnel adds to
-  a kubectl that could reach the apiserver itself (edge forwarding included). ``--edge
-  fixed`` has the edge answer the NamespaceList itself instead (no forward: then
-  ``added_p50_ms`` leaves the edge's forward out). For scale,
+  NamespaceList; ``--apiserver https``: over TLS with a throwaway CA, as a real edge's is,
+  the direct GETs too): ``added_p50_ms`` is proxy p50 minus direct p50, what the tunnel
+  adds to a kubectl that could reach the apiserver itself. The edge forwards with Edge
+  Sync's own :class:`fplus.edge_sync.tunnel.Forwarder` (its service-account token, the
+  impersonation, kept connections; the stand-in counts what came so, and the run fails if
+  the proxied GETs did not). ``--edge fixed`` has the edge answer the NamespaceList itself
+  instead (no forward: then ``added_p50_ms`` leaves the edge's forward out). For scale,
   ``cm_route`` times ``GET /v1/cluster/<c>`` (the Cluster Manager's own cheap authenticated
   route) on the same session. ``cpu_ms_per_request``: the Cluster Manager's CPU (its process
-  group, from /proc) per proxied request; ``latency`` gives it for each kind of GET, also
-  less the idle tunnels' share (``cm_cpu_ms_less_idle``), and this process's
-  (``bench_cpu_ms``: client, edge and stand-in).
+  group, from /proc) per proxied request, the median of the rounds'; ``latency`` gives it
+  for each kind of GET, also less the idle tunnels' share (``cm_cpu_ms_less_idle``), and
+  this process's (``bench_cpu_ms``: client, edge and stand-in), and each round's
+  (``by_round``: a round another process slowed stands out).
 
 Targets (issue 51): 1,000 idle tunnels at ≤ 64 KiB each; a tunnel adds ≤ 2 ms at p50 on
 loopback. The Cluster Manager serves at most 2,000 connections (gunicorn's
@@ -41,7 +47,8 @@ loopback. The Cluster Manager serves at most 2,000 connections (gunicorn's
 (``FPLUS_HTTP_CONNECTIONS_PER_IP``): ``limits`` in the output says so.
 
 Usage: ``python bench/tunnel.py [--tunnels 1000] [--requests 2000] [--rounds 3]
-[--idle 16] [--edge forward|fixed]``; quick run: ``--tunnels 50 --requests 200``.
+[--idle 30] [--edge-ping 15] [--edge forward|fixed] [--apiserver http|https]``; quick run:
+``--tunnels 50 --requests 200``.
 """
 
 from gevent import monkey
@@ -72,8 +79,10 @@ from bench._common import exit_on_sigterm, ok, pct, stack_cpu
 from bench._tunnel_edge import (
     NAMESPACE_LIST,
     Edge,
+    StandIn,
     answer_fixed,
     answer_forward,
+    ping_as_edge_sync,
     source,
     stand_in,
 )
@@ -81,6 +90,8 @@ from bench.preview import load_clusters
 from fplus.cluster_manager.model.apps_and_roles import SYNC
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
+from fplus.edge_sync.tunnel import Workers
+from fplus.edge_sync.tunnel.session import PING_INTERVAL
 from fplus.tunnel.mux import Stream
 from harness.servers import ADMIN_PASSWORD
 from harness.stack import STATUS, Stack, start_stack
@@ -175,10 +186,12 @@ def viewer(stack: Stack, cluster: str) -> str:
         return client.token()
 
 
-def connect_all(port: int, found: list[Edge], on_stream: Callable[[Stream], None]) -> float:
+def connect_all(port: int, found: list[Edge], on_stream: Callable[[Stream], None],
+                workers: Workers) -> float:
     """Open every edge's tunnel, :data:`CONCURRENCY` at a time; the seconds it took."""
     start = time.perf_counter()
-    list(Pool(CONCURRENCY).imap_unordered(lambda e: e.connect(port, on_stream), found))
+    list(Pool(CONCURRENCY).imap_unordered(lambda e: e.connect(port, on_stream, workers),
+                                          found))
     return time.perf_counter() - start
 
 
@@ -207,43 +220,46 @@ def _cpu_self() -> float:
 
 @dataclass
 class Phase:
-    """One kind of GET over the rounds: each round's percentiles, and the CPU and wall
-    seconds all its rounds took."""
+    """One kind of GET over the rounds: each round's percentiles, and the requests, CPU
+    and wall seconds each round took."""
 
     stats: list[dict[str, float | None]] = field(default_factory=list)
-    cm_cpu_s: float = 0.0
-    bench_cpu_s: float = 0.0
-    wall_s: float = 0.0
-    count: int = 0
+    rounds: list[tuple[int, float, float, float]] = field(default_factory=list)
+    """Each round's requests, Cluster Manager CPU-s, this process's CPU-s and wall s."""
 
     def run(self, stack: Stack, session: requests.Session, url: str, n: int) -> None:
         before, mine, start = stack_cpu(stack)["cluster_manager"], _cpu_self(), time.monotonic()
         times = timed(session, url, n)
-        self.wall_s += time.monotonic() - start
-        self.cm_cpu_s += stack_cpu(stack)["cluster_manager"] - before
-        self.bench_cpu_s += _cpu_self() - mine
-        self.count += n
+        wall = time.monotonic() - start
+        self.rounds.append((n, stack_cpu(stack)["cluster_manager"] - before,
+                            _cpu_self() - mine, wall))
         self.stats.append(_stats(times))
 
-    def summary(self, idle_cpu: float) -> dict[str, float | None]:
-        """Median percentiles; CPU ms per request of the Cluster Manager (also less what
-        it spends meanwhile on its idle tunnels, ``idle_cpu`` CPU-s a second) and of this
-        process."""
-        found = {k: _median([r[k] for r in self.stats]) for k in self.stats[0]}
-        return found | {
-            "cm_cpu_ms": round(self.cm_cpu_s * 1000 / self.count, 3),
-            "cm_cpu_ms_less_idle": round(
-                (self.cm_cpu_s - idle_cpu * self.wall_s) * 1000 / self.count, 3),
-            "bench_cpu_ms": round(self.bench_cpu_s * 1000 / self.count, 3)}
+    def summary(self, idle_cpu: float) -> dict[str, Any]:
+        """Median over the rounds of the percentiles and of the CPU ms per request of the
+        Cluster Manager (also less what it spends meanwhile on its idle tunnels,
+        ``idle_cpu`` CPU-s a second) and of this process; ``by_round``: each round's."""
+        cpu = [{"cm_cpu_ms": cm * 1000 / n,
+                "cm_cpu_ms_less_idle": (cm - idle_cpu * wall) * 1000 / n,
+                "bench_cpu_ms": mine * 1000 / n} for n, cm, mine, wall in self.rounds]
+        found: dict[str, Any] = {k: _median([r[k] for r in self.stats]) for k in self.stats[0]}
+        for key in cpu[0]:
+            found[key] = round(statistics.median(r[key] for r in cpu), 3)
+        found["by_round"] = [{"p50_ms": stat["p50_ms"]} | {k: round(v, 3) for k, v in c.items()}
+                             for stat, c in zip(self.stats, cpu, strict=True)]
+        return found
 
 
-def latency(stack: Stack, session: requests.Session, cluster: str, apiserver: str,
+def latency(stack: Stack, session: requests.Session, cluster: str, apiserver: StandIn,
             requests_n: int, rounds: int, idle_cpu: float) -> dict[str, Any]:
     """Proxied, direct and Cluster Manager route GETs, round after round; medians."""
     proxied = f"{stack.manager.url}/v1/cluster/{cluster}/kube/api/v1/namespaces"
-    direct = f"{apiserver}/api/v1/namespaces"
+    direct = f"{apiserver.url}/api/v1/namespaces"
     route = f"{stack.manager.url}/v1/cluster/{cluster}"
     plain = requests.Session()
+    if apiserver.ca is not None:
+        plain.trust_env = False  # REQUESTS_CA_BUNDLE would override its own CA
+        plain.verify = str(apiserver.ca)
     assert ok(session.get(proxied), 200).content == NAMESPACE_LIST
     kinds = {"proxy": (proxied, session), "direct": (direct, plain), "cm_route": (route, session)}
     for url, s in kinds.values():
@@ -284,24 +300,29 @@ def run(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
     start = time.monotonic()
     found = edges(stack, n)
     setup_s = time.monotonic() - start
-    apiserver, server = stand_in()
-    forwarder = requests.Session()
-    on_stream = answer_fixed if args.edge == "fixed" else answer_forward(apiserver, forwarder)
+    apiserver = stand_in(Path(args.tmp) / "apiserver-tls" if args.apiserver == "https"
+                         else None)
+    forwarder = answer_forward(apiserver)
+    on_stream: Callable[[Stream], None] = answer_fixed if args.edge == "fixed" else forwarder
+    workers = Workers()  # the edges' stream threads (greenlets here), shared
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {viewer(stack, found[0].cluster)}"
     port, url = stack.manager.port, stack.manager.url
     assert stack.manager.proc is not None
     master = stack.manager.proc.pid
     worker = _worker(master)
+    pinging: gevent.Greenlet | None = None
     try:
         # warm: one tunnel up, used, and down again
-        found[0].connect(port, on_stream)
+        found[0].connect(port, on_stream, workers)
         timed(session, f"{url}/v1/cluster/{found[0].cluster}/kube/api/v1/namespaces", 20)
         found[0].close()
         found[0] = Edge(found[0].cluster, found[0].token, found[0].source)
         gevent.sleep(2)
         before = _sampled(worker, master)
-        connect_s = connect_all(port, found, on_stream)
+        connect_s = connect_all(port, found, on_stream, workers)
+        if args.edge_ping > 0:
+            pinging = ping_as_edge_sync(found, args.edge_ping)
         idle_from, idle_start = stack_cpu(stack)["cluster_manager"], time.monotonic()
         gevent.sleep(args.idle)
         idle_cpu = ((stack_cpu(stack)["cluster_manager"] - idle_from)
@@ -316,20 +337,31 @@ def run(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
                         args.rounds, idle_cpu)
         load["after_latency"] = _load()
         still = sum(1 for e in found if e.mux is not None and not e.mux.closed.is_set())
+        impersonated = apiserver.impersonated
+        if args.edge == "forward" and (impersonated < args.requests * args.rounds
+                                       or apiserver.last_user != "fplus:view"):
+            raise RuntimeError(f"the stand-in got {impersonated} requests as Edge Sync "
+                               f"forwards them (last as {apiserver.last_user})")
     finally:
+        if pinging is not None:
+            pinging.kill()
         for edge in found:
             edge.close()
-        server.stop()
+        forwarder.close()
+        apiserver.stop()
     grown = {k: after[k] - before[k] for k in before}
     return {
         "tunnels": n, "still_connected_after_latency": still, "edge": args.edge,
-        "edge_answers": "by forwarding to a kube-apiserver stand-in (keep-alive)"
+        "edge_answers": "Edge Sync's Forwarder to a kube-apiserver stand-in over "
+        f"{args.apiserver} (keep-alive; {impersonated} requests came impersonating)"
         if args.edge == "forward" else "a fixed NamespaceList itself (no forward)",
+        "apiserver": args.apiserver,
         "requests": args.requests, "rounds": args.rounds,
         "rss_per_tunnel_kib": round(grown["rss_kib"] / n, 1),
         "memory": {"before": before, "after": after, "per_tunnel_kib": {
             k.removesuffix("_kib"): round(v / n, 1) for k, v in grown.items() if k != "fds"},
             "fds_per_tunnel": round(grown["fds"] / n, 2), "idle_s": args.idle},
+        "edge_ping_s": args.edge_ping,
         "latency": delay,
         "cpu_ms_per_request": delay["proxy"]["cm_cpu_ms"],
         "idle_cpu_percent": round(idle_cpu * 100, 2),
@@ -350,17 +382,24 @@ def main() -> None:
     parser.add_argument("--tunnels", type=int, default=TARGETS["tunnels"])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--idle", type=float, default=16.0,
-                        help="seconds the tunnels stay idle before memory is read (16: one "
-                             "round of the Cluster Manager's pings, every 15 s, is in it)")
+    parser.add_argument("--idle", type=float, default=30.0,
+                        help="seconds the tunnels stay idle before memory is read (30: two "
+                             "rounds of the Cluster Manager's pings, every 15 s, are in it)")
+    parser.add_argument("--edge-ping", type=float, default=PING_INTERVAL,
+                        help="seconds between each edge's pings, as Edge Sync's (0: none)")
     parser.add_argument("--edge", choices=("forward", "fixed"), default="forward",
-                        help="forward: the edge forwards to a kube-apiserver stand-in; "
-                             "fixed: the edge answers the NamespaceList itself")
+                        help="forward: the edge forwards to a kube-apiserver stand-in with "
+                             "Edge Sync's forwarder; fixed: the edge answers the "
+                             "NamespaceList itself")
+    parser.add_argument("--apiserver", choices=("http", "https"), default="http",
+                        help="how the stand-in (and so the direct baseline) speaks: http, "
+                             "or https with a throwaway CA, as a real kube-apiserver does")
     args = parser.parse_args()
     if args.tunnels < 1 or args.requests < 1 or args.rounds < 1:
         parser.error("--tunnels, --requests and --rounds must be at least 1")
     exit_on_sigterm()
     with tempfile.TemporaryDirectory(prefix="fplus-bench-tunnel-") as tmp:
+        args.tmp = tmp
         stack = start_stack(Path(tmp))
         try:
             result = run(stack, args)
