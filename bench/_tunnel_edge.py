@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,18 +169,21 @@ def source(i: int) -> str:
 
 
 def ping_as_edge_sync(found: list[Edge], interval: float) -> gevent.Greenlet:
-    """Each edge pings the Cluster Manager every ``interval`` s over HTTP/2, as Edge Sync's
-    watchdog does (``fplus.edge_sync.tunnel.session.PING_INTERVAL``), the edges spread
-    evenly over the interval (their tunnels came up at different times); one greenlet for
-    all of them, not a watchdog each (a thousand waking four times a second would load the
-    machine the Cluster Manager is measured on)."""
+    """Each edge pings the Cluster Manager over HTTP/2 once it heard nothing for
+    ``interval`` s, as Edge Sync's watchdog does (``fplus.edge_sync.tunnel.session.
+    PING_INTERVAL``: longer than the 15 s between the Cluster Manager's own pings, so a
+    healthy tunnel carries those only), each edge looked at once every ``interval`` s, the
+    edges spread evenly over it; one greenlet for all of them, not a watchdog each (a
+    thousand waking four times a second would load the machine the Cluster Manager is
+    measured on)."""
     def run() -> None:
         step = interval / len(found)
         while True:
             for edge in found:
-                if edge.mux is not None and not edge.mux.closed.is_set():
-                    edge.mux.ping()
+                mux = edge.mux
+                if (mux is not None and not mux.closed.is_set()
+                        and time.monotonic() - mux.last_heard >= interval):
+                    mux.ping()
                 gevent.sleep(step)
 
     return gevent.spawn(run)
-

@@ -14,8 +14,10 @@ it one) and a Bearer token (``POST /token``). Then:
   (127.1.x.y: edges are distinct clients, and the server caps connections per address),
   carrying an HTTP/2 server-side :class:`fplus.tunnel.mux.Mux` (the edge's role), in this
   process on gevent; idle ``--idle`` s (``idle_cpu_percent``: the Cluster Manager's CPU
-  meanwhile: its own pings every 15 s and its answers to the edges', which each edge sends
-  every ``--edge-ping`` s as Edge Sync does; the default 30 s holds two rounds of each),
+  meanwhile: its own pings every 15 s and its answers to the edges' pings, which an edge
+  sends as Edge Sync does once it heard nothing for ``--edge-ping`` s (none while the
+  Cluster Manager's pings come); the default 30 s holds two rounds of the Cluster
+  Manager's),
   read again (median of 3 readings 1 s apart).
   ``rss_per_tunnel_kib`` is the worker's RSS growth over N: the memory the tunnels made
   resident. Its PSS and USS grow more, by pages it shares with the gunicorn master it was
@@ -47,7 +49,7 @@ loopback. The Cluster Manager serves at most 2,000 connections (gunicorn's
 (``FPLUS_HTTP_CONNECTIONS_PER_IP``): ``limits`` in the output says so.
 
 Usage: ``python bench/tunnel.py [--tunnels 1000] [--requests 2000] [--rounds 3]
-[--idle 30] [--edge-ping 15] [--edge forward|fixed] [--apiserver http|https]``; quick run:
+[--idle 30] [--edge-ping 20] [--edge forward|fixed] [--apiserver http|https]``; quick run:
 ``--tunnels 50 --requests 200``.
 """
 
@@ -386,7 +388,8 @@ def main() -> None:
                         help="seconds the tunnels stay idle before memory is read (30: two "
                              "rounds of the Cluster Manager's pings, every 15 s, are in it)")
     parser.add_argument("--edge-ping", type=float, default=PING_INTERVAL,
-                        help="seconds between each edge's pings, as Edge Sync's (0: none)")
+                        help="seconds of silence after which an edge pings, as Edge Sync's "
+                             "(0: never)")
     parser.add_argument("--edge", choices=("forward", "fixed"), default="forward",
                         help="forward: the edge forwards to a kube-apiserver stand-in with "
                              "Edge Sync's forwarder; fixed: the edge answers the "

@@ -4,8 +4,12 @@ Connect, serve the Cluster Manager's streams until the connection ends, connect 
 failure waits :class:`~fplus.edge_sync.retry.Backoff` with full jitter (the first retry within
 a second, so the tunnel is back soon after the Cluster Manager is), at least what a
 ``Retry-After`` of a 503 or 429 asks; a connection that lasted starts the count again. A
-401 makes the next handshake fetch a new token. Every :data:`PING_INTERVAL` s the edge
-pings over HTTP/2; a connection silent for :data:`DEAD_AFTER` s is dropped.
+401 makes the next handshake fetch a new token. The edge pings over HTTP/2 once it heard
+nothing for :data:`PING_INTERVAL` s, and again each :data:`PING_INTERVAL` s it stays quiet;
+a connection silent for :data:`DEAD_AFTER` s is dropped. The Cluster Manager pings every
+tunnel every 15 s, so a healthy tunnel carries its pings only (each ping the Cluster
+Manager answers cost it about 0.4 ms of CPU: at 1,000 edges pinging every 15 s, 2.5 % of a
+core).
 
 Each stream is served in a thread of :class:`Workers` (one kept from an earlier stream when
 one is free: starting a thread costs a request about 0.1 ms).
@@ -33,7 +37,9 @@ log = logging.getLogger(__name__)
 
 BACKOFF = Backoff(initial=1.0, maximum=30.0, jitter=1.0)
 """Full jitter: after n failures in a row, a wait drawn evenly from (0, min(2^(n-1), 30)] s."""
-PING_INTERVAL = 15.0
+PING_INTERVAL = 20.0
+"""Seconds of silence after which the edge pings (more than the Cluster Manager's 15 s
+between its own pings, so its pings keep the edge from pinging)."""
 DEAD_AFTER = 45.0
 LASTED = 30.0
 """A connection that stayed up this long (seconds) resets the failure count."""
@@ -187,10 +193,11 @@ class Tunnel:
                      why[0] if why else "the Cluster Manager closed the connection")
 
     def _watch(self, mux: Mux, stop: threading.Event, why: list[str]) -> None:
-        """Ping every :attr:`ping_interval`; end the connection when nothing was heard for
+        """Ping once nothing was heard for :attr:`ping_interval`, and every
+        :attr:`ping_interval` while that lasts; end the connection when nothing was heard for
         :attr:`dead_after` or when stopping."""
         tick = min(0.25, self.ping_interval)
-        next_ping = time.monotonic() + self.ping_interval
+        next_ping = 0.0
         while not mux.closed.wait(tick):
             now = time.monotonic()
             if self._stopping(stop):
@@ -198,7 +205,7 @@ class Tunnel:
             elif now - mux.last_heard > self.dead_after:
                 why.append(f"nothing heard for {self.dead_after:.0f} s")
             else:
-                if now >= next_ping:
+                if now - mux.last_heard >= self.ping_interval and now >= next_ping:
                     mux.ping()
                     next_ping = now + self.ping_interval
                 continue

@@ -186,6 +186,37 @@ def test_an_answered_ping_keeps_a_quiet_tunnel_up(
     assert _echoes(mux)
 
 
+def test_the_cluster_managers_pings_keep_the_edge_from_pinging(
+        manager: FakeManager, run_tunnel: Callable[..., Tunnel],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    edge_pings: list[float] = []
+    ping = Mux.ping
+
+    def counted(mux: Mux) -> None:
+        if not mux.client:  # the edge's end
+            edge_pings.append(time.monotonic())
+        ping(mux)
+
+    monkeypatch.setattr(Mux, "ping", counted)
+    tunnel = run_tunnel(manager.url(), ping_interval=0.3, dead_after=1.0)
+    centre = manager.next_mux()
+    stop = threading.Event()
+
+    def ping_from_the_centre() -> None:
+        while not stop.wait(0.1):
+            centre.ping()
+
+    pinger = threading.Thread(target=ping_from_the_centre, daemon=True)
+    pinger.start()
+    time.sleep(1.5)
+    assert edge_pings == []  # heard every 0.1 s: nothing to ask
+    stop.set()
+    pinger.join()
+    time.sleep(1.5)  # quiet: the edge asks, every 0.3 s, and its answered pings keep it up
+    assert 3 <= len(edge_pings) <= 6
+    assert len(manager.handshakes) == 1 and tunnel.connected.is_set()
+
+
 def test_stopping_ends_the_connection(manager: FakeManager) -> None:
     tunnel = Tunnel(tunnel_url(manager.url(), CLUSTER), _tokens("t1"), _echo)
     stop = threading.Event()
