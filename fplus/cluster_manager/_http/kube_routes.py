@@ -32,7 +32,7 @@ from ..audit import Entry
 from ..model.apps_and_roles import STATUS_APP, SYNC
 from ..model.setup_status import SetupStatus
 from ..services.errors import Forbidden
-from ..tunnel.bounds import Refused, TunnelLimits
+from ..tunnel.bounds import MAX_BODY_BYTES, Refused, TunnelLimits
 from ..tunnel.request_clock import Session
 from ..tunnel.routing import NoTunnel, Sent, TunnelService
 from ..tunnel.websocket_transport import WebSocketTransport
@@ -48,9 +48,6 @@ VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH"
          "DELETE": "delete", "OPTIONS": "options"}
 STREAMS = frozenset({"exec", "attach", "portforward", "proxy"})
 READ = 64 * 1024
-HARD_BODY_LIMIT = 64 * 1024 * 1024
-"""What the door takes before the route sees a body (``--tunnel-max-body-bytes`` is checked
-by the route, and can only be lower)."""
 
 
 def _tunnels() -> TunnelService:
@@ -82,7 +79,7 @@ def _is_edge_sync(cluster: str, who: Caller) -> bool:
 
 @bp.route("/v1/cluster/<cluster:cluster>/kube/<path:path>", methods=METHODS)
 @bp.get("/v1/cluster/<cluster:cluster>/kube/<path:path>", websocket=True)  # exec, attach
-@body_limit(HARD_BODY_LIMIT)
+@body_limit(MAX_BODY_BYTES)  # the door; --tunnel-max-body-bytes is checked by the route
 def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
     """A Kubernetes API request to the cluster's edge."""
     tunnels = _tunnels()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""The most ``--tunnel-max-body-bytes`` may be: what the proxy's door reads before its route."""
+
 
 @dataclass(frozen=True)
 class TunnelLimits:

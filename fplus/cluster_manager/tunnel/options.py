@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .bounds import TunnelLimits
+from .bounds import MAX_BODY_BYTES, TunnelLimits
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,6 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
             raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
         return number
     return parse
-
-
-MAX_BODY_BYTES = 64 * 1024 * 1024
-"""The most ``--tunnel-max-body-bytes`` may be: what the door reads before the route."""
 
 
 def _body_bytes(value: str) -> int:
