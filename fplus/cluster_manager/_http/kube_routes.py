@@ -247,8 +247,7 @@ def _switch(sent: Sent, answer: Any, limits: TunnelLimits) -> None:
         pass
     finally:
         session.close()
-        _cut(sent, sock)
-        sent.release()
+        _cut(sent, sock)  # the stream reset, its count ended, the client cut off
 
 
 def _refused(exc: Refused) -> tuple[Response, int]:
