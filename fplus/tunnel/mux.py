@@ -16,9 +16,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
-from h2.config import H2Configuration
-from h2.connection import H2Connection
 from h2.errors import ErrorCodes
 from h2.events import (
     ConnectionTerminated,
@@ -33,20 +32,13 @@ from h2.events import (
     StreamReset as PeerReset,
 )
 from h2.exceptions import H2Error, NoSuchStreamError, StreamClosedError
-from h2.settings import SettingCodes, Settings
 
+from ._h2 import CONNECTION_WINDOW, connection
+from ._h2 import STREAM_WINDOW as STREAM_WINDOW  # what a stream nobody reads holds at most
 from .transport import Transport
 
 Headers = list[tuple[str, str]]
 
-STREAM_WINDOW = 256 * 1024
-"""Bytes a peer may send on one stream before its reader takes them."""
-CONNECTION_WINDOW = 4 * 1024 * 1024
-"""Bytes a peer may send on all streams before their readers take them."""
-MAX_FRAME = 64 * 1024
-"""The largest frame either side receives."""
-MAX_HEADER_LIST = 64 * 1024
-"""The largest request or response head either side receives."""
 LINGER = 2.0
 """Seconds a writer with nothing to send waits for more before it leaves."""
 
@@ -97,6 +89,13 @@ class Stream:
                 end: bool = False) -> None:
         """Send the response's headers (``end``: and nothing more)."""
         self.mux.send_headers(self, [(":status", str(status)), *headers], end)
+
+    def answer(self, status: int, headers: Sequence[tuple[str, str]], body: bytes,
+               timeout: float | None = None) -> None:
+        """Send a whole response: its headers, ``body`` and its end, as few frames sent at
+        once as the peer's window allows (one write to the transport for most answers)."""
+        self.mux.send_whole(self, [(":status", str(status)), *headers], memoryview(body),
+                            timeout)
 
     # -- both sides --------------------------------------------------------------------------
     def write(self, data: bytes, timeout: float | None = None) -> None:
@@ -162,32 +161,23 @@ class Mux:
                  max_streams: int = 1000,
                  spawn: Callable[[Callable[[], None]], object] | None = None) -> None:
         self.transport, self.client, self.on_stream = transport, client, on_stream
-        lock = threading.Lock()
-        self.cond = threading.Condition(lock)
+        # re-entrant only so a Condition can tell it holds it without trying to take it again
+        # (gevent's lock yields to the hub on every failed try: six a request)
+        lock = threading.RLock()
+        self.cond = _Condition(lock)
         """Guards the connection's state; notified whenever anything arrives."""
-        self._wake = threading.Condition(lock)
+        self._wake = _Condition(lock)
         """The writer's wait for something to send (the same lock)."""
         self.closed = threading.Event()
         self.last_heard = time.monotonic()
         self.streams: dict[int, Stream] = {}
         self._spawn = spawn or _thread
-        self._out: collections.deque[bytes] = collections.deque()
+        self._out: list[bytes] = []
         self._writing = False
         self._closing = False
         """Whether a writer runs (one is started when there is something to send and stays
         :data:`LINGER` seconds after: an idle tunnel holds none)."""
-        self._conn = H2Connection(H2Configuration(
-            client_side=client, header_encoding="utf-8",
-            # the peer is authenticated and both ends build their headers with fplus.tunnel.wire:
-            # checking each header field on the way out and in again costs a sixth of a request
-            validate_outbound_headers=False, normalize_outbound_headers=False,
-            validate_inbound_headers=False, normalize_inbound_headers=False))
-        self._conn.local_settings = Settings(client=client, initial_values={
-            SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
-            SettingCodes.MAX_FRAME_SIZE: MAX_FRAME,
-            SettingCodes.MAX_CONCURRENT_STREAMS: max_streams,
-            SettingCodes.MAX_HEADER_LIST_SIZE: MAX_HEADER_LIST})
-        self._conn.max_inbound_frame_size = MAX_FRAME
+        self._conn = connection(client, max_streams)
         with self.cond:
             self._conn.initiate_connection()
             self._conn.increment_flow_control_window(CONNECTION_WINDOW - 65535)
@@ -310,6 +300,27 @@ class Mux:
             self.forget_if_done(stream)
             self._queue()
 
+    def send_whole(self, stream: Stream, headers: Headers, body: memoryview,
+                   timeout: float | None) -> None:
+        """Headers, body and end in one hold of the lock while the window allows; what it
+        does not is sent as :meth:`send_data` would."""
+        with self.cond:
+            self._check(stream)
+            try:
+                self._conn.send_headers(stream.id, headers, end_stream=not body)
+                while body and (window := self._window(stream)) > 0:
+                    self._conn.send_data(stream.id, bytes(body[:window]),
+                                         end_stream=len(body) <= window)
+                    body = body[window:]
+            except (StreamClosedError, NoSuchStreamError) as exc:
+                raise StreamClosed(str(exc)) from exc
+            stream.local_ended = not body
+            self.forget_if_done(stream)
+            self._queue()
+        if body:
+            self.send_data(stream, body, timeout)
+            self.end_stream(stream)
+
     def send_data(self, stream: Stream, data: memoryview, timeout: float | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         while data:
@@ -420,6 +431,16 @@ class Mux:
         self.transport.close()
         with self.cond:
             self.cond.notify_all()
+
+
+class _Condition(threading.Condition):
+    """A condition whose waiters wait in a list, not a deque: an idle tunnel has none, and an
+    empty deque costs 600 bytes (a busy one has a few: removing from the middle of a short
+    list is as quick)."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        super().__init__(lock)
+        self._waiters = cast(Any, [])
 
 
 def _thread(target: Callable[[], None]) -> threading.Thread:

@@ -52,9 +52,9 @@ class Tunnel:
                     del self._by_principal[principal]
         return release
 
-    def open(self, headers: Headers) -> Stream:
-        """A new request to the edge."""
-        return self.mux.open(headers)
+    def open(self, headers: Headers, end: bool = False) -> Stream:
+        """A new request to the edge (``end``: one without a body)."""
+        return self.mux.open(headers, end)
 
     @property
     def open_requests(self) -> int:

@@ -44,9 +44,7 @@ def respond_refused(stream: Stream, refused: Refused) -> None:
     headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
     if refused.retry_after is not None:
         headers.append(("retry-after", str(refused.retry_after)))
-    stream.respond(refused.status, headers)
-    stream.write(body)
-    stream.end()
+    stream.answer(refused.status, headers, body)
 
 
 class RelayServer:
@@ -87,7 +85,8 @@ class RelayServer:
             respond_refused(stream, exc)
             return
         try:
-            splice(stream, tunnel.open(headers), self.idle_timeout())
+            bodiless = stream.remote_ended and not stream.buffered  # ended with its head
+            splice(stream, tunnel.open(headers, bodiless), self.idle_timeout())
         except StreamClosed:
             respond_refused(stream, Refused(503, "the cluster's edge left; try again",
                                             retry_after=1))
@@ -103,10 +102,10 @@ class RelayClients:
         self._muxes: dict[str, Mux] = {}
         self._lock = threading.Lock()
 
-    def open(self, relay: str, cluster: str, headers: Headers) -> Stream:
-        """A request to ``cluster``'s edge through the replica at ``relay`` (host:port);
-        ``OSError`` if that replica cannot be reached."""
-        return self._mux(relay).open([*headers, (KEY, self.key), (CLUSTER, cluster)])
+    def open(self, relay: str, cluster: str, headers: Headers, end: bool = False) -> Stream:
+        """A request to ``cluster``'s edge through the replica at ``relay`` (host:port;
+        ``end``: one without a body); ``OSError`` if that replica cannot be reached."""
+        return self._mux(relay).open([*headers, (KEY, self.key), (CLUSTER, cluster)], end)
 
     def reach(self, relay: str) -> None:
         """Connect to the replica at ``relay`` unless connected; ``OSError`` if it cannot be

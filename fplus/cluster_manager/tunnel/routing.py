@@ -111,19 +111,21 @@ class TunnelService:
                     tunnel.mux.ping()
 
     # -- the requests' side ------------------------------------------------------------------
-    def request(self, cluster: str, headers: Headers, principal: str) -> Sent:
-        """A request to ``cluster``'s edge, here or through the replica holding its tunnel;
-        :class:`NoTunnel` or another :class:`Refused` if it cannot be sent."""
+    def request(self, cluster: str, headers: Headers, principal: str,
+                end: bool = False) -> Sent:
+        """A request to ``cluster``'s edge, here or through the replica holding its tunnel
+        (``end``: it has no body); :class:`NoTunnel` or another :class:`Refused` if it
+        cannot be sent."""
         local = self._fresh(cluster)
         if local is not None:
             release = local.admit(principal)
             try:
-                return Sent(self._open(local, headers), release)
+                return Sent(self._open(local, headers, end), release)
             except BaseException:
                 release()
                 raise
         where = self.table.find(cluster)
-        return Sent(self._remote(cluster, headers, where), lambda: None,
+        return Sent(self._remote(cluster, headers, where, end), lambda: None,
                     lambda: self._probe(cluster, where))
 
     def _fresh(self, cluster: str) -> Tunnel | None:
@@ -146,7 +148,8 @@ class TunnelService:
         except OSError:
             self.table.down(cluster, str(where.connection))
 
-    def _remote(self, cluster: str, headers: Headers, where: Where | None) -> Stream:
+    def _remote(self, cluster: str, headers: Headers, where: Where | None,
+                end: bool) -> Stream:
         if where is None or not where.connected or where.relay is None:
             raise NoTunnel(cluster, where.away_since if where is not None else None)
         if where.relay == self.relay_address:  # ours, and gone: we would hold it
@@ -154,7 +157,7 @@ class TunnelService:
             raise NoTunnel(cluster, time.time())
         relay = where.relay
         try:
-            return self.relays.open(relay, cluster, headers)
+            return self.relays.open(relay, cluster, headers, end)
         except (OSError, StreamClosed):
             log.warning("cluster %s: the replica at %s holding its tunnel cannot be reached",
                         cluster, relay)
@@ -162,9 +165,9 @@ class TunnelService:
             raise NoTunnel(cluster, time.time()) from None
 
     @staticmethod
-    def _open(tunnel: Tunnel, headers: Headers) -> Stream:
+    def _open(tunnel: Tunnel, headers: Headers, end: bool) -> Stream:
         try:
-            return tunnel.open(headers)
+            return tunnel.open(headers, end)
         except StreamClosed:
             raise NoTunnel(tunnel.cluster, time.time()) from None
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import h11
 
 from fplus.tunnel import wire
-from fplus.tunnel.mux import Stream, StreamClosed
+from fplus.tunnel.mux import STREAM_WINDOW, Stream, StreamClosed
 
 from .apiserver import ApiServer, Kept
 from .replies import decoded, fail, reply
@@ -36,6 +36,8 @@ they carry no body), as Go's client does: sending them twice changes nothing. An
 request is sent on a kept connection only once it was seen open."""
 POLL = 0.5
 """How often a streamed answer looks whether the Cluster Manager gave up on its stream."""
+WHOLE = STREAM_WINDOW
+"""Answers of a known length up to this are read whole and sent with their head at once."""
 
 
 class Forwarder:
@@ -115,6 +117,11 @@ class Forwarder:
             threading.Thread(target=_cancel_when_gone, args=(stream, kept, done),
                              name="tunnel-watch", daemon=True).start()
         try:
+            first = None if streamed else _short_body(kept, answer)
+            if first is not None:  # read whole already: head, body and end in one go
+                reply(stream, answer.status_code, decoded(answer.headers), first)
+                complete = True
+                return
             reply(stream, answer.status_code, decoded(answer.headers))
             while True:
                 event = kept.next_event()
@@ -152,6 +159,20 @@ def _exchange(kept: Kept, head: h11.Request, body: Iterator[bytes] | None) -> h1
             return event
         if not isinstance(event, h11.InformationalResponse) or event.status_code == 101:
             raise h11.RemoteProtocolError(f"not an answer: {event!r}")
+
+
+def _short_body(kept: Kept, answer: h11.Response) -> bytes | None:
+    """The body of an answer of a known length up to :data:`WHOLE` bytes, read whole (the
+    API server sends such answers at once); None for a longer one (streamed instead)."""
+    length = next((v for k, v in answer.headers if k == b"content-length"), b"")
+    if not length.isdigit() or int(length) > WHOLE:
+        return None
+    parts = []
+    while not isinstance(event := kept.next_event(), h11.EndOfMessage):
+        if not isinstance(event, h11.Data):
+            raise h11.RemoteProtocolError(f"the answer broke off: {event!r}")
+        parts.append(bytes(event.data))
+    return b"".join(parts)
 
 
 def _unreachable(stream: Stream, exc: BaseException) -> None:

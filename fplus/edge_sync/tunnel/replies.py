@@ -15,10 +15,15 @@ def decoded(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
     return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
 
 
-def reply(stream: Stream, status: int, headers: Iterable[tuple[str, str]]) -> None:
-    """Send the API server's status and headers (a 101 as the wire carries it)."""
+def reply(stream: Stream, status: int, headers: Iterable[tuple[str, str]],
+          body: bytes | None = None) -> None:
+    """Send the API server's status and headers (a 101 as the wire carries it); with
+    ``body``, the whole answer (ended)."""
     out = wire.response_headers(status, headers)
-    stream.respond(int(out[0][1]), out[1:])
+    if body is None:
+        stream.respond(int(out[0][1]), out[1:])
+    else:
+        stream.answer(int(out[0][1]), out[1:], body)
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:
@@ -31,7 +36,5 @@ def status_body(code: int, reason: str, message: str) -> bytes:
 def fail(stream: Stream, code: int, reason: str, message: str) -> None:
     """Answer with the edge's own error (nothing reached, or came from, the API server)."""
     body = status_body(code, reason, message)
-    stream.respond(code, [("content-type", "application/json"),
-                          ("content-length", str(len(body)))])
-    stream.write(body)
-    stream.end()
+    stream.answer(code, [("content-type", "application/json"),
+                         ("content-length", str(len(body)))], body)
