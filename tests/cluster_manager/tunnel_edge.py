@@ -256,9 +256,7 @@ def _echo(stream: Stream, seen: Seen) -> None:
     if request.method == "HEAD":  # the length a GET would have, and no body (HTTP/2 checks)
         stream.respond(status, head, end=True)
         return
-    stream.respond(status, head)
-    stream.write(body)
-    stream.end()
+    stream.answer(status, head, body)  # head, body and end at once, as Edge Sync sends them
 
 
 def _endless(stream: Stream, gap: float) -> None:

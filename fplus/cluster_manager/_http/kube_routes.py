@@ -15,7 +15,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
@@ -99,7 +99,8 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
     limits = tunnels.limits
     try:
         _check_length(limits)
-        sent = tunnels.request(cluster, headers, who.name or who.uuid)
+        sent = tunnels.request(cluster, headers, who.name or who.uuid,
+                               end=not upgrade and not _has_body())
     except Refused as exc:
         _audit(who, cluster, level, verb, path, exc.status)
         return _refused(exc)
@@ -112,14 +113,19 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
     except BaseException:  # the client went while sending its body: nothing holds a count
         sent.close()
         raise
-    _audit(who, cluster, level, verb, path, status)
     if status == 101:
+        _audit(who, cluster, level, verb, path, status)
         _switch(sent, answer, limits)
         return WebSocketDone()
     whole = None if limits.stream_bytes_per_second else sent.stream.received_whole()
     if whole is not None:  # the edge answered in full already (most GETs): no streaming
         sent.close()
-        return Response(whole, status=status, headers=answer)
+        resp = Response(whole, status=status, headers=answer)
+        # its row is written once the answer went (before the connection's next request):
+        # the caller does not wait for it
+        resp.call_on_close(_audit_later(who, cluster, level, verb, path, status))
+        return resp
+    _audit(who, cluster, level, verb, path, status)
     resp = Response(_answer(sent, limits, _client_socket()), status=status, headers=answer,
                     direct_passthrough=True)
     resp.call_on_close(sent.close)  # also when the answer is never iterated
@@ -129,6 +135,12 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
 def _upgrade() -> str | None:
     connection = {t.strip().lower() for t in request.headers.get("Connection", "").split(",")}
     return request.headers.get("Upgrade") if "upgrade" in connection else None
+
+
+def _has_body() -> bool:
+    """Whether the request carries a body (a length over 0, or chunked)."""
+    return bool(request.content_length) or "chunked" in request.headers.get(
+        "Transfer-Encoding", "").lower()
 
 
 def _verb(path: str, upgrade: str | None) -> str:
@@ -152,7 +164,7 @@ def _send(sent: Sent, limits: TunnelLimits, upgrade: str | None,
     """Send the body (none for an upgrade) and wait for the answer's head."""
     stream = sent.stream
     try:
-        if not upgrade:
+        if not upgrade and not stream.local_ended:
             size, body = 0, request.stream
             while chunk := body.read(READ):
                 size += len(chunk)
@@ -259,11 +271,21 @@ def _refused(exc: Refused) -> tuple[Response, int]:
 
 def _audit(who: Caller, cluster: str, level: str, verb: str, path: str, status: int) -> None:
     """One row per request: never its body or its query."""
+    _audit_later(who, cluster, level, verb, path, status)()
+
+
+def _audit_later(who: Caller, cluster: str, level: str, verb: str, path: str,
+                 status: int) -> Callable[[], None]:
+    """What writes the request's row (callable once the request's context is gone)."""
     audit = services().audit
-    if audit is None:
-        return
-    try:
-        audit.record(Entry(g.get("request_id") or "", who.uuid, who.name, f"kube.{verb}",
-                           "kube", cluster, f"/{path}"[:512], cluster, status, level))
-    except Exception:  # the request goes on: say so loudly
-        log.exception("audit: could not record a Kubernetes request to %s", cluster)
+    entry = Entry(g.get("request_id") or "", who.uuid, who.name, f"kube.{verb}", "kube",
+                  cluster, f"/{path}"[:512], cluster, status, level)
+
+    def write() -> None:
+        if audit is None:
+            return
+        try:
+            audit.record(entry)
+        except Exception:  # the request goes on: say so loudly
+            log.exception("audit: could not record a Kubernetes request to %s", cluster)
+    return write

@@ -25,6 +25,7 @@ from harness.stack import wait_for
 from tests.cluster_manager.api.kube_proxy_stack import (  # noqa: F401  (fixtures among them)
     Site,
     User,
+    audit_rows,
     commissioned,
     connected,
     kube,
@@ -45,6 +46,19 @@ SETTINGS = ("--tunnel-max-streams-per-cluster", "3", "--tunnel-max-streams-per-p
             "--tunnel-max-body-bytes", "1000", "--tunnel-idle-timeout", "2",
             "--tunnel-max-session-seconds", "4")
 PER_CLUSTER = "tunnel-max-streams-per-cluster"
+
+
+# -- 0. an answer sent whole -------------------------------------------------------------------
+def test_an_answer_sent_whole_is_audited_once_it_went(
+        replicas: Replicas, a: ServiceProcess, site: Site, edge: StandInEdge,
+        user: Callable[..., User]) -> None:
+    reader = user((uuids.EdgePerm.KubeView, site.uuid))
+    r = reader.a.get(kube(site.uuid, "api/v1/namespaces?limit=1"))
+    assert r.status_code == 200 and r.json()["path"] == "/api/v1/namespaces?limit=1", r.text
+    assert "chunked" not in r.headers.get("Transfer-Encoding", "")  # sent whole, not streamed
+    rows = wait_for(lambda: audit_rows(replicas.root(a), site.uuid, reader.name), 10)
+    assert [(x["action"], x["reason"], x["status"], x["target"]["name"]) for x in rows] == [
+        ("kube.get", "view", 200, "/api/v1/namespaces")]
 
 
 # -- 1. requests open at once -------------------------------------------------------------------
