@@ -33,7 +33,7 @@ from ..errors import StorageBusy, StorageUnavailable, first_line
 from ..queries import ENTRY_QUERY, Reader
 from ..rows import Change
 from ..writes import Writer
-from . import group_commit, migrations
+from . import green_wait, group_commit, migrations
 from .statements import PgSql, PgTransactionSql, pg, translated
 
 if TYPE_CHECKING:
@@ -129,6 +129,7 @@ class PostgresStorage:
         if self._pool is None or self._pool_pid != os.getpid():
             import threading  # after gevent's patching, in the worker
 
+            green_wait.install()
             self._local_lock = threading.Lock()
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
