@@ -29,6 +29,7 @@ from werkzeug.routing import MapAdapter
 
 from fplus.jsontypes import JsonObject, JsonValue
 
+from .. import uuids
 from .._domain.auth import audit
 from .._domain.core.state import Batch
 from .audit_routes import record_refusal
@@ -71,7 +72,7 @@ def batch() -> tuple[Response, int] | Response:
         with core.read_batch():
             outcomes, failed = run.all(ops, None)
     else:
-        with core.batch() as running:
+        with core.batch(_entries(ops)) as running:
             outcomes, failed = run.all(ops, running)
     audit.set_actor(actor)
     results = [o.result for o in outcomes]
@@ -88,6 +89,22 @@ def batch() -> tuple[Response, int] | Response:
     if last.retry_after:
         resp.headers["Retry-After"] = last.retry_after
     return resp, status
+
+
+ENTRY_RULE = "/v2/app/<uuid:app>/object/<uuid:obj>"
+"""The route of one configuration entry (each of its methods reads the entry)."""
+
+
+def _entries(ops: list[Operation]) -> list[tuple[str, str]]:
+    """``(app, object)`` of each entry the operations read: the storage reads them all as
+    the batch's transaction begins (one round trip with its lock, not one each)."""
+    found = []
+    for op in ops:
+        if op.route is not None and op.route[0].rule == ENTRY_RULE:
+            app, obj = str(op.route[1]["app"]), str(op.route[1]["obj"])
+            if app != uuids.App.Registration:  # an object, not a stored entry
+                found.append((app, obj))
+    return found
 
 
 def _base_environ() -> WSGIEnvironment:

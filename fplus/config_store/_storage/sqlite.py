@@ -199,9 +199,10 @@ class SQLiteStorage:
                 conn.execute("COMMIT")
 
     @contextmanager
-    def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
-        """One serialised write transaction; rolled back if the block raises (``entry`` is
-        read when the block asks: a local read costs no round trip)."""
+    def write(self, entry: tuple[str, str] | None = None, *,
+              entries: Sequence[tuple[str, str]] = ()) -> Iterator[Writer]:
+        """One serialised write transaction; rolled back if the block raises (``entry`` and
+        ``entries`` are read when the block asks: a local read costs no round trip)."""
         with self._write_lock, self._borrowed() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:

@@ -3,7 +3,7 @@ what the domain needs of a database (:class:`Storage`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
@@ -24,12 +24,13 @@ class Writer(Reader):
     """Mutations, valid only inside the storage's ``write()``; :attr:`changes` lists what
     they changed, in order."""
 
-    def __init__(self, sql: Sql, read_first: tuple[tuple[str, str], tuple | None]
-                 | None = None) -> None:
+    def __init__(self, sql: Sql, read_first: Iterable[tuple[tuple[str, str], tuple | None]]
+                 = ()) -> None:
         super().__init__(sql)
         self.changes: list[Change] = []
-        self._read_first = dict([read_first]) if read_first else {}
-        """``{(app, object): row}``: an entry the storage read as the transaction began."""
+        self._read_first = dict(read_first)
+        """``{(app, object): row}``: the entries the storage read as the transaction began
+        (each served once, and only until the write changes it)."""
         self.after_commit: Callable[[], None] | None = None
         """Set by :meth:`commit_later`."""
         self.outcome: Outcome | None = None
@@ -240,10 +241,11 @@ class Storage(Protocol):
     """Set by the domain: whether another write is waiting to begin (a storage may then
     hold a write's commit back to share it, see :meth:`Writer.commit_later`)."""
 
-    def write(self, entry: tuple[str, str] | None = None) -> AbstractContextManager[Writer]:
+    def write(self, entry: tuple[str, str] | None = None, *,
+              entries: Sequence[tuple[str, str]] = ()) -> AbstractContextManager[Writer]:
         """One serialised write transaction, rolled back if the block raises. ``entry``:
-        ``(app, object)`` of an entry the block reads first (a storage may read it as the
-        transaction begins, in the same round trip)."""
+        ``(app, object)`` of an entry the block reads first, ``entries``: more it will read
+        (a storage may read them as the transaction begins, in the same round trip)."""
 
     def flush(self) -> None:
         """Commit the writes whose commit is held back, if any."""

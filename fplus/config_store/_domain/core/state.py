@@ -16,7 +16,7 @@ import contextlib
 import functools
 import threading
 import uuid as uuidlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from fplus.jsontypes import JsonValue
@@ -314,14 +314,15 @@ class Core:
             yield writer
 
     @contextmanager
-    def batch(self) -> Iterator[Batch]:
+    def batch(self, entries: Sequence[tuple[str, str]] = ()) -> Iterator[Batch]:
         """One write transaction for several operations (see :class:`Batch`): committed
         when the block ends, unless it raises or sets :attr:`Batch.rollback`; nothing of a
-        rolled-back batch is published."""
+        rolled-back batch is published. ``entries``: ``(app, object)`` of the entries the
+        operations will read (read as the transaction begins)."""
         with self._in_order():
             batch: Batch | None = None
             try:
-                with self.storage.write() as writer:
+                with self.storage.write(entries=entries) as writer:
                     batch = self._batch = Batch(self, writer)
                     try:
                         yield batch

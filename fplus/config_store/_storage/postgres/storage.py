@@ -20,7 +20,7 @@ import os
 import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Protocol
 
 import psycopg
@@ -53,8 +53,8 @@ wait for a connection that times out while the pool holds all of them, all in us
 congestion, not a failure: that request gets its 503 and the breaker stays closed."""
 
 
-_Read = tuple[tuple[str, str], tuple | None] | None
-"""What a write read as it began: ``entry`` and its row (None: nothing asked)."""
+_Read = list[tuple[tuple[str, str], tuple | None]]
+"""What a write read as it began: each entry asked for, and its row (None: absent)."""
 
 
 class Follower(Protocol):
@@ -183,26 +183,34 @@ class PostgresStorage:
 
     @contextmanager
     def snapshot(self) -> Iterator[Reader]:
-        """Queries that all see one state of the database (REPEATABLE READ)."""
-        with self._borrow() as conn, translated(), conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            yield Reader(PgSql(lambda: nullcontext(conn)))
+        """Queries that all see one state of the database (REPEATABLE READ). The ``BEGIN``
+        goes with the first query, the ``COMMIT`` is the only other round trip."""
+        with self._borrow() as conn, translated():
+            sql = PgTransactionSql(conn)
+            sql.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                yield Reader(sql)
+            finally:
+                _end_reads(conn)
 
     @contextmanager
-    def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
+    def write(self, entry: tuple[str, str] | None = None, *,
+              entries: Sequence[tuple[str, str]] = ()) -> Iterator[Writer]:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits. Two round
-        trips for a read-check-write of ``entry``: the lock with the read, then the writes
-        with the commit. With writes queued behind it, the commit may be shared with them
+        trips for a read-check-write of ``entry`` (and ``entries``, e.g. every entry a
+        batch's operations read): the lock with the reads, then the writes with the
+        commit. With writes queued behind it, the commit may be shared with them
         (:mod:`.group_commit`)."""
+        wanted = list(dict.fromkeys([entry, *entries] if entry is not None else entries))
         with self._lock(), self._breaking():
             group, savepoint = self._group, None
             if group is None:
                 group = self._open()
-                read = self._started(group, lambda: self._begin(group.sql, entry))
+                read = self._started(group, lambda: self._begin(group.sql, wanted))
             else:
                 savepoint = group.next_savepoint()
-                read = self._started(group, lambda: self._join(group, savepoint, entry))
+                read = self._started(group, lambda: self._join(group, savepoint, wanted))
             writer = Writer(group.sql, read)
             try:
                 yield writer
@@ -246,13 +254,14 @@ class PostgresStorage:
             raise
 
     def _join(self, group: group_commit.Group, savepoint: str,
-              entry: tuple[str, str] | None) -> _Read:
-        """A write joining an open group: its savepoint, and ``entry``'s row (sent with the
-        statements of the writes before it that are still held)."""
+              entries: list[tuple[str, str]]) -> _Read:
+        """A write joining an open group: its savepoint, and the rows of ``entries`` (sent
+        with the statements of the writes before it that are still held)."""
         group.sql.execute(f"SAVEPOINT {savepoint}")
-        if entry is None:
-            return None
-        return entry, group.sql.send([(pg(ENTRY_QUERY), entry)]).fetchone()
+        if not entries:
+            return []
+        cur = group.sql.send([(pg(ENTRY_QUERY), e) for e in entries])
+        return _rows_of(cur, entries)
 
     def _commit(self, group: group_commit.Group, changes: list[Change]) -> None:
         """Commit the group with the last write's ``changes``: one change-log insert and
@@ -284,24 +293,23 @@ class PostgresStorage:
             group.resources.close()
             group.failed(error)
 
-    def _begin(self, sql: PgTransactionSql, entry: tuple[str, str] | None) -> _Read:
+    def _begin(self, sql: PgTransactionSql, entries: list[tuple[str, str]]) -> _Read:
         """One round trip: the transaction, its place in line, (with a follower) what was
-        committed before it, and ``entry``'s row as the lock found it."""
+        committed before it, and the rows of ``entries`` as the lock found them."""
         statements: list[tuple[str, Sequence[object]]] = [
             ("BEGIN", ()), (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})", ())]
         if self.follower is not None:
             statements.append(self.follower.changes_query())
-        if entry is not None:
-            statements.append((pg(ENTRY_QUERY), entry))
+        statements += [(pg(ENTRY_QUERY), e) for e in entries]
         cur = sql.send(statements)
         cur.nextset()  # the lock
         if self.follower is not None:
             cur.nextset()
             self.follower.committed_before(cur.fetchall())
-        if entry is None:
-            return None
+        if not entries:
+            return []
         cur.nextset()
-        return entry, cur.fetchone()
+        return _rows_of(cur, entries)
 
     def _log(self, changes: list[Change]) -> tuple[str, Sequence[object]]:
         """The statement appending ``changes`` to the log and announcing them (unless no
@@ -320,6 +328,26 @@ class PostgresStorage:
         if self._pool is not None and self._pool_pid == os.getpid():
             self._pool.close()
         self._pool = None
+
+
+def _end_reads(conn: psycopg.Connection) -> None:
+    """End a transaction that only read, if it began (``ROLLBACK`` ends it as a ``COMMIT``
+    would); a connection that cannot is closed (the pool replaces it)."""
+    if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        conn.close()
+
+
+def _rows_of(cur: psycopg.Cursor, entries: list[tuple[str, str]]) -> _Read:
+    """Each entry with its row, from the cursor on the first of their results."""
+    read = [(entries[0], cur.fetchone())]
+    for entry in entries[1:]:
+        cur.nextset()
+        read.append((entry, cur.fetchone()))
+    return read
 
 
 @contextmanager
