@@ -41,11 +41,15 @@ def wait(gen: Generator[Any, Any, RV], fileno: int, interval: float = 0.0,
                     hub.wait(watcher)
                     ready = _READY.get(s, READY_RW)
                 else:
-                    ready = READY_NONE
-                    left = max(deadline - time.monotonic(), 0.0)
-                    with Timeout._start_new_or_dummy(left, False):
-                        hub.wait(watcher)
+                    timer = Timeout(max(deadline - time.monotonic(), 0.0))
+                    try:
+                        with timer:
+                            hub.wait(watcher)
                         ready = _READY.get(s, READY_RW)
+                    except Timeout as ex:
+                        if ex is not timer:
+                            raise
+                        ready = READY_NONE
             finally:
                 watcher.close()
             s = gen.send(ready)
