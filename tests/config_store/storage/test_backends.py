@@ -158,6 +158,48 @@ def test_the_entry_named_when_a_write_begins_is_read_once(storage: Storage) -> N
         assert w.get_config(app, obj) is None
 
 
+def test_the_entries_named_when_a_write_begins_are_each_read_once(storage: Storage) -> None:
+    """``write(entries=…)`` (a batch names every entry its operations touch) may read them
+    all as it takes the lock: each present one as stored, an absent one as None, and once
+    the write changes or deletes one (or the object of one), reads see that."""
+    app, a, b, c, absent = str(uuid.uuid4()), *(str(uuid.uuid4()) for _ in range(4))
+    with storage.write() as w:
+        for obj in (a, b, c):
+            w.put_config(app, obj, f'{{"{obj}":1}}', f"e-{obj}")
+    with storage.write((app, a), entries=[(app, b), (app, absent), (app, a), (app, c)]) as w:
+        assert w.get_config(app, absent) is None
+        w.put_config(app, b, '{"v":2}', "e2")
+        assert w.get_config(app, b) == ('{"v":2}', "e2")
+        assert w.get_config(app, a) == (f'{{"{a}":1}}', f"e-{a}")
+        assert w.get_config(app, a) == (f'{{"{a}":1}}', f"e-{a}")  # read again
+        w.delete_object(c)
+        assert w.get_config(app, c) is None
+    with storage.write(entries=[(app, a), (app, b)]) as w:
+        assert w.delete_config(app, a)
+        assert w.get_config(app, a) is None
+        assert w.get_config(app, b) == ('{"v":2}', "e2")
+
+
+def test_a_snapshot_ends_its_transaction_whether_it_read_or_not(storage_of: Any) -> None:
+    """A snapshot's ``BEGIN`` travels with its first read; one that read nothing, one that
+    read, and one whose block raised all leave the one pooled connection fit for writes."""
+    storage = storage_of(pool_size=1)
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.snapshot():
+        pass
+    with storage.write() as w:
+        w.put_config(app, obj, "{}", "e1")
+    with storage.snapshot() as r:
+        assert r.get_config(app, obj) == ("{}", "e1")
+        assert r.get_config(app, str(uuid.uuid4())) is None
+    with pytest.raises(RuntimeError), storage.snapshot() as r:
+        r.get_config(app, obj)
+        raise RuntimeError("refused")
+    with storage.write((app, obj)) as w:
+        w.put_config(app, obj, "{}", "e2")
+    assert storage.reader().get_config(app, obj) == ("{}", "e2")
+
+
 def test_writes_go_on_after_one_rolled_back(storage_of: Any) -> None:
     """A rolled-back write leaves its connection fit for the next: on PostgreSQL the
     statements prepared by earlier writes are still there (the driver's own preparing,
