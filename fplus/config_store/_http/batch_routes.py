@@ -32,6 +32,7 @@ from fplus.jsontypes import JsonObject, JsonValue
 from .. import uuids
 from .._domain.auth import audit
 from .._domain.core.state import Batch
+from .._storage import ReadFirst
 from .audit_routes import record_refusal
 from .auth import store
 from .batch_ops import Operation, parse
@@ -72,7 +73,7 @@ def batch() -> tuple[Response, int] | Response:
         with core.read_batch():
             outcomes, failed = run.all(ops, None)
     else:
-        with core.batch(_entries(ops)) as running:
+        with core.batch(_read_first(ops)) as running:
             outcomes, failed = run.all(ops, running)
     audit.set_actor(actor)
     results = [o.result for o in outcomes]
@@ -93,18 +94,35 @@ def batch() -> tuple[Response, int] | Response:
 
 ENTRY_RULE = "/v2/app/<uuid:app>/object/<uuid:obj>"
 """The route of one configuration entry (each of its methods reads the entry)."""
+PRINCIPAL_RULE = "/v2/principal"
+"""Creating a principal reads who holds its name, its uuid's name and, labelled, its Info."""
 
 
-def _entries(ops: list[Operation]) -> list[tuple[str, str]]:
-    """``(app, object)`` of each entry the operations read: the storage reads them all as
-    the batch's transaction begins (one round trip with its lock, not one each)."""
-    found = []
+def _read_first(ops: list[Operation]) -> ReadFirst:
+    """What the operations will read, as far as their routes and bodies tell: the storage
+    reads it all as the batch's transaction begins (one round trip with its lock, not one
+    each). A guess that misses only costs the read it would have cost anyway."""
+    entries: list[tuple[str, str]] = []
+    names: list[str] = []
+    principals: list[str] = []
     for op in ops:
-        if op.route is not None and op.route[0].rule == ENTRY_RULE:
-            app, obj = str(op.route[1]["app"]), str(op.route[1]["obj"])
+        if op.route is None:
+            continue
+        rule, args = op.route[0].rule, op.route[1]
+        if rule == ENTRY_RULE:
+            app, obj = str(args["app"]), str(args["obj"])
             if app != uuids.App.Registration:  # an object, not a stored entry
-                found.append((app, obj))
-    return found
+                entries.append((app, obj))
+        elif rule == PRINCIPAL_RULE and op.method == "POST" and isinstance(op.parsed, dict):
+            name, uuid = op.parsed.get("name"), op.parsed.get("uuid")
+            if isinstance(name, str):
+                names.append(name)
+            if isinstance(uuid, str):
+                principals.append(uuid.lower())
+                if op.parsed.get("label") is not None:
+                    entries.append((uuids.App.Info, uuid.lower()))
+    return ReadFirst(tuple(dict.fromkeys(entries)), tuple(dict.fromkeys(names)),
+                     tuple(dict.fromkeys(principals)))
 
 
 def _base_environ() -> WSGIEnvironment:

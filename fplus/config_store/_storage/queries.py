@@ -10,6 +10,7 @@ changed (:class:`~.rows.Change`) for the storage to publish to other replicas.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from .rows import AuditRow, GrantRow, LoginRow, ObjectRow, TokenRow
@@ -62,6 +63,53 @@ class Sql(Protocol):
 
 ENTRY_QUERY = "SELECT json, etag FROM config WHERE app = ? AND object = ?"
 """One entry's ``(json, etag)`` row, by ``(app, object)``."""
+
+
+NAMES_ALIKE_QUERY = ("SELECT uuid, name FROM principal WHERE lower(name) = lower(?) "
+                     "ORDER BY name")
+"""``(uuid, name)`` rows of the principals named ``?`` ignoring ASCII case."""
+PRINCIPAL_NAME_QUERY = "SELECT name FROM principal WHERE uuid = ?"
+"""A principal's ``(name,)`` row, by uuid."""
+
+
+@dataclass(frozen=True)
+class ReadFirst:
+    """What a write's block will read, named before it begins, so that a storage may read
+    it all as the transaction begins (on PostgreSQL in the lock's round trip, instead of
+    one round trip each): entries by ``(app, object)``, principals named alike by name,
+    principals' names by uuid."""
+
+    entries: tuple[tuple[str, str], ...] = ()
+    names: tuple[str, ...] = ()
+    principals: tuple[str, ...] = ()
+
+    def statements(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The reads (``?`` placeholders), in the order :meth:`Read.of` takes their rows."""
+        return [*((ENTRY_QUERY, e) for e in self.entries),
+                *((NAMES_ALIKE_QUERY, (n,)) for n in self.names),
+                *((PRINCIPAL_NAME_QUERY, (u,)) for u in self.principals)]
+
+
+READ_NOTHING = ReadFirst()
+"""No read named first."""
+
+
+@dataclass
+class Read:
+    """The rows of a :class:`ReadFirst`, each served once by the :class:`~.writes.Writer`
+    (and only until the write changes what it read)."""
+
+    entries: dict[tuple[str, str], tuple | None] = field(default_factory=dict)
+    names: dict[str, list[tuple]] = field(default_factory=dict)
+    principals: dict[str, tuple | None] = field(default_factory=dict)
+
+    @staticmethod
+    def of(first: ReadFirst, results: list[list[tuple]]) -> Read:
+        """``first``'s rows from the results of its :meth:`~ReadFirst.statements`."""
+        rows = iter(results)
+        return Read({e: next(iter(next(rows)), None) for e in first.entries},
+                    {n: next(rows) for n in first.names},
+                    {u: next(iter(next(rows)), None) for u in first.principals})
 
 
 def entry_row(row: tuple | None) -> tuple[str, str] | None:
@@ -140,14 +188,11 @@ class Reader:
         """``(uuid, name)`` of principals whose name equals ``name`` ignoring ASCII case
         (names are ASCII). A database from before names were unique this way may hold
         several."""
-        rows = self.sql.rows(
-            "SELECT uuid, name FROM principal WHERE lower(name) = lower(?) ORDER BY name",
-            (name,))
-        return [(r[0], r[1]) for r in rows]
+        return [(r[0], r[1]) for r in self.sql.rows(NAMES_ALIKE_QUERY, (name,))]
 
     def principal_name(self, uuid: str) -> str | None:
         """The name of a principal, or None."""
-        row = self.sql.one("SELECT name FROM principal WHERE uuid = ?", (uuid,))
+        row = self.sql.one(PRINCIPAL_NAME_QUERY, (uuid,))
         return row[0] if row else None
 
     def principals(self) -> list[tuple[str, str]]:

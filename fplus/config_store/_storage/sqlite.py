@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import dbfile
-from .queries import Reader, SearchValue
+from .queries import READ_NOTHING, Reader, ReadFirst, SearchValue
 from .writes import Writer
 
 IDLE_CONNECTIONS = 4
@@ -200,9 +200,9 @@ class SQLiteStorage:
 
     @contextmanager
     def write(self, entry: tuple[str, str] | None = None, *,
-              entries: Sequence[tuple[str, str]] = ()) -> Iterator[Writer]:
+              first: ReadFirst = READ_NOTHING) -> Iterator[Writer]:
         """One serialised write transaction; rolled back if the block raises (``entry`` and
-        ``entries`` are read when the block asks: a local read costs no round trip)."""
+        ``first`` are read when the block asks: a local read costs no round trip)."""
         with self._write_lock, self._borrowed() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:

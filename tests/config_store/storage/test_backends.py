@@ -15,7 +15,7 @@ import pytest
 
 from fplus.config_store._domain.common.jsonvalue import canonical, parse
 from fplus.config_store._domain.configdb.search import Query
-from fplus.config_store._storage import Storage, TokenRow, open_storage
+from fplus.config_store._storage import ReadFirst, Storage, TokenRow, open_storage
 
 pytestmark = pytest.mark.replicas
 
@@ -158,15 +158,19 @@ def test_the_entry_named_when_a_write_begins_is_read_once(storage: Storage) -> N
         assert w.get_config(app, obj) is None
 
 
-def test_the_entries_named_when_a_write_begins_are_each_read_once(storage: Storage) -> None:
-    """``write(entries=…)`` (a batch names every entry its operations touch) may read them
-    all as it takes the lock: each present one as stored, an absent one as None, and once
-    the write changes or deletes one (or the object of one), reads see that."""
+def test_what_a_write_names_first_is_read_once_and_never_stale(storage: Storage) -> None:
+    """``write(first=ReadFirst(…))`` (a batch names what its operations will read) may read
+    it all as it takes the lock: each present entry as stored, an absent one as None,
+    principals by name and by uuid; once the write changes what was read (an entry, the
+    object of one, a principal), reads see the change."""
     app, a, b, c, absent = str(uuid.uuid4()), *(str(uuid.uuid4()) for _ in range(4))
     with storage.write() as w:
         for obj in (a, b, c):
             w.put_config(app, obj, f'{{"{obj}":1}}', f"e-{obj}")
-    with storage.write((app, a), entries=[(app, b), (app, absent), (app, a), (app, c)]) as w:
+        w.put_principal("p-1", "Alice", None)
+    first = ReadFirst(((app, b), (app, absent), (app, a), (app, c)), ("alice", "bob"),
+                      ("p-1", "p-2"))
+    with storage.write((app, a), first=first) as w:
         assert w.get_config(app, absent) is None
         w.put_config(app, b, '{"v":2}', "e2")
         assert w.get_config(app, b) == ('{"v":2}', "e2")
@@ -174,10 +178,19 @@ def test_the_entries_named_when_a_write_begins_are_each_read_once(storage: Stora
         assert w.get_config(app, a) == (f'{{"{a}":1}}', f"e-{a}")  # read again
         w.delete_object(c)
         assert w.get_config(app, c) is None
-    with storage.write(entries=[(app, a), (app, b)]) as w:
+        assert w.principals_named_alike("alice") == [("p-1", "Alice")]
+        assert w.principal_name("p-2") is None
+        w.put_principal("p-2", "Bob", None)
+        assert w.principals_named_alike("bob") == [("p-2", "Bob")]
+        assert w.principal_name("p-1") == "Alice"
+        assert w.principal_name("p-2") == "Bob"
+    with storage.write(first=ReadFirst(((app, a), (app, b)), ("bob",), ("p-2",))) as w:
         assert w.delete_config(app, a)
         assert w.get_config(app, a) is None
         assert w.get_config(app, b) == ('{"v":2}', "e2")
+        assert w.delete_principal("p-2")
+        assert w.principals_named_alike("bob") == []
+        assert w.principal_name("p-2") is None
 
 
 def test_a_snapshot_ends_its_transaction_whether_it_read_or_not(storage_of: Any) -> None:

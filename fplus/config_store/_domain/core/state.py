@@ -16,13 +16,23 @@ import contextlib
 import functools
 import threading
 import uuid as uuidlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from fplus.jsontypes import JsonValue
 
 from ... import uuids
-from ..._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
+from ..._storage import (
+    READ_NOTHING,
+    Change,
+    GrantRow,
+    Outcome,
+    Reader,
+    ReadFirst,
+    Storage,
+    StorageUnavailable,
+    Writer,
+)
 from ..common.events import AuthChanged, ConfigChanged, Event, EventBus, StructureChanged
 from ..common.jsonvalue import canonical
 from .acl import Acl
@@ -314,15 +324,15 @@ class Core:
             yield writer
 
     @contextmanager
-    def batch(self, entries: Sequence[tuple[str, str]] = ()) -> Iterator[Batch]:
+    def batch(self, first: ReadFirst = READ_NOTHING) -> Iterator[Batch]:
         """One write transaction for several operations (see :class:`Batch`): committed
         when the block ends, unless it raises or sets :attr:`Batch.rollback`; nothing of a
-        rolled-back batch is published. ``entries``: ``(app, object)`` of the entries the
-        operations will read (read as the transaction begins)."""
+        rolled-back batch is published. ``first``: what the operations will read (read as
+        the transaction begins)."""
         with self._in_order():
             batch: Batch | None = None
             try:
-                with self.storage.write(entries=entries) as writer:
+                with self.storage.write(first=first) as writer:
                     batch = self._batch = Batch(self, writer)
                     try:
                         yield batch

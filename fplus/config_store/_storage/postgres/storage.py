@@ -15,6 +15,7 @@ the fork, and a pool made in another process is never used).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
@@ -30,7 +31,7 @@ from fplus.serving.db.dburl import redacted
 
 from ..dbfile import UnusableDatabase
 from ..errors import StorageBusy, StorageUnavailable, first_line
-from ..queries import ENTRY_QUERY, Reader
+from ..queries import READ_NOTHING, Read, Reader, ReadFirst
 from ..rows import Change
 from ..writes import Writer
 from . import green_wait, group_commit, migrations
@@ -53,8 +54,7 @@ wait for a connection that times out while the pool holds all of them, all in us
 congestion, not a failure: that request gets its 503 and the breaker stays closed."""
 
 
-_Read = list[tuple[tuple[str, str], tuple | None]]
-"""What a write read as it began: each entry asked for, and its row (None: absent)."""
+
 
 
 class Follower(Protocol):
@@ -195,14 +195,15 @@ class PostgresStorage:
 
     @contextmanager
     def write(self, entry: tuple[str, str] | None = None, *,
-              entries: Sequence[tuple[str, str]] = ()) -> Iterator[Writer]:
+              first: ReadFirst = READ_NOTHING) -> Iterator[Writer]:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits. Two round
-        trips for a read-check-write of ``entry`` (and ``entries``, e.g. every entry a
-        batch's operations read): the lock with the reads, then the writes with the
-        commit. With writes queued behind it, the commit may be shared with them
-        (:mod:`.group_commit`)."""
-        wanted = list(dict.fromkeys([entry, *entries] if entry is not None else entries))
+        trips for a read-check-write of ``entry`` (and of ``first``, e.g. what a batch's
+        operations read): the lock with the reads, then the writes with the commit. With
+        writes queued behind it, the commit may be shared with them (:mod:`.group_commit`)."""
+        if entry is not None and entry not in first.entries:
+            first = dataclasses.replace(first, entries=(entry, *first.entries))
+        wanted = first
         with self._lock(), self._breaking():
             group, savepoint = self._group, None
             if group is None:
@@ -245,7 +246,7 @@ class PostgresStorage:
         conn = resources.enter_context(self._borrow())
         return group_commit.Group(PgTransactionSql(conn), resources)
 
-    def _started(self, group: group_commit.Group, start: Callable[[], _Read]) -> _Read:
+    def _started(self, group: group_commit.Group, start: Callable[[], Read]) -> Read:
         """``start()``'s read; the group failed and closed if it raises."""
         try:
             return start()
@@ -253,15 +254,15 @@ class PostgresStorage:
             self._abort(group, exc)
             raise
 
-    def _join(self, group: group_commit.Group, savepoint: str,
-              entries: list[tuple[str, str]]) -> _Read:
-        """A write joining an open group: its savepoint, and the rows of ``entries`` (sent
+    def _join(self, group: group_commit.Group, savepoint: str, first: ReadFirst) -> Read:
+        """A write joining an open group: its savepoint, and what ``first`` reads (sent
         with the statements of the writes before it that are still held)."""
         group.sql.execute(f"SAVEPOINT {savepoint}")
-        if not entries:
-            return []
-        cur = group.sql.send([(pg(ENTRY_QUERY), e) for e in entries])
-        return _rows_of(cur, entries)
+        reads = first.statements()
+        if not reads:
+            return Read()
+        return Read.of(first, _results(group.sql.send([(pg(q), a) for q, a in reads]),
+                                       len(reads)))
 
     def _commit(self, group: group_commit.Group, changes: list[Change]) -> None:
         """Commit the group with the last write's ``changes``: one change-log insert and
@@ -293,23 +294,24 @@ class PostgresStorage:
             group.resources.close()
             group.failed(error)
 
-    def _begin(self, sql: PgTransactionSql, entries: list[tuple[str, str]]) -> _Read:
+    def _begin(self, sql: PgTransactionSql, first: ReadFirst) -> Read:
         """One round trip: the transaction, its place in line, (with a follower) what was
-        committed before it, and the rows of ``entries`` as the lock found them."""
+        committed before it, and what ``first`` reads as the lock found it."""
         statements: list[tuple[str, Sequence[object]]] = [
             ("BEGIN", ()), (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})", ())]
         if self.follower is not None:
             statements.append(self.follower.changes_query())
-        statements += [(pg(ENTRY_QUERY), e) for e in entries]
+        reads = first.statements()
+        statements += [(pg(q), a) for q, a in reads]
         cur = sql.send(statements)
         cur.nextset()  # the lock
         if self.follower is not None:
             cur.nextset()
             self.follower.committed_before(cur.fetchall())
-        if not entries:
-            return []
+        if not reads:
+            return Read()
         cur.nextset()
-        return _rows_of(cur, entries)
+        return Read.of(first, _results(cur, len(reads)))
 
     def _log(self, changes: list[Change]) -> tuple[str, Sequence[object]]:
         """The statement appending ``changes`` to the log and announcing them (unless no
@@ -341,13 +343,13 @@ def _end_reads(conn: psycopg.Connection) -> None:
         conn.close()
 
 
-def _rows_of(cur: psycopg.Cursor, entries: list[tuple[str, str]]) -> _Read:
-    """Each entry with its row, from the cursor on the first of their results."""
-    read = [(entries[0], cur.fetchone())]
-    for entry in entries[1:]:
+def _results(cur: psycopg.Cursor, count: int) -> list[list[tuple]]:
+    """The rows of ``count`` statements' results, from the cursor on the first of them."""
+    results = [cur.fetchall()]
+    for _ in range(count - 1):
         cur.nextset()
-        read.append((entry, cur.fetchone()))
-    return read
+        results.append(cur.fetchall())
+    return results
 
 
 @contextmanager
