@@ -96,8 +96,8 @@ READ_NOTHING = ReadFirst()
 
 @dataclass
 class Read:
-    """The rows of a :class:`ReadFirst`, each served once by the :class:`~.writes.Writer`
-    (and only until the write changes what it read)."""
+    """The rows of a :class:`ReadFirst`, served by the :class:`~.writes.Writer` until the
+    write changes what they show (an entry's row once: it was so for a single entry)."""
 
     entries: dict[tuple[str, str], tuple | None] = field(default_factory=dict)
     names: dict[str, list[tuple]] = field(default_factory=dict)

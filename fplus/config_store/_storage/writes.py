@@ -29,7 +29,7 @@ class Writer(Reader):
         self.changes: list[Change] = []
         self._read = read or Read()
         """What the storage read as the transaction began (:class:`~.queries.ReadFirst`):
-        each row served once, and only until the write changes it."""
+        served only until the write changes it (an entry, once)."""
         self.after_commit: Callable[[], None] | None = None
         """Set by :meth:`commit_later`."""
         self.outcome: Outcome | None = None
@@ -51,14 +51,14 @@ class Writer(Reader):
 
     def principals_named_alike(self, name: str) -> list[tuple[str, str]]:
         """See :meth:`Reader.principals_named_alike` (as :meth:`get_config`)."""
-        if name in self._read.names:
-            return [(r[0], r[1]) for r in self._read.names.pop(name)]
+        if name in self._read.names:  # kept: every principal write drops them
+            return [(r[0], r[1]) for r in self._read.names[name]]
         return super().principals_named_alike(name)
 
     def principal_name(self, uuid: str) -> str | None:
         """See :meth:`Reader.principal_name` (as :meth:`get_config`)."""
         if uuid in self._read.principals:
-            row = self._read.principals.pop(uuid)
+            row = self._read.principals[uuid]
             return row[0] if row else None
         return super().principal_name(uuid)
 
