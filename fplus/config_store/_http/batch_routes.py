@@ -70,7 +70,7 @@ def batch() -> tuple[Response, int] | Response:
     run = _Runner(app, actor, _base_environ())
     core = store().core
     if all(op.method == "GET" for op in ops):
-        with core.read_batch():
+        with core.read_batch(_read_first(ops)):
             outcomes, failed = run.all(ops, None)
     else:
         with core.batch(_read_first(ops)) as running:

@@ -127,11 +127,17 @@ _PRINCIPAL_LOGIN = ("SELECT uuid, password_hash, previous_hash, previous_until F
 class Reader:
     """Queries shared by plain reads and write transactions."""
 
-    def __init__(self, sql: Sql) -> None:
+    def __init__(self, sql: Sql, read: Read | None = None) -> None:
         self.sql = sql
+        self._read = read or Read()
+        """What the storage read as the transaction began (:class:`ReadFirst`), served
+        instead of reading again (a :class:`~.writes.Writer` drops what it changes)."""
 
     def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
-        """Return ``(json_text, etag)`` of one entry, or None."""
+        """Return ``(json_text, etag)`` of one entry, or None (an entry read first: served
+        once)."""
+        if (app, obj) in self._read.entries:
+            return entry_row(self._read.entries.pop((app, obj)))
         return entry_row(self.sql.one(ENTRY_QUERY, (app, obj)))
 
     def config_objects(self, app: str) -> list[str]:
@@ -188,11 +194,17 @@ class Reader:
         """``(uuid, name)`` of principals whose name equals ``name`` ignoring ASCII case
         (names are ASCII). A database from before names were unique this way may hold
         several."""
-        return [(r[0], r[1]) for r in self.sql.rows(NAMES_ALIKE_QUERY, (name,))]
+        rows = self._read.names.get(name)
+        if rows is None:
+            rows = self.sql.rows(NAMES_ALIKE_QUERY, (name,))
+        return [(r[0], r[1]) for r in rows]
 
     def principal_name(self, uuid: str) -> str | None:
         """The name of a principal, or None."""
-        row = self.sql.one(PRINCIPAL_NAME_QUERY, (uuid,))
+        if uuid in self._read.principals:
+            row = self._read.principals[uuid]
+        else:
+            row = self.sql.one(PRINCIPAL_NAME_QUERY, (uuid,))
         return row[0] if row else None
 
     def principals(self) -> list[tuple[str, str]]:

@@ -189,8 +189,8 @@ class SQLiteStorage:
         return Reader(SQLiteSql(self._reader_conn()))
 
     @contextmanager
-    def snapshot(self) -> Iterator[Reader]:
-        """Queries that all see one state of the database."""
+    def snapshot(self, first: ReadFirst = READ_NOTHING) -> Iterator[Reader]:
+        """Queries that all see one state of the database (``first`` read when asked)."""
         with self._borrowed() as conn:
             conn.execute("BEGIN")
             try:

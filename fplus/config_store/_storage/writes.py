@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from .queries import AUDIT_COLUMNS, READ_NOTHING, Read, Reader, ReadFirst, Sql, entry_row
+from .queries import AUDIT_COLUMNS, READ_NOTHING, Read, Reader, ReadFirst, Sql
 from .rows import AuditRow, Change, GrantRow, ObjectRow, TokenRow
 
 _NAME_OF = "(SELECT name FROM principal WHERE uuid = ?)"
@@ -25,11 +25,8 @@ class Writer(Reader):
     they changed, in order."""
 
     def __init__(self, sql: Sql, read: Read | None = None) -> None:
-        super().__init__(sql)
+        super().__init__(sql, read)
         self.changes: list[Change] = []
-        self._read = read or Read()
-        """What the storage read as the transaction began (:class:`~.queries.ReadFirst`):
-        served only until the write changes it (an entry, once)."""
         self.after_commit: Callable[[], None] | None = None
         """Set by :meth:`commit_later`."""
         self.outcome: Outcome | None = None
@@ -41,26 +38,6 @@ class Writer(Reader):
         ends and :attr:`outcome` is still None, the write has committed and ``after_commit``
         has not run: the caller does its work itself."""
         self.after_commit = after_commit
-
-    def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
-        """See :meth:`Reader.get_config` (an entry read as the transaction began is not read
-        again)."""
-        if (app, obj) in self._read.entries:
-            return entry_row(self._read.entries.pop((app, obj)))
-        return super().get_config(app, obj)
-
-    def principals_named_alike(self, name: str) -> list[tuple[str, str]]:
-        """See :meth:`Reader.principals_named_alike` (as :meth:`get_config`)."""
-        if name in self._read.names:  # kept: every principal write drops them
-            return [(r[0], r[1]) for r in self._read.names[name]]
-        return super().principals_named_alike(name)
-
-    def principal_name(self, uuid: str) -> str | None:
-        """See :meth:`Reader.principal_name` (as :meth:`get_config`)."""
-        if uuid in self._read.principals:
-            row = self._read.principals[uuid]
-            return row[0] if row else None
-        return super().principal_name(uuid)
 
     def _principals_changed(self) -> None:
         """Principal rows read first may be stale now: read them from the database."""
@@ -255,8 +232,9 @@ class Storage(Protocol):
     def reader(self) -> Reader:
         """Queries outside a transaction."""
 
-    def snapshot(self) -> AbstractContextManager[Reader]:
-        """Queries that all see one state of the database."""
+    def snapshot(self, first: ReadFirst = READ_NOTHING) -> AbstractContextManager[Reader]:
+        """Queries that all see one state of the database (``first``: what they will read,
+        as for :meth:`write`)."""
 
     queued: Callable[[], bool] | None
     """Set by the domain: whether another write is waiting to begin (a storage may then

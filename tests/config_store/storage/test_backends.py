@@ -194,8 +194,9 @@ def test_what_a_write_names_first_is_read_once_and_never_stale(storage: Storage)
 
 
 def test_a_snapshot_ends_its_transaction_whether_it_read_or_not(storage_of: Any) -> None:
-    """A snapshot's ``BEGIN`` travels with its first read; one that read nothing, one that
-    read, and one whose block raised all leave the one pooled connection fit for writes."""
+    """A snapshot's ``BEGIN`` travels with its first read (or with what it names first);
+    one that read nothing, one that read, and one whose block raised all leave the one
+    pooled connection fit for writes."""
     storage = storage_of(pool_size=1)
     app, obj = str(uuid.uuid4()), str(uuid.uuid4())
     with storage.snapshot():
@@ -205,7 +206,12 @@ def test_a_snapshot_ends_its_transaction_whether_it_read_or_not(storage_of: Any)
     with storage.snapshot() as r:
         assert r.get_config(app, obj) == ("{}", "e1")
         assert r.get_config(app, str(uuid.uuid4())) is None
-    with pytest.raises(RuntimeError), storage.snapshot() as r:
+    with storage.snapshot(ReadFirst(((app, obj), (app, "absent")), ("nobody",))) as r:
+        assert r.get_config(app, "absent") is None
+        assert r.get_config(app, obj) == ("{}", "e1")
+        assert r.get_config(app, obj) == ("{}", "e1")  # read again
+        assert r.principals_named_alike("nobody") == []
+    with pytest.raises(RuntimeError), storage.snapshot(ReadFirst(((app, obj),))) as r:
         r.get_config(app, obj)
         raise RuntimeError("refused")
     with storage.write((app, obj)) as w:

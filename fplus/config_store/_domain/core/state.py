@@ -349,12 +349,13 @@ class Core:
             batch.publish()
 
     @contextmanager
-    def read_batch(self) -> Iterator[None]:
+    def read_batch(self, first: ReadFirst = READ_NOTHING) -> Iterator[None]:
         """Several reads that all see one state of the database: :meth:`reader` reads
         through one snapshot on the calling thread (greenlet) until the block ends. No write
-        begins and no writer is waited for (a write asked meanwhile runs as alone)."""
+        begins and no writer is waited for (a write asked meanwhile runs as alone).
+        ``first``: what the reads will be (read as the snapshot begins)."""
         ident = threading.get_ident()
-        with self.storage.snapshot() as reader:
+        with self.storage.snapshot(first) as reader:
             self._snapshots[ident] = reader
             try:
                 yield

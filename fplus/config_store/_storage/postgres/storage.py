@@ -182,14 +182,18 @@ class PostgresStorage:
         return Reader(PgSql(self._borrow))
 
     @contextmanager
-    def snapshot(self) -> Iterator[Reader]:
+    def snapshot(self, first: ReadFirst = READ_NOTHING) -> Iterator[Reader]:
         """Queries that all see one state of the database (REPEATABLE READ). The ``BEGIN``
-        goes with the first query, the ``COMMIT`` is the only other round trip."""
+        goes with the first query (with what ``first`` names, read at once), its end is
+        the only other round trip."""
         with self._borrow() as conn, translated():
             sql = PgTransactionSql(conn)
             sql.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             try:
-                yield Reader(sql)
+                reads = first.statements()
+                read = Read.of(first, _results(sql.send([(pg(q), a) for q, a in reads]),
+                                               len(reads))) if reads else None
+                yield Reader(sql, read)
             finally:
                 _end_reads(conn)
 
