@@ -29,8 +29,10 @@ from werkzeug.routing import MapAdapter
 
 from fplus.jsontypes import JsonObject, JsonValue
 
+from .. import uuids
 from .._domain.auth import audit
 from .._domain.core.state import Batch
+from .._storage import ReadFirst
 from .audit_routes import record_refusal
 from .auth import store
 from .batch_ops import Operation, parse
@@ -68,10 +70,10 @@ def batch() -> tuple[Response, int] | Response:
     run = _Runner(app, actor, _base_environ())
     core = store().core
     if all(op.method == "GET" for op in ops):
-        with core.read_batch():
+        with core.read_batch(_read_first(ops)):
             outcomes, failed = run.all(ops, None)
     else:
-        with core.batch() as running:
+        with core.batch(_read_first(ops)) as running:
             outcomes, failed = run.all(ops, running)
     audit.set_actor(actor)
     results = [o.result for o in outcomes]
@@ -88,6 +90,39 @@ def batch() -> tuple[Response, int] | Response:
     if last.retry_after:
         resp.headers["Retry-After"] = last.retry_after
     return resp, status
+
+
+ENTRY_RULE = "/v2/app/<uuid:app>/object/<uuid:obj>"
+"""The route of one configuration entry (each of its methods reads the entry)."""
+PRINCIPAL_RULE = "/v2/principal"
+"""Creating a principal reads who holds its name, its uuid's name and, labelled, its Info."""
+
+
+def _read_first(ops: list[Operation]) -> ReadFirst:
+    """What the operations will read, as far as their routes and bodies tell: the storage
+    reads it all as the batch's transaction begins (one round trip with its lock, not one
+    each). A guess that misses only costs the read it would have cost anyway."""
+    entries: list[tuple[str, str]] = []
+    names: list[str] = []
+    principals: list[str] = []
+    for op in ops:
+        if op.route is None:
+            continue
+        rule, args = op.route[0].rule, op.route[1]
+        if rule == ENTRY_RULE:
+            app, obj = str(args["app"]), str(args["obj"])
+            if app != uuids.App.Registration:  # an object, not a stored entry
+                entries.append((app, obj))
+        elif rule == PRINCIPAL_RULE and op.method == "POST" and isinstance(op.parsed, dict):
+            name, uuid = op.parsed.get("name"), op.parsed.get("uuid")
+            if isinstance(name, str):
+                names.append(name)
+            if isinstance(uuid, str):
+                principals.append(uuid.lower())
+                if op.parsed.get("label") is not None:
+                    entries.append((uuids.App.Info, uuid.lower()))
+    return ReadFirst(tuple(dict.fromkeys(entries)), tuple(dict.fromkeys(names)),
+                     tuple(dict.fromkeys(principals)))
 
 
 def _base_environ() -> WSGIEnvironment:

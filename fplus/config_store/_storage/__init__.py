@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from .dbfile import UnusableDatabase
 from .errors import StorageBusy, StorageUnavailable
-from .queries import Reader, SearchCondition
+from .queries import READ_NOTHING, Reader, ReadFirst, SearchCondition
 from .rows import AuditRow, Change, GrantRow, LoginRow, ObjectRow, TokenRow
 from .sqlite import SQLiteStorage
 from .writes import Outcome, Storage, Writer
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
 DB_FILE = "config-store.db"
 
-__all__ = ["DB_FILE", "AuditRow", "Change", "GrantRow", "LoginRow", "ObjectRow", "Outcome",
-           "Reader", "SQLiteStorage", "SearchCondition", "Storage", "StorageBusy",
-           "StorageUnavailable", "TokenRow", "UnusableDatabase", "Writer", "is_replicated",
-           "open_storage", "parse_database_url"]
+__all__ = ["DB_FILE", "READ_NOTHING", "AuditRow", "Change", "GrantRow", "LoginRow", "ObjectRow",
+           "Outcome", "ReadFirst", "Reader", "SQLiteStorage", "SearchCondition", "Storage",
+           "StorageBusy", "StorageUnavailable", "TokenRow", "UnusableDatabase", "Writer",
+           "is_replicated", "open_storage", "parse_database_url"]
 
 
 def parse_database_url(url: str | None, data_dir: Path) -> tuple[str, str | Path]:

@@ -10,6 +10,7 @@ changed (:class:`~.rows.Change`) for the storage to publish to other replicas.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from .rows import AuditRow, GrantRow, LoginRow, ObjectRow, TokenRow
@@ -64,6 +65,53 @@ ENTRY_QUERY = "SELECT json, etag FROM config WHERE app = ? AND object = ?"
 """One entry's ``(json, etag)`` row, by ``(app, object)``."""
 
 
+NAMES_ALIKE_QUERY = ("SELECT uuid, name FROM principal WHERE lower(name) = lower(?) "
+                     "ORDER BY name")
+"""``(uuid, name)`` rows of the principals named ``?`` ignoring ASCII case."""
+PRINCIPAL_NAME_QUERY = "SELECT name FROM principal WHERE uuid = ?"
+"""A principal's ``(name,)`` row, by uuid."""
+
+
+@dataclass(frozen=True)
+class ReadFirst:
+    """What a write's block will read, named before it begins, so that a storage may read
+    it all as the transaction begins (on PostgreSQL in the lock's round trip, instead of
+    one round trip each): entries by ``(app, object)``, principals named alike by name,
+    principals' names by uuid."""
+
+    entries: tuple[tuple[str, str], ...] = ()
+    names: tuple[str, ...] = ()
+    principals: tuple[str, ...] = ()
+
+    def statements(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The reads (``?`` placeholders), in the order :meth:`Read.of` takes their rows."""
+        return [*((ENTRY_QUERY, e) for e in self.entries),
+                *((NAMES_ALIKE_QUERY, (n,)) for n in self.names),
+                *((PRINCIPAL_NAME_QUERY, (u,)) for u in self.principals)]
+
+
+READ_NOTHING = ReadFirst()
+"""No read named first."""
+
+
+@dataclass
+class Read:
+    """The rows of a :class:`ReadFirst`, served by the :class:`~.writes.Writer` until the
+    write changes what they show (an entry's row once: it was so for a single entry)."""
+
+    entries: dict[tuple[str, str], tuple | None] = field(default_factory=dict)
+    names: dict[str, list[tuple]] = field(default_factory=dict)
+    principals: dict[str, tuple | None] = field(default_factory=dict)
+
+    @staticmethod
+    def of(first: ReadFirst, results: list[list[tuple]]) -> Read:
+        """``first``'s rows from the results of its :meth:`~ReadFirst.statements`."""
+        rows = iter(results)
+        return Read({e: next(iter(next(rows)), None) for e in first.entries},
+                    {n: next(rows) for n in first.names},
+                    {u: next(iter(next(rows)), None) for u in first.principals})
+
+
 def entry_row(row: tuple | None) -> tuple[str, str] | None:
     return (row[0], row[1]) if row else None
 
@@ -79,11 +127,17 @@ _PRINCIPAL_LOGIN = ("SELECT uuid, password_hash, previous_hash, previous_until F
 class Reader:
     """Queries shared by plain reads and write transactions."""
 
-    def __init__(self, sql: Sql) -> None:
+    def __init__(self, sql: Sql, read: Read | None = None) -> None:
         self.sql = sql
+        self._read = read or Read()
+        """What the storage read as the transaction began (:class:`ReadFirst`), served
+        instead of reading again (a :class:`~.writes.Writer` drops what it changes)."""
 
     def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
-        """Return ``(json_text, etag)`` of one entry, or None."""
+        """Return ``(json_text, etag)`` of one entry, or None (an entry read first: served
+        once)."""
+        if (app, obj) in self._read.entries:
+            return entry_row(self._read.entries.pop((app, obj)))
         return entry_row(self.sql.one(ENTRY_QUERY, (app, obj)))
 
     def config_objects(self, app: str) -> list[str]:
@@ -140,14 +194,17 @@ class Reader:
         """``(uuid, name)`` of principals whose name equals ``name`` ignoring ASCII case
         (names are ASCII). A database from before names were unique this way may hold
         several."""
-        rows = self.sql.rows(
-            "SELECT uuid, name FROM principal WHERE lower(name) = lower(?) ORDER BY name",
-            (name,))
+        rows = self._read.names.get(name)
+        if rows is None:
+            rows = self.sql.rows(NAMES_ALIKE_QUERY, (name,))
         return [(r[0], r[1]) for r in rows]
 
     def principal_name(self, uuid: str) -> str | None:
         """The name of a principal, or None."""
-        row = self.sql.one("SELECT name FROM principal WHERE uuid = ?", (uuid,))
+        if uuid in self._read.principals:
+            row = self._read.principals[uuid]
+        else:
+            row = self.sql.one(PRINCIPAL_NAME_QUERY, (uuid,))
         return row[0] if row else None
 
     def principals(self) -> list[tuple[str, str]]:

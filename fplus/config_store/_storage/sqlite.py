@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import dbfile
-from .queries import Reader, SearchValue
+from .queries import READ_NOTHING, Reader, ReadFirst, SearchValue
 from .writes import Writer
 
 IDLE_CONNECTIONS = 4
@@ -189,8 +189,8 @@ class SQLiteStorage:
         return Reader(SQLiteSql(self._reader_conn()))
 
     @contextmanager
-    def snapshot(self) -> Iterator[Reader]:
-        """Queries that all see one state of the database."""
+    def snapshot(self, first: ReadFirst = READ_NOTHING) -> Iterator[Reader]:
+        """Queries that all see one state of the database (``first`` read when asked)."""
         with self._borrowed() as conn:
             conn.execute("BEGIN")
             try:
@@ -199,9 +199,10 @@ class SQLiteStorage:
                 conn.execute("COMMIT")
 
     @contextmanager
-    def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
-        """One serialised write transaction; rolled back if the block raises (``entry`` is
-        read when the block asks: a local read costs no round trip)."""
+    def write(self, entry: tuple[str, str] | None = None, *,
+              first: ReadFirst = READ_NOTHING) -> Iterator[Writer]:
+        """One serialised write transaction; rolled back if the block raises (``entry`` and
+        ``first`` are read when the block asks: a local read costs no round trip)."""
         with self._write_lock, self._borrowed() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:

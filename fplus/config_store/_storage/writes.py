@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from .queries import AUDIT_COLUMNS, Reader, Sql, entry_row
+from .queries import AUDIT_COLUMNS, READ_NOTHING, Read, Reader, ReadFirst, Sql
 from .rows import AuditRow, Change, GrantRow, ObjectRow, TokenRow
 
 _NAME_OF = "(SELECT name FROM principal WHERE uuid = ?)"
@@ -24,12 +24,9 @@ class Writer(Reader):
     """Mutations, valid only inside the storage's ``write()``; :attr:`changes` lists what
     they changed, in order."""
 
-    def __init__(self, sql: Sql, read_first: tuple[tuple[str, str], tuple | None]
-                 | None = None) -> None:
-        super().__init__(sql)
+    def __init__(self, sql: Sql, read: Read | None = None) -> None:
+        super().__init__(sql, read)
         self.changes: list[Change] = []
-        self._read_first = dict([read_first]) if read_first else {}
-        """``{(app, object): row}``: an entry the storage read as the transaction began."""
         self.after_commit: Callable[[], None] | None = None
         """Set by :meth:`commit_later`."""
         self.outcome: Outcome | None = None
@@ -42,22 +39,20 @@ class Writer(Reader):
         has not run: the caller does its work itself."""
         self.after_commit = after_commit
 
-    def get_config(self, app: str, obj: str) -> tuple[str, str] | None:
-        """See :meth:`Reader.get_config` (an entry read as the transaction began is not read
-        again)."""
-        if (app, obj) in self._read_first:
-            return entry_row(self._read_first.pop((app, obj)))
-        return super().get_config(app, obj)
+    def _principals_changed(self) -> None:
+        """Principal rows read first may be stale now: read them from the database."""
+        self._read.names.clear()
+        self._read.principals.clear()
 
     def put_config(self, app: str, obj: str, json_text: str, etag: str) -> None:
         """Insert or replace one entry."""
-        self._read_first.pop((app, obj), None)
+        self._read.entries.pop((app, obj), None)
         self.sql.execute(*self.sql.dialect.config_upsert(app, obj, json_text, etag))
         self.changes.append(Change("config", app, obj, etag))
 
     def delete_config(self, app: str, obj: str) -> bool:
         """Delete one entry; True if it existed."""
-        self._read_first.pop((app, obj), None)
+        self._read.entries.pop((app, obj), None)
         existed = self.sql.count("DELETE FROM config WHERE app = ? AND object = ?",
                                  (app, obj)) > 0
         if existed:
@@ -75,7 +70,7 @@ class Writer(Reader):
 
     def delete_object(self, uuid: str) -> None:
         """Remove an object, its entries and its own memberships."""
-        self._read_first.clear()
+        self._read.entries.clear()
         for app in self.config_apps_of(uuid):
             self.changes.append(Change("config", app, uuid))
         for klass in [r[0] for r in self.sql.rows(
@@ -113,6 +108,7 @@ class Writer(Reader):
             "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, "
             "password_hash = excluded.password_hash, previous_hash = NULL, "
             "previous_until = NULL", (uuid, name, password_hash))
+        self._principals_changed()
         self.changes.append(Change("principal", uuid))
 
     def rotate_password(self, uuid: str, password_hash: str, previous_until: float,
@@ -130,6 +126,7 @@ class Writer(Reader):
             return None
         current, previous, until = row
         in_use = previous if previous is not None and (until or 0.0) > now else current
+        self._principals_changed()
         self.sql.execute("UPDATE principal SET previous_hash = ?, previous_until = ?, "
                        "password_hash = ? WHERE uuid = ?",
                        (in_use, previous_until, password_hash, uuid))
@@ -138,6 +135,7 @@ class Writer(Reader):
 
     def retire_previous(self, uuid: str, previous_hash: str) -> bool:
         """Drop the previous hash if it is still ``previous_hash``; True if it was."""
+        self._principals_changed()
         retired = self.sql.count(
             "UPDATE principal SET previous_hash = NULL, previous_until = NULL "
             "WHERE uuid = ? AND previous_hash = ?", (uuid, previous_hash)) > 0
@@ -147,6 +145,7 @@ class Writer(Reader):
 
     def delete_principal(self, uuid: str) -> bool:
         """Delete a principal's credentials and tokens; True if it existed."""
+        self._principals_changed()
         self.sql.execute("DELETE FROM token WHERE principal = ?", (uuid,))
         existed = self.sql.count("DELETE FROM principal WHERE uuid = ?", (uuid,)) > 0
         if existed:
@@ -233,17 +232,19 @@ class Storage(Protocol):
     def reader(self) -> Reader:
         """Queries outside a transaction."""
 
-    def snapshot(self) -> AbstractContextManager[Reader]:
-        """Queries that all see one state of the database."""
+    def snapshot(self, first: ReadFirst = READ_NOTHING) -> AbstractContextManager[Reader]:
+        """Queries that all see one state of the database (``first``: what they will read,
+        as for :meth:`write`)."""
 
     queued: Callable[[], bool] | None
     """Set by the domain: whether another write is waiting to begin (a storage may then
     hold a write's commit back to share it, see :meth:`Writer.commit_later`)."""
 
-    def write(self, entry: tuple[str, str] | None = None) -> AbstractContextManager[Writer]:
+    def write(self, entry: tuple[str, str] | None = None, *,
+              first: ReadFirst = READ_NOTHING) -> AbstractContextManager[Writer]:
         """One serialised write transaction, rolled back if the block raises. ``entry``:
-        ``(app, object)`` of an entry the block reads first (a storage may read it as the
-        transaction begins, in the same round trip)."""
+        ``(app, object)`` of an entry the block reads first, ``first``: more it will read
+        (a storage may read them as the transaction begins, in the same round trip)."""
 
     def flush(self) -> None:
         """Commit the writes whose commit is held back, if any."""

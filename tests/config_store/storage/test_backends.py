@@ -15,7 +15,7 @@ import pytest
 
 from fplus.config_store._domain.common.jsonvalue import canonical, parse
 from fplus.config_store._domain.configdb.search import Query
-from fplus.config_store._storage import Storage, TokenRow, open_storage
+from fplus.config_store._storage import ReadFirst, Storage, TokenRow, open_storage
 
 pytestmark = pytest.mark.replicas
 
@@ -156,6 +156,67 @@ def test_the_entry_named_when_a_write_begins_is_read_once(storage: Storage) -> N
     with storage.write((app, obj)) as w:
         assert w.delete_config(app, obj)
         assert w.get_config(app, obj) is None
+
+
+def test_what_a_write_names_first_is_read_once_and_never_stale(storage: Storage) -> None:
+    """``write(first=ReadFirst(…))`` (a batch names what its operations will read) may read
+    it all as it takes the lock: each present entry as stored, an absent one as None,
+    principals by name and by uuid; once the write changes what was read (an entry, the
+    object of one, a principal), reads see the change."""
+    app, a, b, c, absent = str(uuid.uuid4()), *(str(uuid.uuid4()) for _ in range(4))
+    with storage.write() as w:
+        for obj in (a, b, c):
+            w.put_config(app, obj, f'{{"{obj}":1}}', f"e-{obj}")
+        w.put_principal("p-1", "Alice", None)
+    first = ReadFirst(((app, b), (app, absent), (app, a), (app, c)), ("alice", "bob"),
+                      ("p-1", "p-2"))
+    with storage.write((app, a), first=first) as w:
+        assert w.get_config(app, absent) is None
+        w.put_config(app, b, '{"v":2}', "e2")
+        assert w.get_config(app, b) == ('{"v":2}', "e2")
+        assert w.get_config(app, a) == (f'{{"{a}":1}}', f"e-{a}")
+        assert w.get_config(app, a) == (f'{{"{a}":1}}', f"e-{a}")  # read again
+        w.delete_object(c)
+        assert w.get_config(app, c) is None
+        assert w.principals_named_alike("alice") == [("p-1", "Alice")]
+        assert w.principal_name("p-2") is None
+        w.put_principal("p-2", "Bob", None)
+        assert w.principals_named_alike("bob") == [("p-2", "Bob")]
+        assert w.principal_name("p-1") == "Alice"
+        assert w.principal_name("p-2") == "Bob"
+    with storage.write(first=ReadFirst(((app, a), (app, b)), ("bob",), ("p-2",))) as w:
+        assert w.delete_config(app, a)
+        assert w.get_config(app, a) is None
+        assert w.get_config(app, b) == ('{"v":2}', "e2")
+        assert w.delete_principal("p-2")
+        assert w.principals_named_alike("bob") == []
+        assert w.principal_name("p-2") is None
+
+
+def test_a_snapshot_ends_its_transaction_whether_it_read_or_not(storage_of: Any) -> None:
+    """A snapshot's ``BEGIN`` travels with its first read (or with what it names first);
+    one that read nothing, one that read, and one whose block raised all leave the one
+    pooled connection fit for writes."""
+    storage = storage_of(pool_size=1)
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.snapshot():
+        pass
+    with storage.write() as w:
+        w.put_config(app, obj, "{}", "e1")
+    with storage.snapshot() as r:
+        assert r.get_config(app, obj) == ("{}", "e1")
+        assert r.get_config(app, str(uuid.uuid4())) is None
+    with storage.snapshot(ReadFirst(((app, obj), (app, "absent")), ("nobody",))) as r:
+        assert r.get_config(app, "absent") is None
+        assert r.get_config(app, obj) == ("{}", "e1")
+        assert r.get_config(app, obj) == ("{}", "e1")  # read again
+        assert r.principals_named_alike("nobody") == []
+    with pytest.raises(RuntimeError), storage.snapshot(ReadFirst(((app, obj),))) as r:
+        r.get_config(app, obj)
+        raise RuntimeError("refused")
+    with storage.write((app, obj)) as w:
+        w.put_config(app, obj, "{}", "e2")
+    assert storage.reader().get_config(app, obj) == ("{}", "e2")
 
 
 def test_writes_go_on_after_one_rolled_back(storage_of: Any) -> None:

@@ -85,6 +85,7 @@ class _Plan:
     existing: Obj | None  # the object, if it exists already
     created: bool  # a principal of that name is new
     prospect: Prospect | None  # the object as it will be, when this request changes it
+    fresh: bool = False  # its uuid was made for this request: nothing is stored under it
 
 
 def create(core: Core, schemas: SchemaCache, caller: str, req: Enrolment) -> tuple[str, bool]:
@@ -95,8 +96,8 @@ def create(core: Core, schemas: SchemaCache, caller: str, req: Enrolment) -> tup
         hashed = hash_password(req.password)
     with core.transaction() as tx:
         plan = _plan_and_authorise(core, caller, req)  # the state may have moved meanwhile
-        info = _labelled_info(core, schemas, plan.uuid, req.label)
-        previous_name = tx.w.principal_name(plan.uuid)
+        info = _labelled_info(core, schemas, plan.uuid, req.label, fresh=plan.fresh)
+        previous_name = None if plan.fresh else tx.w.principal_name(plan.uuid)
         if previous_name is not None and previous_name != req.name:
             raise Conflict("principal exists with another name")
         _write(core, tx, req, plan, hashed, info, new_principal=previous_name is None)
@@ -159,16 +160,16 @@ def _plan(core: Core, caller: str, req: Enrolment) -> _Plan:
             raise NotFound(f"object {group} not found")
         if found.rank != rank + 1:
             raise Conflict(f"group {group} is not a class one rank above the principal")
-    return _Plan(uuid or new_uuid(), cls, existing, holder is None, prospect)
+    return _Plan(uuid or new_uuid(), cls, existing, holder is None, prospect, fresh=not uuid)
 
 
-def _labelled_info(core: Core, schemas: SchemaCache, uuid: str,
-                   label: str | None) -> tuple[JsonObject, tuple[str, str] | None] | None:
+def _labelled_info(core: Core, schemas: SchemaCache, uuid: str, label: str | None, *,
+                   fresh: bool = False) -> tuple[JsonObject, tuple[str, str] | None] | None:
     """The principal's Info entry with ``label`` as its name, validated, and the stored
-    entry it replaces; None without a label."""
+    entry it replaces (none under a ``fresh`` uuid: not read); None without a label."""
     if label is None:
         return None
-    stored = core.reader().get_config(uuids.App.Info, uuid)
+    stored = None if fresh else core.reader().get_config(uuids.App.Info, uuid)
     base = parse_json(stored[0]) if stored else {}
     if not isinstance(base, dict):
         raise Conflict("the principal's Info entry is not a JSON object")

@@ -22,7 +22,17 @@ from contextlib import contextmanager
 from fplus.jsontypes import JsonValue
 
 from ... import uuids
-from ..._storage import Change, GrantRow, Outcome, Reader, Storage, StorageUnavailable, Writer
+from ..._storage import (
+    READ_NOTHING,
+    Change,
+    GrantRow,
+    Outcome,
+    Reader,
+    ReadFirst,
+    Storage,
+    StorageUnavailable,
+    Writer,
+)
 from ..common.events import AuthChanged, ConfigChanged, Event, EventBus, StructureChanged
 from ..common.jsonvalue import canonical
 from .acl import Acl
@@ -314,14 +324,15 @@ class Core:
             yield writer
 
     @contextmanager
-    def batch(self) -> Iterator[Batch]:
+    def batch(self, first: ReadFirst = READ_NOTHING) -> Iterator[Batch]:
         """One write transaction for several operations (see :class:`Batch`): committed
         when the block ends, unless it raises or sets :attr:`Batch.rollback`; nothing of a
-        rolled-back batch is published."""
+        rolled-back batch is published. ``first``: what the operations will read (read as
+        the transaction begins)."""
         with self._in_order():
             batch: Batch | None = None
             try:
-                with self.storage.write() as writer:
+                with self.storage.write(first=first) as writer:
                     batch = self._batch = Batch(self, writer)
                     try:
                         yield batch
@@ -338,12 +349,13 @@ class Core:
             batch.publish()
 
     @contextmanager
-    def read_batch(self) -> Iterator[None]:
+    def read_batch(self, first: ReadFirst = READ_NOTHING) -> Iterator[None]:
         """Several reads that all see one state of the database: :meth:`reader` reads
         through one snapshot on the calling thread (greenlet) until the block ends. No write
-        begins and no writer is waited for (a write asked meanwhile runs as alone)."""
+        begins and no writer is waited for (a write asked meanwhile runs as alone).
+        ``first``: what the reads will be (read as the snapshot begins)."""
         ident = threading.get_ident()
-        with self.storage.snapshot() as reader:
+        with self.storage.snapshot(first) as reader:
             self._snapshots[ident] = reader
             try:
                 yield

@@ -129,12 +129,19 @@ def _numbered(sql: str) -> str:
     return "".join(f"{part}${n}" for n, part in enumerate(parts[:-1], 1)) + parts[-1]
 
 
+_BEFORE_ANY_QUERY = "BEGIN ISOLATION"
+"""A queue starting so (a read snapshot) sends its ``PREPARE``s first, alone: a transaction's
+isolation level is set before any query, and a ``PREPARE`` sent in the same query ahead of
+the ``BEGIN`` counts as one."""
+
+
 def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]],
          skip: int = 0) -> psycopg.Cursor:
     """Run ``queue`` (``%s`` placeholders) as one query: one round trip, one driver call.
     Each statement with arguments is prepared on the connection the first time
     (``PREPARE``) and run as ``EXECUTE`` with its arguments bound client-side, so the server
-    parses and plans it once. The cursor is on the result of statement ``skip`` of the
+    parses and plans it once (the ``PREPARE``s go first in the query; ahead of it, alone,
+    when the queue begins a snapshot). The cursor is on the result of statement ``skip`` of the
     queue (:meth:`~psycopg.Cursor.nextset` for the next). A connection whose query failed
     while preparing is closed (what it has prepared is then unknown): the pool replaces it.
     (psycopg's own preparing is off on these connections: it ends with ``DEALLOCATE ALL``
@@ -142,14 +149,17 @@ def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]],
     cur = psycopg.ClientCursor(conn)
     if queue:
         prepares, runs, args = _batch(conn, queue)
+        ahead = prepares if runs[0].startswith(_BEFORE_ANY_QUERY) else []
         try:
-            cur.execute("; ".join([*prepares, *runs]), args)
+            if ahead:  # a round trip of their own, once per connection
+                cur.execute("; ".join(ahead), ())
+            cur.execute("; ".join([*prepares[len(ahead):], *runs]), args)
         except psycopg.Error:
             if prepares:
                 _prepared.pop(conn, None)
                 conn.close()
             raise
-        for _ in range(len(prepares) + skip):
+        for _ in range(len(prepares) - len(ahead) + skip):
             cur.nextset()
     return cur
 

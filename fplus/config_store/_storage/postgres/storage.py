@@ -15,12 +15,13 @@ the fork, and a pool made in another process is never used).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Protocol
 
 import psycopg
@@ -30,10 +31,10 @@ from fplus.serving.db.dburl import redacted
 
 from ..dbfile import UnusableDatabase
 from ..errors import StorageBusy, StorageUnavailable, first_line
-from ..queries import ENTRY_QUERY, Reader
+from ..queries import READ_NOTHING, Read, Reader, ReadFirst
 from ..rows import Change
 from ..writes import Writer
-from . import group_commit, migrations
+from . import green_wait, group_commit, migrations
 from .statements import PgSql, PgTransactionSql, pg, translated
 
 if TYPE_CHECKING:
@@ -53,8 +54,7 @@ wait for a connection that times out while the pool holds all of them, all in us
 congestion, not a failure: that request gets its 503 and the breaker stays closed."""
 
 
-_Read = tuple[tuple[str, str], tuple | None] | None
-"""What a write read as it began: ``entry`` and its row (None: nothing asked)."""
+
 
 
 class Follower(Protocol):
@@ -129,6 +129,7 @@ class PostgresStorage:
         if self._pool is None or self._pool_pid != os.getpid():
             import threading  # after gevent's patching, in the worker
 
+            green_wait.install()
             self._local_lock = threading.Lock()
             self._pool = psycopg_pool.ConnectionPool(
                 self.url, min_size=1, max_size=self.pool_size, timeout=POOL_TIMEOUT_S,
@@ -181,27 +182,40 @@ class PostgresStorage:
         return Reader(PgSql(self._borrow))
 
     @contextmanager
-    def snapshot(self) -> Iterator[Reader]:
-        """Queries that all see one state of the database (REPEATABLE READ)."""
-        with self._borrow() as conn, translated(), conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            yield Reader(PgSql(lambda: nullcontext(conn)))
+    def snapshot(self, first: ReadFirst = READ_NOTHING) -> Iterator[Reader]:
+        """Queries that all see one state of the database (REPEATABLE READ). The ``BEGIN``
+        goes with the first query (with what ``first`` names, read at once), its end is
+        the only other round trip."""
+        with self._borrow() as conn, translated():
+            sql = PgTransactionSql(conn)
+            sql.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                reads = first.statements()
+                read = Read.of(first, _results(sql.send([(pg(q), a) for q, a in reads]),
+                                               len(reads))) if reads else None
+                yield Reader(sql, read)
+            finally:
+                _end_reads(conn)
 
     @contextmanager
-    def write(self, entry: tuple[str, str] | None = None) -> Iterator[Writer]:
+    def write(self, entry: tuple[str, str] | None = None, *,
+              first: ReadFirst = READ_NOTHING) -> Iterator[Writer]:
         """One write transaction, serialised with every other replica's; rolled back if the
         block raises. What it changed is logged and announced when it commits. Two round
-        trips for a read-check-write of ``entry``: the lock with the read, then the writes
-        with the commit. With writes queued behind it, the commit may be shared with them
-        (:mod:`.group_commit`)."""
+        trips for a read-check-write of ``entry`` (and of ``first``, e.g. what a batch's
+        operations read): the lock with the reads, then the writes with the commit. With
+        writes queued behind it, the commit may be shared with them (:mod:`.group_commit`)."""
+        if entry is not None and entry not in first.entries:
+            first = dataclasses.replace(first, entries=(entry, *first.entries))
+        wanted = first
         with self._lock(), self._breaking():
             group, savepoint = self._group, None
             if group is None:
                 group = self._open()
-                read = self._started(group, lambda: self._begin(group.sql, entry))
+                read = self._started(group, lambda: self._begin(group.sql, wanted))
             else:
                 savepoint = group.next_savepoint()
-                read = self._started(group, lambda: self._join(group, savepoint, entry))
+                read = self._started(group, lambda: self._join(group, savepoint, wanted))
             writer = Writer(group.sql, read)
             try:
                 yield writer
@@ -236,7 +250,7 @@ class PostgresStorage:
         conn = resources.enter_context(self._borrow())
         return group_commit.Group(PgTransactionSql(conn), resources)
 
-    def _started(self, group: group_commit.Group, start: Callable[[], _Read]) -> _Read:
+    def _started(self, group: group_commit.Group, start: Callable[[], Read]) -> Read:
         """``start()``'s read; the group failed and closed if it raises."""
         try:
             return start()
@@ -244,14 +258,15 @@ class PostgresStorage:
             self._abort(group, exc)
             raise
 
-    def _join(self, group: group_commit.Group, savepoint: str,
-              entry: tuple[str, str] | None) -> _Read:
-        """A write joining an open group: its savepoint, and ``entry``'s row (sent with the
-        statements of the writes before it that are still held)."""
+    def _join(self, group: group_commit.Group, savepoint: str, first: ReadFirst) -> Read:
+        """A write joining an open group: its savepoint, and what ``first`` reads (sent
+        with the statements of the writes before it that are still held)."""
         group.sql.execute(f"SAVEPOINT {savepoint}")
-        if entry is None:
-            return None
-        return entry, group.sql.send([(pg(ENTRY_QUERY), entry)]).fetchone()
+        reads = first.statements()
+        if not reads:
+            return Read()
+        return Read.of(first, _results(group.sql.send([(pg(q), a) for q, a in reads]),
+                                       len(reads)))
 
     def _commit(self, group: group_commit.Group, changes: list[Change]) -> None:
         """Commit the group with the last write's ``changes``: one change-log insert and
@@ -283,24 +298,24 @@ class PostgresStorage:
             group.resources.close()
             group.failed(error)
 
-    def _begin(self, sql: PgTransactionSql, entry: tuple[str, str] | None) -> _Read:
+    def _begin(self, sql: PgTransactionSql, first: ReadFirst) -> Read:
         """One round trip: the transaction, its place in line, (with a follower) what was
-        committed before it, and ``entry``'s row as the lock found it."""
+        committed before it, and what ``first`` reads as the lock found it."""
         statements: list[tuple[str, Sequence[object]]] = [
             ("BEGIN", ()), (f"SELECT pg_advisory_xact_lock({WRITE_LOCK})", ())]
         if self.follower is not None:
             statements.append(self.follower.changes_query())
-        if entry is not None:
-            statements.append((pg(ENTRY_QUERY), entry))
+        reads = first.statements()
+        statements += [(pg(q), a) for q, a in reads]
         cur = sql.send(statements)
         cur.nextset()  # the lock
         if self.follower is not None:
             cur.nextset()
             self.follower.committed_before(cur.fetchall())
-        if entry is None:
-            return None
+        if not reads:
+            return Read()
         cur.nextset()
-        return entry, cur.fetchone()
+        return Read.of(first, _results(cur, len(reads)))
 
     def _log(self, changes: list[Change]) -> tuple[str, Sequence[object]]:
         """The statement appending ``changes`` to the log and announcing them (unless no
@@ -319,6 +334,26 @@ class PostgresStorage:
         if self._pool is not None and self._pool_pid == os.getpid():
             self._pool.close()
         self._pool = None
+
+
+def _end_reads(conn: psycopg.Connection) -> None:
+    """End a transaction that only read, if it began (``ROLLBACK`` ends it as a ``COMMIT``
+    would); a connection that cannot is closed (the pool replaces it)."""
+    if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        conn.close()
+
+
+def _results(cur: psycopg.Cursor, count: int) -> list[list[tuple]]:
+    """The rows of ``count`` statements' results, from the cursor on the first of them."""
+    results = [cur.fetchall()]
+    for _ in range(count - 1):
+        cur.nextset()
+        results.append(cur.fetchall())
+    return results
 
 
 @contextmanager
