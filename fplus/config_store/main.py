@@ -14,10 +14,11 @@ from fplus.serving.http.cors import add_cors_options, cors_origins, enable_cors
 from fplus.serving.http.tls import add_tls_options, scheme, server_tls
 from fplus.serving.startup.boot import ServiceBoot
 
-from ._domain.core.credentials import password_hasher
+from ._domain.core.credentials import password_check_rate, password_hasher
 from ._domain.notify import NotifyLimits
 from ._domain.store import Store, UnusableDatabase, load_store, open_store
 from ._http.app import Settings, create_app
+from ._http.gate import AdmissionSettings
 from ._http.notify_ws import NotifySettings
 
 
@@ -57,7 +58,8 @@ def _worker(args: argparse.Namespace, root: str, origins: list[str]) -> Served:
                            args.durable_commits)
     app = create_app(store, Settings(body_limit=args.body_limit,
                                    batch_max_operations=args.batch_max_operations,
-                                   notify=_notify_settings(args)))
+                                   notify=_notify_settings(args),
+                                   admission=_admission_settings(args)))
     enable_cors(app, origins)
     return Served(app, on_start=lambda: _follow_other_replicas(store))
 
@@ -109,6 +111,48 @@ def _notify_settings(args: argparse.Namespace) -> NotifySettings:
                           message_bytes=args.notify_message_bytes)
 
 
+def _admission_flags(run: argparse.ArgumentParser) -> None:
+    admit = AdmissionSettings()
+    flag = run.add_argument_group("admission control").add_argument
+    flag("--admit-rate", type=_rate, default=admit.session_rate,
+         help="new notify/v2 WebSocket handshakes and POST /token logins let in a second "
+              "(more: 503 with Retry-After; 0: no limit)")
+    flag("--admit-burst", type=_count, default=admit.session_burst,
+         help="of those, how many may come at once")
+    flag("--admit-password-rate", type=_rate, default=None,
+         help="argon2 password checks (Basic logins not remembered) let in a second (more: "
+              "503 with Retry-After; 0: no limit; default: by FPLUS_ARGON2_PROFILE and the "
+              "CPUs this process may use, 4 a second per CPU with the default profile); "
+              "bursts of twice as many")
+
+
+def _admission_settings(args: argparse.Namespace) -> AdmissionSettings:
+    password = args.admit_password_rate
+    if password is None:
+        with _one_line():
+            password = password_check_rate()
+    return AdmissionSettings(session_rate=args.admit_rate, session_burst=args.admit_burst,
+                             password_rate=password)
+
+
+def _rate(text: str) -> float:
+    """A rate a second: a number, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1e6:
+        raise argparse.ArgumentTypeError(f"must be a number a second, 0 or more, not {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A whole number, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more, not {text!r}")
+    return int(text)
+
+
 def _positive(text: str) -> int:
     """A whole number of at least 1 (argparse applies it to a default from the environment
     too)."""
@@ -145,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tls_options(run)
     add_cors_options(run)
     _notify_flags(run)
+    _admission_flags(run)
     return parser
 
 

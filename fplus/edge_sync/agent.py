@@ -23,9 +23,11 @@ from .tunnel import Tunnel, edge_tunnel
 log = logging.getLogger(__name__)
 
 SELF_LINK = ("source.toolkit.fluxcd.io/v1", "gitrepositories", "self-link")
-RECONNECT_DELAY = (5.0, 30.0)
-"""Seconds (drawn evenly) before the notify WebSocket connects again: after a Config Store
-restart, 10,000 edges come back over 25 s (400 a second), not all in the same 2 s."""
+RECONNECT_DELAY = (10.0, 120.0)
+"""``(first, cap)`` of the notify WebSocket's reconnection (full jitter, doubling per failure
+in a row): after a Config Store restart, edges come back spread over the first 10 s, those
+refused (a replica still down, or busy: its ``Retry-After`` is honoured) over 20, 40 …
+up to 120 s, never all in the same instant."""
 
 
 class Agent:

@@ -144,7 +144,7 @@ class StatusReporter:
     def _failed(self, exc: ConfigStoreError, start: float) -> FlushResult:
         with self._cond:
             self._failures += 1
-            delay = self.backoff.delay(self._failures)
+            delay = self.backoff.after(self._failures, exc.retry_after)
             self._not_before = self._clock() + delay
         message = str(exc)
         if message != self.last_error:

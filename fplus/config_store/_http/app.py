@@ -26,6 +26,7 @@ from . import (
     object_routes,
     v1_routes,
 )
+from .gate import AdmissionSettings, install_gate
 from .notify_metrics import track_notify
 from .notify_ws import NotifySettings, install_notify
 from .params import UUIDConverter
@@ -40,6 +41,8 @@ class Settings:
     """Operations one ``POST /v2/batch`` may carry (more: 413)."""
     device_uuid: str | None = None
     notify: NotifySettings = field(default_factory=NotifySettings)
+    admission: AdmissionSettings = field(default_factory=AdmissionSettings)
+    """How fast new sessions and password checks are let in (:mod:`.gate`)."""
 
 
 def create_app(store: Store, settings: Settings | None = None) -> Flask:
@@ -54,6 +57,7 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app.extensions["config_store"] = store
     app.url_map.converters["uuid"] = UUIDConverter
     app.url_map.strict_slashes = False
+    install_gate(app, settings.admission)  # first: a refusal costs nothing else
     app.before_request(refuse_oversized)
     app.before_request(auth.authenticate)
     errors.register(app)

@@ -11,6 +11,7 @@ from flask import current_app, g, request
 from .._domain.auth import principals
 from .._domain.common.errors import Forbidden, Unauthorized
 from .._domain.store import Store
+from .gate import gate_password_check
 
 _SCHEME = re.compile(r"^([A-Za-z]+) +([A-Za-z0-9._~+/=-]+)$")
 PUBLIC = frozenset({"misc.ping", "misc.openapi", "metrics", "notify.notify",
@@ -53,7 +54,7 @@ def _authorize(header: str | None) -> tuple[str, principals.Login | None]:
         raise Unauthorized(BAD_HEADER) from None
     if not sep:
         raise Unauthorized(BAD_HEADER)
-    proved = principals.login(core, name, password)
+    proved = principals.login(core, name, password, admit=gate_password_check)
     if proved is None:
         raise Unauthorized(REFUSED_LOGIN)
     return proved.principal, proved

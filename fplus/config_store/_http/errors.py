@@ -27,6 +27,8 @@ def register(app: Flask) -> None:
         resp = _error(exc.status, exc.message, body)
         if isinstance(exc.body, dict):
             resp.set_data(jsonify({"error": exc.message, **exc.body}).get_data())
+        if exc.retry_after is not None:
+            resp.headers["Retry-After"] = str(exc.retry_after)
         return resp
 
     @app.errorhandler(StorageUnavailable)

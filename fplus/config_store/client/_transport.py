@@ -6,7 +6,6 @@ import json
 import logging
 import math
 import os
-import random
 import time
 import urllib.parse
 import urllib.request
@@ -25,6 +24,7 @@ from urllib3.exceptions import (
 from fplus.jsontypes import JsonObject, JsonValue
 
 from ._token import TokenCache, parse_token_response
+from .backoff import full_jitter, header_retry_after
 from .errors import ConfigStoreError, ConnectionFailed, NotFound, Unauthorized, error_for
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,8 @@ Credentials: TypeAlias = Callable[[], tuple[str, str]]
 _CONNECTION_ERRORS = (NewConnectionError, ConnectTimeoutError, ProtocolError, ConnectionError)
 # The request may have been acted on; retried only for idempotent methods.
 _READ_TIMEOUTS = (ReadTimeoutError, TimeoutError)
+MAX_RETRY_AFTER = 60.0
+"""The longest a request waits, as a 503's ``Retry-After`` asks, before its next try."""
 
 
 @dataclass(frozen=True)
@@ -294,12 +296,19 @@ class Transport:
                 log.debug("%s -> %d", context, status)
                 if 200 <= status < 300:
                     return resp
+                asked = header_retry_after(resp.headers) if status >= 500 else None
                 if status < 500 or attempt >= self.retries:
-                    raise error_for(status, parse_body(resp), context)
-                log.warning("%s: %d, retrying", context, status)
+                    raise error_for(status, parse_body(resp), context, asked)
+                log.warning("%s: %d, retrying%s", context, status,
+                            f" in {asked:.0f} s as asked" if asked else "")
+                if asked is not None:
+                    time.sleep(max(self._delay(attempt), min(asked, MAX_RETRY_AFTER)))
+                    attempt += 1
+                    continue
             time.sleep(self._delay(attempt))
             attempt += 1
 
     def _delay(self, attempt: int) -> float:
-        """Exponential back-off with jitter, capped at 10 s plus jitter."""
-        return float(min(self.backoff * (2**attempt), 10.0)) + random.uniform(0, self.backoff)  # noqa: S311
+        """Exponential back-off with full jitter: drawn evenly up to twice ``backoff *
+        2^attempt`` (so as long as before on average), at most 20 s."""
+        return full_jitter(attempt + 1, 2 * self.backoff, 20.0)

@@ -15,6 +15,9 @@ class ConfigStoreError(Exception):
     status: int = 0
     index: int | None = None
     """In a failed batch (:meth:`ConfigStoreClient.batch`), the operation that failed."""
+    retry_after: float | None = None
+    """Seconds the server asked to wait before trying again (its ``Retry-After``), if it
+    did: a busy Config Store's 503 says when to come back."""
 
     def __init__(
         self, status: int | None = None, body: JsonValue = None, message: str | None = None
@@ -94,14 +97,18 @@ _BY_STATUS: dict[int, type[ConfigStoreError]] = {
 }
 
 
-def error_for(status: int, body: JsonValue = None, context: str = "") -> ConfigStoreError:
-    """Build the exception matching ``status``; ``context`` (e.g. ``"GET /v2/..."``) prefixes it."""
+def error_for(status: int, body: JsonValue = None, context: str = "",
+              retry_after: float | None = None) -> ConfigStoreError:
+    """Build the exception matching ``status``; ``context`` (e.g. ``"GET /v2/..."``) prefixes
+    it; ``retry_after``: the seconds the server asked to wait."""
     if status >= 500:
         cls: type[ConfigStoreError] = ServerError
     else:
         cls = _BY_STATUS.get(status, ConfigStoreError)
     prefix = f"{context}: " if context else ""
-    return cls(status, body, f"{prefix}{status} {_brief(body)}".rstrip())
+    error = cls(status, body, f"{prefix}{status} {_brief(body)}".rstrip())
+    error.retry_after = retry_after
+    return error
 
 
 def _brief(body: JsonValue, limit: int = 200) -> str:

@@ -3,13 +3,17 @@
 One WebSocket per :class:`NotifyClient`, served by a daemon thread that authenticates
 with a Bearer token, (re)sends every live subscription under a fresh uuid after each
 (re)connection, folds server updates and calls the subscribers' callbacks.
+
+It never gives up: a lost connection is tried again after a wait drawn with full jitter
+(:mod:`.backoff`), the window doubling with each consecutive failure up to its cap; a busy
+Config Store's 503 (its admission control, at the handshake or at the token's login) says
+when to come back in its ``Retry-After``, which is honoured when longer.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import random
 import threading
 import uuid as uuidlib
 from collections.abc import Callable
@@ -22,6 +26,8 @@ from fplus.serving.notify import wire
 from ._fold import MISSING, SearchDelta, SearchDeltaFold, SearchFold, SearchState, WatchFold
 from ._paths import seg
 from ._transport import trusted_ca_bundle
+from .backoff import header_retry_after, next_wait
+from .errors import ConfigStoreError
 from .http import ConfigStoreClient
 from .subscription import Callback, Subscription
 
@@ -42,13 +48,16 @@ class NotifyClient:
     """Shared notify/v2 connection for a :class:`ConfigStoreClient`; thread-safe.
 
     Subscribing starts the background thread if :meth:`start` was not called yet.
+    ``reconnect_delay`` is ``(first, cap)``: the n-th failure in a row waits a time drawn
+    evenly between 0 and ``first * 2^(n-1)`` seconds, at most ``cap``, or the server's
+    ``Retry-After`` when longer.
     """
 
     def __init__(
         self,
         client: ConfigStoreClient,
         *,
-        reconnect_delay: tuple[float, float] = (5.0, 7.0),
+        reconnect_delay: tuple[float, float] = (5.0, 60.0),
         ping_interval: float = 30.0,
         connect_timeout: float = 10.0,
     ) -> None:
@@ -66,6 +75,12 @@ class NotifyClient:
         self._problem: str | None = "not connected yet"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._asked: float | None = None
+        """The ``Retry-After`` of the last attempt's refusal, if the server sent one."""
+        self.busy_refusals = 0
+        """How often the Config Store answered busy (503) to a connection or its login."""
+        self.connections = 0
+        """How many sessions were authenticated (the first and every reconnection)."""
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -193,10 +208,20 @@ class NotifyClient:
 
     def _run(self) -> None:
         quick_retry = True
+        failures = 0
         while not self._stop.is_set():
             outcome = "failed"
+            self._asked = None
             try:
                 outcome = self._session()
+            except websocket.WebSocketBadStatusException as exc:
+                self._refused(exc.status_code, header_retry_after(exc.resp_headers))
+            except ConfigStoreError as exc:  # the token's login failed, after its retries
+                self._problem = f"no Config Store token: {_describe(exc)}"
+                if exc.status == 503:
+                    self._refused(503, exc.retry_after)
+                elif not self._stop.is_set():
+                    log.warning("notify: %s", self._problem)
             except (websocket.WebSocketException, OSError) as exc:
                 self._problem = f"{self.url}: {_describe(exc)}"
                 if not self._stop.is_set():
@@ -207,12 +232,25 @@ class NotifyClient:
             finally:
                 self._disconnected()
             if outcome == "authenticated":
-                quick_retry = True
+                quick_retry, failures = True, 0
             if outcome == "unauthorized" and quick_retry:
                 quick_retry = False
                 continue
-            low, high = self._delay
-            self._stop.wait(random.uniform(low, high))  # noqa: S311
+            failures += 1
+            first, cap = self._delay
+            self._stop.wait(next_wait(failures, first, cap, self._asked))
+
+    def _refused(self, status: int, asked: float | None) -> None:
+        """The Config Store refused the connection (or its login) with ``status``: a busy
+        one (503) says in ``asked`` when to come back."""
+        self._asked = asked
+        self._problem = f"{self.url}: the Config Store answered {status}" + (
+            f", come back in {asked:.0f} s" if asked is not None else "")
+        if status == 503:
+            self.busy_refusals += 1
+            log.info("notify: %s", self._problem)  # expected in a storm: not a warning
+        elif not self._stop.is_set():
+            log.warning("notify: %s", self._problem)
 
     def _session(self) -> str:
         """Connect, authenticate, resubscribe and pump updates until the socket fails."""
@@ -246,6 +284,7 @@ class NotifyClient:
             for sub in list(self._subs):
                 self._send_sub(ws, sub)
             self._problem = None
+            self.connections += 1
             self._ready.set()
         log.info("notify: connected to %s", self.url)
         self._problem = self._pump(ws)

@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from ..common.errors import Conflict, NotFound, Unauthorized, Unprocessable
 from ..core.credentials import (
+    costly_check,
     generate_secret,
     hash_password,
     hash_tag,
@@ -43,8 +44,13 @@ class Login(NamedTuple):
     tag: str
 
 
-def login(core: Core, name: str, password: str) -> Login | None:
+def login(core: Core, name: str, password: str,
+          admit: Callable[[], None] | None = None) -> Login | None:
     """The login a name and password prove, or None.
+
+    ``admit`` is called before a password is checked against an argon2 hash (not for a
+    remembered login, nor for a generated secret's cheap hash): it raises to refuse the
+    check (the server's admission control: a 503 before the expensive work).
 
     The current password retires a previous one still in its grace period the first time
     it is used (ending what the previous one obtained); the previous one is accepted until
@@ -56,6 +62,8 @@ def login(core: Core, name: str, password: str) -> Login | None:
     found = core.reader().principal_login(name)
     if found is None:
         return None
+    if admit is not None and costly_check(found.password_hash):
+        admit()
     if verify_password(found.password_hash, password):
         current = hash_tag(found.password_hash)
         if found.previous_hash is not None:

@@ -47,3 +47,9 @@ class UnsupportedMediaType(DomainError):
 
 class Unprocessable(DomainError):
     status = 422
+
+
+class ServiceUnavailable(DomainError):
+    """Refused for now (admission control): try again after ``retry_after`` seconds."""
+
+    status = 503

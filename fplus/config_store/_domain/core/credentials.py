@@ -57,6 +57,24 @@ ARGON2_PROFILES: dict[str, Parameters] = {
 a stored hash names its own parameters, so changing the profile never locks anyone out."""
 
 
+CHECKS_PER_CPU_SECOND: dict[str, float] = {
+    "RFC_9106_LOW_MEMORY": 4.0,  # a fifth of a CPU-second each: 5 a second per CPU, less margin
+    "RFC_9106_HIGH_MEMORY": 0.5,  # 2 GiB each: memory, not CPU, bounds these
+    "CHEAPEST": 0.0,  # no work factor: no limit
+}
+"""argon2 checks a second the server takes on per CPU it may use, by profile."""
+
+
+def password_check_rate() -> float:
+    """How many argon2 password checks a second this process serves with the hasher of
+    ``$FPLUS_ARGON2_PROFILE`` on the CPUs it may use (0: no limit); the default of the
+    Config Store's ``--admit-password-rate``."""
+    password_hasher()  # an unknown profile: ValueError naming it
+    name = os.environ.get(ARGON2_PROFILE_VARIABLE, "RFC_9106_LOW_MEMORY")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return CHECKS_PER_CPU_SECOND[name] * max(1, cpus or 1)
+
+
 @functools.cache
 def password_hasher() -> PasswordHasher:
     """The hasher of ``$FPLUS_ARGON2_PROFILE`` (ValueError naming it if unknown)."""
@@ -90,6 +108,12 @@ def verify_password(password_hash: str | None, password: str) -> bool:
         salt, _, digest = password_hash[len(GENERATED_PREFIX):].partition("$")
         return secrets.compare_digest(_digest(salt, password), digest)
     return offload.run(_argon2_matches, password_hash, password)
+
+
+def costly_check(password_hash: str | None) -> bool:
+    """Whether checking a password against ``password_hash`` costs an argon2 verification
+    (a generated secret's hash costs microseconds; no hash, nothing)."""
+    return bool(password_hash) and not str(password_hash).startswith(GENERATED_PREFIX)
 
 
 def _argon2_matches(password_hash: str, password: str) -> bool:
