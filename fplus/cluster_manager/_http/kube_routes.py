@@ -92,9 +92,8 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
         _audit(who, cluster, "none", verb, path, 403)
         raise Forbidden("you may not reach this cluster's Kubernetes API (a view, edit or "
                         "admin grant on it, or on every cluster, is needed)")
-    query = request.query_string.decode("latin-1")
-    headers = wire.request_headers(request.method, f"/{path}" + (f"?{query}" if query else ""),
-                                   request.headers.items(), level=level,
+    headers = wire.request_headers(request.method, _target(path), request.headers.items(),
+                                   level=level,
                                    principal=who.name or who.uuid, upgrade=upgrade)
     limits = tunnels.limits
     try:
@@ -135,6 +134,18 @@ def kube(cluster: str, path: str) -> Response | tuple[Response, int]:
 def _upgrade() -> str | None:
     connection = {t.strip().lower() for t in request.headers.get("Connection", "").split(",")}
     return request.headers.get("Upgrade") if "upgrade" in connection else None
+
+
+def _target(path: str) -> str:
+    """The path and query for the edge as the caller sent them, undecoded (``%2F`` stays
+    inside its segment); rebuilt from the decoded path where the raw one is not known."""
+    raw = request.environ.get("RAW_URI") or ""
+    head, mark, query = raw.partition("?")
+    parts = head.split("/", 5)  # "", "v1", "cluster", the cluster, "kube", the rest
+    if len(parts) == 6 and parts[:3] == ["", "v1", "cluster"] and parts[4] == "kube":
+        return f"/{parts[5]}{mark}{query}"
+    query = request.query_string.decode("latin-1")
+    return f"/{path}" + (f"?{query}" if query else "")
 
 
 def _has_body() -> bool:

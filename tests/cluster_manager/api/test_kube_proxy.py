@@ -110,6 +110,13 @@ def test_a_request_reaches_the_edge_at_the_callers_level_without_its_credentials
     assert r.json()["path"] == seen.request.path and r.json()["level"] == "view"
 
 
+def test_the_path_reaches_the_edge_as_sent(site: Site, edge: StandInEdge, viewer: User) -> None:
+    path = "api/v1/namespaces/default/configmaps/a%2Fb%20c?fieldSelector=a%3Db"
+    r = viewer.a.get(kube(site.uuid, path))
+    assert r.status_code == 200, r.text
+    assert r.json()["path"] == f"/{path}"  # %2F is no separator (decoded, it would be one)
+
+
 def test_a_streamed_answer_arrives_chunk_by_chunk(
         site: Site, edge: StandInEdge, viewer: User) -> None:
     edge.gate.clear()
