@@ -45,12 +45,17 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_once(command: list[str]) -> dict[str, Any]:
-    """One run of ``command``: its last stdout line parsed as JSON."""
+    """One run of ``command``: what it printed parsed as JSON (one object, on one line or
+    indented), or else its last stdout line so parsed."""
     done = subprocess.run(command, stdout=subprocess.PIPE, check=True, text=True)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     if not lines:
         raise RuntimeError(f"{' '.join(command)} printed nothing")
-    return json.loads(lines[-1])
+    try:
+        found: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        found = json.loads(lines[-1])
+    return found
 
 
 def main() -> None:
