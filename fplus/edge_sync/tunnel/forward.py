@@ -111,15 +111,14 @@ class Forwarder:
         """The answer's head, then its body as it arrives; the connection kept if it was
         read whole."""
         complete = False
-        streamed = not any(name == b"content-length" for name, _ in answer.headers)
+        length = next((v for k, v in answer.headers if k == b"content-length"), None)
         done = threading.Event()
-        if streamed:  # a watch, logs -f: ended early if the stream is given up
+        if length is None:  # a watch, logs -f: ended early if the stream is given up
             threading.Thread(target=_cancel_when_gone, args=(stream, kept, done),
                              name="tunnel-watch", daemon=True).start()
         try:
-            first = None if streamed else _short_body(kept, answer)
-            if first is not None:  # read whole already: head, body and end in one go
-                reply(stream, answer.status_code, decoded(answer.headers), first)
+            if length is not None and int(length) <= WHOLE:  # head, body and end in one go
+                reply(stream, answer.status_code, decoded(answer.headers), _whole(kept))
                 complete = True
                 return
             reply(stream, answer.status_code, decoded(answer.headers))
@@ -161,12 +160,8 @@ def _exchange(kept: Kept, head: h11.Request, body: Iterator[bytes] | None) -> h1
             raise h11.RemoteProtocolError(f"not an answer: {event!r}")
 
 
-def _short_body(kept: Kept, answer: h11.Response) -> bytes | None:
-    """The body of an answer of a known length up to :data:`WHOLE` bytes, read whole (the
-    API server sends such answers at once); None for a longer one (streamed instead)."""
-    length = next((v for k, v in answer.headers if k == b"content-length"), b"")
-    if not length.isdigit() or int(length) > WHOLE:
-        return None
+def _whole(kept: Kept) -> bytes:
+    """The rest of an answer's body, read to its end (one the API server sent at once)."""
     parts = []
     while not isinstance(event := kept.next_event(), h11.EndOfMessage):
         if not isinstance(event, h11.Data):
