@@ -41,6 +41,7 @@ from fplus.serving.http.tls import (
     scheme,
     server_tls,
 )
+from fplus.serving.startup import argtypes
 from fplus.serving.startup.boot import ServiceBoot
 from fplus.serving.startup.login import add_rotate_option
 from fplus.serving.startup.service import CentralService
@@ -81,33 +82,9 @@ def _connect(url: str, login: Login) -> tuple[ConfigStoreClient, dict[str, Any]]
         403: f"{login.user} may not read its configuration at {url}: run `{PROG} seed` again"})
 
 
-def _seconds(value: str) -> float:
-    """A non-negative number of seconds (argparse type)."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 86400:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0 to 86400")
-    return seconds
-
-
-def _days(value: str) -> float:
-    """A non-negative number of days (argparse type)."""
-    try:
-        days = float(value)
-    except ValueError:
-        days = -1.0
-    if not 0 <= days <= 36500:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days from 0 to 36500")
-    return days
-
-
-def _count(value: str) -> int:
-    """A non-negative whole number (argparse type)."""
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 0")
-    return int(value)
+_seconds = argtypes.number(0, 86400, "a number of seconds")
+_days = argtypes.number(0, 36500, "a number of days")
+_count = argtypes.whole()
 
 
 def _edge_ca(path: Path | None) -> str | None:

@@ -12,6 +12,7 @@ from fplus.serving import Served, bind_port, configure_logging, serve
 from fplus.serving.background import offload
 from fplus.serving.http.cors import add_cors_options, cors_origins, enable_cors
 from fplus.serving.http.tls import add_tls_options, scheme, server_tls
+from fplus.serving.startup import argtypes
 from fplus.serving.startup.boot import ServiceBoot
 
 from ._domain.core.credentials import password_check_rate, password_hasher
@@ -135,30 +136,9 @@ def _admission_settings(args: argparse.Namespace) -> AdmissionSettings:
                              password_rate=password)
 
 
-def _rate(text: str) -> float:
-    """A rate a second: a number, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1e6:
-        raise argparse.ArgumentTypeError(f"must be a number a second, 0 or more, not {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    """A whole number, 0 or more."""
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more, not {text!r}")
-    return int(text)
-
-
-def _positive(text: str) -> int:
-    """A whole number of at least 1 (argparse applies it to a default from the environment
-    too)."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return int(text)
+_rate = argtypes.number(0, 1e6, "a number a second")
+_count = argtypes.whole()
+_positive = argtypes.whole(1)  # argparse applies it to a default from the environment too
 
 
 def build_parser() -> argparse.ArgumentParser:
