@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._fleet_setup import fake_hosts
 from fplus.config_store.client import ConfigStoreClient, ConnectionFailed, NotifyClient
+from fplus.config_store.client.errors import ServerError
 from fplus.config_store.client.subscription import Subscription
 from fplus.edge_sync import __version__
 from fplus.edge_sync.agent import RECONNECT_DELAY
@@ -129,8 +130,10 @@ def log_in(edges: list[SimEdge], concurrency: int, timeout: float) -> int:
     """One token per edge (``POST /token`` with its password), ``concurrency`` at a time,
     replica after replica: a token is a database write, and writes from several replicas
     wait for each other's lock (one replica's logins can be starved past the client's
-    timeout). A login with no answer in time is tried again until ``timeout`` seconds have
-    passed. Returns how many were tried again."""
+    timeout). A login with no answer in time, or refused as busy (503: the Config Store's
+    admission control, after the client's own retries), is tried again until ``timeout``
+    seconds have passed, after the ``Retry-After`` asked. Returns how many were tried
+    again."""
     again, deadline = 0, time.monotonic() + timeout
 
     def one(edge: SimEdge) -> None:
@@ -140,10 +143,13 @@ def log_in(edges: list[SimEdge], concurrency: int, timeout: float) -> int:
                 edge.client.token()
                 edge.client.close()  # its keep-alive socket would hold a descriptor
                 return
-            except ConnectionFailed:
-                if time.monotonic() > deadline:
+            except (ConnectionFailed, ServerError) as exc:
+                busy = isinstance(exc, ServerError)
+                if time.monotonic() > deadline or (busy and exc.status != 503):
                     raise
                 again += 1
+                if busy:
+                    gevent.sleep(exc.retry_after or 1.0)
 
     Pool(concurrency).map(one, sorted(edges, key=lambda e: e.replica))
     return again

@@ -10,6 +10,8 @@ from typing import Any
 
 from argon2 import PasswordHasher, profiles
 
+from fplus.cluster_manager.model.apps_and_roles import SYNC
+from fplus.cluster_manager.reconcile.accounts import grants
 from fplus.cluster_manager.reconcile.seeding import seed
 from fplus.config_store import uuids
 from fplus.config_store.client import ConfigStoreClient
@@ -55,8 +57,8 @@ def setup_fleet(admin: ConfigStoreClient, n: int, principals: int, workers: int,
 def load_edges(admin: ConfigStoreClient, n: int, sync_group: str
                ) -> tuple[list[str], list[tuple[str, str]]]:
     """N Edge cluster objects and N edge principals (``op1sync/fleet-<i>``, in the Edge Sync
-    group, holding ReadApp + WriteApp on their own cluster's status entry, as the Cluster
-    Manager grants), :data:`CHUNK` at a time through the public bulk route (``POST /load``:
+    group, holding what the Cluster Manager grants an Edge Sync account:
+    :func:`status_grants`), :data:`CHUNK` at a time through the public bulk route (``POST /load``:
     a ConfigDB dump of the objects, then an Auth dump of the principals with their password
     hashes and object grants). The passwords are random; their hashes are argon2id with
     argon2-cffi's CHEAPEST parameters (:data:`PASSWORD_HASHES`), so the bench's 50,000
@@ -80,9 +82,12 @@ def load_edges(admin: ConfigStoreClient, n: int, sync_group: str
 
 
 def status_grants(cluster: str) -> list[dict[str, Any]]:
-    """ReadApp and WriteApp on the Edge cluster status entry of ``cluster`` only."""
-    return [{"permission": perm, "target": STATUS, "plural": False, "object": cluster}
-            for perm in (uuids.ConfigDBPerm.ReadApp, uuids.ConfigDBPerm.WriteApp)]
+    """What the Cluster Manager grants the Edge Sync account of ``cluster``
+    (:func:`fplus.cluster_manager.reconcile.accounts.grants`): ReadApp and WriteApp on its
+    status entry, ReadApp on its own Edge deployments (without it, an edge's deployments
+    subscription is refused and it never holds Edge Sync's subscriptions)."""
+    return [{"permission": g["permission"], "target": g["target"], "plural": False,
+             "object": g["object"]} for g in grants(SYNC, cluster)]
 
 
 def _shared_principals(admin: ConfigStoreClient, clusters: list[str], principals: int,
@@ -98,8 +103,8 @@ def _shared_principals(admin: ConfigStoreClient, clusters: list[str], principals
 
     def grant(i: int) -> None:
         for g in status_grants(clusters[i]):
-            admin.add_grant(ids[owner(i, workers, principals)], g["permission"], STATUS, False,
-                            clusters[i])
+            admin.add_grant(ids[owner(i, workers, principals)], g["permission"], g["target"],
+                            False, clusters[i])
 
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(grant, range(len(clusters))))
