@@ -14,6 +14,7 @@ API and Git over HTTP, what we use, are complete.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import subprocess
 from dataclasses import dataclass
@@ -159,9 +160,18 @@ def prepare(root: Path) -> str:
     gitea_cli(root, "admin", "user", "create", "--username", ADMIN, "--password",
               ADMIN_PASSWORD, "--email", f"{ADMIN}@example.invalid", "--admin",
               "--must-change-password=false")
-    out = gitea_cli(root, "admin", "user", "generate-access-token", "--username", ADMIN,
-                    "--token-name", "fplus-tests", "--scopes", "all", "--raw")
-    return out.split()[-1]  # as root, Gitea logs a warning to stdout first
+    return token_in(gitea_cli(root, "admin", "user", "generate-access-token", "--username",
+                              ADMIN, "--token-name", "fplus-tests", "--scopes", "all", "--raw"))
+
+
+def token_in(out: str) -> str:
+    """The access token ``generate-access-token --raw`` printed: its last 40-hex word (as
+    root Gitea logs a warning to stdout first, and a loaded machine's slow-query warning can
+    come after it)."""
+    found = re.findall(r"\b[0-9a-f]{40}\b", out)
+    if not found:
+        raise RuntimeError(f"gitea printed no access token: {out!r}")
+    return str(found[-1])
 
 
 def answers(url: str) -> bool:

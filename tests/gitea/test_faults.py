@@ -13,7 +13,7 @@ import pytest
 
 from fplus.git.hosts.gitea import reader_name
 from harness.gitcli import push_from_clone
-from harness.gitea import Gitea, serve, start_gitea
+from harness.gitea import Gitea, serve, start_gitea, token_in
 from harness.gitea_stack import GiteaStack, manager_process, start_gitea_stack
 from harness.servers import ServiceProcess
 from harness.stack import create_cluster, status, wait_for
@@ -47,9 +47,9 @@ def test_a_wrong_token_stops_the_service_at_start(gitea: Gitea, tmp_path: Path) 
 
 def test_a_token_without_organisation_scope_stops_the_service(
         gitea: Gitea, tmp_path: Path) -> None:
-    token = gitea.cli("admin", "user", "generate-access-token", "--username", gitea.admin,
-                      "--token-name", "no-org-scope", "--raw", "--scopes",
-                      "write:admin,write:repository,read:user").split()[-1]
+    token = token_in(gitea.cli("admin", "user", "generate-access-token", "--username",
+                               gitea.admin, "--token-name", "no-org-scope", "--raw",
+                               "--scopes", "write:admin,write:repository,read:user"))
     log = refused_start(tmp_path, gitea, token, "no-scope-org")
     assert "the token may not manage the Gitea organisation no-scope-org" in log
     assert "required=[read:organization]" in log
