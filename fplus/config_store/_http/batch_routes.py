@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
-from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
+from flask import Blueprint, Flask, Response, current_app, g, request
 from flask.ctx import RequestContext
 from flask.globals import request_ctx as _request_ctx
 from flask.sessions import SessionMixin
 from werkzeug.routing import MapAdapter
 
-from fplus.jsontypes import JsonObject, JsonValue
+from fplus.jsontypes import JsonValue
 
 from .. import uuids
 from .._domain.auth import audit
@@ -52,20 +52,38 @@ class Outcome:
     """What one operation answered, and the route that answered it."""
 
     status: int
-    result: JsonObject
+    etag: str | None
+    body: bytes | None
+    """The answer's JSON body as the route encoded it (None: no body, or not JSON)."""
     endpoint: str | None
     view_args: dict[str, Any] | None
     retry_after: str | None
 
+    def result(self) -> bytes:
+        """The operation's entry in the batch's ``results``, as JSON: the route's body is
+        spliced in as it was encoded, not parsed and encoded again."""
+        head = b'{"status":%d' % self.status
+        if self.etag is not None:
+            head += b',"etag":' + json.dumps(self.etag).encode()
+        return head + b',"body":' + (self.body or b"null") + b"}"
+
+    def error(self) -> JsonValue:
+        """The ``error`` of the answer's body, if it has one."""
+        try:
+            body = json.loads(self.body) if self.body else None
+        except ValueError:
+            return None
+        return body.get("error") if isinstance(body, dict) else None
+
 
 @bp.post("/v2/batch")
-def batch() -> tuple[Response, int] | Response:
+def batch() -> Response:
     """Run the operations in order in one transaction; all or nothing."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     limit = int(app.config.get(MAX_OPERATIONS, DEFAULT_MAX_OPERATIONS))
     ops = parse(request.get_data(cache=False), limit, app.url_map.bind("localhost"))
     if not ops:
-        return jsonify({"results": []})
+        return _answer(b'{"results":[]}')
     actor = audit.Actor(g.get("principal"), g.get("request_id") or "")
     run = _Runner(app, actor, _base_environ())
     core = store().core
@@ -76,20 +94,25 @@ def batch() -> tuple[Response, int] | Response:
         with core.batch(_read_first(ops)) as running:
             outcomes, failed = run.all(ops, running)
     audit.set_actor(actor)
-    results = [o.result for o in outcomes]
+    results = b'"results":[' + b",".join(o.result() for o in outcomes) + b"]"
     if failed is None:
-        return jsonify({"results": results})
+        return _answer(b"{" + results + b"}")
     last = outcomes[failed]
     record_refusal(last.endpoint, last.view_args, last.status)
-    body = last.result.get("body")
-    reason = body.get("error") if isinstance(body, dict) else None
+    reason = last.error()
     status = last.status if last.status >= 400 else 500  # a write that failed half-way
-    resp = jsonify({"error": f"operation {failed} ({ops[failed].method} {ops[failed].path}) "
-                             f"failed with {last.status}" + (f": {reason}" if reason else ""),
-                    "failed": failed, "results": results})
+    error = (f"operation {failed} ({ops[failed].method} {ops[failed].path}) failed with "
+             f"{last.status}" + (f": {reason}" if reason else ""))
+    head = json.dumps({"error": error, "failed": failed})[:-1].encode()
+    resp = _answer(head + b"," + results + b"}", status)
     if last.retry_after:
         resp.headers["Retry-After"] = last.retry_after
-    return resp, status
+    return resp
+
+
+def _answer(body: bytes, status: int = 200) -> Response:
+    """A JSON answer of ``body``, already encoded."""
+    return Response(body + b"\n", status, mimetype="application/json")
 
 
 ENTRY_RULE = "/v2/app/<uuid:app>/object/<uuid:obj>"
@@ -229,22 +252,6 @@ class _Runner:
 def _outcome(resp: Response, endpoint: str | None,
              view_args: dict[str, Any] | None) -> Outcome:
     """What ``resp`` answered, as a batch result."""
-    result: JsonObject = {"status": resp.status_code}
-    etag = resp.headers.get("ETag")
-    if etag is not None:
-        result["etag"] = etag
-    result["body"] = _json(resp)
-    return Outcome(resp.status_code, result, endpoint, view_args,
-                   resp.headers.get("Retry-After"))
-
-
-def _json(resp: Response) -> JsonValue:
-    """The answer's JSON body, or None (no body, or not JSON)."""
-    data = resp.get_data()
-    if not data or not resp.is_json:
-        return None
-    try:
-        parsed: JsonValue = json.loads(data)
-        return parsed
-    except ValueError:
-        return None
+    body = resp.get_data().strip() if resp.is_json else b""  # the app's own encoding
+    return Outcome(resp.status_code, resp.headers.get("ETag"), body or None, endpoint,
+                   view_args, resp.headers.get("Retry-After"))
