@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from fplus.serving.startup.argtypes import whole
 
 from .bounds import MAX_BODY_BYTES, TunnelLimits
 
@@ -18,28 +19,15 @@ class TunnelOptions:
     relay_advertise: str | None = None
 
 
-def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    def parse(value: str) -> int | float:
-        try:
-            number = kind(value)
-        except ValueError:
-            number = -1
-        if number <= 0:
-            raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
-        return number
-    return parse
-
-
-def _body_bytes(value: str) -> int:
-    if not value.isdigit() or not 0 < int(value) <= MAX_BODY_BYTES:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a size from 1 to {MAX_BODY_BYTES}")
-    return int(value)
-
-
-def _rate(value: str) -> int:
-    if not value.isdigit():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 0")
-    return int(value)
+def _seconds(value: str) -> float:
+    """A positive number of seconds."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1
+    if not 0 < number < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return number
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -53,23 +41,23 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     """The ``--tunnel-*`` options."""
     d = TunnelLimits()
     group = parser.add_argument_group("edge tunnels (the Kubernetes API proxy)")
-    group.add_argument("--tunnel-max-streams-per-cluster", type=_positive(int),
+    group.add_argument("--tunnel-max-streams-per-cluster", type=whole(1),
                        default=d.max_streams_per_cluster,
                        help="Kubernetes requests open at once on one cluster's tunnel (429)")
-    group.add_argument("--tunnel-max-streams-per-principal", type=_positive(int),
+    group.add_argument("--tunnel-max-streams-per-principal", type=whole(1),
                        default=d.max_streams_per_principal,
                        help="requests one principal has open at once on one cluster's "
                             "tunnel (429)")
-    group.add_argument("--tunnel-max-body-bytes", type=_body_bytes,
+    group.add_argument("--tunnel-max-body-bytes", type=whole(1, MAX_BODY_BYTES),
                        default=d.max_body_bytes,
                        help=f"a request body's size (413; at most {MAX_BODY_BYTES})")
-    group.add_argument("--tunnel-idle-timeout", type=_positive(float),
+    group.add_argument("--tunnel-idle-timeout", type=_seconds,
                        default=d.idle_timeout,
                        help="seconds a request may move nothing either way (408, or cut)")
-    group.add_argument("--tunnel-max-session-seconds", type=_positive(float),
+    group.add_argument("--tunnel-max-session-seconds", type=_seconds,
                        default=d.max_session_seconds,
                        help="seconds a request (a watch, exec, port-forward) may last")
-    group.add_argument("--tunnel-stream-bytes-per-second", type=_rate,
+    group.add_argument("--tunnel-stream-bytes-per-second", type=whole(0),
                        default=d.stream_bytes_per_second,
                        help="bytes per second one answer may move (0: unlimited)")
     group.add_argument("--tunnel-relay-address", type=_address, default=("127.0.0.1", 0),
