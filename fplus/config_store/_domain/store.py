@@ -16,7 +16,8 @@ from .configdb.seed import seed
 from .core.credentials import hash_password, verify_password
 from .core.graph import Obj
 from .core.replication import Replication
-from .core.state import Core, new_uuid
+from .core.state import Core
+from .core.tx import new_uuid
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from fplus.jsontypes import JsonObject, JsonValue
 
 from ..._storage import AuditRow, GrantRow
-from ..core.state import Core, Tx
+from ..core.state import Core
+from ..core.tx import Tx
 
 OK, REFUSED = "ok", "refused"
 

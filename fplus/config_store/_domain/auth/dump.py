@@ -36,7 +36,8 @@ from ...uuids import UUID_PATTERN
 from ..common.errors import Conflict, Forbidden, NotFound, Unprocessable
 from ..configdb.schemas import errors_of
 from ..core.credentials import GENERATED_PREFIX
-from ..core.state import Core, Tx
+from ..core.state import Core
+from ..core.tx import Tx
 from . import grants, identities
 from .principals import NAME
 

@@ -29,7 +29,8 @@ from ..configdb.schemas import SchemaCache
 from ..core.acl import Prospect
 from ..core.credentials import hash_password
 from ..core.graph import Obj
-from ..core.state import Core, Tx, new_uuid
+from ..core.state import Core
+from ..core.tx import Tx, new_uuid
 from . import audit, grants
 from .principals import NAME
 

@@ -17,7 +17,8 @@ from ... import uuids
 from ..._storage import GrantRow
 from ...uuids import is_uuid
 from ..common.errors import Conflict, Forbidden, NotFound, Unprocessable
-from ..core.state import Core, Tx, new_uuid
+from ..core.state import Core
+from ..core.tx import Tx, new_uuid
 from . import audit
 
 _FIELDS = ("principal", "permission", "target")

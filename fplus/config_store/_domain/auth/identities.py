@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 from ... import uuids
 from ..common.errors import Conflict, Forbidden, Gone, MethodNotAllowed, NotFound, Unprocessable
-from ..core.state import Core, Tx
+from ..core.state import Core
+from ..core.tx import Tx
 from . import audit, grants
 
 KERBEROS, LOGIN = "kerberos", "login"

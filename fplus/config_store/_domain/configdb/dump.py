@@ -21,7 +21,8 @@ from ...uuids import UUID_PATTERN as _UUID
 from ..common.errors import Conflict, Forbidden, Unprocessable
 from ..common.jsonvalue import parse
 from ..core.graph import Obj
-from ..core.state import Core, Tx
+from ..core.state import Core
+from ..core.tx import Tx
 from . import configs
 from .schemas import SchemaCache, errors_of
 

@@ -9,7 +9,8 @@ from jsonschema import Draft202012Validator
 from ... import uuids
 from ..common.errors import Conflict, Forbidden, MethodNotAllowed, NotFound, Unprocessable
 from ..core.graph import Obj
-from ..core.state import Core, Tx, new_uuid
+from ..core.state import Core
+from ..core.tx import Tx, new_uuid
 
 IMMUTABLE = frozenset({
     *uuids.RANK_ROOTS, uuids.Class.App, uuids.Class.Special, uuids.Class.Device,

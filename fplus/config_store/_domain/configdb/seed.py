@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ... import uuids as U  # noqa: N812 - the table below reads better short
 from ..core.graph import Obj
-from ..core.state import Tx
+from ..core.tx import Tx
 
 _ROOTS = [  # (uuid, primary class, rank, name)
     (U.Class.R3Class, None, 4, "Rank 3 class"),
@@ -70,7 +70,7 @@ _INDIVIDUALS = {  # class -> {uuid: name}
 
 
 def _ensure(tx: Tx, uuid: str, klass: str | None, rank: int, name: str) -> bool:
-    if tx.core.graph.get(uuid) is not None:
+    if tx.graph.get(uuid) is not None:
         return False
     tx.put_object(Obj(uuid, rank, klass, U.Special.Unowned, False, ""))
     if klass is not None:

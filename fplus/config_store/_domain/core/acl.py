@@ -40,7 +40,8 @@ WriteACL on there. The root principal is exempt.
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ... import uuids
@@ -58,15 +59,24 @@ class Prospect:
 
 
 class Acl:
-    """Grants held in memory with a per-principal expansion cache."""
+    """Grants held in memory with a per-principal expansion cache.
+
+    A principal's expansion depends on the grants of the principal and of its classes, on
+    its classes, and on the members of the permission groups those grants name; a change
+    drops only the expansions it can change (:meth:`add`, :meth:`remove`,
+    :meth:`invalidate`), so one principal's new grants or membership do not make every
+    other principal's expansion be computed again."""
 
     def __init__(self, graph: Graph, root: str | None = None) -> None:
         self.graph = graph
         self.root = root
         self.grants: dict[str, GrantRow] = {}
         self._by_principal: dict[str, dict[str, GrantRow]] = defaultdict(dict)
+        self._permissions_granted: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._cache: dict[str, dict[str, list[GrantRow]]] = {}
+        self._generation = 0
+        """Counts changes: an expansion computed across one is not kept."""
 
     def load(self, grants: list[GrantRow]) -> None:
         """Replace the grant set."""
@@ -76,28 +86,72 @@ class Acl:
         with self._lock:
             self.grants = {g.uuid: g for g in grants}
             self._by_principal = by_principal
+            self._permissions_granted = Counter(g.permission for g in self.grants.values())
             self._cache.clear()
+            self._generation += 1
 
-    def invalidate(self) -> None:
-        """Drop cached expansions (grants, classes or owners changed)."""
+    def invalidate(self, principals: Iterable[str] | None = None) -> None:
+        """Drop cached expansions after the graph changed: those of ``principals`` (whose
+        own classes changed), or all (None)."""
         with self._lock:
-            self._cache.clear()
+            if principals is None:
+                self._cache.clear()
+            else:
+                for principal in principals:
+                    self._cache.pop(principal, None)
+            self._generation += 1
 
     def add(self, grant: GrantRow) -> None:
         """Record a committed grant."""
         with self._lock:
+            replaced = self.grants.get(grant.uuid)
+        holders = self._holders(grant.principal)
+        if replaced is not None and replaced.principal != grant.principal:
+            holders |= self._holders(replaced.principal)
+        with self._lock:
+            self._forget(grant.uuid)
             self.grants[grant.uuid] = grant
             self._by_principal[grant.principal][grant.uuid] = grant
-            self._cache.clear()
+            self._permissions_granted[grant.permission] += 1
+            self._drop(holders)
 
     def remove(self, uuids_: list[str]) -> None:
         """Forget committed deletions."""
         with self._lock:
+            principals = {g.principal for u in uuids_ if (g := self.grants.get(u))}
+        holders = {h for p in principals for h in self._holders(p)}
+        with self._lock:
             for u in uuids_:
-                gone = self.grants.pop(u, None)
-                if gone is not None:
-                    self._by_principal[gone.principal].pop(u, None)
-            self._cache.clear()
+                self._forget(u)
+            self._drop(holders)
+
+    def grants_permission_in(self, klass: str) -> bool:
+        """Whether a grant names ``klass`` or one of its superclasses as its permission: a
+        change to the members of ``klass`` changes that grant's expansion."""
+        supers = self.graph.superclasses(klass)
+        with self._lock:
+            return any(self._permissions_granted[q] for q in supers)
+
+    def _holders(self, principal: str) -> set[str]:
+        """Whom a grant to ``principal`` applies to: it and its transitive members."""
+        return {principal} | self.graph.members(principal)
+
+    def _forget(self, uuid: str) -> None:
+        """Drop a grant from the indexes (the lock held; the caller drops the expansions of
+        its holders)."""
+        gone = self.grants.pop(uuid, None)
+        if gone is None:
+            return
+        self._by_principal[gone.principal].pop(uuid, None)
+        self._permissions_granted[gone.permission] -= 1
+        if self._permissions_granted[gone.permission] <= 0:
+            del self._permissions_granted[gone.permission]
+
+    def _drop(self, principals: Iterable[str]) -> None:
+        """Drop the expansions of ``principals`` (the lock held)."""
+        for principal in principals:
+            self._cache.pop(principal, None)
+        self._generation += 1
 
     def find(self, principal: str | None = None, permission: str | None = None,
              target: str | None = None, plural: bool | None = None,
@@ -125,6 +179,7 @@ class Acl:
     def _entries(self, principal: str) -> dict[str, list[GrantRow]]:
         with self._lock:
             cached = self._cache.get(principal)
+            generation = self._generation
         if cached is not None:
             return cached
         by_perm: dict[str, list[GrantRow]] = defaultdict(list)
@@ -133,7 +188,8 @@ class Acl:
                 by_perm[perm].append(grant)
         result = dict(by_perm)
         with self._lock:
-            self._cache[principal] = result
+            if self._generation == generation:
+                self._cache[principal] = result
         return result
 
     def is_root(self, principal: str | None) -> bool:

@@ -15,17 +15,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-import uuid as uuidlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from fplus.jsontypes import JsonValue
 
 from ... import uuids
 from ..._storage import (
     READ_NOTHING,
     Change,
-    GrantRow,
     Outcome,
     Reader,
     ReadFirst,
@@ -33,11 +29,11 @@ from ..._storage import (
     StorageUnavailable,
     Writer,
 )
-from ..common.events import AuthChanged, ConfigChanged, Event, EventBus, StructureChanged
-from ..common.jsonvalue import canonical
+from ..common.events import AuthChanged, Event, EventBus
 from .acl import Acl
 from .credentials import Sessions
-from .graph import Graph, Obj
+from .graph import Graph
+from .tx import Tx
 
 GROUP_WAIT_S = 1.0
 """How long a write whose commit the storage held back waits for the writes behind it to
@@ -46,96 +42,6 @@ AUTH_KINDS = frozenset({"grant", "principal", "identity"})
 SESSION_KINDS = frozenset({"principal", "token"})
 """Changes that may end a principal's tokens (a password change, a deletion, a sign-out)."""
 """The storage changes that publish :class:`AuthChanged`."""
-
-
-def new_uuid() -> str:
-    """A fresh random UUID string."""
-    return str(uuidlib.uuid4())
-
-
-class Tx:
-    """One write transaction over storage and the graph."""
-
-    def __init__(self, core: Core, writer: Writer) -> None:
-        self.core = core
-        self.w = writer
-        self.events: list[Event] = []
-        self.acl_dirty = False
-        self.added_grants: list[GrantRow] = []
-        self.removed_grants: list[str] = []
-
-    # -- objects and relations --------------------------------------------------------
-    def put_object(self, obj: Obj) -> Obj:
-        """Store an object's facts with a fresh Registration etag."""
-        obj = obj.evolve(etag=new_uuid())
-        self.w.put_object(obj)
-        self.core.graph.put(obj)
-        self.acl_dirty = True
-        self.events.append(ConfigChanged(uuids.App.Registration, obj.uuid, obj.registration(),
-                                         obj.etag))
-        return obj
-
-    def remove_object(self, uuid: str) -> None:
-        """Delete an object, its entries and the relations where it is the lower end."""
-        for app in self.w.config_apps_of(uuid):
-            self.events.append(ConfigChanged(app, uuid, None, None))
-        self.w.delete_object(uuid)
-        self.core.graph.remove(uuid)
-        self.acl_dirty = True
-        self.events.append(ConfigChanged(uuids.App.Registration, uuid, None, None))
-        self.events.append(StructureChanged())
-
-    def set_member(self, klass: str, member: str, present: bool) -> None:
-        """Add or remove a direct membership."""
-        self.w.set_membership(klass, member, present)
-        self.core.graph.set_member(klass, member, present)
-        self.acl_dirty = True
-        self.events.append(StructureChanged())
-
-    def set_subclass(self, klass: str, sub: str, present: bool) -> None:
-        """Add or remove a direct subclass link."""
-        self.w.set_subclass(klass, sub, present)
-        self.core.graph.set_subclass(klass, sub, present)
-        self.acl_dirty = True
-        self.events.append(StructureChanged())
-
-    # -- config entries ---------------------------------------------------------------
-    def put_config(self, app: str, obj: str, value: JsonValue,
-                   current: tuple[str, str] | None) -> tuple[str, bool, bool]:
-        """Store an entry over ``current`` (its stored ``(json, etag)``, read in this
-        transaction); returns ``(etag, created, changed)``. Unchanged keeps its etag."""
-        text = canonical(value)
-        if current is not None and current[0] == text:
-            return current[1], False, False
-        etag = new_uuid()
-        self.w.put_config(app, obj, text, etag)
-        self.events.append(ConfigChanged(app, obj, value, etag))
-        return etag, current is None, True
-
-    def delete_config(self, app: str, obj: str) -> bool:
-        """Delete an entry; True if it existed."""
-        existed = self.w.delete_config(app, obj)
-        if existed:
-            self.events.append(ConfigChanged(app, obj, None, None))
-        return existed
-
-    def shareable(self) -> bool:
-        """Whether a later write may run before this one's commit is published: it wrote
-        entries only, none of them a schema (the graph, grants and schemas are what later
-        writes read from memory, brought up to date as a commit is published)."""
-        return not (self.acl_dirty or self.added_grants or self.removed_grants) and all(
-            c.kind == "config" and c.a != uuids.App.ConfigSchema for c in self.w.changes)
-
-    # -- grants -----------------------------------------------------------------------
-    def put_grant(self, grant: GrantRow) -> None:
-        """Store a grant."""
-        self.w.put_grant(grant)
-        self.added_grants.append(grant)
-
-    def delete_grants(self, uuids_: list[str]) -> None:
-        """Delete grants."""
-        self.w.delete_grants(uuids_)
-        self.removed_grants.extend(uuids_)
 
 
 class BatchRolledBack(Exception):
@@ -176,7 +82,7 @@ class Batch:
         """One operation's transaction inside the batch's. If it raises having written
         something, the batch can only be rolled back (its own statements are not undone
         alone)."""
-        tx = Tx(self.core, self.writer)
+        tx = Tx(self.core.graph, self.core.acl, self.writer)
         start = len(self.writer.changes)
         try:
             yield tx
@@ -196,13 +102,7 @@ class Batch:
         later operations are checked as they would be when sent one by one (other requests
         see them too until the batch ends, as they see its graph changes; a rollback
         reloads both)."""
-        acl = self.core.acl
-        if tx.removed_grants:
-            acl.remove(tx.removed_grants)
-        for grant in tx.added_grants:
-            acl.add(grant)
-        if tx.acl_dirty:
-            acl.invalidate()
+        tx.apply_acl()
         self.memory_changed |= tx.acl_dirty or bool(tx.added_grants or tx.removed_grants)
 
     def publish(self) -> None:
@@ -291,7 +191,7 @@ class Core:
         with self._in_order():
             try:
                 with self.storage.write(entry) as writer:
-                    tx = Tx(self, writer)
+                    tx = Tx(self.graph, self.acl, writer)
                     yield tx
                     if tx.shareable():
                         writer.commit_later(functools.partial(
@@ -301,12 +201,7 @@ class Core:
                     self._forget_rolled_back()
                 raise
             if writer.outcome is None:
-                if tx.removed_grants:  # first: a replaced grant is removed and re-added
-                    self.acl.remove(tx.removed_grants)
-                for grant in tx.added_grants:
-                    self.acl.add(grant)
-                if tx.acl_dirty:
-                    self.acl.invalidate()
+                tx.apply_acl()
                 self.committed(tx.events, writer.changes)
         if writer.outcome is not None:
             self._wait_for(writer.outcome)
