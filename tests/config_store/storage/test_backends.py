@@ -104,6 +104,18 @@ def test_an_entry_reads_back_with_its_etag(storage: Storage) -> None:
     assert storage.reader().get_config(app, obj) is None
 
 
+@pytest.mark.parametrize("text", ["it's", "%s and %%s", "back\\slash", "$1 $$ ;",
+                                  "E'\\x00'", "line\nbreak", "日本 🚀"])
+def test_any_text_reads_back_as_written(storage: Storage, text: str) -> None:
+    """Values are written into each statement as literals: none is taken for SQL, a
+    placeholder or an escape."""
+    app, obj = str(uuid.uuid4()), str(uuid.uuid4())
+    with storage.write() as w:
+        w.put_config(app, obj, canonical({"k": text}), text)
+    assert storage.reader().get_config(app, obj) == (canonical({"k": text}), text)
+    assert (obj, canonical({"k": text}), text) in storage.reader().config_entries(app)
+
+
 def test_tokens_are_stored_and_pruned(storage: Storage) -> None:
     live = TokenRow("d-live", "p", "t", 2e9)
     old = TokenRow("d-old", "p", "t", 1.0)

@@ -12,6 +12,8 @@ from typing import TypeVar
 
 import psycopg
 import psycopg_pool
+from psycopg import abc
+from psycopg.adapt import Transformer
 from psycopg.types.json import Jsonb
 
 from ..errors import StorageUnavailable, first_line
@@ -139,21 +141,22 @@ def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]],
          skip: int = 0) -> psycopg.Cursor:
     """Run ``queue`` (``%s`` placeholders) as one query: one round trip, one driver call.
     Each statement with arguments is prepared on the connection the first time
-    (``PREPARE``) and run as ``EXECUTE`` with its arguments bound client-side, so the server
-    parses and plans it once (the ``PREPARE``s go first in the query; ahead of it, alone,
-    when the queue begins a snapshot). The cursor is on the result of statement ``skip`` of the
-    queue (:meth:`~psycopg.Cursor.nextset` for the next). A connection whose query failed
-    while preparing is closed (what it has prepared is then unknown): the pool replaces it.
-    (psycopg's own preparing is off on these connections: it ends with ``DEALLOCATE ALL``
-    after any ``ROLLBACK``.)"""
+    (``PREPARE``) and run as ``EXECUTE`` with its arguments inlined as literals (as psycopg's
+    client-side binding would, but each statement's text split once, not the whole query at
+    every call), so the server parses and plans it once (the ``PREPARE``s go first in the
+    query; ahead of it, alone, when the queue begins a snapshot). The cursor is on the result
+    of statement ``skip`` of the queue (:meth:`~psycopg.Cursor.nextset` for the next). A
+    connection whose query failed while preparing is closed (what it has prepared is then
+    unknown): the pool replaces it. (psycopg's own preparing is off on these connections:
+    it ends with ``DEALLOCATE ALL`` after any ``ROLLBACK``.)"""
     cur = psycopg.ClientCursor(conn)
     if queue:
-        prepares, runs, args = _batch(conn, queue)
-        ahead = prepares if runs[0].startswith(_BEFORE_ANY_QUERY) else []
+        prepares, runs = _batch(conn, queue)
+        ahead = prepares if runs[0].startswith(_BEFORE_ANY_QUERY.encode()) else []
         try:
             if ahead:  # a round trip of their own, once per connection
-                cur.execute("; ".join(ahead), ())
-            cur.execute("; ".join([*prepares[len(ahead):], *runs]), args)
+                cur.execute(b"; ".join(ahead))
+            cur.execute(b"; ".join([*prepares[len(ahead):], *runs]))
         except psycopg.Error:
             if prepares:
                 _prepared.pop(conn, None)
@@ -165,22 +168,59 @@ def send(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]],
 
 
 def _batch(conn: psycopg.Connection, queue: list[tuple[str, Sequence[object]]]
-           ) -> tuple[list[str], list[str], list[object]]:
+           ) -> tuple[list[bytes], list[bytes]]:
     """The ``PREPARE``s ``conn`` lacks, then one statement per queued one (an ``EXECUTE``
-    where prepared), and their arguments."""
+    where prepared), its arguments inlined."""
     names = _prepared.setdefault(conn, {})
-    prepares: list[str] = []
-    runs: list[str] = []
-    args: list[object] = []
+    literal = _literals(conn)
+    prepares: list[bytes] = []
+    runs: list[bytes] = []
     for sql, params in queue:
         name = names.get(sql)
         if name is None and params and len(names) < PREPARED_PER_CONNECTION:
             name = names[sql] = f"fplus_{len(names)}"
-            prepares.append(f"PREPARE {name} AS {_numbered(sql)}")
-        runs.append(sql if name is None
-                    else f"EXECUTE {name}({', '.join(['%s'] * len(params))})")
-        args.extend(params)
-    return prepares, runs, args
+            prepares.append(f"PREPARE {name} AS {_numbered(sql)}".encode())
+        parts = _parts(sql) if name is None else _execute_parts(name, len(params))
+        runs.append(_inline(parts, params, literal))
+    return prepares, runs
+
+
+_transformers: weakref.WeakKeyDictionary[psycopg.Connection, abc.Transformer] = \
+    weakref.WeakKeyDictionary()
+
+
+def _literals(conn: psycopg.Connection) -> Callable[[object], bytes]:
+    """How ``conn`` writes a Python value as an SQL literal (psycopg's own adaptation)."""
+    transformer = _transformers.get(conn)
+    if transformer is None:
+        transformer = _transformers[conn] = Transformer.from_context(conn)
+    return transformer.as_literal
+
+
+@functools.lru_cache(maxsize=512)
+def _parts(sql: str) -> tuple[bytes, ...]:
+    """``sql``'s text around its ``%s`` placeholders (``%%`` is ``%``), as UTF-8 (the
+    connections' encoding, checked when they open)."""
+    return tuple(part.replace("%%", "%").encode() for part in sql.split("%s"))
+
+
+@functools.lru_cache(maxsize=PREPARED_PER_CONNECTION * 4)
+def _execute_parts(name: str, arity: int) -> tuple[bytes, ...]:
+    """``EXECUTE name(%s, …)`` split around its placeholders."""
+    return _parts(f"EXECUTE {name}({', '.join(['%s'] * arity)})")
+
+
+def _inline(parts: tuple[bytes, ...], params: Sequence[object],
+            literal: Callable[[object], bytes]) -> bytes:
+    """The statement whose text is ``parts`` with ``params`` written between them."""
+    if len(parts) != len(params) + 1:
+        raise psycopg.ProgrammingError(
+            f"the query has {len(parts) - 1} placeholders but {len(params)} parameters")
+    out = [parts[0]]
+    for value, part in zip(params, parts[1:], strict=True):
+        out.append(b"NULL" if value is None else literal(value))
+        out.append(part)
+    return b"".join(out)
 
 
 class PgTransactionSql(PgSql):
