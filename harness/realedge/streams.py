@@ -60,6 +60,14 @@ TRANSPORTS = {
 turns WebSocket into SPDY to the kubelet; kubectl falls back to SPDY only when the upgrade
 fails)."""
 
+READ_TWO_LINES = ("sh", "-c", "head -n 2; sleep 1")
+"""An exec command that reads two lines of its stdin and prints them. kwok v0.8.0 never
+passes on the end of stdin (it copies the stream into the command's stdin and never closes
+that), so ``cat`` would wait for ever: the command ends by itself. It lingers a second after
+printing: kwok ends the exec session as the command exits, and on a loaded machine the
+lines' last frames to the API server could still be queued then (an empty output was seen
+over SPDY with a bare ``head``)."""
+
 def _plane(edge: Edge | ControlPlane) -> ControlPlane:
     return edge if isinstance(edge, ControlPlane) else edge.plane
 

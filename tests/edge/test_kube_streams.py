@@ -20,6 +20,7 @@ import pytest
 from harness.realedge import Edge
 from harness.realedge.controlplane import kubeconfig
 from harness.realedge.streams import (
+    READ_TWO_LINES,
     TRANSPORTS,
     EchoServer,
     PodStreams,
@@ -82,10 +83,7 @@ def test_exec_runs_a_command_with_its_output_and_input(
     streams, _ = served
     said = edge.plane.kubectl("exec", "-n", NAMESPACE, POD, "--", "echo", "hi", env=transport)
     assert said.stdout == "hi\n"
-    # stdin reaches the command; kwok v0.8.0 never passes on its end (it copies the stream
-    # into the command's stdin and never closes that), so `cat` would wait for ever: a
-    # command that ends by itself reads it
-    piped = edge.plane.kubectl("exec", "-i", "-n", NAMESPACE, POD, "--", "head", "-n", "2",
+    piped = edge.plane.kubectl("exec", "-i", "-n", NAMESPACE, POD, "--", *READ_TWO_LINES,
                                stdin="line one\nline two\n", timeout=30, env=transport)
     assert piped.stdout == "line one\nline two\n"
     where = edge.plane.kubectl("exec", "-n", NAMESPACE, POD, "-c", "app", "--",

@@ -31,6 +31,7 @@ from fplus.config_store import uuids
 from harness import edgetools
 from harness.realedge import Edge
 from harness.realedge.streams import (
+    READ_TWO_LINES,
     TRANSPORTS,
     EchoServer,
     KubectlStream,
@@ -196,7 +197,7 @@ def test_exec_and_port_forward_through_the_tunnel(
     env = TRANSPORTS[transport]
     assert _ok(kubeconfigs["edit"], "-n", WORK, "exec", POD, "--", "echo", "hi",
                env=env) == "hi\n"
-    assert _ok(kubeconfigs["edit"], "-n", WORK, "exec", "-i", POD, "--", "head", "-n", "2",
+    assert _ok(kubeconfigs["edit"], "-n", WORK, "exec", "-i", POD, "--", *READ_TWO_LINES,
                stdin="line one\nline two\n", env=env) == "line one\nline two\n"
     refused = _kubectl(kubeconfigs["view"], "-n", WORK, "exec", POD, "--", "true", env=env)
     assert refused.returncode != 0 and 'User "fplus:view"' in refused.stderr, refused.stderr
