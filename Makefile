@@ -83,9 +83,13 @@ test-replicas: $(STAMP)
 edge-tools: $(STAMP)
 	$(BIN)/python -m harness.edgetools
 
-# End-to-end tests on a real edge control plane, Flux and Sealed Secrets (after edge-tools).
+# End-to-end tests on a real edge control plane, Flux and Sealed Secrets (after edge-tools), a
+# module per worker at a time over EDGE_WORKERS workers (default 2: each module starts its own
+# edge and stack, and spends most of its time waiting on them; 0: one process).
+EDGE_WORKERS ?= 2
 test-edge: $(STAMP)
-	$(BIN)/python -m pytest -q -m edge --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m edge --durations=15 -n $(EDGE_WORKERS) --dist loadfile \
+		--no-loadscope-reorder $(PYTEST_ARGS)
 
 # The console's pictures in docs/console/ (linked from docs/console.md), taken again by the
 # browser tests on this machine: run after changing a console page.
