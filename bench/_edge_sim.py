@@ -111,6 +111,10 @@ class Load:
 
     write_ms: list[float] = field(default_factory=list)
     first_ms: list[float] = field(default_factory=list)
+    write_at: list[float] = field(default_factory=list)
+    """When each of ``write_ms`` started (monotonic s, the clock every process shares)."""
+    first_at: list[float] = field(default_factory=list)
+    """When each of ``first_ms`` started."""
     lag_ms: list[float] = field(default_factory=list)
     due_ms: list[float] = field(default_factory=list)
     errors: int = 0
@@ -234,6 +238,7 @@ class Runner:
         if result.ok:
             edge.reports += 1
             (load.first_ms if first else load.write_ms).append(round(result.seconds * 1000, 2))
+            (load.first_at if first else load.write_at).append(round(started, 3))
             if edge.failed_at is not None and edge.rewritten_at is None:
                 edge.rewritten_at = now
             return
