@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flask import Flask, current_app
 
@@ -37,7 +37,8 @@ GATED = {("/notify/v2", "GET"): "/notify/v2", ("/token", "POST"): "/token"}
 """``(path, method)`` of the requests that open a session, and their routes (the URL rules
 their refusals are counted under)."""
 
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def install_gate(app: Flask, settings: AdmissionSettings) -> None:
         Admission(settings.session_rate, settings.session_burst),
         Admission(settings.password_rate, settings.password_burst or
                   max(1, round(2 * settings.password_rate))))
-    app.wsgi_app = door(app.wsgi_app, found.sessions,  # type: ignore[method-assign]
+    app.wsgi_app = door(app.wsgi_app, found.sessions,  # type: ignore[assignment,method-assign]
                         app.extensions["http_metrics"])
 
 
@@ -74,11 +75,12 @@ def gates() -> Gates:
     return current_app.extensions[EXTENSION]
 
 
-def door(inner: WSGIApp, sessions: Admission, metrics: HttpMetrics) -> WSGIApp:
+def door(inner: WSGIApplication, sessions: Admission,
+         metrics: HttpMetrics) -> WSGIApplication:
     """``inner`` behind the new-sessions bucket: a request opening a session past the rate
     is answered 503 from its path and method alone (counted in ``metrics`` under its route,
     as the app counts the requests it answers)."""
-    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         route = GATED.get((environ.get("PATH_INFO", "").rstrip("/"),
                            environ.get("REQUEST_METHOD", "")))
         if route is None or not sessions.limited:
