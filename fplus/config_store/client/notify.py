@@ -161,7 +161,8 @@ class NotifyClient:
         The mapping is a :class:`SearchState`; its ``etags`` give each entry's etag. It is a
         fresh copy each time, so an update costs as much as the app is large. With
         ``deltas=True`` the callback gets each update as a :class:`SearchDelta` instead (a
-        full one first, and again after every reconnection), to keep in a
+        full one first, and again after a reconnection unless the Config Store finds what
+        it holds unchanged), to keep in a
         :class:`SearchMirror` of its own: the cost of an update is then that of the children
         it names.
         """
