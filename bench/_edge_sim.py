@@ -310,6 +310,7 @@ def main() -> None:
     watched = [e for e in edges if e.replica == spec.get("restart_replica")]
     print(json.dumps({**load.__dict__,
                       "reports_min": min((e.reports for e in edges), default=0),
+                      "resumed": sum(e.notify.resumed for e in edges if e.notify is not None),
                       "back": [(e.lost_at, e.back_at, e.failed_at, e.rewritten_at)
                                for e in watched]}), flush=True)
     for edge in edges:
