@@ -147,6 +147,7 @@ def test_a_stale_or_foreign_token_gets_the_whole_answer_and_a_bad_one_400(
         for bad in (7, ["x"], "x" * 201):
             answer = ws.next(_search(ws, app_parent(app), resume=bad))
             assert answer["status"] == 400 and "children" not in answer
+            assert answer["error"] == "resume must be a string of at most 200 characters"
         ws.assert_quiet(timeout=QUIET)
 
 

@@ -300,15 +300,20 @@ def _digest(children: dict[str, Any]) -> str | None:
     return selection_digest(etags)
 
 
-def subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub | None, int]:
-    """The subscription a WATCH or SEARCH request asks for, or None and the error status
-    (400 also for a ``resume`` that is not a string of at most :data:`RESUME_MAX`)."""
+def resume_refused(req: dict) -> str | None:
+    """Why a request's ``resume`` cannot be read (answered 400), or None."""
     offered = req.get(RESUME)
     if offered is not None and (not isinstance(offered, str) or len(offered) > RESUME_MAX):
-        return None, 400
+        return f"resume must be a string of at most {RESUME_MAX} characters"
+    return None
+
+
+def subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub | None, int]:
+    """The subscription a WATCH or SEARCH request asks for (with what it offers to resume
+    from, checked by :func:`resume_refused`), or None and the error status."""
     sub, status = _subscription(session, sub_uuid, req)
     if sub is not None:
-        sub.offered = offered
+        sub.offered = req.get(RESUME)
     return sub, status
 
 
