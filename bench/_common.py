@@ -64,6 +64,18 @@ def cpu_seconds(pgid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def rss_mib(pgid: int) -> float:
+    """Resident memory (MiB) of every process in a process group."""
+    pages = 0
+    for pid, fields in _proc_stats():
+        if int(fields[2]) == pgid:
+            try:
+                pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """User + system CPU of ``pid`` (with its reaped children's) and of its live children:
     a PostgreSQL server, whose backends each lead a process group of their own."""

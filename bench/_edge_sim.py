@@ -111,6 +111,10 @@ class Load:
 
     write_ms: list[float] = field(default_factory=list)
     first_ms: list[float] = field(default_factory=list)
+    write_at: list[float] = field(default_factory=list)
+    """When each of ``write_ms`` started (monotonic s, the clock every process shares)."""
+    first_at: list[float] = field(default_factory=list)
+    """When each of ``first_ms`` started."""
     lag_ms: list[float] = field(default_factory=list)
     due_ms: list[float] = field(default_factory=list)
     errors: int = 0
@@ -234,6 +238,7 @@ class Runner:
         if result.ok:
             edge.reports += 1
             (load.first_ms if first else load.write_ms).append(round(result.seconds * 1000, 2))
+            (load.first_at if first else load.write_at).append(round(started, 3))
             if edge.failed_at is not None and edge.rewritten_at is None:
                 edge.rewritten_at = now
             return
@@ -305,6 +310,7 @@ def main() -> None:
     watched = [e for e in edges if e.replica == spec.get("restart_replica")]
     print(json.dumps({**load.__dict__,
                       "reports_min": min((e.reports for e in edges), default=0),
+                      "resumed": sum(e.notify.resumed for e in edges if e.notify is not None),
                       "back": [(e.lost_at, e.back_at, e.failed_at, e.rewritten_at)
                                for e in watched]}), flush=True)
     for edge in edges:

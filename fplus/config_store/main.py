@@ -17,7 +17,7 @@ from fplus.serving.startup.boot import ServiceBoot
 
 from ._domain.core.credentials import password_check_rate, password_hasher
 from ._domain.notify import NotifyLimits
-from ._domain.store import Store, UnusableDatabase, load_store, open_store
+from ._domain.store import Store, UnusableDatabase, check_database, open_store
 from ._http.app import Settings, create_app
 from ._http.gate import AdmissionSettings
 from ._http.notify_ws import NotifySettings
@@ -37,26 +37,24 @@ def _one_line() -> contextlib.AbstractContextManager[None]:
     return BOOT.one_line(plain=(UnusableDatabase, ValueError))
 
 
-def _prepare(args: argparse.Namespace, url: str) -> str:
-    """Before serving, in the master: the store seeded and its root principal ensured, the
-    welcome printed; returns the root principal's uuid. Nothing else of it is kept: each
-    worker loads the store itself."""
+def _prepare(args: argparse.Namespace, url: str) -> None:
+    """Before serving, in the master: the settings and the database checked (its schema
+    created or migrated), the welcome printed. Nothing of the store is loaded here: the
+    worker loads it once, so a replica answers ``/ping`` after one load, not two."""
     with _one_line():
         if args.database_pool < 2:
             raise ValueError("--database-pool must be at least 2 (a write and a read)")
         password_hasher()  # an unknown FPLUS_ARGON2_PROFILE: one line, nothing served
+        description = check_database(args.data_dir, args.database, args.durable_commits)
+    _print_welcome(url, args.data_dir, description)
+
+
+def _worker(args: argparse.Namespace, origins: list[str]) -> Served:
+    """In each gunicorn worker: the store loaded from the database as it is now, seeded and
+    its root principal ensured, and its app."""
+    with _one_line():
         store = open_store(args.data_dir, os.environ.get("FPLUS_ADMIN_PASSWORD"),
                            args.database, args.database_pool, args.durable_commits)
-    store.core.storage.close()
-    _print_welcome(url, store)
-    return store.root
-
-
-def _worker(args: argparse.Namespace, root: str, origins: list[str]) -> Served:
-    """In each gunicorn worker: the store loaded from the database as it is now, and its app."""
-    with _one_line():
-        store = load_store(args.data_dir, root, args.database, args.database_pool,
-                           args.durable_commits)
     app = create_app(store, Settings(body_limit=args.body_limit,
                                    batch_max_operations=args.batch_max_operations,
                                    notify=_notify_settings(args),
@@ -65,14 +63,13 @@ def _worker(args: argparse.Namespace, root: str, origins: list[str]) -> Served:
     return Served(app, on_start=lambda: _follow_other_replicas(store))
 
 
-def _print_welcome(url: str, store: Store) -> None:
-    data_dir = store.data_dir
+def _print_welcome(url: str, data_dir: Path, description: str) -> None:
     if os.environ.get("FPLUS_ADMIN_PASSWORD"):
         where, shell = "from $FPLUS_ADMIN_PASSWORD", "$FPLUS_ADMIN_PASSWORD"
     else:
         path = data_dir / "admin-password"
         where, shell = f"in {path}", f"$(cat {path})"
-    print(f"""Config Store listening on {url}  (database: {store.core.storage.description})
+    print(f"""Config Store listening on {url}  (database: {description})
   root principal: admin, password {where}
   try:  curl -u "admin:{shell}" {url}/v2/app
   API:  {url}/openapi.yaml  ·  notify/v2 WebSocket: {url.replace("http", "ws", 1)}/notify/v2
@@ -180,9 +177,9 @@ def main(argv: list[str] | None = None) -> None:
     tls = server_tls(args, "config-store")
     origins = cors_origins(args)
     listener = bind_port(args.host, args.port, "config-store")  # before anything is written
-    root = _prepare(args, f"{scheme(tls)}://{args.host}:{args.port}")
+    _prepare(args, f"{scheme(tls)}://{args.host}:{args.port}")
     offload.use_gevent_threadpool()  # argon2 hashing off the hub
-    serve(functools.partial(_worker, args, root, origins), args.host, args.port,
+    serve(functools.partial(_worker, args, origins), args.host, args.port,
           args.connections, listener=listener, tls=tls)
 
 

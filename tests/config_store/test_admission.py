@@ -98,6 +98,30 @@ def test_new_sessions_past_the_rate_get_503_with_retry_after(tmp_path: Path) -> 
             == 200
 
 
+def test_a_refused_session_is_answered_in_front_of_the_app_and_counted(
+        tmp_path: Path) -> None:
+    """Past the rate, a handshake or a login costs no routing and no hook of the app (a
+    replica started under a fleet works through the storm fast); it is still counted under
+    its route, and ``/ping`` goes straight through."""
+    store = open_store(tmp_path / "data", "pw")
+    app = create_app(store, Settings(admission=AdmissionSettings(session_rate=0.01,
+                                                                 session_burst=1)))
+    reached: list[str] = []
+    app.before_request_funcs.setdefault(None, []).insert(0, lambda: reached.append("hook"))
+    client = app.test_client()
+    assert client.post("/token", headers=_basic("admin", "pw")).status_code == 200
+    reached.clear()
+    refused = [client.get("/notify/v2", headers=UPGRADE) for _ in range(3)]
+    refused.append(client.post("/token", headers=_basic("admin", "pw")))
+    assert [r.status_code for r in refused] == [503] * 4 and not reached
+    assert all("busy" in r.get_json()["error"] and int(r.headers["Retry-After"]) >= 1
+               for r in refused)
+    assert client.get("/ping").status_code == 200 and reached == ["hook"]
+    metrics = client.get("/metrics").get_data(as_text=True)
+    assert 'code="503",method="GET",route="/notify/v2"} 3.0' in metrics
+    assert 'code="503",method="POST",route="/token"} 1.0' in metrics
+
+
 def test_password_checks_past_the_rate_get_503_before_argon2(tmp_path: Path) -> None:
     client = _app(tmp_path, AdmissionSettings(password_rate=0.01, password_burst=1))
     assert client.get("/v2/app", headers=_basic("admin", "pw")).status_code == 200

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import time
+
 from kubernetes import client
 
 from fplus.cluster_manager.reconcile.seeding import seed
@@ -91,5 +94,41 @@ def test_config_store_outage_is_survived(tmp_path, kube: KubeHarness,
             d = deployment(cs, edge, chart_template(cs))  # notify resubscribed?
             wait_for(lambda: f"edge-agent-{d}" in kube.objects(HELM_RELEASES, NAMESPACE),
                      timeout=30, what="a deployment made after the outage")
+    finally:
+        store.stop()
+
+
+def _applies(kube: KubeHarness, release: str) -> int:
+    """Server-side applies of one HelmRelease so far."""
+    return sum(r.method == "PATCH" for r in kube.requests(f"/helmreleases/{release}"))
+
+
+def test_a_config_store_restart_is_resumed_without_a_new_pass(
+        tmp_path, kube: KubeHarness, start_agent: StartAgent) -> None:
+    """The agent's three subscriptions are offered again with what they hold: answered
+    unchanged, nothing is delivered, so nothing is rendered or applied again; a change made
+    after is followed as before."""
+    store = ConfigStoreProcess(tmp_path / "cs").start()
+    try:
+        with ConfigStoreClient(store.url, "admin", ADMIN_PASSWORD) as cs:
+            seed(cs)
+            edge = make_edge(cs)
+            chart = chart_template(cs)
+            first = deployment(cs, edge, chart, name="first")
+            agent = start_agent(edge, store_url=store.url)
+            wait_for(lambda: _applies(kube, f"edge-agent-{first}") > 0, what="the release")
+            time.sleep(1.0)  # the passes the first answers started are over
+            applied = _applies(kube, f"edge-agent-{first}")
+
+            store.stop(signal.SIGKILL)
+            wait_for(lambda: not agent.notify.connected, what="the agent to notice")
+            store.start()  # same port, same data
+            wait_for(lambda: agent.notify.resumed == 3, timeout=30, what="three resumed")
+            time.sleep(1.0)  # a pass would start within its settle time (0.2 s)
+            assert _applies(kube, f"edge-agent-{first}") == applied
+
+            second = deployment(cs, edge, chart, name="second")
+            wait_for(lambda: f"edge-agent-{second}" in kube.objects(HELM_RELEASES, NAMESPACE),
+                     timeout=30, what="a deployment made after the restart")
     finally:
         store.stop()

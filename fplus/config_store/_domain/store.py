@@ -21,7 +21,8 @@ from .core.tx import new_uuid
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "load_store", "open_store"]
+__all__ = ["PASSWORD_FILE", "ROOT_NAME", "Store", "UnusableDatabase", "check_database",
+           "load_store", "open_store"]
 
 ROOT_NAME = "admin"
 PASSWORD_FILE = "admin-password"  # noqa: S105 - a file name
@@ -67,6 +68,19 @@ def open_store(data_dir: Path, admin_password: str | None = None,
         seed(tx)
     store.core.acl.root = _ensure_root(store.core, data_dir, admin_password)
     return store
+
+
+def check_database(data_dir: Path, database: str | None = None, durable: bool = False) -> str:
+    """Open the database a store would use (creating or migrating its schema) and close it
+    again, loading nothing; returns its description (no password). What a server checks
+    before it listens, leaving the one full load to the process that serves
+    (:func:`open_store`). Raises as :func:`open_store` does."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    storage = open_storage(database, data_dir, 2, durable)
+    try:
+        return storage.description
+    finally:
+        storage.close()
 
 
 def load_store(data_dir: Path, root: str | None, database: str | None = None,

@@ -57,7 +57,6 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     app.extensions["config_store"] = store
     app.url_map.converters["uuid"] = UUIDConverter
     app.url_map.strict_slashes = False
-    install_gate(app, settings.admission)  # first: a refusal costs nothing else
     app.before_request(refuse_oversized)
     app.before_request(auth.authenticate)
     errors.register(app)
@@ -70,4 +69,5 @@ def create_app(store: Store, settings: Settings | None = None) -> Flask:
     metrics.install(app)
     track_notify(metrics.registry, app.extensions["notify"][1])
     app.wsgi_app = v1_routes.forward_v1(app.wsgi_app)  # type: ignore[method-assign]
+    install_gate(app, settings.admission)  # outermost: a refusal costs nothing else
     return app

@@ -6,12 +6,18 @@ and :class:`SearchMirror` applies deltas to a map kept in place, naming the chil
 changed. A subscriber asking for deltas keeps its own mirror, so an update costs the
 same with ten children or ten thousand; :class:`SearchFold` hands out a whole
 :class:`SearchState` after every update instead (a copy: for small apps).
+
+A fold also says what it holds as a resume token (``resume_token``: a WATCH's etag, a
+SEARCH's :func:`~fplus.serving.notify.wire.selection_digest`), offered when subscribing
+again; an :data:`~fplus.serving.notify.wire.UNCHANGED` answer delivers nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from fplus.serving.notify.wire import UNCHANGED, selection_digest
 
 MISSING: Any = object()
 """Returned by ``apply`` when an update carries nothing to deliver."""
@@ -67,16 +73,26 @@ class SearchDelta:
     refused: bool = False
 
 
+def _unchanged(update: dict[str, Any]) -> bool:
+    """The server says what the client offered to resume from is still current."""
+    response = update.get("response")
+    return isinstance(response, dict) and response.get("status") == UNCHANGED
+
+
 class WatchFold:
     """A WATCH: the entry's body on a 2xx response, else None."""
 
     def __init__(self) -> None:
         self.etag: str | None = None
 
+    def resume_token(self) -> str | None:
+        """The etag of the entry last delivered (None: nothing to resume from)."""
+        return self.etag
+
     def apply(self, update: dict[str, Any]) -> Any:
         """Fold one update; return the value to deliver, or ``MISSING`` for none."""
         response = update.get("response")
-        if not isinstance(response, dict):
+        if not isinstance(response, dict) or _unchanged(update):
             return MISSING
         if _ok(response.get("status")):
             self.etag = _etag(response)
@@ -86,16 +102,46 @@ class WatchFold:
 
 
 class SearchDeltaFold:
-    """A SEARCH delivered as :class:`SearchDelta` values; keeps no children itself."""
+    """A SEARCH delivered as :class:`SearchDelta` values; keeps no children itself, only
+    their etags (its resume token)."""
 
     def __init__(self) -> None:
         self.needs_full = False
+        self._etags: dict[str, str | None] | None = None
+        """The etag of each child delivered (None before a full update, or once one is
+        unreadable: nothing to resume from)."""
+
+    def resume_token(self) -> str | None:
+        """The digest of the children delivered, or None if nothing can be resumed from."""
+        etags = self._etags
+        if self.needs_full or etags is None or any(e is None for e in etags.values()):
+            return None
+        return selection_digest({k: e for k, e in etags.items() if e is not None})
 
     def apply(self, update: dict[str, Any]) -> Any:
         """One wire update as a :class:`SearchDelta`, or ``MISSING`` for none."""
+        delta = self._delta(update)
+        if delta is not MISSING:
+            self._track(delta)
+        return delta
+
+    def _track(self, delta: SearchDelta) -> None:
+        """Keep the children's etags as ``delta`` leaves them."""
+        if delta.refused or delta.unreadable:
+            self._etags = None
+        elif delta.full:
+            self._etags = dict(delta.etags)
+        elif self._etags is not None:
+            self._etags.update(delta.etags)
+            for key in delta.removed:
+                self._etags.pop(key, None)
+
+    def _delta(self, update: dict[str, Any]) -> Any:
         children = update.get("children")
         child = update.get("child")
         response = update.get("response")
+        if _unchanged(update):
+            return MISSING
         if isinstance(children, dict):
             self.needs_full = False
             entries = {key: entry for key, entry in children.items() if isinstance(entry, dict)}
@@ -190,6 +236,10 @@ class SearchFold:
     def needs_full(self) -> bool:
         """The server refused the app; nothing is known until it sends a full update."""
         return self._deltas.needs_full
+
+    def resume_token(self) -> str | None:
+        """What the children held say to resume from (:meth:`SearchDeltaFold.resume_token`)."""
+        return self._deltas.resume_token()
 
     def apply(self, update: dict[str, Any]) -> Any:
         """Fold one update; return a fresh :class:`SearchState`, or ``MISSING`` for none."""

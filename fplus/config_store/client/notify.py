@@ -2,7 +2,11 @@
 
 One WebSocket per :class:`NotifyClient`, served by a daemon thread that authenticates
 with a Bearer token, (re)sends every live subscription under a fresh uuid after each
-(re)connection, folds server updates and calls the subscribers' callbacks.
+(re)connection, folds server updates and calls the subscribers' callbacks. A subscription
+sent again offers what it last saw (``resume``: a WATCH's etag, a SEARCH's digest of its
+children's etags); a Config Store that finds it still current answers ``304`` and nothing is
+delivered, one that cannot tell (or any other notify/v2 server) sends the whole answer as at
+first, delivered as usual.
 
 It never gives up: a lost connection is tried again after a wait drawn with full jitter
 (:mod:`.backoff`), the window doubling with each consecutive failure up to its cap; a busy
@@ -50,7 +54,8 @@ class NotifyClient:
     Subscribing starts the background thread if :meth:`start` was not called yet.
     ``reconnect_delay`` is ``(first, cap)``: the n-th failure in a row waits a time drawn
     evenly between 0 and ``first * 2^(n-1)`` seconds, at most ``cap``, or the server's
-    ``Retry-After`` when longer.
+    ``Retry-After`` when longer. ``resume=False`` offers nothing when subscribing again
+    (every subscription's whole answer comes again after a reconnection).
     """
 
     def __init__(
@@ -60,8 +65,10 @@ class NotifyClient:
         reconnect_delay: tuple[float, float] = (5.0, 60.0),
         ping_interval: float = 30.0,
         connect_timeout: float = 10.0,
+        resume: bool = True,
     ) -> None:
         self._client = client
+        self._resume = resume
         self.url = ws_url(client.base_url)
         self._delay = reconnect_delay
         self._ping_interval = ping_interval
@@ -81,6 +88,8 @@ class NotifyClient:
         """How often the Config Store answered busy (503) to a connection or its login."""
         self.connections = 0
         """How many sessions were authenticated (the first and every reconnection)."""
+        self.resumed = 0
+        """How many subscriptions sent again were answered unchanged (no whole answer)."""
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -152,7 +161,8 @@ class NotifyClient:
         The mapping is a :class:`SearchState`; its ``etags`` give each entry's etag. It is a
         fresh copy each time, so an update costs as much as the app is large. With
         ``deltas=True`` the callback gets each update as a :class:`SearchDelta` instead (a
-        full one first, and again after every reconnection), to keep in a
+        full one first, and again after a reconnection unless the Config Store finds what
+        it holds unchanged), to keep in a
         :class:`SearchMirror` of its own: the cost of an update is then that of the children
         it names.
         """
@@ -176,15 +186,19 @@ class NotifyClient:
         return sub
 
     def _send_sub(self, ws: websocket.WebSocket, sub: Subscription) -> None:
-        """(Re)send ``sub`` under a new uuid with fresh fold state; caller holds the lock."""
+        """(Re)send ``sub`` under a new uuid, offering what its fold holds (else with fresh
+        fold state); caller holds the lock."""
         if sub.uuid is not None:
             self._by_uuid.pop(sub.uuid, None)
         sub.uuid = str(uuidlib.uuid4())
-        sub.fold = sub._new_fold()
+        token = sub.fold.resume_token() if self._resume else None
+        if token is None:
+            sub.fold = sub._new_fold()
         sub.live = False
         self._by_uuid[sub.uuid] = sub
+        request = sub.request if token is None else {**sub.request, wire.RESUME: token}
         try:
-            ws.send(wire.request(sub.uuid, sub.request))
+            ws.send(wire.request(sub.uuid, request))
         except (websocket.WebSocketException, OSError) as exc:
             log.warning("notify: sending a subscription failed (%s); reconnecting", exc)
             _abort(ws)
@@ -359,6 +373,9 @@ class NotifyClient:
                 sub._delivered.set()
                 return
             sub.live = True
+            response = msg.get("response")
+            if isinstance(response, dict) and response.get("status") == wire.UNCHANGED:
+                self.resumed += 1
         value = sub.fold.apply(msg)
         if value is not MISSING:
             sub._deliver(value)

@@ -1,16 +1,21 @@
 """notify/v2 on the wire (ACS ``docs/services/notify-v2.md``): what its clients and servers
-both say. Imports nothing, so the Config Store's client library shares it with the servers.
+both say. Imports nothing of the project, so the Config Store's client library shares it with
+the servers.
 
 A session opens with the client's ``Bearer <token>``, answered by a status alone
 (:data:`AUTHENTICATED` or a refusal); then each request is a JSON object with the ``uuid`` of
 its subscription, each answer ``{"status", "uuid", ...}``. A subscription the server ends
-(``CLOSE``: :data:`ENDED`, or a refusal) answers with a status of 400 or more.
+(``CLOSE``: :data:`ENDED`, or a refusal) answers with a status of 400 or more. A client
+subscribing again may offer what it last saw (:data:`RESUME`); the first update then says
+:data:`UNCHANGED` instead of repeating it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 PATH = "/notify/v2"
@@ -25,6 +30,15 @@ too many connections of its principal, the token cannot be checked now."""
 
 NORMAL, POLICY, TOO_BIG, TRY_AGAIN = 1000, 1008, 1009, 1013
 """WebSocket close codes: a normal end, a policy violation, a message too big, try later."""
+
+RESUME = "resume"
+"""Our extension: the request field in which a client that subscribes again offers what it
+last saw (:func:`selection_digest` for a SEARCH, the entry's etag for a WATCH)."""
+UNCHANGED = 304
+"""The response status of a subscription's first update when what the client offered is
+still current: no body, no children; the client keeps what it holds."""
+RESUME_MAX = 200
+"""The longest resume token a server reads (an etag or a digest is far shorter)."""
 
 CLOSE = "CLOSE"
 """The method that ends a subscription."""
@@ -68,3 +82,13 @@ def close_reason(payload: bytes | str) -> str:
     code = int.from_bytes(data[:2], "big")
     text = data[2:].decode("utf-8", "replace").strip()
     return f"{code} {text}".strip()
+
+
+def selection_digest(etags: Mapping[str, str]) -> str:
+    """A SEARCH's resume token: a digest of its children (object uuid → etag, quotes
+    stripped) that client and server both compute from what they hold."""
+    digest = hashlib.blake2b(digest_size=16)
+    for obj in sorted(etags):
+        etag = etags[obj].strip('"')
+        digest.update(f"{obj} {etag}\n".encode())
+    return digest.hexdigest()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from fplus.config_store import uuids
+from fplus.serving.notify.wire import selection_digest
 from harness.servers import Api
 from tests.config_store.notify_helpers import RawNotify, app_parent, entry_url
 from tests.config_store.test_notify import delete, ok, patch, put
@@ -171,3 +172,22 @@ def test_subscribing_on_b_during_a_stream_through_a_never_shows_an_older_value(
         thread.join()
     assert not went_back, (f"{len(went_back)} subscriptions got an update older than their "
                            f"initial state, e.g. {went_back[:5]}")
+
+
+def test_a_subscription_seen_on_a_resumes_on_b(pair: Replicas) -> None:
+    """The resume tokens are the database's etags: what a client saw on one replica is
+    answered unchanged on the other, and a change through A since answers in full on B."""
+    app, obj = app_and_object(pair)
+    put(pair.admin(0), app, obj, {"v": 1})
+    with RawNotify.login(pair.admin(0)) as ws:
+        full = ws.next(ws.search(app_parent(app)))
+    token = selection_digest({k: v["headers"]["etag"] for k, v in full["children"].items()})
+    with RawNotify.login(pair.admin(1)) as ws:
+        ws.send({"uuid": "resumed", "method": "SEARCH", "parent": app_parent(app),
+                 "resume": token})
+        assert ws.next("resumed")["response"] == {"status": 304}
+        etag = put(pair.admin(0), app, obj, {"v": 2})
+        assert ws.next("resumed")["response"] == ok({"v": 2}, etag)
+        ws.send({"uuid": "again", "method": "SEARCH", "parent": app_parent(app),
+                 "resume": token})
+        assert ws.next("again")["children"] == {obj: ok({"v": 2}, etag)}

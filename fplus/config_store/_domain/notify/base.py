@@ -28,6 +28,10 @@ class Sub:
         """A digest of the last update sent, to skip sending the same one twice."""
         self.mark = 0
         """The event batch its initial state was read after: it gets later ones only."""
+        self.offered: str | None = None
+        """What the client last saw, offered to resume from (``resume`` in its request): the
+        kinds that can tell answer an initial state that is still that with a short
+        ``UNCHANGED`` (:mod:`fplus.serving.notify.wire`)."""
 
     @property
     def store(self) -> Store:

@@ -37,7 +37,7 @@ from .encoding import encode, plain
 from .fanout import FANOUT
 from .limits import CredentialsEnded, FellBehind, NotifyLimits, SessionError
 from .outbox import Outbox
-from .subscriptions import UNPROCESSABLE, reason_of, subscription, unprocessable
+from .subscriptions import UNPROCESSABLE, reason_of, resume_refused, subscription, unprocessable
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +261,10 @@ class NotifySession:
         most = self.limits.max_principal_subscriptions
         if sub_uuid not in self.subs and self._principal_subscriptions(self.principal) >= most:
             self._reply(sub_uuid, 429, f"too many subscriptions for this principal (max {most})")
+            return
+        refused = resume_refused(req)
+        if refused:
+            self._reply(sub_uuid, 400, refused)
             return
         sub, status = subscription(self, sub_uuid, req)
         if sub is None:

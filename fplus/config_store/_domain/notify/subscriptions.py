@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import json_merge_patch
 
 from fplus.serving import JSONRejected, loads_checked
+from fplus.serving.notify.wire import RESUME, RESUME_MAX, UNCHANGED, selection_digest
 
 from ... import uuids
 from ..common.errors import DomainError
@@ -105,7 +106,12 @@ class EntryWatch(Sub):
             found = configs.get(self.store.core, self.app, self.obj)
         except UNPROCESSABLE as exc:
             return [{"response": unprocessable(reason_of(exc))}]
-        return [{"response": self._response(*(found or (None, None)))}]
+        response = self._response(*(found or (None, None)))
+        etag = response.get("headers", {}).get("etag")
+        if self.offered is not None and etag is not None \
+                and etag.strip('"') == self.offered.strip('"'):
+            return [{"response": {"status": UNCHANGED, "headers": {"etag": etag}}}]
+        return [{"response": response}]
 
     def on_events(self, events: Sequence[Event]) -> list[dict]:
         mine = [e for e in events if isinstance(e, ConfigChanged)
@@ -191,16 +197,28 @@ class AppSearch(Sub):
             self.no_access, self.selected = True, set()
             return [{"response": {"status": 403}}]
         wide = self.can(P.ReadApp, self.app)
+        entries = self.store.app_entries.get(self.app)
+        # every entry is a child then: the client's digest is checked without reading one
+        if wide and self.filter is None and self.offered is not None and \
+                selection_digest({obj: etag for obj, _, etag in entries}) == self.offered:
+            return self._unchanged({obj for obj, _, _ in entries})
         children = {}
-        for obj, text, etag in self.store.app_entries.get(self.app):
+        for obj, text, etag in entries:
             if wide or self.can(P.ReadApp, self.app, obj):
                 response = self._guarded(obj, functools.partial(self._stored, text, etag))
             else:
                 response = self._scoped(obj, text, etag)
             if response is not None:
                 children[obj] = response
+        if self.offered is not None and self.offered == _digest(children):
+            return self._unchanged(set(children))
         self.no_access, self.selected = False, set(children)
         return [{"response": {"status": 204}, "children": children}]
+
+    def _unchanged(self, selected: set[str]) -> list[dict]:
+        """The first update when the client holds ``selected`` as they are now."""
+        self.no_access, self.selected = False, selected
+        return [{"response": {"status": UNCHANGED}}]
 
     def _stored(self, text: str, etag: str, obj: str | None = None) -> dict | None:
         """The child response of a stored entry, None if the filter leaves it out (or, given
@@ -268,8 +286,38 @@ class AppSearch(Sub):
         return shared(e) if self._selects(e.value, e.etag) else None
 
 
+def _digest(children: dict[str, Any]) -> str | None:
+    """The :func:`selection_digest` of a SEARCH's children, None if one is not an entry
+    with an etag (an error a client holds apart: it offers no digest then)."""
+    etags = {}
+    for obj, response in children.items():
+        if not isinstance(response, dict) or response.get("status") != 200:
+            return None
+        etag = response.get("headers", {}).get("etag")
+        if not isinstance(etag, str):
+            return None
+        etags[obj] = etag
+    return selection_digest(etags)
+
+
+def resume_refused(req: dict) -> str | None:
+    """Why a request's ``resume`` cannot be read (answered 400), or None."""
+    offered = req.get(RESUME)
+    if offered is not None and (not isinstance(offered, str) or len(offered) > RESUME_MAX):
+        return f"resume must be a string of at most {RESUME_MAX} characters"
+    return None
+
+
 def subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub | None, int]:
-    """The subscription a WATCH or SEARCH request asks for, or None and the error status."""
+    """The subscription a WATCH or SEARCH request asks for (with what it offers to resume
+    from, checked by :func:`resume_refused`), or None and the error status."""
+    sub, status = _subscription(session, sub_uuid, req)
+    if sub is not None:
+        sub.offered = req.get(RESUME)
+    return sub, status
+
+
+def _subscription(session: NotifySession, sub_uuid: str, req: dict) -> tuple[Sub | None, int]:
     method = req.get("method")
     if method == "WATCH":
         request = req.get("request")
