@@ -85,6 +85,9 @@ def _connect(url: str, login: Login) -> tuple[ConfigStoreClient, dict[str, Any]]
 _seconds = argtypes.number(0, 86400, "a number of seconds")
 _days = argtypes.number(0, 36500, "a number of days")
 _count = argtypes.whole()
+PROCESSES_ENV = "FPLUS_CM_PROCESSES"
+"""The default of ``serve --processes``."""
+_processes = argtypes.whole(1, 64)
 
 
 def _edge_ca(path: Path | None) -> str | None:
@@ -176,7 +179,8 @@ def _serve(args: argparse.Namespace) -> None:
         warn_if_seeded(login, PROG)
         SERVICE.boot.advertise(settings.external_url or "",
                        lambda at: cs.advertise_service(uuids.Service.Clusters, at))
-    serve(functools.partial(build, plan), args.host, args.port, listener=listener, tls=tls)
+    serve(functools.partial(build, plan), args.host, args.port, listener=listener, tls=tls,
+          workers=args.processes)
 
 
 def _seed(args: argparse.Namespace) -> None:
@@ -250,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "their tunnels (default: --external-url)")
     run.add_argument("--edge-sync-image", default=Settings.edge_sync_image)
     run.add_argument("--workers", type=int, default=8, help="clusters reconciled at once")
+    run.add_argument("--processes", type=_processes,
+                     default=os.environ.get(PROCESSES_ENV, "1"),
+                     help="worker processes serving the API (sealing, bootstrap scripts, "
+                          "…) on the one port, each as a replica on this one database; "
+                          f"one of them reconciles (default 1; env {PROCESSES_ENV})")
     run.add_argument("--backoff", type=float, default=2.0, help="first retry delay (s)")
     run.add_argument("--external-url",
                      help="this service's URL as users and edges reach it "

@@ -12,6 +12,7 @@ from fplus.git.repo import ChangeSet, RepoWriter, _tree, ensure_bare_repo, read_
 from fplus.git.repo._build import build_commit
 from fplus.git.repo._maintenance import geometric_rollup, merge_small_packs
 from fplus.git.repo._pack import git_hash, pack_ids, whole_records, write_pack
+from fplus.git.repo._recent import Recent
 from harness.gitcli import bare, files_at, fsck_clean, git
 
 
@@ -120,6 +121,42 @@ def test_remembered_trees_match_what_was_written(tmp_path: Path) -> None:
         remembered = _tree._PARSED.get(bytes.fromhex(tree))
         assert remembered is not None
         assert remembered == _tree._parse(r.odb.read(pygit2.Oid(hex=tree))[1])
+
+
+def test_lines_of_a_tree_read_back_match_those_computed(tmp_path: Path) -> None:
+    """A tree another process wrote is read with its lines as stored: exactly the lines (and
+    order) this process remembers of the trees it computed, so an edit redoes only its own."""
+    repo = tmp_path / "r.git"
+    w = RepoWriter(repo)
+    w.apply(ChangeSet(writes={"a/b/c": "1", "a/d": "2", "a.txt": "0", "a-b": "3",
+                              "e": "3", "x/y": "4"}), "one")
+    r = pygit2.Repository(str(repo))
+    trees = [line.split()[0] for line in
+             bare(repo, "rev-list", "--objects", "--all").splitlines()
+             if bare(repo, "cat-file", "-t", line.split()[0]).strip() == "tree"]
+    assert len(trees) >= 4
+    for tree in trees:
+        computed = _tree._LINES.get(bytes.fromhex(tree))
+        assert computed is not None
+        assert _tree._parse_lines(r.odb.read(pygit2.Oid(hex=tree))[1])[1] == computed
+
+
+def test_an_edit_of_a_tree_read_back_gives_the_tree_git_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget what this process computed (as another process would never have known it):
+    the next commit, built from the lines read back, is one git accepts as is."""
+    repo = tmp_path / "r.git"
+    w = RepoWriter(repo)
+    w.apply(ChangeSet(writes={f"d/f{i:03d}": str(i) for i in range(50)} | {"d/sub/x": "x"}),
+            "many")
+    monkeypatch.setattr(_tree, "_LINES", Recent(64))
+    monkeypatch.setattr(_tree, "_PARSED", Recent(64))
+    w.apply(ChangeSet(writes={"d/f010": "changed", "d/new": "n", "d/sub/y": "y"},
+                      deletes={"d/f020"}), "edit")
+    fsck_clean(repo)
+    listing = bare(repo, "ls-tree", "-r", "--name-only", "main").split()
+    assert "d/f020" not in listing and {"d/new", "d/sub/x", "d/sub/y"} <= set(listing)
+    assert bare(repo, "show", "main:d/f010") == "changed"
 
 
 def test_merging_copies_our_records_as_stored(tmp_path: Path) -> None:

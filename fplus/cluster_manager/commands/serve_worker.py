@@ -8,6 +8,7 @@ the databases as they are, not from what the master knew at start-up.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from fplus.git.hosts.choose import open_store
 from fplus.git.hosts.gitea import GiteaRepos
 from fplus.serving import Login, Served
 from fplus.serving.http.cors import enable_cors
+from fplus.serving.http.gunicorn import worker_slot
 from fplus.serving.startup.login import ServiceCredentials
 
 from .._http.app import create_app
@@ -27,6 +29,7 @@ from ..db import Database, open_database
 from ..escrow import Escrow, Keyring, SealedKeys
 from ..keypin import KeyPins
 from ..leader import in_turn, make_elector
+from ..leader.elector import LeaderStatus
 from ..metrics import Metrics
 from ..model.apps_and_roles import STATUS_APP
 from ..model.name_claims import NameClaims
@@ -69,7 +72,8 @@ class Plan:
     """From the ServiceConfig entry, read at start-up like the command line."""
     identity: str
     """This process's leader-lease identity: gunicorn forks a new worker only once the old
-    one is gone, so the new one takes over the lease at once instead of waiting it out."""
+    one is gone, so the new one takes over the lease at once instead of waiting it out
+    (with ``serve --processes``, slot 0's worker; the others add their slot to it)."""
     reseal_interval: float
     origins: list[str]
     lease: Callable[[Database], Any]
@@ -79,10 +83,29 @@ class Plan:
     tunnel: TunnelOptions = field(default_factory=TunnelOptions)
     """The edge tunnels' bounds and this replica's relay address."""
 
+    def for_slot(self, slot: int) -> Plan:
+        """The plan of the worker process in ``slot`` (``serve --processes``): each is a
+        replica of its own on the one database, with an identity of its own (slot 0 keeps
+        the master's) and, when the relay port was given, that port plus its slot."""
+        if slot == 0:
+            return self
+        relay = self.tunnel.relay_bind
+        advertise = self.tunnel.relay_advertise
+        if relay[1]:
+            relay = (relay[0], relay[1] + slot)
+        if advertise is not None:
+            host, _, port = advertise.rpartition(":")
+            advertise = f"{host}:{int(port) + slot}" if port.isdigit() else advertise
+        return dataclasses.replace(
+            self, identity=f"{self.identity}-{slot}",
+            tunnel=dataclasses.replace(self.tunnel, relay_bind=relay, relay_advertise=advertise))
+
 
 def build(plan: Plan) -> Served:
     """The Cluster Manager's app; it starts electing (and reconciling, once leader) when
     the worker is ready."""
+    slot = worker_slot()
+    plan = plan.for_slot(slot)
     settings = plan.settings
     db = open_database(settings.database)
     tokens = BootstrapTokens(db, settings.bootstrap_token_ttl)
@@ -114,9 +137,11 @@ def build(plan: Plan) -> Served:
     secrets = SecretService(cs, repos, keys, escrow=Escrow(SealedKeys(db), plan.keyring))
     resealer = Resealer(secrets, plan.reseal_interval, own)
     rollouts = RolloutLoop(cs, stale_after=settings.edge_stale_after)
-    elector = make_elector(plan.lease(db), settings, plan.identity,
-                           in_turn(reconciler.start, resealer.start, rollouts.start),
-                           in_turn(reconciler.stop, resealer.stop, rollouts.stop))
+    lease = plan.lease(db)
+    elector = (make_elector(lease, settings, plan.identity,
+                            in_turn(reconciler.start, resealer.start, rollouts.start),
+                            in_turn(reconciler.stop, resealer.stop, rollouts.stop))
+               if lease is not None or slot == 0 else Standby(plan.identity))
     metrics.track_leadership(elector.status)
     heads = RepoHeads(repos.head)
     repos.on_write(heads.forget)  # a commit shows in the cluster's status at once
@@ -160,6 +185,24 @@ def build(plan: Plan) -> Served:
         tunnels.start()
         _lead_when_elected(elector, db)
     return Served(app, on_start=on_start)
+
+
+class Standby:
+    """Election off, in a worker process other than slot 0's (``serve --processes``): it
+    serves the API and never leads; slot 0's worker, always there (a dead one is forked
+    again into its slot), reconciles."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+
+    def start(self) -> Standby:
+        return self
+
+    def status(self) -> LeaderStatus:
+        return LeaderStatus(self.identity, False, None)
+
+    def stop(self, release: bool = True) -> None:
+        """Nothing to hand back."""
 
 
 def _lead_when_elected(elector: Any, db: Database) -> None:

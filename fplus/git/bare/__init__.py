@@ -6,7 +6,9 @@ writes into when both run on one machine (``--git-repos``). Imports nothing of o
 - :mod:`.create`: creating a repo (HEAD → ``main``), idempotent and safe against concurrent
   creators in any process;
 - :mod:`.refs`: reading a branch and moving it by compare-and-swap under git's own lock file,
-  so neither side (nor ``git receive-pack``) clobbers the other.
+  so neither side (nor ``git receive-pack``) clobbers the other;
+- :mod:`.turns`: writers in several processes taking turns to commit to one repo, so they
+  seldom race for that swap at all.
 """
 
 from __future__ import annotations

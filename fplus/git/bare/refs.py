@@ -58,6 +58,7 @@ def compare_and_swap(git_dir: Path, ref: str, new: str, old: str | None, *,
         os.close(fd)
         fd = -1
         os.replace(lock, ref_path)
+        fsync_dir(ref_path.parent)  # the rename itself, before anyone is told
         return True
     except BaseException:
         if fd >= 0:
@@ -65,6 +66,15 @@ def compare_and_swap(git_dir: Path, ref: str, new: str, old: str | None, *,
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
         raise
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the entries of directory ``path`` (a rename into it) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _acquire(lock: Path, stale_after: float, timeout: float) -> int:

@@ -3,10 +3,15 @@
 The first caller becomes the leader and commits its own change set. Callers arriving meanwhile
 queue up and sleep; when the leader is done, one of them leads the next commit for the whole
 queue (in arrival order) and every caller in that batch gets the same result.
+
+A leader takes its turn first (``turn``: another process committing to the same branch
+holds it meanwhile) and only then the batch, so whoever arrived while it waited shares the
+commit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -15,6 +20,7 @@ from fplus.git.repo._build import Pending
 from fplus.git.repo.changes import ChangeSet, WriteResult
 
 CommitBatch = Callable[[Sequence[Pending]], list[WriteResult | Exception]]
+Turn = contextlib.AbstractContextManager[object]
 
 
 class _Ticket:
@@ -38,8 +44,12 @@ class GroupCommitter:
     gather_step = 0.0003
     """Seconds it waits for the next one to arrive before it commits what it has."""
 
-    def __init__(self, commit_batch: CommitBatch, max_batch: int = 512) -> None:
+    def __init__(self, commit_batch: CommitBatch, max_batch: int = 512,
+                 turn: Callable[[], Turn] = contextlib.nullcontext) -> None:
+        """``turn()``: held by the leader from before it takes its batch until the batch is
+        committed (:class:`fplus.git.bare.turns.Turns` across processes; none by default)."""
         self._commit_batch = commit_batch
+        self._turn = turn
         self._max_batch = max_batch
         self._cond = threading.Condition()
         self._queue: list[_Ticket] = []
@@ -59,11 +69,22 @@ class GroupCommitter:
                 if ticket.done:
                     break
                 self._busy = True
-            self._gather()
-            with self._cond:
-                batch = self._queue[:self._max_batch]
-                del self._queue[:self._max_batch]
-            self._lead(batch)
+            try:
+                with self._turn():
+                    self._gather()
+                    with self._cond:
+                        batch = self._queue[:self._max_batch]
+                        del self._queue[:self._max_batch]
+                    self._lead(batch)
+            except BaseException:
+                # interrupted before leading (a timeout, the greenlet killed): leave, and let
+                # one of those still queued lead
+                with self._cond:
+                    if ticket in self._queue:
+                        self._queue.remove(ticket)
+                raise
+            finally:
+                self._done()  # only once the turn is given back: the next leader takes it anew
         if ticket.error is not None:
             raise ticket.error
         assert ticket.result is not None
@@ -93,7 +114,8 @@ class GroupCommitter:
         except BaseException as exc:
             for t in batch:
                 t.error = exc
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+
+    def _done(self) -> None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()

@@ -8,6 +8,7 @@ fast-forward push. They differ only in :meth:`BranchWriter._head` and
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ class BranchWriter:
         self.branch = branch
         self._author = author
         self._max_attempts = max_attempts
-        self._group = GroupCommitter(self._commit_batch)
+        self._group = GroupCommitter(self._commit_batch, turn=self._turn)
 
     @staticmethod
     def check(branch: str, author: tuple[str, str]) -> str:
@@ -46,6 +47,11 @@ class BranchWriter:
     def apply(self, changes: ChangeSet, message: str) -> WriteResult:
         """Commit ``changes`` with ``message`` (unless they change nothing); return the head."""
         return self._group.submit(changes, message)
+
+    def _turn(self) -> contextlib.AbstractContextManager[object]:
+        """Held from before a batch is taken until it is committed: this writer's turn among
+        the processes writing the branch (none by default)."""
+        return contextlib.nullcontext()
 
     def _head(self) -> str | None:
         """The branch's current head (None: no such branch yet)."""

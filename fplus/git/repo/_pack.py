@@ -57,7 +57,16 @@ def write_records(pack_dir: Path, records: Mapping[bytes, PackRecord]) -> str:
     name = f"pack-{checksum.hex()}"
     _write_file(pack_dir / f"{name}.pack", body + checksum)
     _write_file(pack_dir / f"{name}.idx", _index(entries, checksum))
+    _fsync_dir(pack_dir)  # both renames, before a ref may name what the pack holds
     return name
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def whole_records(idx_path: Path) -> dict[bytes, PackRecord] | None:

@@ -39,8 +39,10 @@ class _Dir:
             assert self._oid is not None
             parsed = _PARSED.get(self._oid.raw)
             if parsed is None:
-                parsed = _parse(self._repo.odb.read(self._oid)[1])
+                parsed, lines = _parse_lines(self._repo.odb.read(self._oid)[1])
                 _PARSED.put(self._oid.raw, parsed)
+                if _LINES.get(self._oid.raw) is None:  # a tree another process wrote
+                    _LINES.put(self._oid.raw, lines)
             self._entries = dict(parsed)  # ours to edit; the remembered one never changes
         return self._entries
 
@@ -218,15 +220,30 @@ class MutableTree:
         return True
 
 
-def _parse(body: bytes) -> dict[bytes, Leaf | _Dir]:
+def _parse_lines(body: bytes) -> tuple[dict[bytes, Leaf | _Dir],
+                                       tuple[list[bytes], dict[bytes, bytes]]]:
+    """:func:`_parse`, and the tree's lines by sort key with those keys in git's order (what
+    :meth:`_Dir.digest` remembers of a tree it computed): the lines as stored, so editing a
+    tree this process did not write redoes only the lines it changes."""
     entries: dict[bytes, Leaf | _Dir] = {}
+    keys: list[bytes] = []
+    lines: dict[bytes, bytes] = {}
     pos = 0
     while pos < len(body):
         space = body.index(b" ", pos)
         nul = body.index(b"\x00", space)
-        entries[body[space + 1:nul]] = (body[pos:space], pygit2.Oid(raw=body[nul + 1:nul + 21]))
+        mode, name = body[pos:space], body[space + 1:nul]
+        entries[name] = (mode, pygit2.Oid(raw=body[nul + 1:nul + 21]))
+        key = name + b"/" if mode == TREE_MODE else name
+        keys.append(key)
+        lines[key] = body[pos:nul + 21]
         pos = nul + 21
-    return entries
+    return entries, (keys, lines)
+
+
+def _parse(body: bytes) -> dict[bytes, Leaf | _Dir]:
+    """A tree object's entries: name → (mode, id)."""
+    return _parse_lines(body)[0]
 
 
 def _touched(chain: list[_Dir], names: list[bytes]) -> None:

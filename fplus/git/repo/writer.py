@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -11,6 +12,7 @@ from pygit2.enums import RepositoryOpenFlag
 
 from fplus.git import bare
 from fplus.git.bare import compare_and_swap, read_ref
+from fplus.git.bare.turns import Turns
 from fplus.git.repo._branch import BranchWriter
 from fplus.git.repo._maintenance import merge_small_packs
 from fplus.git.repo._registry import ProcessRegistry
@@ -48,7 +50,9 @@ class RepoWriter(BranchWriter):
 
     Thread-safe: concurrent ``apply`` calls are grouped into one commit. Safe against other
     processes too (another writer, ``git receive-pack``): the ref moves only by compare-and-swap
-    under git's lock file, and a lost race rebuilds the batch on the new head.
+    under git's lock file, and a lost race rebuilds the batch on the new head. Writers in
+    several processes take turns (:mod:`fplus.git.bare.turns`), so they seldom race at all:
+    one builds while the others gather their next batches.
     """
 
     def __init__(self, repo_path: Path, branch: str = "main",
@@ -61,6 +65,8 @@ class RepoWriter(BranchWriter):
         self._max_small_packs, self._commits = max_small_packs, 0
         repo = ensure_bare_repo(self.repo_path, branch)
         self._git_dir = Path(repo.path)
+        self.turns = Turns(self._git_dir, timeout=lock_timeout)
+        """This writer's turns among the processes committing to the repo."""
         super().__init__(repo, branch, (author_name, author_email), max_attempts)
 
     def head(self) -> str | None:
@@ -69,6 +75,9 @@ class RepoWriter(BranchWriter):
 
     def _head(self) -> str | None:
         return self.head()
+
+    def _turn(self) -> contextlib.AbstractContextManager[bool]:
+        return self.turns.taken()
 
     def _publish(self, commit: str, parent: str | None) -> str | None:
         if not offload.run(self._swap, commit, parent):
@@ -95,9 +104,16 @@ class RepoWriter(BranchWriter):
 
 
 _writers: ProcessRegistry[tuple[Path, str], RepoWriter] = ProcessRegistry()
+_as_given: ProcessRegistry[tuple[str, str], RepoWriter] = ProcessRegistry()
+"""The same writers by the path as callers give it: a seal finds its writer without
+resolving the path again."""
 
 
-def writer_for(repo_path: Path, branch: str = "main") -> RepoWriter:
+def writer_for(repo_path: Path | str, branch: str = "main") -> RepoWriter:
     """The process-wide shared writer for (repo, branch): where batching happens."""
+    return _as_given.get((os.fspath(repo_path), branch), lambda: _shared(repo_path, branch))
+
+
+def _shared(repo_path: Path | str, branch: str) -> RepoWriter:
     key = (Path(os.path.abspath(repo_path)), branch)
     return _writers.get(key, lambda: RepoWriter(key[0], branch))

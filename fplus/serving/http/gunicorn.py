@@ -1,4 +1,5 @@
-"""gunicorn embedded in our own commands: one gevent worker process, which builds the app."""
+"""gunicorn embedded in our own commands: gevent worker processes (one unless a service
+asks for more), each building the app itself."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ from .tls import ServerTls
 
 WSGIApp = Callable[..., Iterable[bytes]]
 
+_slot = 0
+
+
+def worker_slot() -> int:
+    """This worker's slot: 0 to the worker count less one, the lowest one no live worker
+    held when the master forked it (a worker that died is replaced in its slot); 0 in a
+    single-worker server and outside gunicorn."""
+    return _slot
+
 
 @dataclass(frozen=True)
 class Served:
@@ -30,15 +40,17 @@ class Served:
 
 
 class EmbeddedServer(BaseApplication):
-    """gunicorn with one worker process that builds its app itself.
+    """gunicorn with worker processes that each build their app themselves.
 
     ``build`` runs in the worker after gunicorn forks it, never in the master: whatever the
     app keeps in memory (an object graph, grants, caches, Config Store sessions) is read from
     the database by the process serving it. A worker killed and replaced (OOM killer, crash)
     so serves what the database holds then, not what the master knew at start-up.
 
-    One worker process: the Config Store keeps its object graph, sessions and notify
-    subscriptions in memory, so it must be a single process.
+    One worker process unless ``options`` says more: the Config Store keeps its object
+    graph, sessions and notify subscriptions in memory, so it must be a single process. Each
+    worker has a slot (:func:`worker_slot`), given by the master when it forks the worker:
+    work only one process may do (leading, a fixed port) goes by slot.
     """
 
     def __init__(self, build: Callable[[], Served], wrap: Callable[[WSGIApp], WSGIApp],
@@ -51,6 +63,8 @@ class EmbeddedServer(BaseApplication):
         for key, value in self.options.items():
             self.cfg.set(key, value)
         self.cfg.set("post_worker_init", lambda worker: worker.app.started())
+        self.cfg.set("pre_fork", _assign_slot)
+        self.cfg.set("post_fork", _take_slot)
 
     def load(self) -> WSGIApp:
         """In the worker: build the app. A SystemExit there is one line on stderr, and the
@@ -68,6 +82,19 @@ class EmbeddedServer(BaseApplication):
             self.on_start()
 
 
+def _assign_slot(arbiter: Any, worker: Any) -> None:
+    """In the master, before forking ``worker``: the lowest slot no live worker holds (gunicorn
+    forks a replacement only once the worker it replaces was reaped)."""
+    held = {getattr(w, "fplus_slot", None) for w in arbiter.WORKERS.values()}
+    worker.fplus_slot = next(n for n in range(len(held) + 1) if n not in held)
+
+
+def _take_slot(arbiter: Any, worker: Any) -> None:
+    """In the worker, just forked: remember its slot (:func:`worker_slot`)."""
+    global _slot  # one value per process, set once after the fork
+    _slot = getattr(worker, "fplus_slot", 0)
+
+
 ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(L)ss'
 """One line per request: client, time, method, path **without the query** (bootstrap URLs
 carry their token there), protocol, status, bytes, seconds. No headers (credentials)."""
@@ -79,7 +106,8 @@ def access_log() -> str | None:
 
 
 def serve(build: Callable[[], Served], host: str, port: int, connections: int = 2000,
-          listener: socket.socket | None = None, tls: ServerTls | None = None) -> None:
+          listener: socket.socket | None = None, tls: ServerTls | None = None,
+          workers: int = 1) -> None:
     """Run what ``build`` makes until SIGTERM/SIGINT.
 
     ``build`` runs in the worker process, each time gunicorn forks one (at start, and after
@@ -97,6 +125,9 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
 
     ``tls`` serves HTTPS with its certificate and key, reloaded when they change.
 
+    ``workers`` processes accept on the one listening socket, each with its own app and
+    ``connections``; a service that keeps state only in memory must keep it at 1.
+
     Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
     :mod:`fplus.serving.http.httplimits` (header, keep-alive and body timeouts, connections
     per address).
@@ -108,7 +139,7 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
     from .worker import worker_class
 
     options: dict[str, Any] = {
-        "bind": f"fd://{listener.detach()}", "workers": 1,
+        "bind": f"fd://{listener.detach()}", "workers": workers,
         "worker_class": worker_class(limits), "worker_connections": connections,
         "timeout": 0, "graceful_timeout": 2, "keepalive": max(1, math.ceil(limits.idle_timeout)),
         "accesslog": access_log(), "access_log_format": ACCESS_LOG_FORMAT,

@@ -30,9 +30,20 @@ def test_a_text_it_did_not_write_is_parsed_once(monkeypatch: pytest.MonkeyPatch)
     real = secret_documents.load_documents
     monkeypatch.setattr(secret_documents, "load_documents",
                         lambda text: calls.append(1) or real(text))
-    text = secret_documents.render_document(_doc({"user": CIPHER})).encode()
+    text = b"# written by hand\n" + secret_documents.render_document(
+        _doc({"user": CIPHER})).encode()
     first, second = docs.parse(text), docs.parse(text)
     assert first == second == _doc({"user": CIPHER}) and len(calls) == 1
+
+
+def test_a_text_another_process_rendered_is_read_without_pyyaml(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What another Cluster Manager process wrote (never rendered here) reads back without
+    PyYAML, as the same document."""
+    text = secret_documents.render_document(_doc({"user": CIPHER, "pass": CIPHER})).encode()
+    monkeypatch.setattr(secret_documents, "load_documents",
+                        lambda _text: pytest.fail("parsed by PyYAML"))
+    assert SecretDocuments().parse(text) == _doc({"user": CIPHER, "pass": CIPHER})
 
 
 @pytest.mark.parametrize("content, expected", [(None, None), (b"", None), (b"---\n", None)])
@@ -51,8 +62,8 @@ def test_it_remembers_at_most_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
     docs = SecretDocuments(size=2)
     texts = [docs.render(_doc({f"k{i}": CIPHER})).encode() for i in range(3)]
     calls = []
-    real = secret_documents.load_documents
-    monkeypatch.setattr(secret_documents, "load_documents",
+    real = secret_documents.document
+    monkeypatch.setattr(secret_documents, "document",
                         lambda text: calls.append(1) or real(text))
     docs.parse(texts[2])
     docs.parse(texts[1])
@@ -105,3 +116,26 @@ def test_the_documents_seals_write_are_rendered_without_pyyaml(
     for scope, text in expected.items():
         assert SecretDocuments().render(sealing.sealed_secret(
             "ns", "db", {"user": CIPHER, "pass": CIPHER}, scope)) == text
+
+
+@pytest.mark.parametrize("doc", _documents())
+def test_the_fast_reading_is_pyyaml_s_document_or_nothing(doc: dict) -> None:
+    text = secret_documents.render_document(doc)
+    fast = secret_documents.plain_document(text.encode())
+    assert fast is None or fast == secret_documents.load_documents(text)[0]
+    if secret_documents.plain_yaml(doc) is not None:
+        assert fast == doc  # whatever the fast rendering writes, the fast reading reads
+
+
+@pytest.mark.parametrize("text", [
+    "a: true\n", "a: 1\n", "a:\n", "a:\n  b: c\n  b: d\n", "a: b\n c: d\n", "- a\n",
+    "'a': b\n", "a: 'x'\n", "a: 'b c'\n", "a: b", "a: b\n\n", "a: &x b\n", "a: *x\n",
+    "a: b # c\n", "a:\n    b: c\n", "a: \"b\"\n", "a: b\r\n", "\ufeffa: b\n", "a: {b: c}\n",
+    "---\na: b\n", "a: b\n---\nc: d\n", "a:  b\n", "a: b \n", "a : b\n", "a:\tb\n"])
+def test_anything_else_is_left_to_pyyaml(text: str) -> None:
+    assert secret_documents.plain_document(text.encode()) is None
+
+
+def test_deep_maps_are_left_to_pyyaml() -> None:
+    deep = "".join(f"{'  ' * i}k{i}:\n" for i in range(40)) + "  " * 40 + "v: x\n"
+    assert secret_documents.plain_document(deep.encode()) is None

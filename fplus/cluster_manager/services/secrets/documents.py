@@ -9,7 +9,9 @@ parses its YAML once, not once per key. Documents are shared: callers must not c
 A SealedSecret as we write it (maps of plain strings) is rendered by :func:`plain_yaml`
 without PyYAML's representer, which cost more than the rest of a seal's edit; its text is
 exactly what PyYAML writes. Anything else (lists, numbers, a string YAML would quote, a map
-appearing twice) goes to PyYAML.
+appearing twice) goes to PyYAML. Such a text is read back without PyYAML too
+(:func:`plain_document`: a file another process wrote, which this one never rendered), and
+only when rendering what was read gives the very same text.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def document(content: bytes | None) -> dict[str, Any] | None:
     """The first YAML document of a secret file (None if absent or empty), parsed now."""
     if not content:
         return None
+    plain = plain_document(content)
+    if plain is not None:
+        return plain
     try:
         docs = load_documents(content)
     except Exception as exc:  # unparsable YAML in the repo
@@ -123,3 +128,41 @@ def _block(node: dict[Any, Any], indent: str, lines: list[str], seen: set[int]) 
                 return False
             lines.append(f"{indent}{key}: {text}\n")
     return True
+
+
+MAX_DEPTH = 16
+"""Maps nested deeper are left to PyYAML (and its checks): a SealedSecret has four levels."""
+
+
+def _unquoted(text: str) -> str:
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == "'" else text
+
+
+def plain_document(content: bytes) -> dict[str, Any] | None:
+    """The map a text :func:`plain_yaml` renders stands for, read without PyYAML; None for
+    any text that is not exactly :func:`plain_yaml`'s rendering of what was read (PyYAML
+    then reads it, with its checks)."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text.endswith("\n"):
+        return None
+    root: dict[str, Any] = {}
+    stack = [root]  # the open maps, one per two spaces of indent
+    for line in text[:-1].split("\n"):
+        name = line.lstrip(" ")
+        indent = len(line) - len(name)
+        if indent % 2 or indent // 2 >= len(stack):
+            return None
+        del stack[indent // 2 + 1:]
+        key, sep, value = name.partition(": ")
+        if sep:
+            stack[-1][_unquoted(key)] = {} if value == "{}" else _unquoted(value)
+        elif name.endswith(":") and len(stack) < MAX_DEPTH:
+            child: dict[str, Any] = {}
+            stack[-1][_unquoted(name[:-1])] = child
+            stack.append(child)
+        else:
+            return None
+    return root if root and plain_yaml(root) == text else None

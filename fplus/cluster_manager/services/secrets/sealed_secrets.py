@@ -65,10 +65,12 @@ class SecretService:
     def _sealing_key(self, cluster: str) -> tuple[RSAPublicKey, str]:
         """The public key to seal to and its fingerprint (checks the cluster is commissioned
         and bootstrapped)."""
-        with self._reading:
-            if len(self._readers) >= 4096:
-                self._readers.clear()  # a seal waiting on a dropped lock only reads once more
-            one = self._readers.setdefault(cluster, threading.Lock())
+        one = self._readers.get(cluster)
+        if one is None:
+            with self._reading:
+                if len(self._readers) >= 4096:
+                    self._readers.clear()  # a seal waiting on a dropped lock reads once more
+                one = self._readers.setdefault(cluster, threading.Lock())
         with one:
             return self._keys.get(cluster, lambda: self._read_sealing_key(cluster))
 
