@@ -6,14 +6,24 @@ writes into when both run on one machine (``--git-repos``). Imports nothing of o
 - :mod:`.create`: creating a repo (HEAD → ``main``), idempotent and safe against concurrent
   creators in any process;
 - :mod:`.refs`: reading a branch and moving it by compare-and-swap under git's own lock file,
-  so neither side (nor ``git receive-pack``) clobbers the other.
+  so neither side (nor ``git receive-pack``) clobbers the other;
+- :mod:`.durable`: making every recent write to a file system durable in one call.
 """
 
 from __future__ import annotations
 
 from .create import create, exists
+from .durable import sync_file_system
 from .layout import DEFAULT_BRANCH, is_repo_uuid, repo_path, repos_dir, stored
-from .refs import RefLockTimeout, break_if_stale, compare_and_swap, read_ref
+from .refs import (
+    RefLockTimeout,
+    RefUpdate,
+    break_if_stale,
+    compare_and_swap,
+    lock_ref,
+    read_ref,
+)
 
-__all__ = ["DEFAULT_BRANCH", "RefLockTimeout", "break_if_stale", "compare_and_swap", "create",
-           "exists", "is_repo_uuid", "read_ref", "repo_path", "repos_dir", "stored"]
+__all__ = ["DEFAULT_BRANCH", "RefLockTimeout", "RefUpdate", "break_if_stale", "compare_and_swap",
+           "create", "exists", "is_repo_uuid", "lock_ref", "read_ref", "repo_path", "repos_dir",
+           "stored", "sync_file_system"]

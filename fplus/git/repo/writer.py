@@ -10,9 +10,12 @@ import pygit2
 from pygit2.enums import RepositoryOpenFlag
 
 from fplus.git import bare
-from fplus.git.bare import compare_and_swap, read_ref
+from fplus.git.bare import RefUpdate, lock_ref, read_ref
 from fplus.git.repo._branch import BranchWriter
+from fplus.git.repo._build import Built
+from fplus.git.repo._durable import SharedSync, shared_sync
 from fplus.git.repo._maintenance import merge_small_packs
+from fplus.git.repo._pack import StagedPack
 from fplus.git.repo._registry import ProcessRegistry
 from fplus.serving.background import offload
 
@@ -35,10 +38,11 @@ def ensure_bare_repo(path: Path, branch: str = "main") -> pygit2.Repository:
     """Open the bare repo at ``path``, creating it (HEAD → ``branch``) if missing, in the
     format :mod:`fplus.git.bare` owns (off the gevent hub: it is file-system calls)."""
     path = Path(path)
-    try:
-        return open_repository(path)
-    except pygit2.GitError:
-        pass
+    if bare.exists(path):  # one stat; failing to open a missing repo costs far more
+        try:
+            return open_repository(path)
+        except pygit2.GitError:
+            pass
     offload.run(bare.create, path, branch)
     return open_repository(path)
 
@@ -49,6 +53,13 @@ class RepoWriter(BranchWriter):
     Thread-safe: concurrent ``apply`` calls are grouped into one commit. Safe against other
     processes too (another writer, ``git receive-pack``): the ref moves only by compare-and-swap
     under git's lock file, and a lost race rebuilds the batch on the new head.
+
+    Crash-safe: the ref moves only once the commit's objects are on disk, and ``apply``
+    returns only once the moved ref is. Where the file system can be synced as a whole
+    (:mod:`fplus.git.bare.durable`), the pack and the ref's new value are written without
+    fsyncs and made durable by a sync shared with every writer of the process syncing at the
+    same time (other repos' too: :mod:`._durable`), then renamed into place and synced again;
+    elsewhere each file is fsynced.
     """
 
     def __init__(self, repo_path: Path, branch: str = "main",
@@ -61,6 +72,8 @@ class RepoWriter(BranchWriter):
         self._max_small_packs, self._commits = max_small_packs, 0
         repo = ensure_bare_repo(self.repo_path, branch)
         self._git_dir = Path(repo.path)
+        self._sync: SharedSync | None = shared_sync(self._git_dir)
+        self.fsync_packs = self._sync is None
         super().__init__(repo, branch, (author_name, author_email), max_attempts)
 
     def head(self) -> str | None:
@@ -70,16 +83,30 @@ class RepoWriter(BranchWriter):
     def _head(self) -> str | None:
         return self.head()
 
-    def _publish(self, commit: str, parent: str | None) -> str | None:
-        if not offload.run(self._swap, commit, parent):
+    def _publish(self, built: Built) -> str | None:
+        assert built.commit is not None and built.pack is not None
+        update = offload.run(self._lock, built.commit, built.parent)
+        if update is None:
             return "the branch moved"
+        try:
+            self._flush()  # the pack and the ref's new value on disk before the ref moves
+            offload.run(_move, built.pack, update)
+        except BaseException:
+            update.abort()
+            raise
+        self._flush()  # and the move, before anyone is told
         self._after_commit()
         return None
 
-    def _swap(self, commit: str, parent: str | None) -> bool:
-        """Compare-and-swap the ref (file-system calls and an fsync: run off the hub)."""
-        return compare_and_swap(self._git_dir, self.ref, commit, parent,
-                                stale_after=self._stale_after, timeout=self._lock_timeout)
+    def _lock(self, commit: str, parent: str | None) -> RefUpdate | None:
+        """Lock the ref with ``commit`` as its new value iff it is at ``parent`` (file-system
+        calls, an fsync unless a shared sync follows: run off the hub)."""
+        return lock_ref(self._git_dir, self.ref, commit, parent, fsync=self._sync is None,
+                        stale_after=self._stale_after, timeout=self._lock_timeout)
+
+    def _flush(self) -> None:
+        if self._sync is not None:
+            self._sync.flush()
 
     def _gave_up(self, reason: str) -> Exception:
         return RefConflict(f"{self.ref} in {self.repo_path} kept moving; gave up")
@@ -92,6 +119,12 @@ class RepoWriter(BranchWriter):
                 offload.run(merge_small_packs, self._repo, self._max_small_packs)
             except Exception:  # the commit is done; maintenance retries later
                 log.exception("merging small packs in %s failed", self.repo_path)
+
+
+def _move(pack: StagedPack, update: RefUpdate) -> None:
+    """The pack into place, then the ref (renames: run off the hub)."""
+    pack.publish()
+    update.commit()
 
 
 _writers: ProcessRegistry[tuple[Path, str], RepoWriter] = ProcessRegistry()
