@@ -46,14 +46,14 @@ SEALER = textwrap.dedent("""
     attempts = []
     publish = writer._publish
 
-    def held_publish(commit, parent):
+    def held_publish(built):
         # "hold": after building its first commit, wait until told to publish it
         if hold != "-" and not attempts:
-            Path(hold, "built").write_text(parent)
+            Path(hold, "built").write_text(built.parent)
             while not Path(hold, "go").exists():
                 time.sleep(0.01)
-        attempts.append(parent)
-        return publish(commit, parent)
+        attempts.append(built.parent)
+        return publish(built)
 
     writer._publish = held_publish
 

@@ -98,7 +98,9 @@ def test_a_file_edited_twice_in_one_batch_stores_only_its_final_content(tmp_path
     built = build_commit(r, None, [(ChangeSet(writes={"a/s.yaml": "v1", "b": "x"}), "one"),
                                    (ChangeSet(edits={"a/s.yaml": lambda old: old + b"+v2"}),
                                     "two")], ("t", "t@e"))
-    assert built.commit is not None
+    assert built.commit is not None and built.pack is not None
+    assert not _packs(repo)  # staged under temporary names until the writer publishes it
+    built.pack.publish()
     (pack,) = _packs(repo)
     stored = set(pack_ids(pack))
     assert git_hash(3, b"v1+v2") in stored and git_hash(3, b"x") in stored

@@ -224,7 +224,10 @@ def repo_content(flux_template: object, ctx: Doc,
                  config: Doc | None = None, air_gapped: bool = False) -> RepoContent:
     """The repo files of :func:`repo_documents`, as YAML, with the README."""
     docs, self_link = repo_documents(flux_template, ctx, config, air_gapped)
-    files = {"README.md": README} | {path: render_documents(found)
+    uuid = ctx.get("uuid")  # in many a manifest, and all else alike from cluster to cluster
+    varying = uuid if isinstance(uuid, str) else None
+    files = {"README.md": README} | {path: render_documents(found, varying)
                                      for path, found in docs.items()}
     link = files.get(f"{CLUSTER_DIR}/{SELF_LINK}")
-    return RepoContent(files, link if link is not None else render_documents(self_link))
+    return RepoContent(files, link if link is not None
+                       else render_documents(self_link, varying))

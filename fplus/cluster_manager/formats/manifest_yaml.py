@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import yaml
@@ -13,6 +14,9 @@ import yaml
 from fplus.templating import untrusted_yaml
 
 _END = "...\n"
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_STAND_IN = "00000000-0000-0000-0000-000000000000"
+"""Dumped in place of a document's varying uuid (see :func:`render_documents`)."""
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when the wheel has it
 
 
@@ -46,13 +50,49 @@ def _render_remembered(doc: _ByRepr) -> str:
     return render_document(doc.doc)
 
 
-def render_documents(docs: list[Any]) -> str:
+def render_documents(docs: list[Any], varying: str | None = None) -> str:
     """Documents joined in the ACS file format (empty list → empty string).
 
     Meant for the generated manifests, which repeat from cluster to cluster: each distinct
-    document is dumped once.
+    document is dumped once. ``varying``, a lower-case uuid (the cluster's), may stand in
+    documents otherwise alike: such a document is dumped once with a stand-in uuid and the
+    stand-in replaced in the text. That is the text a dump of it gives: a uuid is plain in
+    YAML wherever it stands (no tag resolves a scalar holding one, and its characters need
+    no quoting or escape), and two uuids are as long as each other, so nothing folds
+    differently.
     """
-    return _END.join("---\n" + _render_remembered(_ByRepr(doc)) for doc in docs)
+    if varying is None or not _UUID.fullmatch(varying):
+        return _END.join("---\n" + _render_remembered(_ByRepr(doc)) for doc in docs)
+    return _END.join("---\n" + _render_varying(doc, varying) for doc in docs)
+
+
+def _render_varying(doc: Any, varying: str) -> str:
+    key = _ByRepr(doc)
+    if varying not in key.key or _STAND_IN in key.key:
+        return _render_remembered(key)
+    try:
+        alike = _replaced(doc, varying)
+    except _Ambiguous:
+        return _render_remembered(key)
+    return _render_remembered(_ByRepr(alike)).replace(_STAND_IN, varying)
+
+
+class _Ambiguous(Exception):
+    """A string where the stand-in would not be replaced back exactly."""
+
+
+def _replaced(value: Any, varying: str) -> Any:
+    """``value`` with ``varying`` replaced by the stand-in in every string (keys too)."""
+    if isinstance(value, str):
+        alike = value.replace(varying, _STAND_IN)
+        if alike.replace(_STAND_IN, varying) != value:  # the stand-in overlapping its
+            raise _Ambiguous  # neighbours: a run of zeros and dashes next to the uuid
+        return alike
+    if isinstance(value, dict):
+        return {_replaced(k, varying): _replaced(v, varying) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(item, varying) for item in value]
+    return value
 
 
 def load_documents(text: str | bytes) -> list[Any]:

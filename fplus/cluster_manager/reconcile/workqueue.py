@@ -3,11 +3,14 @@
 A key is never handled by two workers at once; submitting a key that is queued or running
 marks it to run (again) once, with the newest state (the handler reads it when it runs).
 A failing key is retried with exponential back-off; a new submission cancels the wait. A
-handler that is waiting for something (not failing) raises :class:`RequeueAfter`.
+handler that is waiting for something (not failing) raises :class:`RequeueAfter`. The key
+due first runs first; finding it costs the logarithm of the keys waiting (10,000 clusters
+queued at once are each picked without looking at the others).
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -34,6 +37,9 @@ class KeyedWorkQueue:
         self.backoff_initial, self.backoff_max = backoff_initial, backoff_max
         self._cond = threading.Condition()
         self._due: dict[str, float] = {}
+        self._heap: list[tuple[float, str]] = []
+        """``(due, key)`` of every due time set; one whose time is no longer the key's is
+        stale and dropped when it comes up."""
         self._running: set[str] = set()
         self._failures: dict[str, int] = {}
         self._threads: list[threading.Thread] = []
@@ -67,7 +73,7 @@ class KeyedWorkQueue:
     def submit(self, key: str) -> None:
         """Run ``key`` as soon as a worker is free (and it is not running)."""
         with self._cond:
-            self._due[key] = time.monotonic()
+            self._set_due(key, time.monotonic())
             self._failures.pop(key, None)
             self._cond.notify()
 
@@ -76,20 +82,39 @@ class KeyedWorkQueue:
         with self._cond:
             return len(self._due)
 
+    def _set_due(self, key: str, due: float) -> None:
+        """Call with the lock held."""
+        self._due[key] = due
+        heapq.heappush(self._heap, (due, key))
+
     def _next(self) -> str | None:
         with self._cond:
             while not self._stopping:
                 now = time.monotonic()
-                ready = [(t, k) for k, t in self._due.items()
-                         if t <= now and k not in self._running]
-                if ready:
-                    _, key = min(ready)
+                key, due = self._first()
+                if key is not None and due <= now:
                     del self._due[key]
                     self._running.add(key)
                     return key
-                waits = [t - now for k, t in self._due.items() if k not in self._running]
-                self._cond.wait(timeout=min(waits) if waits else None)
+                self._cond.wait(timeout=None if key is None else due - now)
             return None
+
+    def _first(self) -> tuple[str | None, float]:
+        """The key not running that is due first, and when (call with the lock held)."""
+        busy: list[tuple[float, str]] = []  # due but running: back once one is picked
+        found: tuple[str | None, float] = (None, 0.0)
+        while self._heap:
+            due, key = self._heap[0]
+            if self._due.get(key) != due:  # stale: the key ran or was due again since
+                heapq.heappop(self._heap)
+            elif key in self._running:
+                busy.append(heapq.heappop(self._heap))
+            else:
+                found = (key, due)
+                break
+        for entry in busy:
+            heapq.heappush(self._heap, entry)
+        return found
 
     def _work(self) -> None:
         while (key := self._next()) is not None:
@@ -111,7 +136,7 @@ class KeyedWorkQueue:
         with self._cond:
             self._failures.pop(key, None)
             if key not in self._due:  # a newer submission runs at once instead
-                self._due[key] = time.monotonic() + delay
+                self._set_due(key, time.monotonic() + delay)
 
     def _retry_later(self, key: str, exc: Exception) -> None:
         with self._cond:
@@ -119,5 +144,5 @@ class KeyedWorkQueue:
             self._failures[key] = n
             delay = min(self.backoff_initial * 2 ** (n - 1), self.backoff_max)
             if key not in self._due:  # a newer submission runs at once instead
-                self._due[key] = time.monotonic() + delay
+                self._set_due(key, time.monotonic() + delay)
         log.warning("%s failed (attempt %d, retrying in %.0f s): %s", key, n, delay, exc)

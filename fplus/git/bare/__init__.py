@@ -9,13 +9,23 @@ writes into when both run on one machine (``--git-repos``). Imports nothing of o
   so neither side (nor ``git receive-pack``) clobbers the other;
 - :mod:`.turns`: writers in several processes taking turns to commit to one repo, so they
   seldom race for that swap at all.
+- :mod:`.durable`: making every recent write to a file system durable in one call.
 """
 
 from __future__ import annotations
 
 from .create import create, exists
+from .durable import sync_file_system
 from .layout import DEFAULT_BRANCH, is_repo_uuid, repo_path, repos_dir, stored
-from .refs import RefLockTimeout, break_if_stale, compare_and_swap, read_ref
+from .refs import (
+    RefLockTimeout,
+    RefUpdate,
+    break_if_stale,
+    compare_and_swap,
+    lock_ref,
+    read_ref,
+)
 
-__all__ = ["DEFAULT_BRANCH", "RefLockTimeout", "break_if_stale", "compare_and_swap", "create",
-           "exists", "is_repo_uuid", "read_ref", "repo_path", "repos_dir", "stored"]
+__all__ = ["DEFAULT_BRANCH", "RefLockTimeout", "RefUpdate", "break_if_stale", "compare_and_swap",
+           "create", "exists", "is_repo_uuid", "lock_ref", "read_ref", "repo_path", "repos_dir",
+           "stored", "sync_file_system"]

@@ -2,7 +2,9 @@
 
 ``git receive-pack`` (and libgit2) update ``refs/heads/x`` by creating ``refs/heads/x.lock``
 exclusively, checking the old value, writing the new one and renaming the lock over the ref.
-Doing exactly the same here means neither side can clobber the other.
+Doing exactly the same here means neither side can clobber the other. :func:`lock_ref` is
+the first half of it, for a writer that makes the new value durable together with other
+writes before the rename.
 """
 
 from __future__ import annotations
@@ -44,6 +46,41 @@ def read_ref(git_dir: Path, ref: str) -> str | None:
 def compare_and_swap(git_dir: Path, ref: str, new: str, old: str | None, *,
                      stale_after: float = 10.0, timeout: float = 30.0) -> bool:
     """Point ``ref`` at ``new`` iff it is still ``old`` (None: absent). False on a mismatch."""
+    update = lock_ref(git_dir, ref, new, old, stale_after=stale_after, timeout=timeout)
+    if update is None:
+        return False
+    update.commit()
+    fsync_dir(update.ref_path.parent)  # the rename itself, before anyone is told
+    return True
+
+
+class RefUpdate:
+    """A ref locked with its new value written to the lock file (:func:`lock_ref`):
+    :meth:`commit` moves the ref, :meth:`abort` lets it be."""
+
+    def __init__(self, lock: Path, ref_path: Path) -> None:
+        self.lock, self.ref_path = lock, ref_path
+
+    def commit(self) -> None:
+        """Rename the lock over the ref (the lock is gone either way)."""
+        try:
+            os.replace(self.lock, self.ref_path)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Remove the lock; the ref keeps its value."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.lock)
+
+
+def lock_ref(git_dir: Path, ref: str, new: str, old: str | None, *, fsync: bool = True,
+             stale_after: float = 10.0, timeout: float = 30.0) -> RefUpdate | None:
+    """Lock ``ref`` and write ``new`` into its lock file iff the ref is still ``old`` (None:
+    absent; on a mismatch the lock is released and None returned). ``fsync``: the new value
+    is on disk before this returns; without it, the caller makes it durable before
+    :meth:`RefUpdate.commit` (a file-system sync shared with other writes)."""
     ref_path = git_dir / ref
     lock = ref_path.with_name(ref_path.name + ".lock")
     fd = _acquire(lock, stale_after, timeout)
@@ -52,14 +89,13 @@ def compare_and_swap(git_dir: Path, ref: str, new: str, old: str | None, *,
             os.close(fd)
             fd = -1
             os.unlink(lock)
-            return False
+            return None
         os.write(fd, f"{new}\n".encode())
-        os.fsync(fd)
+        if fsync:
+            os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.replace(lock, ref_path)
-        fsync_dir(ref_path.parent)  # the rename itself, before anyone is told
-        return True
+        return RefUpdate(lock, ref_path)
     except BaseException:
         if fd >= 0:
             os.close(fd)

@@ -1,8 +1,8 @@
 """The one batch-and-retry loop of both writers: build a commit of a batch of change sets on
 the branch head, publish it, and on a lost race rebuild on the new head.
 
-The local writer publishes by compare-and-swap of the ref; the remote one by a
-fast-forward push. They differ only in :meth:`BranchWriter._head` and
+The local writer publishes the commit's pack with a compare-and-swap of the ref; the remote
+one by a fast-forward push. They differ only in :meth:`BranchWriter._head` and
 :meth:`BranchWriter._publish`.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import pygit2
 
 from fplus.git.repo._batch import GroupCommitter
-from fplus.git.repo._build import Pending, build_commit, check_identity
+from fplus.git.repo._build import Built, Pending, build_commit, check_identity
 from fplus.git.repo.changes import ChangeSet, WriteResult
 
 
@@ -25,6 +25,9 @@ class BranchWriter:
 
     jitter: tuple[float, float] = (0.0, 0.005)
     """Seconds to wait (uniformly drawn) before rebuilding after a lost race."""
+    fsync_packs = True
+    """Whether a commit's pack files are fsynced as they are written (else :meth:`_publish`
+    makes them durable)."""
 
     def __init__(self, repo: pygit2.Repository, branch: str, author: tuple[str, str],
                  max_attempts: int) -> None:
@@ -57,8 +60,10 @@ class BranchWriter:
         """The branch's current head (None: no such branch yet)."""
         raise NotImplementedError
 
-    def _publish(self, commit: str, parent: str | None) -> str | None:
-        """Move the branch from ``parent`` to ``commit``; None on success, else why not."""
+    def _publish(self, built: Built) -> str | None:
+        """Publish ``built.pack`` and move the branch from ``built.parent`` to
+        ``built.commit``; None on success, else why not (what was not published is then
+        discarded)."""
         raise NotImplementedError
 
     def _gave_up(self, reason: str) -> Exception:
@@ -69,12 +74,19 @@ class BranchWriter:
         reason = ""
         for _ in range(self._max_attempts):
             parent = self._head()
-            built = build_commit(self._repo, parent, batch, self._author)
+            built = build_commit(self._repo, parent, batch, self._author,
+                                 fsync=self.fsync_packs)
             if built.commit is None:
                 return built.results(parent)
-            refused = self._publish(built.commit, parent)
+            assert built.pack is not None
+            try:
+                refused = self._publish(built)
+            except BaseException:
+                built.pack.discard()
+                raise
             if refused is None:
                 return built.results(built.commit)
+            built.pack.discard()  # built on a head that moved: never published
             reason = refused
             time.sleep(random.uniform(*self.jitter))  # noqa: S311 - jitter, not crypto
         raise self._gave_up(reason)

@@ -1,15 +1,17 @@
-"""Turn a batch of change sets into one commit stored as one pack (the ref is not touched)."""
+"""Turn a batch of change sets into one commit, its objects one pack under temporary names
+(the writer publishes it with the ref)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pygit2
 
-from fplus.git.repo._pack import git_hash, write_pack
+from fplus.git.repo._pack import StagedPack, git_hash, stage_pack
 from fplus.git.repo._recent import Recent
 from fplus.git.repo._tree import EMPTY_TREE, MutableTree
 from fplus.git.repo.changes import ChangeSet, WriteResult, edited_content
@@ -29,6 +31,10 @@ class Built:
 
     commit: str | None
     changed: list[Outcome]
+    parent: str | None = None
+    """The commit it was built on (None: the first)."""
+    pack: StagedPack | None = None
+    """The new commit's objects, not yet published (:meth:`StagedPack.publish`)."""
 
     def results(self, head: str | None) -> list[WriteResult | Exception]:
         """Per change set: its result at ``head`` (the new commit or the unchanged parent)."""
@@ -36,15 +42,16 @@ class Built:
 
 
 def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pending],
-                 author: tuple[str, str]) -> Built:
-    """Apply ``batch`` in order onto ``parent``'s tree; store one commit if anything changed."""
+                 author: tuple[str, str], *, fsync: bool = True) -> Built:
+    """Apply ``batch`` in order onto ``parent``'s tree; stage one commit's pack if anything
+    changed (``fsync``: its files on disk before this returns; else the caller syncs)."""
     base = _tree_of(repo, parent) if parent else EMPTY_TREE
     tree = MutableTree(repo, None if base == EMPTY_TREE else base)
     changed = [_apply(tree, changes) for changes, _ in batch]
     forced = [changes.always_commit and not isinstance(c, Exception)
               for (changes, _), c in zip(batch, changed, strict=True)]
     if tree.digest() == base and not any(forced):
-        return Built(None, [c if isinstance(c, Exception) else False for c in changed])
+        return Built(None, [c if isinstance(c, Exception) else False for c in changed], parent)
     changed = [True if force else c for force, c in zip(forced, changed, strict=True)]
     messages = [msg for (_, msg), did in zip(batch, changed, strict=True) if did is True]
     tree_id, objects = tree.finish()
@@ -53,10 +60,11 @@ def build_commit(repo: pygit2.Repository, parent: str | None, batch: Sequence[Pe
     commit = git_hash(COMMIT_TYPE, body)
     objects[commit] = (COMMIT_TYPE, body)
     _TREES.put(commit.hex(), tree_id)
-    # file-system work (writes and fsyncs): off the gevent hub, which meanwhile parses the
+    # file-system work (writes, fsyncs): off the gevent hub, which meanwhile parses the
     # requests that will make up the next batch
-    offload.run(write_pack, Path(repo.path) / "objects" / "pack", objects)
-    return Built(commit.hex(), changed)
+    pack = offload.run(partial(stage_pack, fsync=fsync), Path(repo.path) / "objects" / "pack",
+                       objects)
+    return Built(commit.hex(), changed, parent, pack)
 
 
 def _tree_of(repo: pygit2.Repository, commit: str) -> pygit2.Oid:

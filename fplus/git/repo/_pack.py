@@ -1,9 +1,10 @@
 """Write a batch of new objects as one git pack (+ version-2 index) instead of loose files.
 
-One commit's objects (blobs, trees, the commit) become two files, written to a temporary name,
-fsynced and renamed into ``objects/pack`` (``.pack`` first, ``.idx`` last: readers discover packs
-by their index). Creating files is the dominant cost of a loose-object commit, so this is what
-lets a batch of changes cost about the same as a single one.
+One commit's objects (blobs, trees, the commit) become two files, written under temporary
+names (:func:`stage_records`), fsynced (or made durable later by a file-system sync shared with
+other writes) and renamed into ``objects/pack`` (``.pack`` first, ``.idx`` last: readers
+discover packs by their index). Creating files is the dominant cost of a loose-object commit,
+so this is what lets a batch of changes cost about the same as a single one.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import secrets
 import struct
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+
+from fplus.git.bare.refs import fsync_dir
 
 RawObject = tuple[int, bytes]  # (git object type: 1 commit, 2 tree, 3 blob, 4 tag; content)
 PackRecord = tuple[bytes, int]
@@ -31,10 +35,41 @@ def git_hash(otype: int, data: bytes) -> bytes:
     return hashlib.sha1(b"%s %d\x00" % (kind, len(data)) + data, usedforsecurity=False).digest()
 
 
+@dataclass(frozen=True)
+class StagedPack:
+    """A pack and its index under temporary names in ``pack_dir``, not yet seen by readers."""
+
+    pack_dir: Path
+    name: str
+    pack: Path
+    idx: Path
+
+    def publish(self, fsync: bool = False) -> str:
+        """Rename both into place, the pack first; return the pack's base name. ``fsync``:
+        the renames on disk before this returns (the directory synced)."""
+        os.replace(self.pack, self.pack_dir / f"{self.name}.pack")
+        os.replace(self.idx, self.pack_dir / f"{self.name}.idx")
+        if fsync:
+            fsync_dir(self.pack_dir)
+        return self.name
+
+    def discard(self) -> None:
+        """Remove the files if they were not published."""
+        for path in (self.pack, self.idx):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
 def write_pack(pack_dir: Path, objects: Mapping[bytes, RawObject]) -> str:
     """Store ``objects`` (raw id → object) as one pack in ``pack_dir``; return its base name."""
-    return write_records(pack_dir, {raw: pack_record(otype, data)
-                                    for raw, (otype, data) in objects.items()})
+    return stage_pack(pack_dir, objects).publish(fsync=True)
+
+
+def stage_pack(pack_dir: Path, objects: Mapping[bytes, RawObject], *,
+               fsync: bool = True) -> StagedPack:
+    """``objects`` as one pack under temporary names (:func:`stage_records`)."""
+    return stage_records(pack_dir, {raw: pack_record(otype, data)
+                                    for raw, (otype, data) in objects.items()}, fsync=fsync)
 
 
 def pack_record(otype: int, data: bytes) -> PackRecord:
@@ -45,6 +80,14 @@ def pack_record(otype: int, data: bytes) -> PackRecord:
 
 def write_records(pack_dir: Path, records: Mapping[bytes, PackRecord]) -> str:
     """Store already packed ``records`` (raw id → record) as one pack; return its base name."""
+    return stage_records(pack_dir, records).publish(fsync=True)
+
+
+def stage_records(pack_dir: Path, records: Mapping[bytes, PackRecord], *,
+                  fsync: bool = True) -> StagedPack:
+    """Write ``records`` as one pack and its index under temporary names (as git names
+    them, so ``git gc`` removes any left behind); ``fsync``: each on disk before this
+    returns, else the caller makes them durable before :meth:`StagedPack.publish`."""
     parts = [b"PACK" + struct.pack(">II", 2, len(records))]
     entries: list[tuple[bytes, int, int]] = []  # raw id, crc32, offset
     offset = len(parts[0])
@@ -54,19 +97,13 @@ def write_records(pack_dir: Path, records: Mapping[bytes, PackRecord]) -> str:
         offset += len(record)
     body = b"".join(parts)
     checksum = hashlib.sha1(body, usedforsecurity=False).digest()
-    name = f"pack-{checksum.hex()}"
-    _write_file(pack_dir / f"{name}.pack", body + checksum)
-    _write_file(pack_dir / f"{name}.idx", _index(entries, checksum))
-    _fsync_dir(pack_dir)  # both renames, before a ref may name what the pack holds
-    return name
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    pack = _write_temp(pack_dir, "tmp_pack_", body + checksum, fsync)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        idx = _write_temp(pack_dir, "tmp_idx_", _index(entries, checksum), fsync)
+    except BaseException:
+        os.unlink(pack)
+        raise
+    return StagedPack(pack_dir, f"pack-{checksum.hex()}", pack, idx)
 
 
 def whole_records(idx_path: Path) -> dict[bytes, PackRecord] | None:
@@ -144,16 +181,17 @@ def _index(entries: list[tuple[bytes, int, int]], checksum: bytes) -> bytes:
     return out + hashlib.sha1(out, usedforsecurity=False).digest()
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """Write ``data`` durably under a temporary name (as git names them), then rename."""
-    tmp = path.with_name(f"tmp_pack_{secrets.token_hex(6)}")
+def _write_temp(pack_dir: Path, prefix: str, data: bytes, fsync: bool) -> Path:
+    """``data`` in a new file named ``prefix`` and random characters (fsynced if asked)."""
+    path = pack_dir / f"{prefix}{secrets.token_hex(6)}"
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as f:
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444), "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(path)
         raise
+    return path

@@ -14,6 +14,7 @@ from pathlib import Path
 import pygit2
 
 from fplus.git.repo._branch import BranchWriter
+from fplus.git.repo._build import Built
 from fplus.git.repo._maintenance import merge_small_packs
 from fplus.git.repo.reader import CommitInfo, commit_info, history, read_files
 from fplus.git.repo.writer import AUTHOR_EMAIL, AUTHOR_NAME, ensure_bare_repo
@@ -101,7 +102,10 @@ class RemoteRepoWriter(BranchWriter):
     def _head(self) -> str | None:
         return self._fetch()
 
-    def _publish(self, commit: str, parent: str | None) -> str | None:
+    def _publish(self, built: Built) -> str | None:
+        assert built.commit is not None and built.pack is not None
+        commit = built.commit
+        built.pack.publish()  # into the local mirror: the push sends from there
         refused = self._push(commit)
         if refused:
             return refused

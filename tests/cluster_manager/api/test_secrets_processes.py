@@ -16,7 +16,7 @@ from fplus.cluster_manager import sealing
 from harness.certs import make_cert
 from harness.gitcli import bare, fsck_clean
 from harness.servers import Api, ThreadSessions
-from harness.stack import Stack, start_stack
+from harness.stack import Stack, start_stack, wait_for
 from tests.cluster_manager.api.conftest import commission, report_edge
 
 SECRETS, KEYS = 4, 160
@@ -51,8 +51,9 @@ def _workers(stack: Stack) -> list[int]:
 
 
 def test_two_processes_seal_into_one_repo_and_lose_nothing(stack: Stack) -> None:
-    workers = _workers(stack)
-    assert len(workers) == 2, workers
+    # the stack is up once one worker answers; gunicorn may fork the second just after
+    workers: list[int] = wait_for(lambda: [w for w in [_workers(stack)] if len(w) == 2],
+                                  what="two worker processes")[0]
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     cluster = commission(stack, "two-processes")  # reconciled: one worker leads
     report_edge(stack, cluster, kubeseal_cert=make_cert(key))

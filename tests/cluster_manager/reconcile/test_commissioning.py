@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from pathlib import Path
+
 import pytest
 
 from fplus.cluster_manager.model.apps_and_roles import STATUS_APP
@@ -10,6 +14,10 @@ from fplus.cluster_manager.reconcile import accounts
 from fplus.cluster_manager.reconcile import commissioning as steps
 from fplus.cluster_manager.reconcile.job import Env, Job
 from fplus.config_store import uuids
+from fplus.git import bare
+from fplus.git.repo import ChangeSet, WriteResult, writer_for
+from fplus.git.repo import writer as writer_module
+from fplus.git.repo._durable import SharedSync
 from tests.cluster_manager.reconcile.conftest import GROUPS, configure
 from tests.cluster_manager.reconcile.fakes import FakeConfigDB, FakeRepos, Injected
 
@@ -274,3 +282,40 @@ def test_a_cluster_commissioned_with_older_grants_is_granted_again_once(
     before = len(cs.calls)
     steps.reconcile(C1, env)
     assert {name for name, _ in cs.calls[before:]} == {"batch", "get_config"}  # a look only
+
+
+class DiskRepos(FakeRepos):
+    """Cluster repos as real bare repos under ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def write(self, cluster: str, changes: ChangeSet, message: str) -> WriteResult:
+        return writer_for(self.root / f"{cluster}.git").apply(changes, message)
+
+
+def test_a_cluster_is_ready_only_once_its_commit_is_on_disk(
+        env: Env, cs: FakeConfigDB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file-system sync before the ref moves fails: no ref, no ready; the retry commits
+    and records the commit the branch is at."""
+    failing = [OSError(5, "Input/output error")]
+
+    def sync(fd: int) -> None:
+        if failing:
+            raise failing.pop()
+
+    monkeypatch.setattr(writer_module, "shared_sync",
+                        lambda path: SharedSync(os.open(path, os.O_RDONLY), sync))
+    disk = DiskRepos(tmp_path / "repos")
+    on_disk = dataclasses.replace(env, repos=disk)
+    configure(on_disk, {C1: SPEC})
+    with pytest.raises(OSError, match="Input/output"):
+        steps.reconcile(C1, on_disk)
+    st = status(cs)
+    assert st["phase"] == "Provisioning" and st["ready"] is False and "commit" not in st
+    repo = disk.root / f"{C1}.git"
+    assert bare.read_ref(repo, "refs/heads/main") is None
+    steps.reconcile(C1, on_disk)
+    st = status(cs)
+    assert st["ready"] is True and st["commit"] == bare.read_ref(repo, "refs/heads/main")

@@ -116,3 +116,32 @@ def test_stop_ends_the_workers(recorder: Recorder) -> None:
     q.submit("late")
     time.sleep(0.1)
     assert recorder.runs == []
+
+
+def test_keys_run_in_the_order_they_became_due(recorder: Recorder) -> None:
+    """One worker: the keys run as submitted, a failed one waits out its back-off without
+    holding back those submitted after it."""
+    q = KeyedWorkQueue(recorder, workers=1, backoff_initial=30, backoff_max=30)
+    recorder.failures["k1"] = 1
+    for key in ("k1", "k2", "k3", "k4"):  # in name order too: equal times would agree
+        q.submit(key)
+    q.start()
+    try:
+        wait_for(lambda: recorder.runs == ["k1", "k2", "k3", "k4"] and q.depth() == 1, 5)
+        q.submit("k5")
+        wait_for(lambda: recorder.runs[-1] == "k5" and q.depth() == 1, 5)  # k1 still waits
+    finally:
+        q.stop()
+
+
+def test_ten_thousand_keys_each_run_once(recorder: Recorder) -> None:
+    q = KeyedWorkQueue(recorder, workers=2)
+    keys = [f"cluster-{i:05d}" for i in range(10_000)]
+    for key in keys:
+        q.submit(key)
+    q.start()
+    try:
+        wait_for(lambda: q.depth() == 0 and not any(recorder.running.values()), 30)
+        assert sorted(recorder.runs) == keys and recorder.overlaps == 0
+    finally:
+        q.stop()
