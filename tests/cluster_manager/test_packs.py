@@ -108,6 +108,12 @@ def test_a_file_edited_twice_in_one_batch_stores_only_its_final_content(tmp_path
     assert len(stored) == 5  # two blobs, two trees, the commit
 
 
+def _tree_ids(repo: Path) -> list[str]:
+    """Every tree object in ``repo``, as git lists them."""
+    return [line.split()[0] for line in bare(repo, "rev-list", "--objects", "--all").splitlines()
+            if bare(repo, "cat-file", "-t", line.split()[0]).strip() == "tree"]
+
+
 def test_remembered_trees_match_what_was_written(tmp_path: Path) -> None:
     """Trees kept in memory for the next commit are exactly what git reads back."""
     repo = tmp_path / "r.git"
@@ -115,9 +121,7 @@ def test_remembered_trees_match_what_was_written(tmp_path: Path) -> None:
     w.apply(ChangeSet(writes={"a/b/c": "1", "a/d": "2", "e": "3", "x/y": "4"}), "one")
     w.apply(ChangeSet(writes={"a/b/f": "5"}, deletes={"x/y"}), "two")  # x/ becomes empty
     r = pygit2.Repository(str(repo))
-    trees = [line.split()[0] for line in
-             bare(repo, "rev-list", "--objects", "--all").splitlines()
-             if bare(repo, "cat-file", "-t", line.split()[0]).strip() == "tree"]
+    trees = _tree_ids(repo)
     assert len(trees) >= 6
     for tree in trees:
         remembered = _tree._PARSED.get(bytes.fromhex(tree))
@@ -133,9 +137,7 @@ def test_lines_of_a_tree_read_back_match_those_computed(tmp_path: Path) -> None:
     w.apply(ChangeSet(writes={"a/b/c": "1", "a/d": "2", "a.txt": "0", "a-b": "3",
                               "e": "3", "x/y": "4"}), "one")
     r = pygit2.Repository(str(repo))
-    trees = [line.split()[0] for line in
-             bare(repo, "rev-list", "--objects", "--all").splitlines()
-             if bare(repo, "cat-file", "-t", line.split()[0]).strip() == "tree"]
+    trees = _tree_ids(repo)
     assert len(trees) >= 4
     for tree in trees:
         computed = _tree._LINES.get(bytes.fromhex(tree))
