@@ -14,6 +14,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from gunicorn.errors import AppImportError
 
+from ..background.heap import HeapPacer, HeapSettings, heap_settings
 from .httplimits import http_limits
 from .ports import bind_port
 from .tls import ServerTls
@@ -54,8 +55,9 @@ class EmbeddedServer(BaseApplication):
     """
 
     def __init__(self, build: Callable[[], Served], wrap: Callable[[WSGIApp], WSGIApp],
-                 options: dict[str, Any]) -> None:
+                 options: dict[str, Any], heap: HeapSettings | None = None) -> None:
         self.build, self.wrap, self.options = build, wrap, options
+        self.heap = HeapSettings() if heap is None else heap
         self.on_start: Callable[[], None] | None = None
         super().__init__()
 
@@ -77,7 +79,9 @@ class EmbeddedServer(BaseApplication):
         return self.wrap(served.app)
 
     def started(self) -> None:
-        """In the worker, once it is ready: the app's ``on_start``."""
+        """In the worker, once it is ready: the garbage collection pacer (what the app
+        loaded is frozen at once) and the app's ``on_start``."""
+        HeapPacer(self.heap).start()
         if self.on_start is not None:
             self.on_start()
 
@@ -130,9 +134,11 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
 
     Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
     :mod:`fplus.serving.http.httplimits` (header, keep-alive and body timeouts, connections
-    per address).
+    per address); its garbage collection is paced by the ``FPLUS_GC_*`` settings of
+    :mod:`fplus.serving.background.heap`.
     """
     limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, nothing served
+    heap = heap_settings()  # the same for FPLUS_GC_*
     if listener is None:
         listener = bind_port(host, port)
     from .bodyread import timed_bodies  # these import gevent: only where a service is served
@@ -152,4 +158,4 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
     if tls is not None:
         options |= {"certfile": str(tls.cert), "keyfile": str(tls.key),
                     "ssl_context": lambda config, default: tls.context()}
-    EmbeddedServer(build, functools.partial(timed_bodies, limits=limits), options).run()
+    EmbeddedServer(build, functools.partial(timed_bodies, limits=limits), options, heap).run()
