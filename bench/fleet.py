@@ -55,8 +55,9 @@ Compared in the same run, ``--samples`` writes each, one at a time, after the fl
 
 Usage: ``python bench/fleet.py --edges 10000``; 50,000 connected edges on PostgreSQL:
 ``--edges 50000 --database postgres --replicas 3 --interval 300 --restart-at 60 --duration
-130`` (a 30 s heartbeat would be 1,667 writes/s, several times what 2 cores sustain); quick
-run: ``--edges 200 --interval 5 --duration 11``.
+200`` (a 30 s heartbeat would be 1,667 writes/s, several times what 2 cores sustain; 2
+cores hold 15,000 edges at ``--interval 120`` within every target, see
+``docs/benchmarks.md``); quick run: ``--edges 200 --interval 5 --duration 11``.
 """
 
 from __future__ import annotations
