@@ -10,28 +10,21 @@ unfreezes everything and collects it once, returning the cyclic garbage of objec
 became unreachable after they were frozen (a closed session's, say); that one pause is
 logged with its length.
 
-Environment variables (a bad value stops the service at start-up with one line):
-
-``FPLUS_GC_FREEZE_EVERY`` (60 s; 0: off, Python's own collection only)
-``FPLUS_GC_FULL_EVERY`` (3600 s)
+Its settings come from the environment, read with the HTTP limits at start-up
+(:func:`fplus.serving.http.httplimits.heap_settings`).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .periodic import Periodic
 
 log = logging.getLogger(__name__)
-
-FREEZE_EVERY = "FPLUS_GC_FREEZE_EVERY"
-FULL_EVERY = "FPLUS_GC_FULL_EVERY"
-MAX_SECONDS = 86400.0
 
 
 @dataclass(frozen=True)
@@ -40,30 +33,6 @@ class HeapSettings:
 
     freeze_every: float = 60.0
     full_every: float = 3600.0
-
-
-def heap_settings(environ: Mapping[str, str] | None = None) -> HeapSettings:
-    """The settings in ``environ`` (default ``os.environ``); SystemExit with one line naming
-    the variable for a bad value."""
-    env = os.environ if environ is None else environ
-    freeze_every = _seconds(env, FREEZE_EVERY, HeapSettings.freeze_every, zero_allowed=True)
-    full_every = _seconds(env, FULL_EVERY, HeapSettings.full_every, zero_allowed=False)
-    return HeapSettings(freeze_every, full_every)
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float, *, zero_allowed: bool) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    low = 0.0 if zero_allowed else 1.0
-    if not low <= value <= MAX_SECONDS:
-        raise SystemExit(f"{name}={raw!r}: must be a number of seconds from {low:g} "
-                         f"to {MAX_SECONDS:g}" + (" (0: off)" if zero_allowed else ""))
-    return value
 
 
 class HeapPacer:

@@ -14,8 +14,8 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from gunicorn.errors import AppImportError
 
-from ..background.heap import HeapPacer, HeapSettings, heap_settings
-from .httplimits import http_limits
+from ..background.heap import HeapPacer, HeapSettings
+from .httplimits import heap_settings, http_limits
 from .ports import bind_port
 from .tls import ServerTls
 
@@ -134,8 +134,8 @@ def serve(build: Callable[[], Served], host: str, port: int, connections: int = 
 
     Slow and crowding clients are limited by the ``FPLUS_HTTP_*`` settings of
     :mod:`fplus.serving.http.httplimits` (header, keep-alive and body timeouts, connections
-    per address); its garbage collection is paced by the ``FPLUS_GC_*`` settings of
-    :mod:`fplus.serving.background.heap`.
+    per address); its garbage collection (:mod:`fplus.serving.background.heap`) by the
+    ``FPLUS_GC_*`` settings read there too.
     """
     limits = http_limits(connections)  # a bad FPLUS_HTTP_* value: one line, nothing served
     heap = heap_settings()  # the same for FPLUS_GC_*

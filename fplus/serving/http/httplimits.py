@@ -20,6 +20,13 @@ Environment variables (a bad value stops the service at start-up with one line):
     client does: there, set 0 and let the proxy limit its clients.
 
 WebSocket connections, once upgraded, are bound by none of these (notify has its own limits).
+
+Garbage collection (:mod:`fplus.serving.background.heap`), read here with the limits:
+
+``FPLUS_GC_FREEZE_EVERY`` (60 s; 0: off, Python's own collection only)
+    Seconds between two freezes of what survives the young generations' collection.
+``FPLUS_GC_FULL_EVERY`` (3600 s)
+    Seconds between two collections of everything, frozen or not.
 """
 
 from __future__ import annotations
@@ -28,11 +35,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..background.heap import HeapSettings
+
 HEADER_TIMEOUT = "FPLUS_HTTP_HEADER_TIMEOUT"
 IDLE_TIMEOUT = "FPLUS_HTTP_IDLE_TIMEOUT"
 BODY_TIMEOUT = "FPLUS_HTTP_BODY_TIMEOUT"
 BODY_MIN_RATE = "FPLUS_HTTP_BODY_MIN_RATE"
 CONNECTIONS_PER_IP = "FPLUS_HTTP_CONNECTIONS_PER_IP"
+GC_FREEZE_EVERY = "FPLUS_GC_FREEZE_EVERY"
+GC_FULL_EVERY = "FPLUS_GC_FULL_EVERY"
 
 
 @dataclass(frozen=True)
@@ -52,15 +63,27 @@ def http_limits(connections: int, environ: Mapping[str, str] | None = None) -> H
     ``connections``; SystemExit with one line naming the variable for a bad value."""
     env = os.environ if environ is None else environ
     return HttpLimits(
-        header_timeout=_seconds(env, HEADER_TIMEOUT, HttpLimits.header_timeout),
-        idle_timeout=_seconds(env, IDLE_TIMEOUT, HttpLimits.idle_timeout),
-        body_timeout=_seconds(env, BODY_TIMEOUT, HttpLimits.body_timeout),
+        header_timeout=env_seconds(env, HEADER_TIMEOUT, HttpLimits.header_timeout),
+        idle_timeout=env_seconds(env, IDLE_TIMEOUT, HttpLimits.idle_timeout),
+        body_timeout=env_seconds(env, BODY_TIMEOUT, HttpLimits.body_timeout),
         body_min_rate=_count(env, BODY_MIN_RATE, HttpLimits.body_min_rate),
         connections_per_ip=_count(env, CONNECTIONS_PER_IP, max(1, connections // 2)),
     )
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def heap_settings(environ: Mapping[str, str] | None = None) -> HeapSettings:
+    """The garbage collection pacer's settings in ``environ`` (default ``os.environ``);
+    SystemExit with one line naming the variable for a bad value."""
+    env = os.environ if environ is None else environ
+    return HeapSettings(
+        freeze_every=env_seconds(env, GC_FREEZE_EVERY, HeapSettings.freeze_every, off=True),
+        full_every=env_seconds(env, GC_FULL_EVERY, HeapSettings.full_every))
+
+
+def env_seconds(env: Mapping[str, str], name: str, default: float, *,
+                off: bool = False) -> float:
+    """Seconds set in ``env[name]`` (``default`` when unset): above 0 and at most 86400, or
+    0 when ``off`` allows it; SystemExit with one line naming the variable otherwise."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -68,9 +91,9 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not 0 < value <= 86400:
+    if not (0 < value <= 86400 or (off and value == 0)):
         raise SystemExit(f"{name}={raw!r}: must be a number of seconds above 0 "
-                         f"(at most 86400)")
+                         f"(at most 86400{'; 0: off' if off else ''})")
     return value
 
 
