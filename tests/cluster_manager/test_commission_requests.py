@@ -49,8 +49,10 @@ class Requests:
         return LINE.findall(self.log.read_text(errors="replace"))
 
     def since(self) -> list[tuple[str, str, str]]:
-        """The requests since the first mark, up to a new one."""
-        return self.lines()[self.start:self.mark() - 1]
+        """The requests since the first mark, up to a new one (the log read after the new
+        mark is in it: a request answered before the mark may be logged just after)."""
+        end = self.mark() - 1
+        return self.lines()[self.start:end]
 
 
 def polled(stack: Stack, cluster: str, done: Callable[[Any], bool]) -> int:
