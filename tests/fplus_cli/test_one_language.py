@@ -45,7 +45,7 @@ def chart_name(env: dict[str, str]) -> str:
     return next(str(c["name"]) for c in charts if c["uuid"] == CHART)
 
 
-def names(row: str, name: str) -> bool:
+def shows_name(row: str, name: str) -> bool:
     """Whether a cell of the table ``row`` shows ``name``, whole or cut short with an
     ellipsis (how much fits at 80 columns depends on the other rows of the shared stack)."""
     return any(cell == name or (cell.endswith("…") and len(cell) > 1
@@ -81,13 +81,13 @@ def test_charts_and_selectors_by_name_and_string(env: dict[str, str], tmp_path: 
 
     listed = fplus(env, "fleet", "list").stdout
     row = next(line for line in listed.splitlines() if line.startswith(f"{tag}-f "))
-    assert names(row, chart) and not UUID.search(row), listed
+    assert shows_name(row, chart) and not UUID.search(row), listed
     assert fleet["uuid"] in fplus(env, "fleet", "list", "-o", "wide").stdout
     deployments = wait_for(lambda: (out := fplus(env, "deploy", "list", "-c", f"{tag}-a")
                                     .stdout) and f"{tag}-f" in out and out,
                            timeout=120, what="the fleet's deployment")
     row = next(line for line in deployments.splitlines() if f"{tag}-f" in line)
-    assert names(row, chart) and not UUID.search(row), deployments
+    assert shows_name(row, chart) and not UUID.search(row), deployments
 
 
 def test_list_fits_80_columns_and_wide_has_uuids(stack: Stack, env: dict[str, str]) -> None:
